@@ -1,0 +1,21 @@
+"""skconsole: a PostgreSQL job queue with a terminal operations console.
+
+The public Python API: post jobs with :class:`Producer` / :class:`AsyncProducer`
+and register handlers on a :class:`TaskRegistry` that ``skconsole worker`` runs.
+"""
+
+from skconsole.errors import FatalTaskError, SkconsoleError
+from skconsole.producer import AsyncProducer, Job, Producer
+from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
+
+__all__ = [
+    "AsyncProducer",
+    "FatalTaskError",
+    "Job",
+    "JobContext",
+    "Producer",
+    "SkconsoleError",
+    "TaskOptions",
+    "TaskRegistry",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from skconsole.cli import main
+
+main()

@@ -1,0 +1,208 @@
+"""``skconsole bench``: enqueue rate, drain rate and pickup latency with no-op jobs.
+
+Workers are real ``skconsole worker`` processes. The bench type is paused
+while the backlog is posted, so the drain is timed from the moment it is
+resumed to the last job's finalize time as the server recorded it; pickup
+latency is post -> claim (the handler starts right after) from the result
+rows, measured with jobs posted one by one at a steady rate to idle workers.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from skconsole.db.connect import Database
+from skconsole.producer import Job, Producer
+from skconsole.worker.registry import TaskOptions, TaskRegistry
+
+BENCH_TYPE = "skconsole.bench.noop"
+tasks = TaskRegistry(TaskOptions(timeout=60.0))
+
+
+@tasks.task(BENCH_TYPE)
+async def noop(payload: Any) -> None:
+    """Nothing: the benchmark measures the engine."""
+
+
+@dataclass
+class BenchConfig:
+    jobs: int = 50_000
+    processes: int = 2
+    latency_jobs: int = 500
+    rate: float = 100.0
+    concurrency: int = 200
+    batch_size: int = 200
+    timeout: float = 900.0
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def _spread(values: list[int]) -> dict[str, float | None]:
+    if not values:
+        return {"min": None, "median": None, "max": None, "seconds": 0}
+    return {
+        "min": min(values),
+        "median": _percentile([float(v) for v in values], 0.5),
+        "max": max(values),
+        "seconds": len(values),
+    }
+
+
+def _clean(db: Database) -> None:
+    with db.connect() as c:
+        c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = %s", (BENCH_TYPE,))
+        c.execute("DELETE FROM sk_task_results_t WHERE task_type = %s", (BENCH_TYPE,))
+        c.execute("VACUUM ANALYZE sk_tasks_queue_t")
+        c.execute("VACUUM ANALYZE sk_task_results_t")
+
+
+def _set_paused(db: Database, paused: bool) -> None:
+    with db.connect() as c:
+        c.execute(
+            "INSERT INTO sk_task_types_t (task_type, tt_paused) VALUES (%s, %s) "
+            "ON CONFLICT (task_type) DO UPDATE SET tt_paused = EXCLUDED.tt_paused",
+            (BENCH_TYPE, paused),
+        )
+        if not paused:
+            c.execute("SELECT pg_notify('sk_task_queue_item_added', '')")
+
+
+def _wait_for(db: Database, sql: Any, params: tuple[Any, ...], want: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    with db.connect() as c:
+        while time.monotonic() < deadline:
+            row = c.execute(sql, params).fetchone()
+            if row and int(row[0]) >= want:
+                return
+            time.sleep(0.1)
+    raise TimeoutError(f"benchmark did not reach {want} within {timeout:.0f}s")
+
+
+def run_bench(
+    db: Database, cfg: BenchConfig, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    say = progress or (lambda _m: None)
+    with db.connect() as c:
+        version = c.execute(
+            "SELECT current_setting('server_version'), current_setting('synchronous_commit')"
+        ).fetchone()
+        assert version is not None
+    _clean(db)
+    _set_paused(db, True)
+    env = {**os.environ, "SKCONSOLE_DSN": db.dsn}
+    cmd = [
+        sys.executable, "-m", "skconsole", "worker", "--tasks", "skconsole.bench:tasks",
+        "--concurrency", str(cfg.concurrency), "--batch-size", str(cfg.batch_size),
+        "--processes", str(cfg.processes), "--grace", "5s",
+    ]  # fmt: skip
+    procs = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        _wait_for(
+            db,
+            "SELECT count(*) FROM sk_workers_t WHERE %s = ANY(worker_task_types) AND worker_stopped_at_ts IS NULL "
+            "AND worker_heartbeat_at_ts > now() - interval '10 seconds'",
+            (BENCH_TYPE,),
+            cfg.processes,
+            60,
+        )
+        say(f"posting {cfg.jobs:,} jobs")
+        jobs = [Job(BENCH_TYPE, None) for _ in range(cfg.jobs)]
+        started = time.perf_counter()
+        with Producer(db) as producer:
+            producer.post_many(jobs)
+        enqueue_s = time.perf_counter() - started
+        say(f"draining with {cfg.processes} process(es)")
+        with db.connect() as c:
+            t0_row = c.execute("SELECT clock_timestamp()").fetchone()
+        _set_paused(db, False)
+        _wait_for(
+            db,
+            "SELECT count(*) FROM sk_task_results_t WHERE task_type = %s AND task_status = 3",
+            (BENCH_TYPE,),
+            cfg.jobs,
+            cfg.timeout,
+        )
+        with db.connect() as c:
+            row = c.execute(
+                "SELECT extract(epoch FROM max(task_processing_finalized_at_ts) - %s) "
+                "FROM sk_task_results_t WHERE task_type = %s",
+                (t0_row[0] if t0_row else None, BENCH_TYPE),
+            ).fetchone()
+            per_second = [
+                int(r[1])
+                for r in c.execute(
+                    "SELECT date_trunc('second', task_processing_finalized_at_ts), count(*) "
+                    "FROM sk_task_results_t WHERE task_type = %s GROUP BY 1 ORDER BY 1",
+                    (BENCH_TYPE,),
+                ).fetchall()
+            ]
+        drain_s = float(row[0]) if row and row[0] else float("nan")
+        say("drain per second: " + " ".join(map(str, per_second)))
+        say(f"pickup latency: {cfg.latency_jobs} jobs at {cfg.rate:g}/s")
+        ids = []
+        with Producer(db) as producer:
+            interval = 1.0 / cfg.rate
+            next_at = time.perf_counter()
+            for _ in range(cfg.latency_jobs):
+                ids.append(producer.post(BENCH_TYPE, None))
+                next_at += interval
+                time.sleep(max(0.0, next_at - time.perf_counter()))
+        _wait_for(
+            db,
+            "SELECT count(*) FROM sk_task_results_t WHERE task_id = ANY(%s) AND task_status = 3",
+            (ids,),
+            len(ids),
+            120,
+        )
+        with db.connect() as c:
+            lat = [
+                float(r[0])
+                for r in c.execute(
+                    "SELECT extract(epoch FROM task_first_processing_attempted_at_ts - task_posted_at_ts) * 1000 "
+                    "FROM sk_task_results_t WHERE task_id = ANY(%s)",
+                    (ids,),
+                ).fetchall()
+            ]
+    finally:
+        os.killpg(procs.pid, signal.SIGTERM)
+        try:
+            procs.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(procs.pid, signal.SIGKILL)
+        _set_paused(db, False)
+    _clean(db)
+    return {
+        "server_version": version[0],
+        "synchronous_commit": version[1],
+        "jobs": cfg.jobs,
+        "processes": cfg.processes,
+        "concurrency": cfg.concurrency,
+        "enqueue_jobs_per_s": round(cfg.jobs / enqueue_s, 1),
+        "drain_jobs_per_s": round(cfg.jobs / drain_s, 1),
+        "drain_seconds": round(drain_s, 3),
+        # whole seconds only (the first and last are partial): does throughput hold?
+        "drain_per_second": _spread(per_second[1:-1]),
+        "pickup_latency_ms": {
+            "p50": round(_percentile(lat, 0.50), 2),
+            "p90": round(_percentile(lat, 0.90), 2),
+            "p99": round(_percentile(lat, 0.99), 2),
+            "max": round(max(lat), 2) if lat else None,
+            "n": len(lat),
+        },
+    }

@@ -1,0 +1,1 @@
+"""Benchmark scripts (run with ``python -m skconsole.benchmarks.NAME``); not tests."""

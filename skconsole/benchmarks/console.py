@@ -1,0 +1,175 @@
+"""The console's memory and refresh time on a big queue (a benchmark, not a test).
+
+    python -m skconsole.benchmarks.console --dsn postgresql://postgres@127.0.0.1:5432/skconsole_bench \\
+        [--cycles 30] [--interval 0.5]
+
+Runs the real console headless (120x40) against the DSN with a read-only
+session, lets it refresh ``--cycles`` times, opens the biggest failure group
+and one of its jobs, and prints the resident memory (VmRSS, and VmHWM: the
+peak) and the time of each refresh cycle: the database reads in the worker
+thread, and the widget update on the UI thread. Seed a big database first
+with ``python -m skconsole.benchmarks.read_models`` (1M queued, 5M results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from typing import Any
+
+from skconsole.db.connect import Database
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.data import DatabaseSource
+from skconsole.tui.model import Snapshot, Trends
+from skconsole.tui.screens.group_jobs import GroupJobsScreen
+from skconsole.tui.screens.job_detail import JobDetailScreen
+
+
+def memory_mb() -> dict[str, float]:
+    """Resident set size now and at its peak, from /proc/self/status (Linux)."""
+    out = {}
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) / 1024.0
+    return out
+
+
+class _Recording(DatabaseSource):
+    """The real source, keeping every cycle's per-read-model timings."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self.cycles: list[tuple[tuple[str, float], ...]] = []
+        self.trend_reads_ms: list[float] = []
+
+    def trends(self) -> Trends:
+        started = time.perf_counter()
+        try:
+            return super().trends()
+        finally:
+            self.trend_reads_ms.append((time.perf_counter() - started) * 1000.0)
+
+    def snapshot(self) -> Snapshot:
+        snap = super().snapshot()
+        self.cycles.append(snap.timings)
+        return snap
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    s = sorted(values)
+    return {
+        "n": len(s),
+        "median_ms": round(statistics.median(s), 1),
+        "p95_ms": round(s[min(len(s) - 1, int(0.95 * len(s)))], 1),
+        "max_ms": round(s[-1], 1),
+    }
+
+
+async def _wait(app: ConsoleApp, pilot: Any, predicate: Any, timeout: float) -> float:
+    started = time.perf_counter()
+    while not predicate():
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError("the console did not get there in time")
+        await pilot.pause(0.02)
+    return (time.perf_counter() - started) * 1000.0
+
+
+def _record_loaded(screen_class: Any, marks: dict[str, float], name: str) -> None:
+    """Note when a drill-down screen has its data on screen (not when the pilot returns)."""
+    original = screen_class._loaded
+
+    def loaded(self: Any, data: Any) -> None:
+        original(self, data)
+        marks[name] = time.perf_counter()
+
+    screen_class._loaded = loaded
+
+
+async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
+    before = memory_mb()
+    source = _Recording(Database(dsn, read_only=True, application_name="skconsole-bench"))
+    app = ConsoleApp(source, refresh_interval=interval)
+    result: dict[str, Any] = {"rss_before_mb": round(before["VmRSS"], 1)}
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await _wait(app, pilot, lambda: app.snapshot is not None, 120)
+        result["first_load_ms"] = round(first, 1)
+        await _wait(app, pilot, lambda: app.refresh_count >= cycles, cycles * (interval + 30))
+        snap = app.snapshot
+        assert snap is not None
+        result["shown"] = {
+            "types": len(snap.depth),
+            "waiting": sum(d.ready + d.scheduled for d in snap.depth),
+            "failure_groups": len(snap.failures),
+            "failed_jobs": snap.failed_jobs,
+            "in_flight": len(snap.inflight),
+            "statuses": dict(snap.statuses),
+        }
+        per_model: dict[str, list[float]] = {}
+        for cycle in source.cycles[1:]:
+            for name, ms in cycle:
+                per_model.setdefault(name, []).append(ms)
+        result["reads_ms"] = {k: _stats(v) for k, v in per_model.items()}
+        result["trends_read (own 20 s cycle)"] = _stats(source.trend_reads_ms)
+        marks: dict[str, float] = {}
+        _record_loaded(GroupJobsScreen, marks, "group_jobs")
+        _record_loaded(JobDetailScreen, marks, "job_detail")
+        await pilot.press("3")
+        started = time.perf_counter()
+        await pilot.press("enter")
+        await _wait(
+            app,
+            pilot,
+            lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None,
+            60,
+        )
+        jobs_ms = (marks["group_jobs"] - started) * 1000.0
+        started = time.perf_counter()
+        await pilot.press("enter")
+        await _wait(
+            app,
+            pilot,
+            lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None,
+            60,
+        )
+        job_ms = (marks["job_detail"] - started) * 1000.0
+        result["drilldown_to_data_ms"] = {
+            "group_jobs": round(jobs_ms, 1),
+            "job_detail": round(job_ms, 1),
+        }
+        reads = list(app.refresh_times_ms)
+        applies = list(app.apply_times_ms)
+        result["refresh_read"] = _stats(reads[1:])  # the first one also connects
+        result["refresh_apply_ui"] = _stats(applies[1:])
+        result["refresh_total"] = _stats(
+            [r + a for r, a in zip(reads[1:], applies[1:], strict=False)]
+        )
+        after = memory_mb()
+        result["rss_after_mb"] = round(after["VmRSS"], 1)
+        result["rss_peak_mb"] = round(after["VmHWM"], 1)
+    source.close()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dsn", required=True)
+    parser.add_argument("--cycles", type=int, default=30)
+    parser.add_argument("--interval", type=float, default=0.5)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    result = asyncio.run(measure(args.dsn, args.cycles, args.interval))
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

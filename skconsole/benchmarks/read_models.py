@@ -1,0 +1,141 @@
+"""How long each read model takes on a big queue (a benchmark, not a test).
+
+    python -m skconsole.benchmarks.read_models --dsn postgresql://postgres@127.0.0.1:5432/test \
+        [--queued 1000000 --results 5000000] [--database skconsole_bench] [--reuse] [--runs 7]
+
+Creates (or, with --reuse, keeps) a database of its own on the server the DSN
+points at, fills it in the server with INSERT ... SELECT generate_series
+(sql/bench/seed_read_models.sql), vacuums and analyzes it as autovacuum
+would, then prints the median time of each read model over --runs runs,
+after one warm-up run. The database named by the DSN is never touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg import conninfo, sql
+
+from skconsole import stats
+from skconsole.db.schema import setup_schema
+from skconsole.db.sqlfiles import load_sql
+
+Conn = psycopg.Connection[Any]
+
+
+def _dsn_for(dsn: str, database: str) -> str:
+    params = conninfo.conninfo_to_dict(dsn)
+    params["dbname"] = database
+    return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+
+
+def _seeded(dsn: str) -> bool:
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT to_regclass('sk_task_results_t') IS NOT NULL "
+                "AND EXISTS (SELECT 1 FROM sk_task_results_t)"
+            ).fetchone()
+            return bool(row and row[0])
+    except psycopg.OperationalError:
+        return False
+
+
+def prepare(server_dsn: str, database: str, queued: int, results: int, reuse: bool) -> str:
+    """The benchmark database's DSN, seeded (unless --reuse finds it seeded already)."""
+    dsn = _dsn_for(server_dsn, database)
+    if reuse and _seeded(dsn):
+        print(f"reusing {database}")
+        return dsn
+    if database == conninfo.conninfo_to_dict(server_dsn).get("dbname"):
+        raise SystemExit("--database must differ from the DSN's own database")
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        name = sql.Identifier(database)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        setup_schema(conn)
+        started = time.perf_counter()
+        conn.execute("SET synchronous_commit = off")
+        conn.execute(
+            "SELECT set_config('skbench.queued', %s, false), set_config('skbench.results', %s, false)",
+            (str(queued), str(max(results, queued))),
+        )
+        with conn.transaction():
+            conn.execute(load_sql("bench/seed_read_models"))
+        print(
+            f"seeded {queued:,} queued / {max(results, queued):,} results in "
+            f"{time.perf_counter() - started:.0f}s"
+        )
+        conn.execute("VACUUM ANALYZE sk_tasks_queue_t")
+        conn.execute("VACUUM ANALYZE sk_task_results_t")
+    return dsn
+
+
+def read_models(conn: Conn) -> dict[str, Callable[[], Any]]:
+    top = stats.failure_groups(conn, limit=1)
+    signature = top[0].signature if top else "(no error text)"
+    return {
+        "depth (auto: sampled when big)": lambda: stats.depth(conn),
+        "depth (exact)": lambda: stats.depth(conn, exact_limit=10**12),
+        "statuses (auto: estimated when big)": lambda: stats.status_summary(conn),
+        "inflight": lambda: stats.inflight(conn),
+        "failure groups": lambda: stats.failure_groups(conn),
+        "failure group jobs (largest group)": lambda: stats.failure_jobs(conn, signature),
+        "execution stats + percentiles": lambda: stats.execution_stats(conn),
+        "metrics": lambda: stats.metrics(conn),
+        "workers": lambda: stats.workers(conn),
+        "history (60 min)": lambda: stats.history(conn),
+        "overview (skconsole status)": lambda: stats.overview(conn),
+    }
+
+
+def measure(dsn: str, runs: int) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for name, fn in read_models(conn).items():
+            fn()  # warm-up: plans, catalog and buffer caches
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - started) * 1000)
+            out[name] = {
+                "median_ms": statistics.median(times),
+                "min_ms": min(times),
+                "max_ms": max(times),
+            }
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dsn", required=True, help="any database on the server to use")
+    parser.add_argument(
+        "--database", default="skconsole_bench", help="the benchmark's own database"
+    )
+    parser.add_argument("--queued", type=int, default=1_000_000)
+    parser.add_argument("--results", type=int, default=5_000_000)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--reuse", action="store_true", help="keep an already seeded database")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+
+    dsn = prepare(args.dsn, args.database, args.queued, args.results, args.reuse)
+    figures = measure(dsn, args.runs)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print(f"{'read model':40s} {'median':>9s} {'min':>9s} {'max':>9s}")
+    for name, f in figures.items():
+        print(f"{name:40s} {f['median_ms']:7.1f}ms {f['min_ms']:7.1f}ms {f['max_ms']:7.1f}ms")
+
+
+if __name__ == "__main__":
+    main()

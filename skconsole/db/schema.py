@@ -1,0 +1,127 @@
+"""Creating and checking the schema: Stakhanovise.NET's objects plus skconsole's.
+
+Setup is idempotent and additive: it creates what is missing and changes no
+existing column, so it is safe on a database a Stakhanovise.NET application
+already uses. The version it records lets an older skconsole refuse a newer
+schema instead of misreading it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import psycopg
+
+from skconsole.db.sqlfiles import schema_scripts
+from skconsole.errors import ReadOnlyError, SchemaError
+
+SCHEMA_VERSION = 1
+_SETUP_LOCK_KEY = 0x736B_636F_6E73  # "skcons": serialises concurrent setups
+
+STAKHANOVISE_OBJECTS = (
+    "sk_tasks_queue_t",
+    "sk_task_results_t",
+    "sk_metrics_t",
+    "sk_task_execution_time_stats_t",
+)
+SKCONSOLE_OBJECTS = ("sk_workers_t", "sk_task_types_t", "sk_audit_t", "sk_schema_version_t")
+
+_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS sk_schema_version_t (
+    version integer PRIMARY KEY,
+    applied_at_ts timestamptz NOT NULL DEFAULT now(),
+    skconsole_version varchar(50) NOT NULL,
+    scripts_sha256 char(64)
+)
+"""
+
+
+def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
+    names = [*STAKHANOVISE_OBJECTS, *SKCONSOLE_OBJECTS]
+    rows = conn.execute(
+        "SELECT n FROM unnest(%s::text[]) AS n WHERE to_regclass(n) IS NULL", (names,)
+    ).fetchall()
+    missing = [r[0] for r in rows]
+    has_fn = conn.execute("SELECT to_regproc('sk_try_dequeue_task') IS NOT NULL").fetchone()
+    if not (has_fn and has_fn[0]):
+        missing.append("sk_try_dequeue_task()")
+    return missing
+
+
+def scripts_checksum() -> str:
+    """Fingerprint of the shipped schema scripts: a change means setup has work to do."""
+    digest = hashlib.sha256()
+    for name, text in schema_scripts():
+        digest.update(name.encode())
+        digest.update(text.encode())
+    return digest.hexdigest()
+
+
+def _recorded(conn: psycopg.Connection[Any]) -> tuple[int | None, str | None]:
+    row = conn.execute("SELECT to_regclass('sk_schema_version_t') IS NOT NULL").fetchone()
+    if not (row and row[0]):
+        return None, None
+    got = conn.execute(
+        "SELECT version, to_jsonb(v) ->> 'scripts_sha256' FROM sk_schema_version_t v "
+        "ORDER BY version DESC LIMIT 1"
+    ).fetchone()
+    return (int(got[0]), got[1]) if got else (None, None)
+
+
+def recorded_version(conn: psycopg.Connection[Any]) -> int | None:
+    return _recorded(conn)[0]
+
+
+def _refuse_newer(version: int | None) -> None:
+    if version is not None and version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"the database holds skconsole schema version {version}, newer than the {SCHEMA_VERSION} "
+            "this skconsole understands: upgrade skconsole (pip install -U skconsole)"
+        )
+
+
+def check_schema(conn: psycopg.Connection[Any]) -> None:
+    """Raise a clear SchemaError unless the full schema at a known version is present."""
+    _refuse_newer(recorded_version(conn))
+    missing = missing_objects(conn)
+    if missing:
+        raise SchemaError(
+            f"the skconsole schema is missing in this database ({', '.join(missing[:3])}"
+            f"{' ...' if len(missing) > 3 else ''} not found): run `skconsole setup`, "
+            "or drop --no-setup to create it automatically"
+        )
+
+
+def setup_schema(conn: psycopg.Connection[Any]) -> bool:
+    """Create whatever is missing; returns True when anything had to be created."""
+    from skconsole import __version__
+
+    version, checksum = _recorded(conn)
+    _refuse_newer(version)
+    wanted = scripts_checksum()
+    if version == SCHEMA_VERSION and checksum == wanted and not missing_objects(conn):
+        return False
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SETUP_LOCK_KEY,))
+            conn.execute(_VERSION_TABLE)
+            conn.execute(
+                "ALTER TABLE sk_schema_version_t ADD COLUMN IF NOT EXISTS scripts_sha256 char(64)"
+            )
+            for _name, script in schema_scripts():
+                conn.execute(script)  # static DDL shipped with the package
+            conn.execute(
+                "INSERT INTO sk_schema_version_t (version, skconsole_version, scripts_sha256) "
+                "VALUES (%s, %s, %s) ON CONFLICT (version) DO UPDATE SET "
+                "scripts_sha256 = EXCLUDED.scripts_sha256, skconsole_version = EXCLUDED.skconsole_version",
+                (SCHEMA_VERSION, __version__, wanted),
+            )
+    except psycopg.errors.ReadOnlySqlTransaction:
+        raise ReadOnlyError(
+            "the schema is missing or incomplete and this session is read-only: "
+            "run `skconsole setup` with write access"
+        ) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise SchemaError(f"cannot create the schema: {str(exc).splitlines()[0]}") from None
+    return True

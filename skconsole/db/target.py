@@ -1,0 +1,52 @@
+"""Choosing the server: an explicit DSN, the libpq environment, or the embedded server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from skconsole.db.connect import Database, libpq_env_given
+from skconsole.db.embedded import EmbeddedServer
+from skconsole.db.schema import check_schema, setup_schema
+
+
+def resolve_database(
+    dsn: str | None = None,
+    data_dir: Path | str | None = None,
+    *,
+    read_only: bool = False,
+    application_name: str = "skconsole",
+) -> Database:
+    """A Database for the given options; starts (and registers with) the embedded server if chosen."""
+    dsn = dsn if dsn is not None else os.environ.get("SKCONSOLE_DSN")
+    if dsn:
+        return Database(dsn, read_only=read_only, application_name=application_name)
+    if libpq_env_given():
+        return Database("", read_only=read_only, application_name=application_name)
+    server = EmbeddedServer(data_dir or os.environ.get("SKCONSOLE_DATA_DIR") or None)
+    uri = server.start()
+    return Database(
+        uri,
+        read_only=read_only,
+        application_name=application_name,
+        description=f"embedded PostgreSQL ({server.data_dir})",
+        keepalive=server,
+    )
+
+
+def open_database(
+    dsn: str | None = None,
+    data_dir: Path | str | None = None,
+    *,
+    setup: bool = True,
+    read_only: bool = False,
+    application_name: str = "skconsole",
+) -> Database:
+    """Resolve, connect once to fail fast with a clear message, and set up or check the schema."""
+    db = resolve_database(dsn, data_dir, read_only=read_only, application_name=application_name)
+    with db.connect() as conn:
+        if setup and not read_only:
+            setup_schema(conn)
+        else:
+            check_schema(conn)
+    return db

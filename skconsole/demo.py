@@ -1,0 +1,84 @@
+"""Demo handlers: what ``skconsole demo``, the tests and the benchmark run.
+
+Each one behaves like a small piece of a real system, so the console has
+realistic failures to group: timeouts, refused connections, bad data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+from skconsole.errors import FatalTaskError
+from skconsole.worker.registry import TaskOptions, TaskRegistry
+
+tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=1.0, max_backoff=60.0, timeout=60.0))
+
+
+class UpstreamTimeout(Exception):
+    pass
+
+
+class PaymentDeclined(Exception):
+    pass
+
+
+def _get(payload: Any, key: str, default: Any) -> Any:
+    return payload.get(key, default) if isinstance(payload, dict) else default
+
+
+@tasks.task("demo.noop")
+async def noop(payload: Any) -> None:
+    """Returns at once: measures the engine, not the handler."""
+
+
+@tasks.task("demo.sleep")
+async def sleep(payload: Any) -> None:
+    await asyncio.sleep(float(_get(payload, "seconds", 0.1)))
+
+
+@tasks.task("demo.sleep_sync")
+def sleep_sync(payload: Any) -> None:
+    time.sleep(float(_get(payload, "seconds", 0.1)))
+
+
+@tasks.task("demo.flaky", backoff=0.5)
+async def flaky(payload: Any) -> None:
+    """Fails recoverably with probability p (default 0.3)."""
+    await asyncio.sleep(float(_get(payload, "seconds", 0.0)))
+    if random.random() < float(_get(payload, "p", 0.3)):
+        host = random.randint(1, 9)
+        raise ConnectionRefusedError(f"connection refused by cache-{host}.internal:6379")
+
+
+def _failure(kind: str, payload: Any) -> Exception:
+    n = _get(payload, "n", random.randint(1, 99999))
+    if kind == "timeout":
+        return UpstreamTimeout(
+            f"timeout after {random.randint(28, 33)}s calling https://api.partner.example/v2/orders/{n}"
+        )
+    if kind == "declined":
+        return PaymentDeclined(f"card declined for customer cus_{n:08d}: insufficient funds")
+    if kind == "keyerror":
+        return KeyError(f"'shipping_address' missing in order {n}")
+    return ValueError(f"cannot parse amount '{n},00' for invoice INV-{n}")
+
+
+@tasks.task("demo.fail", max_attempts=3, backoff=0.5)
+async def fail(payload: Any) -> None:
+    """Always fails, with the error named by payload['kind']: timeout, declined, keyerror, value."""
+    raise _failure(str(_get(payload, "kind", "timeout")), payload)
+
+
+@tasks.task("demo.fatal")
+async def fatal(payload: Any) -> None:
+    n = _get(payload, "n", 0)
+    raise FatalTaskError(f"invalid recipient address 'user{n}@' in message {n}: will never succeed")
+
+
+@tasks.task("demo.hang", timeout=2.0, max_attempts=2, backoff=0.5)
+async def hang(payload: Any) -> None:
+    """Sleeps far past its timeout (2 s)."""
+    await asyncio.sleep(float(_get(payload, "seconds", 3600.0)))

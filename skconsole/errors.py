@@ -1,0 +1,48 @@
+"""Errors that reach a user as one clear line, never as a traceback.
+
+Everything the CLI and the console can explain to a person derives from
+:class:`SkconsoleError`; anything else is a bug and is reported as one.
+"""
+
+
+class SkconsoleError(Exception):
+    """An error with a message fit to show a person as it is."""
+
+    exit_code = 1
+
+
+class ConfigError(SkconsoleError):
+    """Bad command-line or configuration input (exit code 2, like usage errors)."""
+
+    exit_code = 2
+
+
+class ConnectError(SkconsoleError):
+    """The server cannot be reached or refused us."""
+
+    exit_code = 3
+
+
+class SchemaError(SkconsoleError):
+    """The schema is missing, or newer than this skconsole understands."""
+
+    exit_code = 4
+
+
+class ReadOnlyError(SkconsoleError):
+    """A write was asked for in read-only mode."""
+
+    exit_code = 5
+
+
+class InvalidJobError(SkconsoleError):
+    """A job that must not be posted: bad JSON, negative priority, empty type."""
+
+    exit_code = 2
+
+
+class FatalTaskError(Exception):
+    """Raise from a handler to fail the job at once (6 Fatal), with no retry.
+
+    Any other exception is treated as recoverable and retried with back-off.
+    """

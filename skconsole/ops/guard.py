@@ -1,0 +1,80 @@
+"""Refusing writes clearly: read-only sessions, standbys and read-only roles.
+
+Checked before an action changes anything, so a refusal never leaves half a
+job done; the errors PostgreSQL itself raises are translated the same way, as
+a second guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+from skconsole.db.sqlfiles import load_sql
+from skconsole.errors import ReadOnlyError
+
+Conn = psycopg.Connection[Any]
+
+RESULTS, QUEUE, TYPES, AUDIT = (
+    "sk_task_results_t",
+    "sk_tasks_queue_t",
+    "sk_task_types_t",
+    "sk_audit_t",
+)
+
+#: (table, privilege) each action needs, besides writing its audit row.
+NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "requeue": ((RESULTS, "update"), (QUEUE, "update"), (QUEUE, "insert")),
+    "bump": ((QUEUE, "update"), (RESULTS, "update")),
+    "cancel": ((QUEUE, "update"), (QUEUE, "delete"), (RESULTS, "insert"), (RESULTS, "update")),
+    "purge": ((RESULTS, "update"), (RESULTS, "delete")),
+    "reap": ((RESULTS, "update"), (QUEUE, "insert")),
+    "pause": ((TYPES, "insert"), (TYPES, "update")),
+    "resume": ((TYPES, "update"),),
+}
+
+
+def ensure_writable(conn: Conn, action: str) -> None:
+    """Raise ReadOnlyError unless this session may carry out ``action``."""
+    needs: Sequence[tuple[str, str]] = (*NEEDS[action], (AUDIT, "insert"))
+    row = conn.execute(
+        load_sql("queries/ops_write_access"),
+        {"tables": [t for t, _ in needs], "privileges": [p for _, p in needs]},
+        prepare=False,
+    ).fetchone()
+    assert row is not None
+    read_only, standby, role, missing = row
+    if read_only:
+        raise ReadOnlyError(
+            f"refused: {action} changes the queue and this session is read-only "
+            "(--read-only, SKCONSOLE_READ_ONLY=1 or the role's default_transaction_read_only)"
+        )
+    if standby:
+        raise ReadOnlyError(
+            f"refused: {action} changes the queue and this server is a read-only standby"
+        )
+    if missing:
+        raise ReadOnlyError(
+            f"refused: database role {role!r} may only read the queue "
+            f"(no {', '.join(missing)}): connect with a role that may write to run {action}"
+        )
+
+
+@contextmanager
+def write_errors(action: str) -> Iterator[None]:
+    """Turn PostgreSQL's own refusals into the same clear ReadOnlyError."""
+    try:
+        yield
+    except psycopg.errors.ReadOnlySqlTransaction:
+        raise ReadOnlyError(
+            f"refused: {action} changes the queue and this session is read-only"
+        ) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        first = (str(exc).strip().splitlines() or ["permission denied"])[0]
+        raise ReadOnlyError(
+            f"refused: the database role may not {action} ({first}): "
+            "connect with a role that may write"
+        ) from None

@@ -1,0 +1,229 @@
+"""What every operator action takes and gives: a selection, a preview, a result.
+
+An action runs in two steps so a person (or the console) can see the scope
+before anything changes: ``preview`` counts the jobs and captures their ids;
+``execute`` acts on exactly those ids, re-checking each one in SQL, and
+reports the ones that changed state in the meantime as left alone.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from skconsole.errors import ConfigError
+
+#: Called after each batch with (jobs handled so far, jobs in all).
+ProgressCallback = Callable[[int, int], None]
+
+#: Jobs per transaction: big selections never hold many row locks for long.
+BATCH_SIZE = 2_000
+SAMPLE_SIZE = 10
+NO_ERROR_GROUP = "(no error text)"
+
+STATUS_LABELS = {
+    0: "Unknown",
+    1: "Unprocessed",
+    2: "Processing",
+    3: "Processed",
+    4: "Error",
+    5: "Faulted",
+    6: "Fatal",
+    7: "Cancelled",
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which jobs an action applies to; every given filter must match.
+
+    ``older_than_seconds`` is measured from the job's last activity (finalized,
+    else last attempt, else posted; for reap: the current attempt's start).
+    Preview turns it into ``cutoff``, an absolute instant on the server's
+    clock, so execute judges by the very same time.
+    """
+
+    ids: tuple[UUID, ...] = ()
+    group: str | None = None
+    task_type: str | None = None
+    statuses: tuple[int, ...] = ()
+    older_than_seconds: float | None = None
+    cutoff: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.older_than_seconds is not None and self.older_than_seconds < 0:
+            raise ConfigError("--older-than must not be negative")
+        unknown = sorted(set(self.statuses) - set(STATUS_LABELS))
+        if unknown:
+            raise ConfigError(f"unknown status code(s) {unknown}: use 0-7")
+
+    @property
+    def is_empty(self) -> bool:
+        return not (
+            self.ids
+            or self.group
+            or self.task_type
+            or self.statuses
+            or self.older_than_seconds is not None
+            or self.cutoff is not None
+        )
+
+    def frozen(self, now: datetime) -> Selection:
+        """This selection with its age fixed to an absolute cutoff."""
+        if self.cutoff is not None or self.older_than_seconds is None:
+            return self
+        return replace(self, cutoff=now - timedelta(seconds=self.older_than_seconds))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (for the audit table and ``--json``); long id lists are cut to 100."""
+        d: dict[str, Any] = {}
+        if self.ids:
+            d["ids"] = [str(i) for i in self.ids[:100]]
+            if len(self.ids) > 100:
+                d["ids_count"] = len(self.ids)
+        if self.group is not None:
+            d["group"] = self.group
+        if self.task_type is not None:
+            d["task_type"] = self.task_type
+        if self.statuses:
+            d["statuses"] = list(self.statuses)
+        if self.older_than_seconds is not None:
+            d["older_than_seconds"] = self.older_than_seconds
+        if self.cutoff is not None:
+            d["cutoff"] = self.cutoff.isoformat()
+        return d
+
+    def describe(self) -> str:
+        """The scope in words, for confirmations: "type emails.send, status 5 Faulted"."""
+        parts: list[str] = []
+        if self.ids:
+            parts.append(f"{len(self.ids)} id(s)")
+        if self.group is not None:
+            parts.append(f"group {self.group!r}")
+        if self.task_type is not None:
+            parts.append(f"type {self.task_type}")
+        if self.statuses:
+            parts.append("status " + ", ".join(f"{s} {STATUS_LABELS[s]}" for s in self.statuses))
+        if self.cutoff is not None:
+            parts.append(f"last active before {self.cutoff:%Y-%m-%d %H:%M:%S %Z}")
+        elif self.older_than_seconds is not None:
+            parts.append(f"older than {self.older_than_seconds:g}s")
+        return ", ".join(parts) or "everything"
+
+
+def effective_statuses(
+    action: str, selection: Selection, allowed: tuple[int, ...], default: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The statuses an action acts on: the selection's (checked) or the action's default."""
+    if not selection.statuses:
+        return default
+    bad = sorted(set(selection.statuses) - set(allowed))
+    if bad:
+        names = ", ".join(f"{s} {STATUS_LABELS[s]}" for s in allowed)
+        raise ConfigError(
+            f"{action} acts on jobs in status {names}; not on {', '.join(map(str, bad))}"
+        )
+    return tuple(sorted(set(selection.statuses)))
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One job of a preview's sample."""
+
+    task_id: UUID
+    task_type: str
+    status: int
+    priority: int
+    error_count: int
+    at: datetime | None  # the instant its age is measured from
+    note: str | None  # failure signature, or why it is hung
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": str(self.task_id),
+            "task_type": self.task_type,
+            "status": STATUS_LABELS.get(self.status, str(self.status)),
+            "priority": self.priority,
+            "error_count": self.error_count,
+            "at": self.at.isoformat() if self.at else None,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What an action would change, as seen now.
+
+    ``ids`` are the captured jobs: pass them to ``execute(..., ids=preview.ids)``
+    to act on exactly those. None for a purge of a large selection, whose
+    frozen ``selection`` (absolute cutoff) is re-evaluated instead: a final
+    result cannot newly match it, so the effect is the same.
+    """
+
+    action: str
+    selection: Selection
+    count: int
+    sample: tuple[JobRow, ...]
+    ids: tuple[UUID, ...] | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "dry_run": True,
+            "selection": self.selection.as_dict(),
+            "count": self.count,
+            "sample": [r.as_dict() for r in self.sample],
+            "details": self.details,
+        }
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What an executed action did.
+
+    ``requested``: the jobs it set out to change; ``changed``: those it did;
+    ``skipped_changed_state``: those left alone because they no longer
+    matched (finished, claimed, already changed by someone else) or were
+    locked by a worker at that instant.
+    """
+
+    action: str
+    requested: int
+    changed: int
+    skipped_changed_state: int
+    details: dict[str, Any] = field(default_factory=dict)
+    audit_id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "dry_run": False,
+            "requested": self.requested,
+            "changed": self.changed,
+            "skipped_changed_state": self.skipped_changed_state,
+            "details": self.details,
+            "audit_id": self.audit_id,
+        }
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts, for the audit table: the OS user and host."""
+
+    user: str
+    host: str
+
+    @classmethod
+    def current(cls) -> Actor:
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = f"uid {os.getuid()}"
+        return cls(user=user, host=socket.gethostname())

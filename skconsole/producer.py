@@ -1,0 +1,223 @@
+"""Posting jobs, from Python (sync or async) and from ``skconsole enqueue``.
+
+Every post writes the result row and the queue row in one statement and
+notifies waiting workers once per statement, so thousands of jobs cost one
+round trip. A job key makes the id deterministic (uuid5), which turns a
+repeated post into a no-op while the job waits and into a re-run once it has
+finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from skconsole.db.connect import Database
+from skconsole.db.sqlfiles import load_sql
+from skconsole.errors import InvalidJobError
+
+KEY_NAMESPACE = uuid.UUID("5b0e7a53-3c1f-4f55-9d0b-0c5a6b2f8e11")
+MAX_PRIORITY = 2**31 - 1
+MAX_NAME = 250
+BATCH_ROWS = 5_000
+
+
+def default_source() -> str:
+    return f"skconsole@{socket.gethostname()}:{os.getpid()}"[:MAX_NAME]
+
+
+def job_id_for_key(key: str) -> uuid.UUID:
+    """The id a keyed job always gets: the same key, the same job."""
+    return uuid.uuid5(KEY_NAMESPACE, key)
+
+
+@dataclass
+class Job:
+    """One job to post. ``payload`` is any JSON-serialisable value, or use ``payload_json``."""
+
+    task_type: str
+    payload: Any = None
+    priority: int = 0
+    delay: float = 0.0
+    key: str | None = None
+    source: str | None = None
+    payload_json: str | None = None
+    task_id: uuid.UUID = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task_type, str) or not self.task_type.strip():
+            raise InvalidJobError("task type must be a non-empty string")
+        if len(self.task_type) > MAX_NAME:
+            raise InvalidJobError(f"task type is longer than {MAX_NAME} characters")
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
+            raise InvalidJobError(f"priority must be an integer, got {self.priority!r}")
+        if not 0 <= self.priority <= MAX_PRIORITY:
+            raise InvalidJobError(
+                f"priority must be between 0 and {MAX_PRIORITY}, got {self.priority}"
+            )
+        if self.delay < 0:
+            raise InvalidJobError(f"delay must not be negative, got {self.delay}")
+        if self.source is not None and len(self.source) > MAX_NAME:
+            raise InvalidJobError(f"source is longer than {MAX_NAME} characters")
+        if self.payload_json is not None:
+            self.payload_json = validate_payload_json(self.payload_json)
+        else:
+            try:
+                self.payload_json = json.dumps(self.payload, allow_nan=False, separators=(",", ":"))
+            except (TypeError, ValueError) as exc:
+                raise InvalidJobError(f"payload is not JSON-serialisable: {exc}") from None
+        if "\x00" in self.payload_json:
+            raise InvalidJobError(
+                "payload must not contain NUL characters (PostgreSQL text cannot hold them)"
+            )
+        self.task_id = job_id_for_key(self.key) if self.key is not None else uuid.uuid4()
+
+
+def validate_payload_json(text: str) -> str:
+    """The text itself if it is one valid JSON document, else a clear InvalidJobError."""
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        raise InvalidJobError(f"payload is not valid JSON: {exc}") from None
+    return text
+
+
+@dataclass
+class PostResult:
+    """What a post did: ids in input order; how many were queued, skipped or marked for re-run."""
+
+    ids: list[uuid.UUID]
+    posted: int
+    rerun_requested: int = 0
+
+    @property
+    def skipped(self) -> int:
+        return len(self.ids) - self.posted - self.rerun_requested
+
+
+def _batches(
+    jobs: Sequence[Job], default_src: str
+) -> Iterable[tuple[dict[str, Any], dict[str, Any] | None]]:
+    for start in range(0, len(jobs), BATCH_ROWS):
+        chunk = jobs[start : start + BATCH_ROWS]
+        ids = [j.task_id for j in chunk]
+        if len(set(ids)) != len(ids):
+            raise InvalidJobError("the same job key appears twice in one post")
+        params = {
+            "ids": ids,
+            "types": [j.task_type for j in chunk],
+            "sources": [j.source or default_src for j in chunk],
+            "payloads": [j.payload_json for j in chunk],
+            "priorities": [j.priority for j in chunk],
+            "delays_ms": [j.delay * 1000.0 for j in chunk],
+        }
+        keyed = [j for j in chunk if j.key is not None]
+        rerun = (
+            {
+                "ids": [j.task_id for j in keyed],
+                "payloads": [j.payload_json for j in keyed],
+                "priorities": [j.priority for j in keyed],
+            }
+            if keyed
+            else None
+        )
+        yield params, rerun
+
+
+def _as_jobs(task_type: str, payload: Any, **kw: Any) -> list[Job]:
+    return [Job(task_type, payload, **kw)]
+
+
+class Producer:
+    """Posts jobs over one connection of its own (opened on first use)."""
+
+    def __init__(self, db: Database | str, source: str | None = None) -> None:
+        self.db = db if isinstance(db, Database) else Database(db)
+        self.source = source or default_source()
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = self.db.connect(application_name="skconsole-producer")
+        return self._conn
+
+    def post(self, task_type: str, payload: Any = None, **kw: Any) -> uuid.UUID:
+        """Post one job; returns its id. Keyword arguments as in :class:`Job`."""
+        return self.post_many(_as_jobs(task_type, payload, **kw)).ids[0]
+
+    def post_many(self, jobs: Sequence[Job]) -> PostResult:
+        """Post all jobs atomically, a few thousand rows per statement."""
+        result = PostResult(ids=[j.task_id for j in jobs], posted=0)
+        if not jobs:
+            return result
+        conn = self._connection()
+        with conn.transaction():
+            for params, rerun in _batches(jobs, self.source):
+                if rerun is not None:
+                    result.rerun_requested += len(
+                        conn.execute(load_sql("queries/request_rerun"), rerun).fetchall()
+                    )
+                row = conn.execute(load_sql("queries/post_jobs"), params).fetchone()
+                result.posted += int(row[0]) if row else 0
+        return result
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncProducer:
+    """The asyncio twin of :class:`Producer`."""
+
+    def __init__(self, db: Database | str, source: str | None = None) -> None:
+        self.db = db if isinstance(db, Database) else Database(db)
+        self.source = source or default_source()
+        self._conn: psycopg.AsyncConnection[Any] | None = None
+
+    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = await self.db.aconnect(application_name="skconsole-producer")
+        return self._conn
+
+    async def post(self, task_type: str, payload: Any = None, **kw: Any) -> uuid.UUID:
+        return (await self.post_many(_as_jobs(task_type, payload, **kw))).ids[0]
+
+    async def post_many(self, jobs: Sequence[Job]) -> PostResult:
+        result = PostResult(ids=[j.task_id for j in jobs], posted=0)
+        if not jobs:
+            return result
+        conn = await self._connection()
+        async with conn.transaction():
+            for params, rerun in _batches(jobs, self.source):
+                if rerun is not None:
+                    cur = await conn.execute(load_sql("queries/request_rerun"), rerun)
+                    result.rerun_requested += len(await cur.fetchall())
+                cur = await conn.execute(load_sql("queries/post_jobs"), params)
+                row = await cur.fetchone()
+                result.posted += int(row[0]) if row else 0
+        return result
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    async def __aenter__(self) -> AsyncProducer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,666 @@
+"""Read models: what the console shows and ``skconsole status`` prints.
+
+Each function takes an open connection and returns plain data (dataclasses
+with an ``as_dict`` for JSON), so the CLI, the console and scripts share them.
+Every one stays fast on a big queue (a million waiting jobs, millions of
+results): where an exact count would mean reading a big table, the read model
+estimates and says so (``estimated``). Queries run with JIT off: compiling a
+plan costs more than these queries take.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from skconsole.db.sqlfiles import load_sql
+
+STATUS_NAMES = {
+    0: "Unknown",
+    1: "Unprocessed",
+    2: "Processing",
+    3: "Processed",
+    4: "Error",
+    5: "Faulted",
+    6: "Fatal",
+    7: "Cancelled",
+}
+FAILED_STATUSES = (4, 5, 6)
+
+#: Beyond this many waiting jobs (planner estimate), depth samples the queue.
+DEPTH_EXACT_LIMIT = 200_000
+#: Share of the queue's pages read when depth samples, aimed at ~30,000 rows.
+DEPTH_SAMPLE_ROWS = 30_000
+#: A status with more rows than this (planner estimate) is estimated, not counted.
+STATUS_EXACT_LIMIT = 200_000
+
+Conn = psycopg.Connection[Any]
+
+
+def _rows(conn: Conn, name: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+    """Run the named read query (JIT is off for every skconsole session: see db.connect).
+
+    Never prepared: the optional filters (``%(x)s IS NULL OR ...``) need the
+    plan made for the actual values.
+    """
+    return conn.execute(load_sql(f"queries/{name}"), params, prepare=False).fetchall()
+
+
+def group_id(signature: str) -> str:
+    """A short, stable id of a failure group, to type instead of its signature."""
+    data = signature.encode("utf-8", errors="surrogatepass")
+    return hashlib.md5(data, usedforsecurity=False).hexdigest()[:12]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+# -- queue depth ---------------------------------------------------------------------
+@dataclass
+class TypeDepth:
+    task_type: str
+    ready: int
+    scheduled: int
+    in_flight: int
+    oldest_ready_s: float | None
+    paused: bool
+
+
+@dataclass
+class Depth:
+    types: list[TypeDepth]
+    #: ready and scheduled are scaled up from a sample of the queue's pages
+    estimated: bool = False
+
+    @property
+    def ready(self) -> int:
+        return sum(t.ready for t in self.types)
+
+    @property
+    def scheduled(self) -> int:
+        return sum(t.scheduled for t in self.types)
+
+    @property
+    def in_flight(self) -> int:
+        return sum(t.in_flight for t in self.types)
+
+    @property
+    def oldest_ready_s(self) -> float | None:
+        ages = [t.oldest_ready_s for t in self.types if t.oldest_ready_s is not None]
+        return max(ages) if ages else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "types": [asdict(t) for t in self.types],
+            "totals": {
+                "ready": self.ready,
+                "scheduled": self.scheduled,
+                "in_flight": self.in_flight,
+                "oldest_ready_s": self.oldest_ready_s,
+            },
+            "estimated": self.estimated,
+        }
+
+
+def table_estimates(conn: Conn) -> dict[str, int]:
+    """Planner row estimates of the queue and results tables (no scan)."""
+    return {str(r[0]): int(r[1]) for r in _rows(conn, "table_estimates")}
+
+
+def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
+    """Queue depth per task type; ready/scheduled are estimated beyond ``exact_limit`` jobs."""
+    queued = table_estimates(conn).get("sk_tasks_queue_t", 0)
+    if queued <= exact_limit:
+        rows, estimated = _rows(conn, "depth"), False
+    else:
+        pct = max(0.1, min(100.0, 100.0 * DEPTH_SAMPLE_ROWS / max(queued, 1)))
+        rows, estimated = _rows(conn, "depth_estimated", {"sample_pct": pct}), True
+    return Depth(
+        [
+            TypeDepth(
+                r[0],
+                int(r[1]),
+                int(r[2]),
+                int(r[3]),
+                float(r[4]) if r[4] is not None else None,
+                bool(r[5]),
+            )
+            for r in rows
+        ],
+        estimated,
+    )
+
+
+# -- jobs per status -------------------------------------------------------------------
+@dataclass
+class StatusCounts:
+    counts: dict[int, int]
+    #: statuses whose count comes from the planner's statistics
+    estimated: tuple[int, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "statuses": {STATUS_NAMES.get(s, str(s)): n for s, n in sorted(self.counts.items())},
+            "estimated": [STATUS_NAMES.get(s, str(s)) for s in self.estimated],
+        }
+
+
+def status_counts(conn: Conn) -> dict[int, int]:
+    """Jobs per status code (see :func:`status_summary` for which are estimated)."""
+    return status_summary(conn).counts
+
+
+def status_summary(conn: Conn, *, exact_limit: int = STATUS_EXACT_LIMIT) -> StatusCounts:
+    """Jobs per status: exact for small tables and small statuses; big ones estimated."""
+    total = table_estimates(conn).get("sk_task_results_t", 0)
+    if total <= exact_limit:
+        return StatusCounts({int(s): int(n) for s, n in _rows(conn, "status_counts")})
+    big = {
+        int(s): int(n) for s, n in _rows(conn, "status_counts_estimated") if int(n) > exact_limit
+    }
+    small = [s for s in STATUS_NAMES if s not in big]
+    counts = dict(big)
+    for s, n in _rows(conn, "status_count_exact", {"statuses": small}):
+        counts[int(s)] = int(n)
+    return StatusCounts(dict(sorted(counts.items())), tuple(sorted(big)))
+
+
+# -- in-flight jobs ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HungPolicy:
+    """When a job in 2 Processing counts as hung (the worker engine's defaults)."""
+
+    heartbeat_stale_s: float = 30.0
+    timeout_grace_s: float = 10.0
+    unowned_after_s: float = 3600.0
+
+    def params(self) -> dict[str, float]:
+        return {
+            "stale_s": self.heartbeat_stale_s,
+            "grace_s": self.timeout_grace_s,
+            "unowned_s": self.unowned_after_s,
+        }
+
+
+@dataclass
+class InflightJob:
+    task_id: UUID
+    task_type: str
+    attempt: int
+    error_count: int
+    started_at: datetime | None
+    running_s: float | None
+    worker_id: UUID | None
+    worker_host: str | None
+    worker_pid: int | None
+    worker_alive: bool | None
+    heartbeat_age_s: float | None
+    timeout_s: float | None
+    hung_reason: str | None
+
+    @property
+    def hung(self) -> bool:
+        return self.hung_reason is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["task_id"] = str(self.task_id)
+        d["worker_id"] = str(self.worker_id) if self.worker_id else None
+        d["started_at"] = _iso(self.started_at)
+        d["hung"] = self.hung
+        return d
+
+
+@dataclass
+class Inflight:
+    jobs: list[InflightJob]
+    total: int
+    hung: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "hung": self.hung,
+            "shown": len(self.jobs),
+            "jobs": [j.as_dict() for j in self.jobs],
+        }
+
+
+def inflight(conn: Conn, policy: HungPolicy | None = None, *, limit: int = 500) -> Inflight:
+    """Jobs being processed, hung ones first, judged by ``sk_inflight_tasks()``."""
+    params = {**(policy or HungPolicy()).params(), "limit": limit}
+    rows = _rows(conn, "inflight", params)
+    jobs = [
+        InflightJob(
+            task_id=r[0],
+            task_type=r[1],
+            attempt=int(r[2]),
+            error_count=int(r[3]),
+            started_at=r[4],
+            running_s=float(r[5]) if r[5] is not None else None,
+            worker_id=r[6],
+            worker_host=r[7],
+            worker_pid=r[8],
+            worker_alive=r[9] if r[6] is not None else None,
+            heartbeat_age_s=float(r[10]) if r[10] is not None else None,
+            timeout_s=float(r[11]) if r[11] is not None else None,
+            hung_reason=r[12],
+        )
+        for r in rows
+    ]
+    total = int(rows[0][13]) if rows else 0
+    hung = int(rows[0][14]) if rows else 0
+    return Inflight(jobs, total, hung)
+
+
+# -- failure groups --------------------------------------------------------------------------
+@dataclass
+class FailureGroup:
+    signature: str
+    count: int
+    statuses: dict[int, int]
+    task_types: list[str]
+    first_seen: datetime | None
+    last_seen: datetime | None
+    sample_task_id: UUID | None
+    sample_error: str | None
+
+    @property
+    def id(self) -> str:
+        return group_id(self.signature)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "signature": self.signature,
+            "count": self.count,
+            "statuses": {STATUS_NAMES[s]: n for s, n in self.statuses.items() if n},
+            "task_types": self.task_types,
+            "first_seen": _iso(self.first_seen),
+            "last_seen": _iso(self.last_seen),
+            "sample_task_id": str(self.sample_task_id) if self.sample_task_id else None,
+            "sample_error": self.sample_error,
+        }
+
+
+def failure_groups(conn: Conn, *, limit: int = 200) -> list[FailureGroup]:
+    """Failed jobs (4, 5, 6) grouped by error signature, the biggest groups first."""
+    return [
+        FailureGroup(
+            signature=r[0],
+            count=int(r[1]),
+            statuses={4: int(r[2]), 5: int(r[3]), 6: int(r[4])},
+            task_types=sorted(r[5] or []),
+            first_seen=r[6],
+            last_seen=r[7],
+            sample_task_id=r[8],
+            sample_error=r[9],
+        )
+        for r in _rows(conn, "failure_groups", {"limit": limit})
+    ]
+
+
+@dataclass
+class FailedJob:
+    task_id: UUID
+    task_type: str
+    status: int
+    priority: int
+    error_count: int
+    failed_at: datetime | None
+    error_line: str
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["task_id"] = str(self.task_id)
+        d["status"] = STATUS_NAMES.get(self.status, str(self.status))
+        d["failed_at"] = _iso(self.failed_at)
+        return d
+
+
+@dataclass
+class GroupJobs:
+    signature: str
+    total: int
+    jobs: list[FailedJob]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": group_id(self.signature),
+            "signature": self.signature,
+            "total": self.total,
+            "jobs": [j.as_dict() for j in self.jobs],
+        }
+
+
+def failure_jobs(conn: Conn, signature: str, *, limit: int = 200) -> GroupJobs:
+    """The jobs of one failure group (drill-down), latest failure first."""
+    rows = _rows(conn, "failure_jobs", {"signature": signature, "limit": limit})
+    jobs = [FailedJob(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), r[5], r[6] or "") for r in rows]
+    return GroupJobs(signature, int(rows[0][7]) if rows else 0, jobs)
+
+
+@dataclass
+class JobDetail:
+    task_id: UUID
+    task_type: str
+    source: str
+    payload: str | None
+    status: int
+    priority: int
+    error_count: int
+    last_error: str | None
+    recoverable: bool
+    processing_ms: int
+    posted_at: datetime | None
+    first_attempt_at: datetime | None
+    last_attempt_at: datetime | None
+    finalized_at: datetime | None
+    owner_worker_id: UUID | None
+    attempt: int
+    signature: str | None
+    #: when the job becomes (or became) eligible, if it waits in the queue
+    queued_until: datetime | None
+
+    @property
+    def queued(self) -> bool:
+        return self.queued_until is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k, v in d.items():
+            if isinstance(v, datetime):
+                d[k] = v.isoformat()
+            elif isinstance(v, UUID):
+                d[k] = str(v)
+        d["status_name"] = STATUS_NAMES.get(self.status, str(self.status))
+        d["queued"] = self.queued
+        return d
+
+
+def job(conn: Conn, task_id: UUID) -> JobDetail | None:
+    """Everything stored about one job, the full last error included."""
+    rows = _rows(conn, "job", {"task_id": task_id})
+    if not rows:
+        return None
+    r = rows[0]
+    return JobDetail(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        int(r[4]),
+        int(r[5]),
+        int(r[6]),
+        r[7],
+        bool(r[8]),
+        int(r[9]),
+        r[10],
+        r[11],
+        r[12],
+        r[13],
+        r[14],
+        int(r[15]),
+        r[16],
+        r[17],
+    )
+
+
+# -- execution times ------------------------------------------------------------------------
+RECENT_WINDOW_S = 3600.0
+RECENT_LIMIT = 10_000
+
+
+@dataclass
+class TypeTimes:
+    """Execution times of one task type, in milliseconds.
+
+    ``cycles`` to ``longest_ms`` sum the per-process rows of
+    sk_task_execution_time_stats_t. The percentiles come from the most recent
+    processed jobs (``sample`` of them: at most RECENT_LIMIT, within
+    RECENT_WINDOW_S, over all types). ``last_ms`` is the latest processed job's
+    time when one is in that sample, else the largest "last" a process reported.
+    """
+
+    task_type: str
+    cycles: int
+    total_ms: int
+    fastest_ms: int | None
+    longest_ms: int | None
+    last_ms: int | None
+    sample: int
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+
+    @property
+    def avg_ms(self) -> float | None:
+        return self.total_ms / self.cycles if self.cycles else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "avg_ms": self.avg_ms}
+
+
+def execution_stats(
+    conn: Conn, *, window_s: float = RECENT_WINDOW_S, recent_limit: int = RECENT_LIMIT
+) -> list[TypeTimes]:
+    """Execution-time statistics per task type (see :class:`TypeTimes`)."""
+
+    def num(v: Any) -> float | None:
+        return float(v) if v is not None else None
+
+    def whole(v: Any) -> int | None:
+        return int(v) if v is not None else None
+
+    rows = _rows(conn, "execution_stats", {"window_s": window_s, "recent_limit": recent_limit})
+    return [
+        TypeTimes(
+            task_type=r[0],
+            cycles=int(r[1] or 0),
+            total_ms=int(r[2] or 0),
+            fastest_ms=whole(r[3]),
+            longest_ms=whole(r[4]),
+            last_ms=whole(r[5]),
+            sample=int(r[6]),
+            p50_ms=num(r[7]),
+            p95_ms=num(r[8]),
+            p99_ms=num(r[9]),
+        )
+        for r in rows
+    ]
+
+
+# -- app metrics ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Metric:
+    category: str
+    metric_id: str
+    value: int
+    processes: int
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class MetricsSnapshot:
+    """App metrics summed over owner processes, read at ``taken_at`` (caller's clock)."""
+
+    metrics: tuple[Metric, ...]
+    taken_at: float = 0.0
+
+    def values(self) -> dict[str, int]:
+        return {m.metric_id: m.value for m in self.metrics}
+
+    def by_category(self) -> dict[str, list[Metric]]:
+        out: dict[str, list[Metric]] = {}
+        for m in self.metrics:
+            out.setdefault(m.category, []).append(m)
+        return out
+
+    def as_dict(self, rates: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+        return {
+            "categories": {
+                category: [
+                    {
+                        "metric_id": m.metric_id,
+                        "value": m.value,
+                        "processes": m.processes,
+                        "updated_at": _iso(m.updated_at),
+                        "rate_per_s": (rates or {}).get(m.metric_id),
+                    }
+                    for m in ms
+                ]
+                for category, ms in self.by_category().items()
+            }
+        }
+
+
+def metrics(conn: Conn, *, taken_at: float = 0.0) -> MetricsSnapshot:
+    """App metrics by category, summed over owner processes."""
+    rows = _rows(conn, "metrics")
+    return MetricsSnapshot(
+        tuple(Metric(r[0], r[1], int(r[2]), int(r[3]), r[4]) for r in rows), taken_at
+    )
+
+
+def metric_rates(
+    before: MetricsSnapshot, after: MetricsSnapshot, elapsed_s: float
+) -> dict[str, float | None]:
+    """Per-second rate of each metric of ``after`` since ``before`` (a pure function).
+
+    None where no rate can be told: no elapsed time, a metric absent from
+    ``before``, or a value that went down (a process's rows were deleted).
+    """
+    old = before.values()
+    rates: dict[str, float | None] = {}
+    for metric_id, value in after.values().items():
+        prev = old.get(metric_id)
+        if elapsed_s <= 0 or prev is None or value < prev:
+            rates[metric_id] = None
+        else:
+            rates[metric_id] = (value - prev) / elapsed_s
+    return rates
+
+
+# -- workers --------------------------------------------------------------------------------
+@dataclass
+class WorkerInfo:
+    worker_id: UUID
+    process_id: str
+    host: str
+    pid: int
+    concurrency: int
+    task_types: list[str]
+    started_at: datetime
+    heartbeat_age_s: float
+    stopped: bool
+    alive: bool
+    in_flight: int
+
+    @property
+    def state(self) -> str:
+        if self.alive:
+            return "alive"
+        return "stopped" if self.stopped else "lost"
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["worker_id"] = str(self.worker_id)
+        d["started_at"] = self.started_at.isoformat()
+        d["state"] = self.state
+        return d
+
+
+def workers(conn: Conn) -> list[WorkerInfo]:
+    """Registered worker processes with liveness (their advisory lock) and in-flight counts."""
+    rows = _rows(conn, "workers")
+    return [
+        WorkerInfo(
+            r[0],
+            r[1],
+            r[2],
+            int(r[3]),
+            int(r[4]),
+            list(r[5]),
+            r[6],
+            float(r[7]),
+            r[8],
+            r[9],
+            int(r[10]),
+        )
+        for r in rows
+    ]
+
+
+# -- throughput history ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Minute:
+    minute: datetime
+    posted: int
+    processed: int
+    failed: int
+
+
+@dataclass
+class History:
+    """Per minute over the last ``len(minutes)`` minutes, oldest first; the last is partial."""
+
+    minutes: list[Minute] = field(default_factory=list)
+
+    def series(self, name: str) -> list[int]:
+        """One line of the trend: "posted", "processed" or "failed"."""
+        return [int(getattr(m, name)) for m in self.minutes]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "minutes": [
+                {
+                    "minute": m.minute.isoformat(),
+                    "posted": m.posted,
+                    "processed": m.processed,
+                    "failed": m.failed,
+                }
+                for m in self.minutes
+            ]
+        }
+
+
+def history(conn: Conn, *, minutes: int = 60) -> History:
+    """Jobs posted, processed and failed per minute (failed: jobs whose latest attempt failed)."""
+    rows = _rows(conn, "history", {"minutes": max(1, minutes)})
+    return History([Minute(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows])
+
+
+# -- the overview of ``skconsole status`` -----------------------------------------------------
+def overview(conn: Conn) -> dict[str, Any]:
+    """The stable JSON document of ``skconsole status --json`` (documented in the README)."""
+    d = depth(conn)
+    summary = status_summary(conn)
+    counts = summary.counts
+    ws = workers(conn)
+    version = conn.execute("SELECT current_setting('server_version')").fetchone()
+    return {
+        "server_version": version[0] if version else None,
+        "depth": d.as_dict(),
+        "statuses": {
+            STATUS_NAMES.get(s, str(s)): counts.get(s, 0)
+            for s in sorted(set(STATUS_NAMES) | set(counts))
+        },
+        "workers": [w.as_dict() for w in ws],
+        "oldest_ready_s": d.oldest_ready_s,
+        "estimated": {
+            "depth": d.estimated,
+            "statuses": [STATUS_NAMES.get(s, str(s)) for s in summary.estimated],
+        },
+    }
+
+
+def as_json_list(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """``as_dict()`` of each item: the JSON of a list-valued read model."""
+    return [i.as_dict() for i in items]

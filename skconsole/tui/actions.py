@@ -1,0 +1,211 @@
+"""Every key and action of the console, in one registry.
+
+The App's BINDINGS, the footer hints (via ``check_action``), the help screen
+and the command palette are all generated from :data:`ACTIONS`, so a key is
+documented the moment it exists and nothing has to be memorised.
+
+Scopes name where an action applies: the focused panel of the main screen
+(``depth``, ``inflight``, ``failures``, ``exec``, ``metrics``, ``workers``,
+``audit``), the failure-group drill-down (``jobs``) or the job detail
+(``job``). An action with no scopes applies everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+PANELS: tuple[tuple[str, str], ...] = (
+    ("depth", "Queue depth"),
+    ("inflight", "In flight"),
+    ("failures", "Failures"),
+    ("exec", "Exec times"),
+    ("metrics", "Metrics"),
+    ("workers", "Workers"),
+    ("audit", "Audit log"),
+)
+PANEL_IDS = tuple(p for p, _ in PANELS)
+TABLE_SCOPES = frozenset({*PANEL_IDS, "jobs"})
+MAIN = frozenset(PANEL_IDS)
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One action: what runs, on which key, where, and how careful it must be."""
+
+    id: str  # the App method is ``action_<id>``
+    key: str  # Textual key name
+    description: str  # footer text: short
+    help: str  # help screen and command palette: one sentence
+    scopes: frozenset[str] = frozenset()  # empty: everywhere
+    destructive: bool = False  # opens a confirmation that defaults to No
+    needs_write: bool = False  # hidden in read-only mode, dimmed while disconnected
+    needs_engine: bool = False  # only with an embedded engine (--tasks, demo)
+    footer: bool = True
+    priority: bool = False  # wins over the focused table's own keys (enter)
+    home: str | None = None  # panel the command palette focuses first, when out of scope
+    key_display: str | None = None
+
+    def applies(self, scope: str) -> bool:
+        return not self.scopes or scope in self.scopes
+
+    @property
+    def shown_key(self) -> str:
+        return self.key_display or self.key
+
+
+def _panel_actions() -> list[ActionSpec]:
+    return [
+        ActionSpec(
+            f"panel('{pid}')",
+            str(n),
+            title,
+            f"Show and focus the {title} panel.",
+            scopes=MAIN,
+            footer=False,
+        )
+        for n, (pid, title) in enumerate(PANELS, 1)
+    ]
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("help", "question_mark", "Help", "Show every key and action.", key_display="?"),
+    ActionSpec(
+        "open",
+        "enter",
+        "Open",
+        "Drill down: failure group -> its jobs -> one job's full error and payload.",
+        scopes=frozenset({"failures", "jobs"}),
+        priority=True,
+        home="failures",
+        key_display="⏎",
+    ),
+    ActionSpec(
+        "filter",
+        "slash",
+        "Filter",
+        "Filter the focused table by text; esc clears it.",
+        scopes=TABLE_SCOPES,
+        key_display="/",
+    ),
+    ActionSpec(
+        "leave",
+        "escape",
+        "Back",
+        "Clear the filter, or go back from a drill-down.",
+        key_display="esc",
+    ),
+    ActionSpec(
+        "requeue",
+        "R",
+        "Requeue",
+        "Requeue the selected job, the selected failure group, or every failed job of the selected type.",
+        scopes=frozenset({"failures", "jobs", "job", "depth"}),
+        destructive=True,
+        needs_write=True,
+        home="failures",
+    ),
+    ActionSpec(
+        "requeue_shown",
+        "A",
+        "Requeue shown",
+        "Requeue every job the (filtered) list of a failure group shows.",
+        scopes=frozenset({"jobs"}),
+        destructive=True,
+        needs_write=True,
+    ),
+    ActionSpec(
+        "bump",
+        "B",
+        "Bump",
+        "Move waiting jobs to the front: priority 0 (the selected job, group or type).",
+        scopes=frozenset({"failures", "jobs", "job", "depth"}),
+        destructive=True,
+        needs_write=True,
+        home="depth",
+    ),
+    ActionSpec(
+        "cancel",
+        "X",
+        "Cancel",
+        "Cancel jobs so they never run again (the selected job, group, or waiting jobs of a type).",
+        scopes=frozenset({"failures", "jobs", "job", "depth"}),
+        destructive=True,
+        needs_write=True,
+        home="failures",
+    ),
+    ActionSpec(
+        "reap",
+        "H",
+        "Reap hung",
+        "Send hung jobs (dead owner, stale heartbeat, over their timeout) back to the queue.",
+        scopes=frozenset({"inflight"}),
+        destructive=True,
+        needs_write=True,
+        home="inflight",
+    ),
+    ActionSpec(
+        "pause_type",
+        "P",
+        "Pause/resume type",
+        "Pause or resume the selected task type: paused types are not claimed.",
+        scopes=frozenset({"depth"}),
+        needs_write=True,
+        home="depth",
+    ),
+    ActionSpec(
+        "purge",
+        "D",
+        "Purge",
+        "Delete finished results older than an age you give; you type the count to confirm.",
+        scopes=MAIN,
+        destructive=True,
+        needs_write=True,
+    ),
+    ActionSpec(
+        "copy",
+        "c",
+        "Copy",
+        "Copy the job (fields, payload and full error) to the clipboard.",
+        scopes=frozenset({"job"}),
+    ),
+    ActionSpec(
+        "engine",
+        "e",
+        "Engine",
+        "Start or stop the embedded worker engine.",
+        needs_write=True,
+        needs_engine=True,
+    ),
+    ActionSpec("pause_refresh", "p", "Pause", "Pause or resume the live refresh."),
+    ActionSpec("refresh_now", "r", "Refresh", "Refresh now.", footer=False),
+    ActionSpec("faster", "plus", "Faster", "Refresh more often.", footer=False, key_display="+"),
+    ActionSpec("slower", "minus", "Slower", "Refresh less often.", footer=False, key_display="-"),
+    *_panel_actions(),
+    ActionSpec("quit", "q", "Quit", "Quit the console (the embedded engine finishes its jobs)."),
+)
+
+BY_ID: dict[str, ActionSpec] = {a.id: a for a in ACTIONS}
+
+
+def spec_for(action_name: str, parameters: tuple[object, ...] = ()) -> ActionSpec | None:
+    """The spec of an action as Textual passes it to ``check_action`` (name, parameters)."""
+    if action_name == "panel" and parameters:
+        return BY_ID.get(f"panel({parameters[0]!r})")
+    return BY_ID.get(action_name)
+
+
+def bindings() -> list[Binding]:
+    """The App's BINDINGS, generated from the registry."""
+    return [
+        Binding(
+            a.key,
+            a.id,
+            a.description,
+            show=a.footer,
+            priority=a.priority,
+            key_display=a.key_display,
+        )
+        for a in ACTIONS
+    ]

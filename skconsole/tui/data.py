@@ -1,0 +1,395 @@
+"""The console's data layer: the one module that calls ``skconsole.stats`` and ``skconsole.ops``.
+
+It turns the read models into the console's immutable snapshots
+(:mod:`skconsole.tui.model`) and the console's action requests into ops
+selections, previews and executions. Everything here blocks on the network,
+so the app calls it only from worker threads.
+
+Connections: one per purpose (refresh, drill-down, actions), opened lazily
+and kept, so the worker groups never share a connection. A connection that
+breaks is dropped and :class:`SourceUnavailable` raised; the next call
+reconnects. History the console shows as trends (depth per type, metric
+rates) is kept here, between refreshes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from skconsole import ops, stats
+from skconsole.db.connect import Database
+from skconsole.db.schema import missing_objects, setup_schema
+from skconsole.errors import ConfigError, ConnectError
+from skconsole.tui.formatting import format_age, short_id
+from skconsole.tui.model import (
+    ActionRequest,
+    AuditRow,
+    DepthRow,
+    ExecStat,
+    FailureGroup,
+    GroupJobs,
+    InflightRow,
+    JobDetail,
+    JobRow,
+    MetricRow,
+    OutcomeInfo,
+    PreviewInfo,
+    Snapshot,
+    Trends,
+    WorkerRow,
+    status_name,
+)
+from skconsole.tui.source import SourceUnavailable
+
+Conn = psycopg.Connection[Any]
+
+TREND_POINTS = 30  # refreshes of history kept per type
+HISTORY_MINUTES = 60
+
+FAILURE_GROUPS_SHOWN = 200
+INFLIGHT_SHOWN = 500
+AUDIT_SHOWN = 50
+SAMPLE_SHOWN = 5
+
+_MODULES: dict[str, Any] = {
+    "requeue": ops.requeue,
+    "bump": ops.bump,
+    "cancel": ops.cancel,
+    "reap": ops.reap,
+    "purge": ops.purge,
+    "pause": ops.pause,
+    "resume": ops.resume,
+}
+
+
+class DatabaseSource:
+    """The console's data source on PostgreSQL (see :class:`skconsole.tui.source.DataSource`)."""
+
+    def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
+        self.db = db
+        self.read_only = db.read_only
+        self.description = db.description
+        self.clock = clock
+        self._conns: dict[str, Conn | None] = {}
+        self._locks: dict[str, threading.Lock] = {
+            p: threading.Lock() for p in ("refresh", "trends", "drill", "action")
+        }
+        self._trends: dict[str, deque[int]] = {}
+        self._waiting: deque[int] = deque(maxlen=TREND_POINTS)
+        self._metrics_before: tuple[stats.MetricsSnapshot, float] | None = None
+
+    # -- connections -----------------------------------------------------------------
+    @contextmanager
+    def _conn(self, purpose: str) -> Iterator[Conn]:
+        """The purpose's connection; a broken one is dropped and reported as unavailable."""
+        with self._locks[purpose]:
+            conn = self._conns.get(purpose)
+            if conn is None or conn.closed or conn.broken:
+                try:
+                    conn = self.db.connect(application_name="skconsole-console")
+                except ConnectError as exc:
+                    raise SourceUnavailable(str(exc)) from None
+                self._conns[purpose] = conn
+            try:
+                yield conn
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                self._drop(purpose)
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise SourceUnavailable(first) from None
+
+    def _drop(self, purpose: str) -> None:
+        conn = self._conns.pop(purpose, None)
+        if conn is not None:
+            with contextlib.suppress(Exception):  # already broken: nothing more to release
+                conn.close()
+
+    def close(self) -> None:
+        for purpose in list(self._conns):
+            self._drop(purpose)
+
+    # -- schema ------------------------------------------------------------------------
+    def missing_schema(self) -> list[str]:
+        with self._conn("action") as conn:
+            return missing_objects(conn)
+
+    def setup_schema(self) -> None:
+        with self._conn("action") as conn:
+            setup_schema(conn)
+
+    # -- the refresh cycle ---------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        started = time.perf_counter()
+        timings: list[tuple[str, float]] = []
+
+        def timed(name: str, read: Callable[[], Any]) -> Any:
+            t0 = time.perf_counter()
+            value = read()
+            timings.append((name, (time.perf_counter() - t0) * 1000.0))
+            return value
+
+        with self._conn("refresh") as conn:
+            depth = timed("depth", lambda: stats.depth(conn))
+            inflight = timed("inflight", lambda: stats.inflight(conn, limit=INFLIGHT_SHOWN))
+            groups = timed(
+                "failure_groups", lambda: stats.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN)
+            )
+            times = timed("execution_stats", lambda: stats.execution_stats(conn))
+            metrics = timed("metrics", lambda: stats.metrics(conn, taken_at=time.monotonic()))
+            workers = timed("workers", lambda: stats.workers(conn))
+            statuses = timed("status_summary", lambda: stats.status_summary(conn))
+            audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
+            version = conn.execute("SHOW server_version").fetchone()
+        read_ms = (time.perf_counter() - started) * 1000.0
+        return Snapshot(
+            taken_at=self.clock(),
+            server_version=str(version[0]) if version else "",
+            depth=self._depth_rows(depth),
+            inflight=tuple(_inflight_row(j) for j in inflight.jobs),
+            failures=tuple(_failure_group(g) for g in groups),
+            exec_stats=tuple(_exec_stat(t) for t in times),
+            metrics=self._metric_rows(metrics),
+            workers=tuple(_worker_row(w) for w in workers),
+            audit=tuple(_audit_row(a) for a in audit),
+            statuses=tuple((status_name(s), n) for s, n in sorted(statuses.counts.items())),
+            waiting=tuple(self._waiting),
+            read_ms=read_ms,
+            timings=tuple(timings),
+        )
+
+    def trends(self) -> Trends:
+        with self._conn("trends") as conn:
+            history = stats.history(conn, minutes=HISTORY_MINUTES)
+        return Trends(
+            processed=tuple(history.series("processed")),
+            failed=tuple(history.series("failed")),
+            posted=tuple(history.series("posted")),
+        )
+
+    def _depth_rows(self, depth: stats.Depth) -> tuple[DepthRow, ...]:
+        seen = set()
+        rows = []
+        for t in depth.types:
+            seen.add(t.task_type)
+            trend = self._trends.setdefault(t.task_type, deque(maxlen=TREND_POINTS))
+            trend.append(t.ready + t.scheduled)
+            rows.append(
+                DepthRow(
+                    t.task_type,
+                    t.ready,
+                    t.scheduled,
+                    t.in_flight,
+                    t.oldest_ready_s,
+                    t.paused,
+                    tuple(trend),
+                )
+            )
+        for gone in set(self._trends) - seen:
+            del self._trends[gone]
+        self._waiting.append(depth.ready + depth.scheduled)
+        return tuple(rows)
+
+    def _metric_rows(self, snap: stats.MetricsSnapshot) -> tuple[MetricRow, ...]:
+        now = snap.taken_at
+        rates: dict[str, float | None] = {}
+        if self._metrics_before is not None:
+            before, at = self._metrics_before
+            rates = stats.metric_rates(before, snap, now - at)
+        self._metrics_before = (snap, now)
+        return tuple(
+            MetricRow(m.metric_id, m.category, m.value, rates.get(m.metric_id))
+            for m in sorted(snap.metrics, key=lambda m: m.metric_id)
+        )
+
+    # -- drill-down ----------------------------------------------------------------------
+    def group_jobs(self, group_key: str, limit: int) -> GroupJobs:
+        with self._conn("drill") as conn:
+            got = stats.failure_jobs(conn, group_key, limit=limit)
+        return GroupJobs(
+            group_key,
+            got.total,
+            tuple(
+                JobRow(
+                    str(j.task_id),
+                    j.task_type,
+                    status_name(j.status),
+                    j.error_count,
+                    j.priority,
+                    j.failed_at,
+                    j.error_line,
+                )
+                for j in got.jobs
+            ),
+        )
+
+    def job_detail(self, task_id: str) -> JobDetail | None:
+        with self._conn("drill") as conn:
+            d = stats.job(conn, UUID(task_id))
+        if d is None:
+            return None
+        extra = []
+        if d.signature:
+            extra.append(("failure group", d.signature))
+        if d.queued_until is not None:
+            extra.append(("eligible from", d.queued_until.strftime("%Y-%m-%d %H:%M:%S")))
+        return JobDetail(
+            task_id=str(d.task_id),
+            task_type=d.task_type,
+            source=d.source,
+            status=status_name(d.status),
+            priority=d.priority,
+            error_count=d.error_count,
+            recoverable=d.recoverable,
+            posted_at=d.posted_at,
+            first_attempt_at=d.first_attempt_at,
+            last_attempt_at=d.last_attempt_at,
+            finalized_at=d.finalized_at,
+            processing_ms=d.processing_ms,
+            attempt=d.attempt,
+            owner=f"worker {short_id(str(d.owner_worker_id))}" if d.owner_worker_id else "-",
+            payload=d.payload,
+            last_error=d.last_error,
+            queued=d.queued,
+            extra=tuple(extra),
+        )
+
+    # -- actions ---------------------------------------------------------------------------
+    def preview(self, request: ActionRequest) -> PreviewInfo:
+        module = _MODULES[request.kind]
+        selection = _selection(request)
+        with self._conn("action") as conn:
+            if request.kind == "bump":
+                got = module.preview(conn, selection, to=request.priority or 0)
+            else:
+                got = module.preview(conn, selection)
+        sample = tuple(_sample_line(r) for r in got.sample[:SAMPLE_SHOWN])
+        return PreviewInfo(request, int(got.count), sample, got)
+
+    def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:
+        request = preview.request
+        got = preview.handle
+        if not isinstance(got, ops.Preview):
+            raise ConfigError("this action was not previewed by the database source")
+        module = _MODULES[request.kind]
+        who = ops.Actor(user=actor, host=socket.gethostname())
+        with self._conn("action") as conn:
+            if request.kind in ("pause", "resume"):
+                result = module.execute(conn, got.selection, actor=who)
+            elif request.kind == "bump":
+                result = module.execute(
+                    conn, got.selection, actor=who, ids=got.ids, to=request.priority or 0
+                )
+            else:
+                result = module.execute(conn, got.selection, actor=who, ids=got.ids)
+        return OutcomeInfo(
+            request, int(result.requested), int(result.changed), int(result.skipped_changed_state)
+        )
+
+
+# -- conversions --------------------------------------------------------------------------
+def _selection(request: ActionRequest) -> ops.Selection:
+    t = request.target
+    if request.kind in ("pause", "resume"):
+        return ops.Selection(task_type=t.task_type)
+    return ops.Selection(
+        ids=tuple(UUID(i) for i in t.ids),
+        group=t.group,
+        task_type=t.task_type,
+        statuses=t.statuses,
+        older_than_seconds=t.older_than_s,
+    )
+
+
+def _sample_line(row: ops.JobRow) -> str:
+    note = f"  {row.note}" if row.note else ""
+    return f"{short_id(str(row.task_id))}  {row.task_type}  {status_name(row.status)}{note}"
+
+
+def _inflight_row(j: stats.InflightJob) -> InflightRow:
+    worker = f"{j.worker_host} pid {j.worker_pid}" if j.worker_host else "-"
+    return InflightRow(
+        str(j.task_id),
+        j.task_type,
+        worker,
+        j.running_s,
+        j.heartbeat_age_s,
+        j.attempt,
+        j.hung_reason,
+    )
+
+
+def _failure_group(g: stats.FailureGroup) -> FailureGroup:
+    statuses = sorted(
+        ((status_name(s), n) for s, n in g.statuses.items() if n), key=lambda x: -x[1]
+    )
+    return FailureGroup(
+        g.signature,
+        g.signature,
+        g.count,
+        tuple(g.task_types),
+        tuple(statuses),
+        g.first_seen,
+        g.last_seen,
+    )
+
+
+def _exec_stat(t: stats.TypeTimes) -> ExecStat:
+    def f(v: int | float | None) -> float | None:
+        return float(v) if v is not None else None
+
+    return ExecStat(
+        t.task_type,
+        t.cycles,
+        t.avg_ms,
+        t.p50_ms,
+        t.p95_ms,
+        t.p99_ms,
+        f(t.fastest_ms),
+        f(t.longest_ms),
+        f(t.last_ms),
+    )
+
+
+def _worker_row(w: stats.WorkerInfo) -> WorkerRow:
+    return WorkerRow(
+        str(w.worker_id),
+        w.host,
+        w.pid,
+        w.state,
+        w.heartbeat_age_s,
+        w.concurrency,
+        w.in_flight,
+        tuple(w.task_types),
+    )
+
+
+def _audit_row(a: ops.AuditEntry) -> AuditRow:
+    return AuditRow(
+        a.audit_id, a.at, a.user, a.host, a.action, describe_selection(a.selection), a.count
+    )
+
+
+def describe_selection(sel: dict[str, Any]) -> str:
+    """An audit row's selection in words: "group `X` · 12 ids" ."""
+    parts = []
+    if sel.get("group"):
+        parts.append(f"group `{sel['group']}`")
+    if sel.get("task_type"):
+        parts.append(f"type {sel['task_type']}")
+    if sel.get("statuses"):
+        parts.append("status " + ", ".join(status_name(int(s)) for s in sel["statuses"]))
+    if sel.get("ids"):
+        n = sel.get("ids_count", len(sel["ids"]))
+        parts.append(f"{n:,} ids" if n > 1 else f"job {str(sel['ids'][0])[:8]}")
+    if sel.get("older_than_seconds") is not None:
+        parts.append(f"older than {format_age(float(sel['older_than_seconds']))}")
+    return " · ".join(parts) or "all"

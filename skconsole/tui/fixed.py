@@ -1,0 +1,396 @@
+"""A fixed data source and a frozen clock: deterministic screens for snapshot tests and
+the README's screenshots.
+
+This stands in for the *data source* of the console only (the TUI layer); the
+engine, ``stats`` and ``ops`` are always tested against PostgreSQL, and so are
+the console's own actions in the Pilot tests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from skconsole.tui.model import (
+    ActionRequest,
+    AuditRow,
+    DepthRow,
+    ExecStat,
+    FailureGroup,
+    GroupJobs,
+    InflightRow,
+    JobDetail,
+    JobRow,
+    MetricRow,
+    OutcomeInfo,
+    PreviewInfo,
+    Snapshot,
+    Trends,
+    WorkerRow,
+)
+from skconsole.tui.source import SourceUnavailable
+
+FROZEN_AT = datetime(2025, 3, 14, 3, 12, 0, tzinfo=UTC)
+
+
+class FrozenClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, at: datetime = FROZEN_AT) -> None:
+        self.now = at.timestamp()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _ago(seconds: float) -> datetime:
+    return FROZEN_AT - timedelta(seconds=seconds)
+
+
+def _wave(n: int, base: float, amp: float, period: float, phase: float = 0.0) -> tuple[int, ...]:
+    return tuple(max(int(base + amp * math.sin((i + phase) / period)), 0) for i in range(n))
+
+
+def _id(n: int) -> str:
+    return f"{n:08x}-7c1e-4b9a-9f3d-{n * 7919:012x}"
+
+
+TIMEOUT_SIG = (
+    "UpstreamTimeout: timeout after <n>s calling https://api.partner.example/v2/orders/<n>"
+)
+
+GROUPS = (
+    FailureGroup(
+        "g-timeout",
+        TIMEOUT_SIG,
+        1284,
+        ("payments.charge",),
+        (("Error", 1190), ("Faulted", 94)),
+        _ago(3 * 3600 + 240),
+        _ago(4),
+    ),
+    FailureGroup(
+        "g-declined",
+        "PaymentDeclined: card declined for customer cus_<n>: insufficient funds",
+        342,
+        ("payments.charge",),
+        (("Fatal", 342),),
+        _ago(26 * 3600),
+        _ago(95),
+    ),
+    FailureGroup(
+        "g-refused",
+        "ConnectionRefusedError: connection refused by cache-<n>.internal:6379",
+        97,
+        ("emails.send", "webhooks.deliver"),
+        (("Error", 88), ("Faulted", 9)),
+        _ago(1800),
+        _ago(12),
+    ),
+    FailureGroup(
+        "g-keyerror",
+        "KeyError: \"'shipping_address' missing in order <n>\"",
+        41,
+        ("orders.ship",),
+        (("Faulted", 41),),
+        _ago(5 * 3600),
+        _ago(600),
+    ),
+    FailureGroup(
+        "g-hung",
+        "skconsole.HungJob: worker gone (<host> pid <n>)",
+        7,
+        ("reports.nightly",),
+        (("Error", 7),),
+        _ago(420),
+        _ago(380),
+    ),
+    FailureGroup(
+        "g-value",
+        "ValueError: cannot parse amount '<n>,00' for invoice INV-<n>",
+        12,
+        ("invoices.import",),
+        (("Fatal", 12),),
+        _ago(7200),
+        _ago(3000),
+    ),
+)
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/srv/app/skconsole/worker/engine.py", line 342, in _run_job
+    await asyncio.wait_for(task.handler(*args), task.options.timeout)
+  File "/srv/app/payments/tasks.py", line 88, in charge
+    receipt = await partner.create_order(order_id, amount=payload["amount"])
+  File "/srv/app/payments/partner.py", line 41, in create_order
+    raise UpstreamTimeout(f"timeout after {elapsed:.0f}s calling {url}")
+payments.partner.UpstreamTimeout: timeout after 31s calling https://api.partner.example/v2/orders/48213"""
+
+
+def _snapshot() -> Snapshot:
+    t = FROZEN_AT.timestamp()
+    depth = (
+        DepthRow("emails.send", 1204, 36, 8, 252.0, False, _wave(30, 900, 300, 4)),
+        DepthRow("invoices.import", 0, 0, 0, None, False, (0,) * 30),
+        DepthRow("orders.ship", 57, 2, 3, 8.5, False, _wave(30, 50, 10, 3, 1)),
+        DepthRow("payments.charge", 312, 1284, 2, 12.0, False, _wave(30, 1200, 350, 5, 2)),
+        DepthRow("reports.nightly", 0, 14, 1, None, False, (15,) * 20 + (14,) * 10),
+        DepthRow(
+            "thumbnails.render", 5120, 0, 0, 2280.0, True, tuple(4000 + 40 * i for i in range(30))
+        ),
+        DepthRow("webhooks.deliver", 88, 3, 6, 3.2, False, _wave(30, 90, 40, 2, 3)),
+    )
+    inflight = (
+        InflightRow(
+            _id(101),
+            "reports.nightly",
+            "batch-2 pid 3310",
+            4210.0,
+            95.0,
+            1,
+            "worker heartbeat stale (95 s)",
+        ),
+        InflightRow(
+            _id(102),
+            "orders.ship",
+            "web-7 pid 4412",
+            380.0,
+            381.0,
+            2,
+            "worker gone (web-7 pid 4412)",
+        ),
+        InflightRow(
+            _id(103),
+            "webhooks.deliver",
+            "web-3 pid 2207",
+            75.4,
+            1.2,
+            1,
+            "over the type's timeout (60 s)",
+        ),
+        *(
+            InflightRow(
+                _id(200 + i),
+                typ,
+                f"web-{1 + i % 3} pid {2200 + i % 3}",
+                0.4 + i * 0.7,
+                1.1,
+                1,
+                None,
+            )
+            for i, typ in enumerate(
+                ["emails.send"] * 8
+                + ["webhooks.deliver"] * 5
+                + ["payments.charge"] * 2
+                + ["orders.ship"] * 2
+            )
+        ),
+    )
+    exec_stats = (
+        ExecStat("emails.send", 184_220, 412.0, 380.0, 910.0, 1840.0, 31.0, 29_800.0, 402.0),
+        ExecStat("orders.ship", 12_004, 1210.0, 990.0, 3100.0, 5200.0, 120.0, 61_000.0, 870.0),
+        ExecStat(
+            "payments.charge", 48_310, 2240.0, 1400.0, 30_100.0, 31_900.0, 88.0, 33_000.0, 31_020.0
+        ),
+        ExecStat(
+            "reports.nightly",
+            61,
+            184_000.0,
+            171_000.0,
+            402_000.0,
+            433_000.0,
+            95_000.0,
+            433_000.0,
+            190_400.0,
+        ),
+        ExecStat("webhooks.deliver", 96_400, 95.0, 61.0, 310.0, 1200.0, 4.0, 60_000.0, 58.0),
+    )
+    metrics = (
+        MetricRow("listener@reconnect-count", "task-queue-notification-listener", 3, 0.0),
+        MetricRow(
+            "listener@task-notification-count", "task-queue-notification-listener", 402_118, 21.4
+        ),
+        MetricRow("poller@dequeue-count", "task-poller", 341_006, 18.2),
+        MetricRow("queue-consumer@total-dequeue-duration", "task-queue-consumer", 1_904_221, 96.0),
+        MetricRow("reaper@reaped-count", "task-reaper", 7, 0.0),
+        MetricRow("result-queue@result-writes-count", "task-result-queue", 340_982, 18.1),
+        MetricRow("worker@failed-processed-payload-count", "task-worker", 1_791, 0.9),
+        MetricRow("worker@fenced-result-count", "task-worker", 1, 0.0),
+        MetricRow("worker@processed-payload-count", "task-worker", 340_982, 18.1),
+        MetricRow("worker@successful-processed-payload-count", "task-worker", 339_191, 17.2),
+        MetricRow("worker@total-processing-time", "task-worker", 120_551_004, 6_310.0),
+    )
+    workers = (
+        WorkerRow(
+            _id(901), "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")
+        ),
+        WorkerRow(_id(902), "web-2", 2201, "alive", 1.4, 10, 6, ("emails.send", "payments.charge")),
+        WorkerRow(
+            _id(903), "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")
+        ),
+        WorkerRow(_id(904), "batch-2", 3310, "alive", 95.0, 2, 1, ("reports.nightly",)),
+        WorkerRow(_id(905), "web-7", 4412, "lost", 381.0, 10, 1, ("orders.ship",)),
+        WorkerRow(_id(906), "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
+    )
+    audit = (
+        AuditRow(
+            12, _ago(900), "maria", "ops-laptop", "requeue", "group `KeyError: ...` (ids 18)", 18
+        ),
+        AuditRow(11, _ago(5400), "maria", "ops-laptop", "pause", "type thumbnails.render", 1),
+        AuditRow(
+            10, _ago(86_400), "deploy", "ci-runner", "purge", "finished older than 30d", 1_204_331
+        ),
+    )
+    return Snapshot(
+        taken_at=t,
+        server_version="16.4",
+        depth=depth,
+        inflight=inflight,
+        failures=GROUPS,
+        exec_stats=exec_stats,
+        metrics=metrics,
+        workers=workers,
+        audit=audit,
+        statuses=(
+            ("Unprocessed", 6781),
+            ("Processing", 20),
+            ("Processed", 339_191),
+            ("Error", 1285),
+            ("Faulted", 144),
+            ("Fatal", 354),
+            ("Cancelled", 12),
+        ),
+        waiting=tuple(sum(d.trend[i] for d in depth) for i in range(30)),
+        read_ms=38.0,
+    )
+
+
+def _group_jobs(group: FailureGroup) -> GroupJobs:
+    statuses = [name for name, n in group.statuses for _ in range(min(n, 40))]
+    jobs = tuple(
+        JobRow(
+            _id(5000 + i),
+            group.task_types[i % len(group.task_types)],
+            statuses[i % len(statuses)],
+            1 + i % 5,
+            i % 3,
+            _ago(4 + i * 37),
+            group.signature.replace("<n>", str(48213 + i * 7)),
+        )
+        for i in range(min(group.count, 60))
+    )
+    return GroupJobs(group.key, group.count, jobs)
+
+
+@dataclass
+class FixedSource:
+    """Serves the same data every time; ``offline`` makes it behave like a lost server."""
+
+    read_only: bool = False
+    description: str = "ops@db.prod.example:5432/queue"
+    offline: bool = False
+    missing: list[str] = field(default_factory=list)
+    executed: list[PreviewInfo] = field(default_factory=list)
+
+    def snapshot(self) -> Snapshot:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        return _snapshot()
+
+    def trends(self) -> Trends:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        return Trends(
+            processed=_wave(60, 1100, 250, 6),
+            failed=_wave(60, 30, 25, 3, 2),
+            posted=_wave(60, 1150, 200, 5),
+        )
+
+    def group_jobs(self, group_key: str, limit: int) -> GroupJobs:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        group = next(g for g in GROUPS if g.key == group_key)
+        jobs = _group_jobs(group)
+        return replace(jobs, jobs=jobs.jobs[:limit])
+
+    def job_detail(self, task_id: str) -> JobDetail | None:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        return JobDetail(
+            task_id=task_id,
+            task_type="payments.charge",
+            source="checkout@web-2:2201",
+            status="Faulted",
+            priority=1,
+            error_count=5,
+            recoverable=True,
+            posted_at=_ago(3 * 3600 + 240),
+            first_attempt_at=_ago(3 * 3600 + 239),
+            last_attempt_at=_ago(35),
+            finalized_at=_ago(4),
+            processing_ms=155_210,
+            attempt=5,
+            owner="web-2 pid 2201",
+            payload='{"order_id": 48213, "amount": "129.90", "currency": "EUR", "customer": "cus_00048213"}',
+            last_error=TRACEBACK,
+        )
+
+    def preview(self, request: ActionRequest) -> PreviewInfo:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        target = request.target
+        if target.ids:
+            count = len(target.ids)
+        elif target.group:
+            count = next(g.count for g in GROUPS if g.key == target.group)
+        elif request.kind == "reap":
+            count = 3
+        elif request.kind == "purge":
+            count = 1_204_331
+        else:
+            count = 1284
+        sample = tuple(
+            f"{_id(5000 + i)[:8]}  payments.charge  Error  {TIMEOUT_SIG.replace('<n>', str(48213 + i))[:70]}"
+            for i in range(min(count, 3))
+        )
+        return PreviewInfo(request, count, sample, None)
+
+    def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        self.executed.append(preview)
+        skipped = 5 if preview.count > 10 else 0
+        return OutcomeInfo(preview.request, preview.count, preview.count - skipped, skipped)
+
+    def missing_schema(self) -> list[str]:
+        return list(self.missing)
+
+    def setup_schema(self) -> None:
+        self.missing = []
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class FixedEngine:
+    """An embedded engine that only reports a state (for screenshots)."""
+
+    state: str = "running"
+    running_count: int = 6
+    processed: int = 12_840
+    concurrency: int = 10
+    error: str | None = None
+    starts: int = 0
+    stops: int = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        self.state = "running"
+
+    def stop(self) -> None:
+        self.stops += 1
+        self.state = "stopped"

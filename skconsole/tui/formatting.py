@@ -1,0 +1,94 @@
+"""How numbers, durations and times read in the console's narrow columns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from skconsole.durations import format_age
+
+__all__ = [
+    "first_line",
+    "fmt_age_s",
+    "fmt_ago",
+    "fmt_int",
+    "fmt_ms",
+    "fmt_rate",
+    "fmt_seconds",
+    "format_age",
+    "short_id",
+    "spark",
+]
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def fmt_int(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def fmt_ms(ms: float | None) -> str:
+    """Milliseconds as the most readable unit: 4ms, 850ms, 1.2s, 4m 05s."""
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"{ms:.0f}ms"
+    return format_age(ms / 1000.0)
+
+
+def fmt_rate(per_s: float | None) -> str:
+    if per_s is None:
+        return "-"
+    if per_s == 0:
+        return "0/s"
+    if per_s < 0.1:
+        return f"{per_s * 60:.1f}/min"
+    return f"{per_s:,.1f}/s"
+
+
+def fmt_ago(at: datetime | None, now_epoch: float, *, suffix: bool = True) -> str:
+    """``at`` as an age relative to the console clock ("4m 05s ago")."""
+    if at is None:
+        return "-"
+    age = format_age(max(now_epoch - at.timestamp(), 0.0))
+    return f"{age} ago" if suffix else age
+
+
+def short_id(task_id: str) -> str:
+    return task_id[:8]
+
+
+def spark(values: Sequence[int], width: int = 12) -> str:
+    """A one-line trend of the last ``width`` values, scaled to their own range."""
+    tail = list(values)[-width:]
+    if not tail:
+        return ""
+    low, high = min(tail), max(tail)
+    if high == low:
+        return (_BARS[0] if high == 0 else _BARS[3]) * len(tail)
+    span = high - low
+    return "".join(_BARS[min(int((v - low) * (len(_BARS) - 1) / span + 0.5), 7)] for v in tail)
+
+
+def first_line(text: str | None, limit: int = 200) -> str:
+    if not text:
+        return ""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A duration as typed: "0.5s", "3s", "30m", "7d"; else a compact age ("4m 05s")."""
+    if seconds < 1:
+        return f"{seconds:g}s"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    return format_age(seconds)
+
+
+def fmt_age_s(seconds: float) -> str:
+    """A data age in whole seconds under a minute ("0s", "47s"), else a compact age."""
+    return f"{int(seconds)}s" if seconds < 60 else format_age(seconds)

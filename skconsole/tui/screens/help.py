@@ -1,0 +1,87 @@
+"""The ? screen: every key, generated from the action registry."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from skconsole.tui.actions import ACTIONS, MAIN, PANELS, TABLE_SCOPES, ActionSpec
+
+_SCOPE_NAMES = {**dict(PANELS), "jobs": "group jobs", "job": "job detail"}
+
+
+def where(spec: ActionSpec) -> str:
+    if not spec.scopes:
+        return "everywhere"
+    if spec.scopes == MAIN:
+        return "main screen"
+    if spec.scopes == TABLE_SCOPES:
+        return "every table"
+    return ", ".join(_SCOPE_NAMES.get(s, s) for s in sorted(spec.scopes, key=_order))
+
+
+def _order(scope: str) -> int:
+    names = [p for p, _ in PANELS] + ["jobs", "job"]
+    return names.index(scope) if scope in names else 99
+
+
+def notes(spec: ActionSpec, read_only: bool) -> str:
+    out = []
+    if spec.destructive:
+        out.append("confirms (default No)")
+    if spec.needs_write:
+        out.append("hidden: read-only" if read_only else "write")
+    if spec.needs_engine:
+        out.append("with --tasks")
+    return ", ".join(out)
+
+
+def help_text(read_only: bool) -> str:
+    rows = [("key", "action", "where", "notes", "")]
+    for spec in ACTIONS:
+        rows.append(
+            (spec.shown_key, spec.description, where(spec), notes(spec, read_only), spec.help)
+        )
+    rows.append(("ctrl+p", "Commands", "everywhere", "", "Run any action by name."))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = []
+    for i, r in enumerate(rows):
+        head = "  ".join(r[c].ljust(widths[c]) for c in range(4))
+        lines.append(head.rstrip())
+        if i and r[4]:
+            lines.append(" " * (widths[0] + 2) + r[4])
+    return "\n".join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", show=False),
+        Binding("question_mark", "close", "Close", show=False),
+        Binding("q", "close", "Close", show=False),
+    ]
+
+    def __init__(self, read_only: bool) -> None:
+        super().__init__(classes="dialog-screen")
+        self.read_only = read_only
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help", classes="dialog"):
+            yield Static("Keys and actions", classes="dialog-title")
+            with VerticalScroll(id="help-body"):
+                yield Static(Content(help_text(self.read_only)))
+            yield Static(
+                Content(
+                    "Write actions act on the ids shown when the confirmation opened. "
+                    "Esc, ? or q closes."
+                ),
+                classes="dialog-hint",
+            )
+
+    def action_close(self) -> None:
+        self.dismiss(None)

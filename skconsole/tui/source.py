@@ -1,0 +1,66 @@
+"""The console's data source contract.
+
+The app talks to one object with these methods and calls them only from
+worker threads. :class:`skconsole.tui.data.DatabaseSource` implements it on
+PostgreSQL through ``stats`` and ``ops``; :class:`skconsole.tui.fixed.FixedSource`
+serves fixed data so snapshot tests and screenshots are deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from skconsole.tui.model import (
+    ActionRequest,
+    GroupJobs,
+    JobDetail,
+    OutcomeInfo,
+    PreviewInfo,
+    Snapshot,
+    Trends,
+)
+
+
+class SourceUnavailable(Exception):
+    """The server cannot be reached right now; the console keeps its last data and retries."""
+
+
+class DataSource(Protocol):
+    description: str  # where the data comes from, never with a password
+    read_only: bool
+
+    def snapshot(self) -> Snapshot:
+        """One refresh cycle: every read model at one moment."""
+        ...
+
+    def trends(self) -> Trends:
+        """Jobs per minute over the last hour (read less often than snapshots)."""
+        ...
+
+    def group_jobs(self, group_key: str, limit: int) -> GroupJobs:
+        """The jobs of one failure group, most recent first."""
+        ...
+
+    def job_detail(self, task_id: str) -> JobDetail | None:
+        """One job with its full error and payload; None if it no longer exists."""
+        ...
+
+    def preview(self, request: ActionRequest) -> PreviewInfo:
+        """What ``request`` would touch now: count, sample and the ids it captured."""
+        ...
+
+    def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:
+        """Carry out a previewed action on the ids captured by the preview."""
+        ...
+
+    def missing_schema(self) -> list[str]:
+        """Schema objects not found (empty when the schema is complete)."""
+        ...
+
+    def setup_schema(self) -> None:
+        """Create the missing schema objects."""
+        ...
+
+    def close(self) -> None:
+        """Close the connections (called once, when the console exits)."""
+        ...

@@ -1,0 +1,50 @@
+"""Panel 2: jobs being processed now, hung ones first and flagged with the reason."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from skconsole.tui.formatting import format_age, short_id
+from skconsole.tui.model import Snapshot
+from skconsole.tui.widgets.keyed_table import Column, Row
+from skconsole.tui.widgets.panel import Panel
+
+
+class InflightPanel(Panel):
+    scope = "inflight"
+    title = "In flight"
+    number = 2
+    COLUMNS = (
+        Column("job", "job", 8),
+        Column("type", "type", 18),
+        Column("worker", "worker", 18),
+        Column("running", "running", 8, right=True),
+        Column("heartbeat", "heartbeat", 9, right=True),
+        Column("attempt", "try", 4, right=True),
+        Column("hung", "hung", 36, flex=True),
+    )
+
+    def rows(self, snapshot: Snapshot) -> Sequence[Row]:
+        ordered = sorted(
+            snapshot.inflight, key=lambda r: (not r.hung, -(r.running_s or 0.0), r.task_id)
+        )
+        return [
+            (
+                r.task_id,
+                (
+                    short_id(r.task_id),
+                    r.task_type,
+                    r.worker,
+                    format_age(r.running_s),
+                    format_age(r.heartbeat_age_s),
+                    str(r.attempt),
+                    (f"HUNG: {r.hung_reason}", "bad") if r.hung_reason else ("ok", "muted"),
+                ),
+            )
+            for r in ordered
+        ]
+
+    def summarize(self, snapshot: Snapshot) -> str:
+        hung = snapshot.hung_count
+        text = f"{len(snapshot.inflight):,} running"
+        return f"{text} · {hung} HUNG" if hung else text

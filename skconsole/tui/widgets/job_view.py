@@ -1,0 +1,65 @@
+"""One job in full: fields, payload and the whole error, scrollable and selectable."""
+
+from __future__ import annotations
+
+import json
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from skconsole.tui.formatting import fmt_ago
+from skconsole.tui.model import JobDetail
+
+
+def pretty_payload(payload: str | None) -> str:
+    if payload is None:
+        return "null"
+    try:
+        return json.dumps(json.loads(payload), indent=2, ensure_ascii=False)
+    except ValueError:
+        return payload
+
+
+class JobView(VerticalScroll):
+    """The job detail body; the screen around it adds the title and keys."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="job-fields")
+        yield Static("payload", classes="job-heading")
+        yield Static("", id="job-payload")
+        yield Static("last error", classes="job-heading")
+        yield Static("", id="job-error")
+
+    def show(self, job: JobDetail, now: float) -> None:
+        def when(value: object) -> str:
+            from datetime import datetime
+
+            if not isinstance(value, datetime):
+                return "-"
+            return f"{value.strftime('%Y-%m-%d %H:%M:%S')} ({fmt_ago(value, now)})"
+
+        fields = [
+            ("job", job.task_id),
+            ("type", job.task_type),
+            ("status", job.status + ("  (waiting in the queue)" if job.queued else "")),
+            ("priority", str(job.priority)),
+            (
+                "errors",
+                f"{job.error_count}  last one recoverable: {'yes' if job.recoverable else 'no'}",
+            ),
+            ("attempt", f"{job.attempt}  owner: {job.owner}"),
+            ("source", job.source),
+            ("posted", when(job.posted_at)),
+            ("first attempt", when(job.first_attempt_at)),
+            ("last attempt", when(job.last_attempt_at)),
+            ("finalized", when(job.finalized_at)),
+            ("processing", f"{job.processing_ms:,} ms in total"),
+            *job.extra,
+        ]
+        width = max(len(k) for k, _ in fields)
+        text = "\n".join(f"{k.rjust(width)}  {v}" for k, v in fields)
+        self.query_one("#job-fields", Static).update(Content(text))
+        self.query_one("#job-payload", Static).update(Content(pretty_payload(job.payload)))
+        self.query_one("#job-error", Static).update(Content(job.last_error or "-"))

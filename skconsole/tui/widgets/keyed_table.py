@@ -1,0 +1,187 @@
+"""A DataTable whose rows are keyed by id and updated in place.
+
+Live data arrives every few seconds. Rebuilding a table on each refresh makes
+the cursor and the scroll position jump, so this table changes only what
+changed: stale keys are removed, changed cells updated, new rows added, and
+the cursor stays on the same *row key* (the same job, group or type) even when
+the order changes. It also owns the text filter of its panel.
+
+Cells are plain strings or ``(text, tone)`` pairs; a tone names a component
+class whose colour lives in the .tcss file, and cell text is never read as
+markup (error messages are full of square brackets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from rich.text import Text
+from textual import events
+from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowDoesNotExist
+
+Tone = Literal["bad", "warn", "good", "muted", "accent", ""]
+Cell = str | tuple[str, Tone]
+Row = tuple[str, tuple[Cell, ...]]
+
+
+@dataclass(frozen=True)
+class Column:
+    """``width`` None sizes to content; ``flex`` columns share the spare width (at least ``width``)."""
+
+    key: str
+    label: str
+    width: int | None = None
+    right: bool = False
+    flex: bool = False
+
+
+def cell_text(cell: Cell) -> str:
+    return cell if isinstance(cell, str) else cell[0]
+
+
+class KeyedTable(DataTable[Text]):
+    """Rows keyed by id; see the module docstring."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "keyed-table--bad",
+        "keyed-table--warn",
+        "keyed-table--good",
+        "keyed-table--muted",
+        "keyed-table--accent",
+    }
+
+    def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self.columns_spec = tuple(columns)
+        self._all: list[Row] = []
+        self._shown: dict[str, tuple[Cell, ...]] = {}
+        self.filter_text = ""
+
+    def on_mount(self) -> None:
+        for col in self.columns_spec:
+            label = Text(col.label, justify="right" if col.right else "left")
+            self.add_column(label, key=col.key, width=col.width)
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self._fit_flex()
+
+    def _fit_flex(self) -> None:
+        """Give the flex columns whatever width the fixed ones leave over."""
+        flex = [c for c in self.columns_spec if c.flex]
+        # leave room for a vertical scrollbar, present or not: rows come and go
+        width = self.size.width - self.styles.scrollbar_size_vertical - 1
+        if not flex or width <= 0 or not self.columns:
+            return
+        flex_keys = {c.key for c in flex}
+        fixed = sum(
+            col.get_render_width(self)
+            for key, col in self.columns.items()
+            if key.value not in flex_keys
+        )
+        spare = width - fixed - 2 * self.cell_padding * len(flex)
+        share = spare // len(flex)
+        for spec in flex:
+            self.columns[ColumnKey(spec.key)].width = max(spec.width or 8, share)
+        self._require_update_dimensions = True
+        self.refresh()
+
+    # -- public ------------------------------------------------------------------
+    @property
+    def selected_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except Exception:  # cursor outside the rows (empty table)
+            return None
+        return key.value
+
+    @property
+    def visible_keys(self) -> list[str]:
+        return list(self._shown)
+
+    @property
+    def total_rows(self) -> int:
+        return len(self._all)
+
+    def set_rows(self, rows: Sequence[Row]) -> None:
+        self._all = list(rows)
+        self._sync(self._filtered())
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text.strip()
+        self._sync(self._filtered())
+
+    def select_key(self, key: str) -> bool:
+        try:
+            index = self.get_row_index(key)
+        except RowDoesNotExist:
+            return False
+        self.move_cursor(row=index, animate=False, scroll=True)
+        return True
+
+    # -- internals ---------------------------------------------------------------
+    def _filtered(self) -> list[Row]:
+        needle = self.filter_text.casefold()
+        if not needle:
+            return self._all
+        return [
+            r
+            for r in self._all
+            if needle in r[0].casefold() or any(needle in cell_text(c).casefold() for c in r[1])
+        ]
+
+    def _cell_text(self, cell: Cell, column: Column) -> Text:
+        text, tone = (cell, "") if isinstance(cell, str) else cell
+        style = self.get_component_rich_style(f"keyed-table--{tone}") if tone else ""
+        return Text(text, style=style, justify="right" if column.right else "left", no_wrap=True)
+
+    def _sync(self, rows: Sequence[Row]) -> None:
+        wanted = [key for key, _ in rows]
+        wanted_set = set(wanted)
+        current = list(self._shown)
+        kept = [k for k in current if k in wanted_set]
+        new = [k for k in wanted if k not in self._shown]
+        cursor_key = self.selected_key
+        if kept + new == wanted:
+            self._apply_in_place(rows, current, wanted_set)
+        else:
+            self._rebuild(rows)
+        if cursor_key is not None and cursor_key in wanted_set:
+            index = self.get_row_index(cursor_key)
+            if index != self.cursor_row:
+                self.move_cursor(row=index, animate=False, scroll=False)
+
+    def _apply_in_place(
+        self, rows: Sequence[Row], current: list[str], wanted_set: set[str]
+    ) -> None:
+        for key in current:
+            if key not in wanted_set:
+                self.remove_row(key)
+                del self._shown[key]
+        for key, cells in rows:
+            before = self._shown.get(key)
+            if before is None:
+                self.add_row(*self._cells(cells), key=key)
+            elif before != cells:
+                for col, old, cell in zip(self.columns_spec, before, cells, strict=False):
+                    if old != cell:
+                        self.update_cell(
+                            key, col.key, self._cell_text(cell, col), update_width=col.width is None
+                        )
+            self._shown[key] = cells
+
+    def _rebuild(self, rows: Sequence[Row]) -> None:
+        scroll_y = self.scroll_y
+        self.clear()
+        self._shown = {}
+        for key, cells in rows:
+            self.add_row(*self._cells(cells), key=key)
+            self._shown[key] = cells
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
+
+    def _cells(self, cells: tuple[Cell, ...]) -> list[Text]:
+        return [self._cell_text(c, col) for col, c in zip(self.columns_spec, cells, strict=False)]

@@ -1,0 +1,108 @@
+"""A titled table panel with its own filter: the building block of every view.
+
+A panel turns a snapshot into keyed rows (subclasses say how) and shows the
+active filter and the shown/total counts in its border title, so a filtered
+view never passes for the whole picture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Input
+
+from skconsole.tui.model import Snapshot
+from skconsole.tui.widgets.keyed_table import Column, KeyedTable, Row
+
+
+class Panel(Vertical):
+    """Base class: ``scope`` names the panel in the action registry."""
+
+    scope: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    number: ClassVar[int | None] = None
+    COLUMNS: ClassVar[tuple[Column, ...]] = ()
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id or f"panel-{self.scope}", classes="panel")
+        self.summary = ""
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter (esc clears)", classes="panel-filter")
+        yield KeyedTable(self.COLUMNS, id=f"table-{self.scope}")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).display = False
+        self._update_title()
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one(KeyedTable)
+
+    @property
+    def filter_input(self) -> Input:
+        return self.query_one(Input)
+
+    # -- data ------------------------------------------------------------------
+    def rows(self, snapshot: Snapshot) -> Sequence[Row]:
+        """The rows for this snapshot, in display order."""
+        return ()
+
+    def summarize(self, snapshot: Snapshot) -> str:
+        """A few words for the title (totals, hung count)."""
+        return ""
+
+    def show_snapshot(self, snapshot: Snapshot) -> None:
+        self.summary = self.summarize(snapshot)
+        self.table.set_rows(self.rows(snapshot))
+        self._update_title()
+
+    def show_rows(self, rows: Sequence[Row], summary: str = "") -> None:
+        self.summary = summary
+        self.table.set_rows(rows)
+        self._update_title()
+
+    # -- filter ------------------------------------------------------------------
+    def open_filter(self) -> None:
+        box = self.filter_input
+        box.display = True
+        box.value = self.table.filter_text
+        box.focus()
+
+    def clear_filter(self) -> bool:
+        """Clear and hide the filter; False if there was none."""
+        box = self.filter_input
+        had = bool(self.table.filter_text) or box.display
+        box.value = ""
+        box.display = False
+        self.table.set_filter("")
+        self._update_title()
+        self.table.focus()
+        return had
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.table.set_filter(event.value)
+        self._update_title()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not event.value.strip():
+            self.filter_input.display = False
+        self.table.focus()
+
+    # -- title ---------------------------------------------------------------------
+    def _update_title(self) -> None:
+        head = f"{self.number} {self.title}" if self.number else self.title
+        parts = [head]
+        if self.summary:
+            parts.append(self.summary)
+        table = self.table
+        if table.filter_text:
+            shown = f"{len(table.visible_keys):,} of {table.total_rows:,}"
+            parts.append(f"filter “{table.filter_text}”: {shown}")
+        self.border_title = Content(" · ".join(parts))

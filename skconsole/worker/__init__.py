@@ -1,0 +1,1 @@
+"""The worker engine: claims jobs in batches, runs their handlers, records results."""

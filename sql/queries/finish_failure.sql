@@ -1,0 +1,38 @@
+-- Record failed attempts, fenced like successes. The worker decided each new
+-- status from the error count it claimed with (the fence guarantees nobody
+-- changed it since): 4 Error re-posts the job with its back-off, 5 Faulted
+-- parks it for an operator, 6 Fatal ends it. A keyed re-post requested while
+-- it ran turns a final failure into a fresh run.
+WITH d AS (
+    SELECT * FROM unnest(
+        %(ids)s::uuid[], %(attempts)s::integer[], %(ms)s::bigint[], %(statuses)s::integer[],
+        %(errors)s::text[], %(recoverable)s::boolean[], %(delays_ms)s::double precision[])
+        AS d(task_id, attempt, ms, status, error, recoverable, delay_ms)
+),
+failed AS (
+    UPDATE sk_task_results_t r SET
+        task_status = CASE WHEN r.sk_rerun_requested AND d.status <> 4 THEN 1 ELSE d.status END,
+        task_error_count = CASE WHEN r.sk_rerun_requested AND d.status <> 4 THEN 0
+                                ELSE r.task_error_count + 1 END,
+        task_last_error = d.error,
+        task_last_error_is_recoverable = d.recoverable,
+        task_processing_time_milliseconds = r.task_processing_time_milliseconds + d.ms,
+        task_processing_finalized_at_ts = CASE WHEN d.status IN (5, 6) AND NOT r.sk_rerun_requested
+                                               THEN now() END,
+        sk_rerun_requested = false
+    FROM d
+    WHERE r.task_id = d.task_id AND r.task_status = 2
+        AND r.sk_owner_worker_id = %(worker_id)s AND r.sk_attempt = d.attempt
+    RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority,
+        d.delay_ms
+),
+retried AS (
+    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
+        task_posted_at_ts, task_locked_until_ts)
+    SELECT task_id, task_type, task_source, task_payload, task_priority, now(),
+        now() + CASE WHEN task_status = 4 THEN delay_ms ELSE 0 END * interval '1 millisecond'
+    FROM failed WHERE task_status IN (1, 4)
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+)
+SELECT failed.task_id, failed.task_status, (SELECT count(*) FROM retried) AS reposted FROM failed

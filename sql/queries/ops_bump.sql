@@ -1,0 +1,36 @@
+-- Change the priority of waiting jobs by id, re-checking in this statement
+-- that each still waits and matches. --to sets it; --by lowers the number
+-- (floor 0). Queue row locked first (SKIP LOCKED: a job being claimed right
+-- now is left alone), then its result row follows.
+WITH lq AS (
+    SELECT q.task_id,
+        CASE WHEN %(to)s::integer IS NOT NULL THEN %(to)s::integer
+             ELSE greatest(q.task_priority - %(by)s::integer, 0) END AS new_priority,
+        q.task_priority AS old_priority
+    FROM sk_tasks_queue_t q
+    LEFT JOIN sk_task_results_t r ON r.task_id = q.task_id
+    WHERE q.task_id = ANY(%(ids)s::uuid[])
+        AND coalesce(r.task_status, 1) = ANY(%(statuses)s::integer[])
+        AND (%(task_type)s::text IS NULL OR q.task_type = %(task_type)s::text)
+        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text
+             OR (%(signature)s::text = '(no error text)' AND r.task_id IS NOT NULL
+                 AND r.sk_error_signature IS NULL))
+        AND (%(cutoff)s::timestamptz IS NULL
+             OR coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+                    r.task_posted_at_ts, q.task_posted_at_ts) < %(cutoff)s::timestamptz)
+    FOR UPDATE OF q SKIP LOCKED
+),
+bumped AS (
+    UPDATE sk_tasks_queue_t q SET task_priority = l.new_priority
+    FROM lq l
+    WHERE q.task_id = l.task_id AND l.new_priority <> l.old_priority
+    RETURNING q.task_id, q.task_priority
+),
+synced AS (
+    UPDATE sk_task_results_t r SET task_priority = b.task_priority
+    FROM bumped b
+    WHERE r.task_id = b.task_id
+    RETURNING r.task_id
+)
+SELECT (SELECT count(*) FROM lq) AS matched, (SELECT count(*) FROM bumped) AS changed,
+    (SELECT count(*) FROM synced) AS synced

@@ -1,0 +1,22 @@
+-- Delete one batch of final results (statuses given: 3, 6, 7, and 5 only when
+-- asked) matching the selection, re-checked here: never a waiting job (one
+-- with a queue row) nor one in flight. Rows locked by anyone are skipped, so
+-- a batch never waits; the caller loops until a batch comes back short.
+WITH doomed AS (
+    SELECT r.task_id
+    FROM sk_task_results_t r
+    WHERE r.task_status = ANY(%(statuses)s::integer[])
+        AND (%(ids)s::uuid[] IS NULL OR r.task_id = ANY(%(ids)s::uuid[]))
+        AND (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
+        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text
+             OR (%(signature)s::text = '(no error text)' AND r.sk_error_signature IS NULL))
+        AND (%(cutoff)s::timestamptz IS NULL
+             OR coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+                    r.task_posted_at_ts) < %(cutoff)s::timestamptz)
+        AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)
+    LIMIT %(batch)s
+    FOR UPDATE OF r SKIP LOCKED
+)
+DELETE FROM sk_task_results_t r USING doomed d
+WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
+RETURNING r.task_id

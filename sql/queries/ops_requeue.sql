@@ -1,0 +1,56 @@
+-- Requeue jobs by id (a batch of those the operator saw), re-checking in this
+-- statement that each still matches: status and filters as selected. Ready
+-- now, status 1. A job whose queue row still exists (4 Error backing off) has
+-- that row made ready; others get a new queue row. Locks are taken with SKIP
+-- LOCKED, queue rows first as a worker's claim does: a job a worker is
+-- claiming right now is left alone, never waited for, never posted twice.
+WITH lq AS (
+    SELECT q.task_id FROM sk_tasks_queue_t q
+    WHERE q.task_id = ANY(%(ids)s::uuid[])
+    FOR UPDATE SKIP LOCKED
+),
+lr AS (
+    SELECT r.task_id, r.task_id IN (SELECT task_id FROM lq) AS has_queue_row
+    FROM sk_task_results_t r
+    WHERE r.task_id = ANY(%(ids)s::uuid[])
+        AND r.task_status = ANY(%(statuses)s::integer[])
+        AND (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
+        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text
+             OR (%(signature)s::text = '(no error text)' AND r.sk_error_signature IS NULL))
+        AND (%(cutoff)s::timestamptz IS NULL
+             OR coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+                    r.task_posted_at_ts) < %(cutoff)s::timestamptz)
+        AND (r.task_id IN (SELECT task_id FROM lq)
+             OR NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id))
+    FOR UPDATE OF r SKIP LOCKED
+),
+moved AS (
+    UPDATE sk_task_results_t r SET
+        task_status = 1,
+        task_processing_finalized_at_ts = NULL,
+        task_error_count = CASE WHEN %(reset_errors)s THEN 0 ELSE r.task_error_count END,
+        sk_rerun_requested = false
+    FROM lr
+    WHERE r.task_id = lr.task_id
+    RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority, lr.has_queue_row
+),
+readied AS (
+    UPDATE sk_tasks_queue_t q SET task_locked_until_ts = now()
+    FROM moved m
+    WHERE q.task_id = m.task_id AND m.has_queue_row
+    RETURNING q.task_id
+),
+posted AS (
+    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
+        task_posted_at_ts, task_locked_until_ts)
+    SELECT m.task_id, m.task_type, m.task_source, m.task_payload, m.task_priority, now(), now()
+    FROM moved m
+    WHERE NOT m.has_queue_row
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+),
+notified AS (
+    SELECT CASE WHEN (SELECT count(*) FROM readied) + (SELECT count(*) FROM posted) > 0
+                THEN pg_notify('sk_task_queue_item_added', '') END AS n
+)
+SELECT m.task_id FROM moved m, notified

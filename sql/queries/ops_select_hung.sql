@@ -1,0 +1,12 @@
+-- Operator selection over hung jobs (reap preview), judged by sk_inflight_tasks().
+-- Age: how long the current attempt has run.
+SELECT i.task_id, i.task_type::text, 2, r.task_priority, i.task_error_count, i.attempt_started_at,
+    i.hung_reason
+FROM sk_inflight_tasks(%(stale_s)s, %(grace_s)s, %(unowned_s)s) i
+JOIN sk_task_results_t r ON r.task_id = i.task_id
+WHERE i.hung_reason IS NOT NULL
+    AND (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
+    AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
+    AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
+ORDER BY i.attempt_started_at, i.task_id
+LIMIT %(limit)s

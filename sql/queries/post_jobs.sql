@@ -1,0 +1,50 @@
+-- Post many jobs in one statement: a result row (1 Unprocessed) and a queue row
+-- each, then one NOTIFY for the whole batch. A keyed job whose result row
+-- already exists is left alone while it waits (1, 4) or runs (2), and posted
+-- again when it has finished (3, 5, 6, 7). sk_attempt is never reset: it fences
+-- late finishers of earlier attempts.
+WITH d AS (
+    SELECT *
+    FROM unnest(
+        %(ids)s::uuid[], %(types)s::varchar[], %(sources)s::varchar[],
+        %(payloads)s::text[], %(priorities)s::integer[], %(delays_ms)s::double precision[]
+    ) WITH ORDINALITY AS d(task_id, task_type, task_source, task_payload, task_priority, delay_ms, ord)
+),
+r AS (
+    INSERT INTO sk_task_results_t AS t (
+        task_id, task_type, task_source, task_payload, task_status, task_priority,
+        task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
+        task_posted_at_ts)
+    SELECT task_id, task_type, task_source, task_payload, 1, task_priority, 0, false, 0, now()
+    FROM d
+    ON CONFLICT (task_id) DO UPDATE SET
+        task_status = 1,
+        task_type = EXCLUDED.task_type,
+        task_source = EXCLUDED.task_source,
+        task_payload = EXCLUDED.task_payload,
+        task_priority = EXCLUDED.task_priority,
+        task_error_count = 0,
+        task_last_error_is_recoverable = false,
+        task_processing_time_milliseconds = 0,
+        task_posted_at_ts = now(),
+        task_first_processing_attempted_at_ts = NULL,
+        task_last_processing_attempted_at_ts = NULL,
+        task_processing_finalized_at_ts = NULL,
+        sk_owner_worker_id = NULL,
+        sk_rerun_requested = false
+    WHERE t.task_status IN (3, 5, 6, 7)
+    RETURNING t.task_id
+),
+q AS (
+    INSERT INTO sk_tasks_queue_t (
+        task_id, task_type, task_source, task_payload, task_priority,
+        task_posted_at_ts, task_locked_until_ts)
+    SELECT d.task_id, d.task_type, d.task_source, d.task_payload, d.task_priority,
+        now(), now() + d.delay_ms * interval '1 millisecond'
+    FROM d JOIN r ON r.task_id = d.task_id
+    ORDER BY d.ord
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+)
+SELECT s.posted, CASE WHEN s.posted > 0 THEN pg_notify('sk_task_queue_item_added', '') END
+FROM (SELECT count(*) AS posted FROM q) AS s

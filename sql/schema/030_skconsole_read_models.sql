@@ -1,0 +1,161 @@
+-- What the read models (skconsole.stats) and operator actions (skconsole.ops)
+-- need to stay fast on a big queue. Additive like 020: a nullable column, a
+-- trigger that maintains it, functions and indexes; every statement can run
+-- again over a complete schema and changes nothing.
+
+-- The failure-group key of an error text. The reference implementation is
+-- skconsole/failures.py (error_signature); this is its SQL twin, and a test
+-- checks they agree. The line that names the error: after the last Python
+-- traceback header, the first unindented line; else the first non-blank line
+-- (.NET puts "Type: message" before its stack frames).
+CREATE OR REPLACE FUNCTION sk_error_final_line(error text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    ws constant text := E' \t\r\n\f\x0B';
+    lines text[];
+    n integer;
+    header_at integer := 0;
+    line text;
+BEGIN
+    IF error IS NULL THEN
+        RETURN '';
+    END IF;
+    lines := string_to_array(error, E'\n');
+    n := coalesce(array_length(lines, 1), 0);
+    FOR i IN 1 .. n LOOP
+        lines[i] := rtrim(lines[i], ws);
+        IF lines[i] = 'Traceback (most recent call last):' THEN
+            header_at := i;
+        END IF;
+    END LOOP;
+    IF header_at > 0 THEN
+        FOR i IN header_at + 1 .. n LOOP
+            IF lines[i] <> '' AND position(left(lines[i], 1) IN ws) = 0 THEN
+                RETURN lines[i];
+            END IF;
+        END LOOP;
+        FOR i IN REVERSE n .. 1 LOOP
+            line := btrim(lines[i], ws);
+            IF line <> '' THEN
+                RETURN line;
+            END IF;
+        END LOOP;
+        RETURN '';
+    END IF;
+    FOR i IN 1 .. n LOOP
+        line := btrim(lines[i], ws);
+        IF line <> '' THEN
+            RETURN line;
+        END IF;
+    END LOOP;
+    RETURN '';
+END;
+$$;
+
+-- The volatile parts of a message collapsed to placeholders, rule for rule as
+-- normalize_message() in skconsole/failures.py.
+CREATE OR REPLACE FUNCTION sk_error_normalize_message(message text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT btrim(
+        regexp_replace(
+        regexp_replace(
+        regexp_replace(
+        regexp_replace(
+        regexp_replace(
+        regexp_replace(
+        regexp_replace(
+        regexp_replace(message,
+            '(?<![A-Za-z0-9_<>…])(''[^''\n<>]*''|"[^"\n<>]*"|`[^`\n<>]*`)(?![A-Za-z0-9_<>…])', '<str>', 'g'),
+            '([A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9.\-]*)/[^ \t\r\n\f\v''"`<>()]*', '\1<path>', 'g'),
+            '[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}', '<uuid>', 'g'),
+            '0[xX][0-9A-Fa-f]+', '<hex>', 'g'),
+            '(?<![A-Za-z0-9_])(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f])[0-9A-Fa-f]{8,}(?![A-Za-z0-9_])',
+            '<hex>', 'g'),
+            '(?<![A-Za-z0-9_.<>/:\\])([A-Za-z]:\\|~?/)[A-Za-z0-9_.\-~]+([\\/][A-Za-z0-9_.\-~]+)*[\\/]?',
+            '<path>', 'g'),
+            '[0-9]+(\.[0-9]+)?', '<n>', 'g'),
+            '[ \t\r\n\f\v]+', ' ', 'g'),
+        E' \t\r\n\f\x0B')
+$$;
+
+CREATE OR REPLACE FUNCTION sk_error_signature(error text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    line text := sk_error_final_line(error);
+    typed text[];
+    message text;
+    signature text;
+BEGIN
+    IF line = '' THEN
+        RETURN '(no error text)';
+    END IF;
+    typed := regexp_match(line, '^([A-Za-z_][A-Za-z0-9_.]*): (.*)$');
+    IF typed IS NOT NULL THEN
+        message := typed[2];
+        IF message ~ '^(''[^''\n<>]*''|"[^"\n<>]*"|`[^`\n<>]*`)$' THEN
+            message := substr(message, 2, length(message) - 2);
+        END IF;
+        signature := typed[1] || ': ' || sk_error_normalize_message(message);
+    ELSE
+        signature := sk_error_normalize_message(line);
+    END IF;
+    signature := btrim(regexp_replace(signature, '[ \t\r\n\f\v]+', ' ', 'g'), E' \t\r\n\f\x0B');
+    IF signature = '' THEN
+        RETURN '(no error text)';
+    END IF;
+    IF length(signature) > 300 THEN
+        signature := left(signature, 299) || '…';
+    END IF;
+    RETURN signature;
+END;
+$$;
+
+-- The signature is kept beside the error, so grouping thousands of failed
+-- jobs is an index scan, not a regex chain per row. The trigger fires only
+-- when the error text is written (failures, reaps), never on claims or
+-- successes, so the hot path pays nothing; it also covers rows written by a
+-- Stakhanovise.NET application sharing the database.
+ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_error_signature text;
+
+CREATE OR REPLACE FUNCTION sk_task_results_set_signature()
+RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    NEW.sk_error_signature := CASE WHEN NEW.task_last_error IS NOT NULL
+                                   THEN sk_error_signature(NEW.task_last_error) END;
+    RETURN NEW;
+END;
+$$;
+
+CREATE OR REPLACE TRIGGER sk_task_results_signature_on_insert
+    BEFORE INSERT ON sk_task_results_t
+    FOR EACH ROW WHEN (NEW.task_last_error IS NOT NULL)
+    EXECUTE FUNCTION sk_task_results_set_signature();
+CREATE OR REPLACE TRIGGER sk_task_results_signature_on_update
+    BEFORE UPDATE OF task_last_error ON sk_task_results_t
+    FOR EACH ROW WHEN (NEW.task_last_error IS DISTINCT FROM OLD.task_last_error)
+    EXECUTE FUNCTION sk_task_results_set_signature();
+
+-- Rows failed before the trigger existed (a Stakhanovise.NET database): only
+-- failed rows matter to the groups, and a later failure recomputes it anyway.
+UPDATE sk_task_results_t
+SET sk_error_signature = sk_error_signature(task_last_error)
+WHERE task_status IN (4, 5, 6) AND task_last_error IS NOT NULL AND sk_error_signature IS NULL;
+
+-- Failure groups, their drill-down, group selections and the failed line of
+-- the history read only this small partial index (index-only once vacuumed).
+CREATE INDEX IF NOT EXISTS idx_sk_task_results_failures
+    ON sk_task_results_t (sk_error_signature, task_status, task_type)
+    INCLUDE (task_processing_finalized_at_ts, task_last_processing_attempted_at_ts, task_id)
+    WHERE task_status IN (4, 5, 6);
+
+-- "Posted per minute" over the last hour.
+CREATE INDEX IF NOT EXISTS idx_sk_task_results_posted
+    ON sk_task_results_t (task_posted_at_ts);

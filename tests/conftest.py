@@ -1,0 +1,195 @@
+"""Fixtures: a real PostgreSQL for every test.
+
+By default a session-scoped embedded server in a temporary directory (deleted
+at the end); with SKCONSOLE_TEST_DSN, that server instead. Each test gets
+clean skconsole tables; schema tests get a database of their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import conninfo, sql
+
+from skconsole.db.connect import Database
+from skconsole.db.embedded import EmbeddedServer
+from skconsole.db.schema import setup_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLES = (
+    "sk_tasks_queue_t",
+    "sk_task_results_t",
+    "sk_metrics_t",
+    "sk_task_execution_time_stats_t",
+    "sk_workers_t",
+    "sk_task_types_t",
+    "sk_audit_t",
+)
+
+
+@pytest.fixture(scope="session")
+def server_dsn() -> Iterator[str]:
+    """DSN of the server the whole session uses (its default database)."""
+    given = os.environ.get("SKCONSOLE_TEST_DSN")
+    if given:
+        yield given
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="skconsole-test-"))
+    server = EmbeddedServer(tmp / "pgdata")
+    dsn = server.start(cleanup="delete")
+    try:
+        yield dsn
+    finally:
+        server.release()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def _schema(server_dsn: str) -> str:
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        setup_schema(conn)
+    return server_dsn
+
+
+@pytest.fixture
+def dsn(_schema: str) -> str:
+    """The session server with the schema set up and every skconsole table emptied."""
+    with psycopg.connect(_schema, autocommit=True) as conn:
+        # workers of an earlier test may still hold connections: end them first
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name LIKE 'skconsole%%' AND pid <> pg_backend_pid() AND datname = current_database()"
+        )
+        conn.execute("TRUNCATE " + ", ".join(TABLES) + " RESTART IDENTITY")  # type: ignore[arg-type]
+    return _schema
+
+
+@pytest.fixture
+def db(dsn: str) -> Database:
+    return Database(dsn)
+
+
+@pytest.fixture
+def conn(dsn: str) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        yield c
+
+
+@pytest.fixture
+def fresh_database(server_dsn: str) -> Iterator[str]:
+    """A new, empty database on the session server; dropped afterwards."""
+    name = f"sk_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_dsn, autocommit=True) as c:
+        c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    params = conninfo.conninfo_to_dict(server_dsn)
+    params["dbname"] = name
+    yield conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    with psycopg.connect(server_dsn, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def skconsole_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "skconsole", *args]
+
+
+@pytest.fixture
+def run_cli(dsn: str) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the real CLI against the test database; returns the completed process."""
+
+    def run(
+        *args: str,
+        input: str | None = None,
+        timeout: float = 120,
+        env: dict[str, str] | None = None,
+        use_dsn: bool = True,
+    ) -> subprocess.CompletedProcess[str]:
+        full = ["--dsn", dsn, *args] if use_dsn else list(args)
+        return subprocess.run(
+            skconsole_cmd(*full),
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+            cwd=ROOT,
+        )
+
+    return run
+
+
+@pytest.fixture
+def start_worker(dsn: str) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start `skconsole worker` processes; any still running at the end are killed."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        p = subprocess.Popen(
+            skconsole_cmd("--dsn", dsn, "worker", *args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, **(env or {})},
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait(10)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 60.0, interval: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout:.0f}s")
+
+
+@pytest.fixture
+def log_dir(tmp_path: Path) -> Path:
+    """Where the fault-test handlers (tests.tasks_faults) log each completed job."""
+    d = tmp_path / "completions"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def spawn(start_worker: Callable[..., Any], log_dir: Path) -> Iterator[Callable[..., Any]]:
+    """Start `worker --tasks tests.tasks_faults ARGS`; its output is drained so it never blocks;
+    every process group started is SIGKILLed at the end."""
+    from tests.tasks_faults import OutputDrain
+
+    procs: list[Any] = []
+
+    def spawn(*args: str) -> Any:
+        p = start_worker(
+            "--tasks", "tests.tasks_faults", *args, env={"SKTEST_LOG_DIR": str(log_dir)}
+        )
+        p.drain = OutputDrain(p)
+        procs.append(p)
+        return p
+
+    yield spawn
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait(10)

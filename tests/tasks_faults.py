@@ -1,0 +1,253 @@
+"""Task handlers for the fault-tolerance tests (``--tasks tests.tasks_faults``).
+
+Every handler that *succeeds* appends one line ``<task_id>\\n`` to
+``$SKTEST_LOG_DIR/<pid>.log`` (one file per process, flushed at once), so a
+test can count how many times each job really completed, whatever the
+database says. Handlers that fail never write a line; ``hang`` and ``stuck``
+never write one either (their late return is discarded by the engine).
+
+Types and what a test should expect of each:
+
+=============  ======================================  =========================
+type           behaviour                               final state
+=============  ======================================  =========================
+ok             returns at once                         3 Processed, 0 errors
+slow           sleeps ``payload`` seconds (thread)     3 Processed, 0 errors
+slow-async     awaits ``payload`` seconds              3 Processed, 0 errors
+flaky-until    fails recoverably while                 3 Processed, n errors
+               error_count < ``payload`` (n)
+always-fail    always fails recoverably                5 Faulted, 3 errors
+               (max_attempts 3, backoff 0.01 s)
+fatal          raises FatalTaskError                   6 Fatal, 1 error
+hang           awaits far past its 1 s timeout         5 Faulted, 2 errors
+               (async, max_attempts 2)                 (TimeoutError)
+hang-sync      sleeps ``payload`` s (default 30) in    5 Faulted, 2 errors
+               its thread, timeout 1 s, 2 attempts
+stuck          like hang-sync, but max_attempts 1      5 Faulted, 1 error
+brief          sleeps 0.05 s, timeout 3 s, 1 attempt   3 Processed, 0 errors
+=============  ======================================  =========================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from skconsole.errors import FatalTaskError
+from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
+
+tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=0.01, max_backoff=0.1, timeout=120.0))
+
+ALWAYS_FAIL_ATTEMPTS = 3
+HANG_ATTEMPTS = 2
+FLAKY_ATTEMPTS = 10
+
+_lock = threading.Lock()
+_file: Any = None
+_file_pid: int | None = None
+
+
+def log_completion(task_id: object) -> None:
+    """Append ``<task_id>\\n`` to this process's completion log and flush it."""
+    global _file, _file_pid
+    directory = os.environ.get("SKTEST_LOG_DIR")
+    if not directory:
+        return
+    with _lock:
+        pid = os.getpid()
+        if _file is None or _file_pid != pid:
+            _file = open(Path(directory) / f"{pid}.log", "a", encoding="utf-8")  # noqa: SIM115
+            _file_pid = pid
+        _file.write(f"{task_id}\n")
+        _file.flush()
+
+
+class FlakyError(Exception):
+    pass
+
+
+class AlwaysFailError(Exception):
+    pass
+
+
+@tasks.task("ok")
+def ok(payload: Any, ctx: JobContext) -> None:
+    log_completion(ctx.task_id)
+
+
+@tasks.task("slow")
+def slow(payload: Any, ctx: JobContext) -> None:
+    time.sleep(float(payload or 0))
+    log_completion(ctx.task_id)
+
+
+@tasks.task("slow-async")
+async def slow_async(payload: Any, ctx: JobContext) -> None:
+    await asyncio.sleep(float(payload or 0))
+    log_completion(ctx.task_id)
+
+
+@tasks.task("flaky-until", max_attempts=FLAKY_ATTEMPTS, backoff=0.01, max_backoff=0.05)
+def flaky_until(payload: Any, ctx: JobContext) -> None:
+    if ctx.error_count < int(payload):
+        raise FlakyError(f"flaky: failure {ctx.error_count + 1} of {int(payload)}")
+    log_completion(ctx.task_id)
+
+
+@tasks.task("always-fail", max_attempts=ALWAYS_FAIL_ATTEMPTS, backoff=0.01, max_backoff=0.05)
+def always_fail(payload: Any, ctx: JobContext) -> None:
+    raise AlwaysFailError(f"always fails (attempt {ctx.attempt})")
+
+
+@tasks.task("fatal")
+def fatal(payload: Any, ctx: JobContext) -> None:
+    raise FatalTaskError("fatal: this job can never succeed")
+
+
+@tasks.task("hang", timeout=1.0, max_attempts=HANG_ATTEMPTS, backoff=0.01)
+async def hang(payload: Any, ctx: JobContext) -> None:
+    await asyncio.sleep(600)
+
+
+@tasks.task("hang-sync", timeout=1.0, max_attempts=HANG_ATTEMPTS, backoff=0.01)
+def hang_sync(payload: Any, ctx: JobContext) -> None:
+    time.sleep(float(payload or 30))
+
+
+@tasks.task("stuck", timeout=1.0, max_attempts=1)
+def stuck(payload: Any, ctx: JobContext) -> None:
+    time.sleep(float(payload or 30))
+
+
+@tasks.task("brief", timeout=3.0, max_attempts=1)
+def brief(payload: Any, ctx: JobContext) -> None:
+    time.sleep(0.05)
+    log_completion(ctx.task_id)
+
+
+# -- test-side helpers (used by the fault tests, never by the workers) -------------
+# They live here because the fault tests may only add this module and their own
+# test files; nothing below runs inside a worker.
+
+COMPLETION_TYPES = ("ok", "slow", "slow-async", "flaky-until", "brief")
+
+
+def completions(log_dir: Path | str) -> dict[str, int]:
+    """How many times each task id completed successfully, over every process's log."""
+    counts: dict[str, int] = {}
+    for f in Path(log_dir).glob("*.log"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                counts[line.strip()] = counts.get(line.strip(), 0) + 1
+    return counts
+
+
+def completions_by_pid(log_dir: Path | str) -> dict[int, dict[str, int]]:
+    out: dict[int, dict[str, int]] = {}
+    for f in Path(log_dir).glob("*.log"):
+        per: dict[str, int] = {}
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                per[line.strip()] = per.get(line.strip(), 0) + 1
+        out[int(f.stem)] = per
+    return out
+
+
+class OutputDrain:
+    """Reads a worker's combined stdout/stderr in a thread, so a full pipe never blocks it."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        stream = self.proc.stdout
+        if stream is None:
+            return
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def tail(self, n: int = 60) -> str:
+        return "\n".join(self.lines[-n:])
+
+    def join(self, timeout: float = 5.0) -> None:
+        self._thread.join(timeout)
+
+
+def status_counts(conn: Any) -> dict[int, int]:
+    rows = conn.execute("SELECT task_status, count(*) FROM sk_task_results_t GROUP BY 1").fetchall()
+    return {int(s): int(n) for s, n in rows}
+
+
+def queue_count(conn: Any) -> int:
+    return int(conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone()[0])
+
+
+def all_final(conn: Any) -> bool:
+    """No job waiting, running or backing off, and the queue is empty."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM sk_task_results_t WHERE task_status IN (1, 2, 4)),"
+        " (SELECT count(*) FROM sk_tasks_queue_t)"
+    ).fetchone()
+    return row == (0, 0)
+
+
+def worker_ids_for_pid(conn: Any, pid: int) -> list[Any]:
+    rows = conn.execute(
+        "SELECT worker_id FROM sk_workers_t WHERE worker_pid = %s", (pid,)
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def owned_in_flight(conn: Any, worker_id: Any) -> list[Any]:
+    rows = conn.execute(
+        "SELECT task_id FROM sk_task_results_t WHERE task_status = 2 AND sk_owner_worker_id = %s",
+        (worker_id,),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def child_pids(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc)."""
+    out: list[int] = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...; comm may contain spaces, so split after the last ')'
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            out.append(int(d.name))
+    return out
+
+
+def wait_exit(proc: Any, timeout: float) -> int | None:
+    """The exit code, or None if the process is still running after ``timeout`` seconds."""
+    try:
+        return int(proc.wait(timeout))
+    except Exception:  # subprocess.TimeoutExpired
+        return None
+
+
+def wait_for(predicate: Any, timeout: float, describe: Any, interval: float = 0.1) -> float:
+    """Like conftest.wait_until, but the failure says what was awaited and shows the state
+    (``describe()``); returns the seconds it took."""
+    started = time.monotonic()
+    deadline = started + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return time.monotonic() - started
+        time.sleep(interval)
+    raise AssertionError(f"not met within {timeout:.0f}s: {describe()}")

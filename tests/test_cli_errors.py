@@ -1,0 +1,243 @@
+"""The command line: every mistake a person can make is one clear line on
+stderr with a non-zero exit code, never a traceback; and the happy path of
+``enqueue`` + ``status --json``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    """The process failed with exactly one line on stderr, no traceback; returns that line."""
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    line = lines[0]
+    assert line.startswith("error: "), line
+    for fragment in fragments:
+        assert fragment in line, line
+    return line
+
+
+# -- enqueue -------------------------------------------------------------------------
+def test_enqueue_with_a_payload_that_is_not_json_fails_with_one_line(run_cli: Any) -> None:
+    proc = run_cli("enqueue", "emails.send", "--payload", "not json{")
+
+    assert_one_line_error(proc, "payload is not valid JSON")
+    assert proc.returncode == 2
+
+
+def test_enqueue_with_a_negative_priority_fails_with_one_line(run_cli: Any) -> None:
+    proc = run_cli("enqueue", "emails.send", "--priority", "-1")
+
+    assert_one_line_error(proc, "priority", "-1")
+    assert proc.returncode == 2
+
+
+def test_enqueue_with_an_unparseable_delay_fails_with_one_line(run_cli: Any) -> None:
+    proc = run_cli("enqueue", "emails.send", "--delay", "abc")
+
+    assert_one_line_error(proc, "invalid duration 'abc'")
+    assert proc.returncode == 2
+
+
+def test_a_refused_enqueue_posts_nothing(run_cli: Any, conn: Any) -> None:
+    run_cli("enqueue", "emails.send", "--payload", "{oops")
+    run_cli("enqueue", "emails.send", "--priority", "-1")
+    run_cli("enqueue", "emails.send", "--delay", "soon")
+
+    assert conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone() == (0,)
+
+
+# -- worker --------------------------------------------------------------------------
+def test_worker_with_a_task_module_that_does_not_exist_fails_with_one_line(run_cli: Any) -> None:
+    proc = run_cli("worker", "--tasks", "no_such_tasks_module_xyz", "--burst")
+
+    assert_one_line_error(proc, "cannot import task module 'no_such_tasks_module_xyz'")
+    assert proc.returncode == 2
+
+
+def test_worker_with_a_module_that_holds_no_registry_fails_with_one_line(run_cli: Any) -> None:
+    proc = run_cli("worker", "--tasks", "skconsole.errors", "--burst")
+
+    assert_one_line_error(proc, "must define exactly one TaskRegistry")
+
+
+def test_worker_with_a_task_type_its_module_does_not_register_fails_with_one_line(
+    run_cli: Any,
+) -> None:
+    proc = run_cli(
+        "worker", "--tasks", "tests.tasks_retry", "--types", "retry.ok,no.such.type", "--burst"
+    )
+
+    assert_one_line_error(proc, "unknown task type(s) no.such.type")
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def broken(:\n", "SyntaxError"),
+        ("raise RuntimeError('TASKS_CONFIG is not set')\n", "TASKS_CONFIG is not set"),
+    ],
+    ids=["syntax-error", "raises-on-import"],
+)
+def test_worker_with_a_task_module_that_fails_to_import_fails_with_one_line(
+    run_cli: Any, tmp_path: Path, source: str, expected: str
+) -> None:
+    (tmp_path / "unimportable_tasks.py").write_text(source)
+
+    proc = run_cli(
+        "worker", "--tasks", "unimportable_tasks", "--burst", env={"PYTHONPATH": str(tmp_path)}
+    )
+
+    assert_one_line_error(proc, "unimportable_tasks", expected)
+
+
+# -- connecting -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "bad_dsn", ["host=127.0.0.1 port=notaport", "host=127.0.0.1 port", "postgresql://[::1"], ids=str
+)
+def test_a_malformed_dsn_fails_with_one_line(run_cli: Any, bad_dsn: str) -> None:
+    proc = run_cli("--dsn", bad_dsn, "status", use_dsn=False)
+
+    assert_one_line_error(proc, "cannot connect to PostgreSQL")
+    assert proc.returncode == 3
+
+
+def test_an_unreachable_server_fails_with_one_line_naming_it(run_cli: Any) -> None:
+    proc = run_cli("--dsn", UNREACHABLE, "status", use_dsn=False)
+
+    assert_one_line_error(proc, "cannot connect to PostgreSQL at postgres@127.0.0.1:1/x")
+    assert proc.returncode == 3
+
+
+def test_the_password_of_an_unreachable_server_is_never_printed(run_cli: Any) -> None:
+    proc = run_cli(
+        "--dsn", "postgresql://postgres:s3cr3t-pw@127.0.0.1:1/x", "enqueue", "t.a", use_dsn=False
+    )
+
+    assert_one_line_error(proc, "127.0.0.1:1")
+    assert "s3cr3t-pw" not in proc.stderr + proc.stdout
+
+
+def test_a_worker_pointed_at_an_unreachable_server_fails_with_one_line(run_cli: Any) -> None:
+    proc = run_cli(
+        "--dsn", UNREACHABLE, "worker", "--tasks", "tests.tasks_retry", "--burst", use_dsn=False
+    )
+
+    assert_one_line_error(proc, "cannot connect to PostgreSQL")
+    assert proc.returncode == 3
+
+
+# -- missing schema ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [("status",), ("enqueue", "t.a"), ("worker", "--tasks", "tests.tasks_retry", "--burst")],
+    ids=lambda c: c[0],
+)
+def test_no_setup_on_a_database_without_the_schema_fails_pointing_to_skconsole_setup(
+    run_cli: Any, fresh_database: str, command: tuple[str, ...]
+) -> None:
+    proc = run_cli("--dsn", fresh_database, "--no-setup", *command, use_dsn=False)
+
+    assert_one_line_error(proc, "`skconsole setup`")
+    assert proc.returncode == 4
+
+
+def test_setup_then_no_setup_works_on_a_new_database(run_cli: Any, fresh_database: str) -> None:
+    setup = run_cli("--dsn", fresh_database, "setup", use_dsn=False)
+    assert setup.returncode == 0, setup.stderr
+    assert "created" in setup.stdout
+
+    again = run_cli("--dsn", fresh_database, "setup", use_dsn=False)
+    assert again.returncode == 0, again.stderr
+    assert "already up to date" in again.stdout
+
+    status = run_cli("--dsn", fresh_database, "--no-setup", "status", "--json", use_dsn=False)
+    assert status.returncode == 0, status.stderr
+
+
+# -- the happy path ----------------------------------------------------------------------------
+def test_enqueue_then_status_json_reports_depth_statuses_and_workers(run_cli: Any) -> None:
+    posted = run_cli("enqueue", "emails.send", "--payload", '{"to": "a@example.com"}')
+    assert posted.returncode == 0, posted.stderr
+    assert posted.stdout.strip().endswith(" posted")
+    many = run_cli("enqueue", "emails.send", "--count", "2")
+    assert many.returncode == 0, many.stderr
+    assert "posted 2 job(s)" in many.stdout
+    later = run_cli("enqueue", "reports.build", "--delay", "1h", "--priority", "3")
+    assert later.returncode == 0, later.stderr
+    # a burst worker that runs none of these types registers, finds nothing and stops
+    worker = run_cli("worker", "--tasks", "tests.tasks_retry", "--burst")
+    assert worker.returncode == 0, worker.stdout + worker.stderr
+
+    proc = run_cli("status", "--json")
+
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert set(doc) >= {"server_version", "depth", "statuses", "workers", "oldest_ready_s"}
+    assert isinstance(doc["server_version"], str) and doc["server_version"]
+    types = {t["task_type"]: t for t in doc["depth"]["types"]}
+    assert set(types) == {"emails.send", "reports.build"}
+    for t in types.values():
+        assert set(t) >= {
+            "task_type",
+            "ready",
+            "scheduled",
+            "in_flight",
+            "oldest_ready_s",
+            "paused",
+        }
+    assert (types["emails.send"]["ready"], types["emails.send"]["scheduled"]) == (3, 0)
+    assert types["emails.send"]["oldest_ready_s"] >= 0
+    assert (types["reports.build"]["ready"], types["reports.build"]["scheduled"]) == (0, 1)
+    assert types["reports.build"]["oldest_ready_s"] is None
+    totals = doc["depth"]["totals"]
+    assert (totals["ready"], totals["scheduled"], totals["in_flight"]) == (3, 1, 0)
+    assert (
+        totals["oldest_ready_s"] == doc["oldest_ready_s"] == types["emails.send"]["oldest_ready_s"]
+    )
+    assert doc["statuses"]["Unprocessed"] == 4
+    assert set(doc["statuses"]) >= {
+        "Unknown",
+        "Unprocessed",
+        "Processing",
+        "Processed",
+        "Error",
+        "Faulted",
+        "Fatal",
+        "Cancelled",
+    }
+    assert len(doc["workers"]) == 1
+    w = doc["workers"][0]
+    assert set(w) >= {
+        "worker_id",
+        "host",
+        "pid",
+        "concurrency",
+        "state",
+        "heartbeat_age_s",
+        "in_flight",
+    }
+    assert (w["state"], w["in_flight"]) == ("stopped", 0)
+
+
+def test_status_json_stays_valid_json_whatever_the_task_type_names(run_cli: Any) -> None:
+    odd = ["émails.envoi", "a[red]b[/red]", "reports." + "x" * 230, 'quote"and\\slash']
+    for name in odd:
+        proc = run_cli("enqueue", name)
+        assert proc.returncode == 0, proc.stderr
+
+    proc = run_cli("status", "--json", env={"COLUMNS": "40"})
+
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert sorted(t["task_type"] for t in doc["depth"]["types"]) == sorted(odd)

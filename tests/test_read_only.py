@@ -1,0 +1,185 @@
+"""Read-only mode and read-only roles: every action refuses clearly; reads keep working."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import conninfo, sql
+
+from skconsole import ops, stats
+from skconsole.db.connect import Database
+from skconsole.errors import ReadOnlyError
+from skconsole.ops import Actor, Selection
+
+from .test_ops import add_job, status_of
+
+Conn = psycopg.Connection[Any]
+CLI = Callable[..., subprocess.CompletedProcess[str]]
+ACTOR = Actor("tester", "test-host")
+
+ACTIONS: list[tuple[str, Callable[[Conn], Any]]] = [
+    ("requeue", lambda c: ops.requeue.execute(c, Selection(statuses=(5,)), actor=ACTOR)),
+    ("bump", lambda c: ops.bump.execute(c, Selection(task_type="t.a"), actor=ACTOR, to=0)),
+    ("purge", lambda c: ops.purge.execute(c, Selection(older_than_seconds=0), actor=ACTOR)),
+    ("reap", lambda c: ops.reap.execute(c, actor=ACTOR)),
+    ("cancel", lambda c: ops.cancel.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
+    ("pause", lambda c: ops.pause.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
+    ("resume", lambda c: ops.resume.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
+]
+CLI_ACTIONS = [
+    ("requeue", "--status", "5"),
+    ("bump", "--type", "t.a", "--to", "0"),
+    ("purge", "--older-than", "0s"),
+    ("reap",),
+    ("cancel", "--type", "t.a"),
+    ("pause", "t.a"),
+    ("resume", "t.a"),
+]
+
+
+@pytest.fixture
+def jobs(conn: Conn) -> dict[str, uuid.UUID]:
+    """One job each action could change."""
+    return {
+        "failed": add_job(conn, 5),
+        "waiting": add_job(conn, 1, priority=9),
+        "done": add_job(conn, 3, age_s=60),
+        "hung": add_job(conn, 2, owner=uuid.uuid4()),
+    }
+
+
+def unchanged(conn: Conn, jobs: dict[str, uuid.UUID]) -> bool:
+    return (
+        [status_of(conn, jobs[k]) for k in ("failed", "waiting", "done", "hung")] == [5, 1, 3, 2]
+        and conn.execute("SELECT count(*) FROM sk_audit_t").fetchone() == (0,)
+        and conn.execute("SELECT count(*) FROM sk_task_types_t").fetchone() == (0,)
+    )
+
+
+@pytest.fixture
+def select_only_dsn(dsn: str) -> Iterator[str]:
+    """A login role that may only SELECT the queue's tables (roles are cluster-wide)."""
+    role = f"sk_ro_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        c.execute(
+            sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(
+                sql.Identifier(role)
+            )
+        )
+    params = conninfo.conninfo_to_dict(dsn)
+    params["user"] = role
+    try:
+        yield conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+            )
+            c.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            c.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+# -- a read-only session (--read-only) -----------------------------------------------------
+@pytest.mark.parametrize(("name", "action"), ACTIONS, ids=[a[0] for a in ACTIONS])
+def test_every_action_refuses_on_a_read_only_session(
+    dsn: str, conn: Conn, jobs: dict[str, uuid.UUID], name: str, action: Callable[[Conn], Any]
+) -> None:
+    with (
+        Database(dsn, read_only=True).connect() as ro,
+        pytest.raises(ReadOnlyError, match="read-only"),
+    ):
+        action(ro)
+    assert unchanged(conn, jobs)
+
+
+def test_previews_and_read_models_work_on_a_read_only_session(
+    dsn: str, jobs: dict[str, uuid.UUID]
+) -> None:
+    with Database(dsn, read_only=True).connect() as ro:
+        assert ops.requeue.preview(ro, Selection(statuses=(5,))).ids == (jobs["failed"],)
+        assert ops.reap.preview(ro).count == 1
+        assert stats.depth(ro).ready == 1
+        assert stats.inflight(ro).hung == 1
+        assert len(stats.failure_groups(ro)) == 1
+        stats.history(ro)
+        stats.execution_stats(ro)
+        stats.metrics(ro)
+        stats.overview(ro)
+
+
+@pytest.mark.parametrize("args", CLI_ACTIONS, ids=[a[0] for a in CLI_ACTIONS])
+def test_every_action_command_refuses_with_read_only(
+    run_cli: CLI, conn: Conn, jobs: dict[str, uuid.UUID], args: tuple[str, ...]
+) -> None:
+    proc = run_cli("--read-only", *args, "--yes")
+
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "read-only" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert unchanged(conn, jobs)
+
+
+def test_the_read_only_environment_variable_refuses_too(
+    run_cli: CLI, conn: Conn, jobs: dict[str, uuid.UUID]
+) -> None:
+    proc = run_cli("requeue", "--status", "5", "--yes", env={"SKCONSOLE_READ_ONLY": "1"})
+
+    assert proc.returncode == 5
+    assert "read-only" in proc.stderr
+    assert unchanged(conn, jobs)
+
+
+def test_dry_runs_status_and_audit_work_in_read_only_mode(
+    run_cli: CLI, jobs: dict[str, uuid.UUID]
+) -> None:
+    for args in (
+        ("requeue", "--status", "5", "--dry-run"),
+        ("status",),
+        ("status", "failures"),
+        ("audit",),
+    ):
+        proc = run_cli("--read-only", *args)
+        assert proc.returncode == 0, (args, proc.stderr)
+
+
+# -- a role that may only SELECT -----------------------------------------------------------
+@pytest.mark.parametrize(("name", "action"), ACTIONS, ids=[a[0] for a in ACTIONS])
+def test_every_action_refuses_for_a_select_only_role(
+    select_only_dsn: str,
+    conn: Conn,
+    jobs: dict[str, uuid.UUID],
+    name: str,
+    action: Callable[[Conn], Any],
+) -> None:
+    with psycopg.connect(select_only_dsn, autocommit=True) as ro:
+        with pytest.raises(ReadOnlyError, match="may only read the queue") as refused:
+            action(ro)
+        role = ro.info.user
+    assert role in str(refused.value)
+    assert unchanged(conn, jobs)
+
+
+def test_a_select_only_role_still_reads_and_previews(
+    select_only_dsn: str, jobs: dict[str, uuid.UUID]
+) -> None:
+    with psycopg.connect(select_only_dsn, autocommit=True) as ro:
+        assert ops.cancel.preview(ro, Selection(task_type="t.a")).ids == (jobs["waiting"],)
+        assert stats.overview(ro)["statuses"]["Faulted"] == 1
+
+
+def test_the_cli_refuses_clearly_for_a_select_only_role(
+    run_cli: CLI, select_only_dsn: str, conn: Conn, jobs: dict[str, uuid.UUID]
+) -> None:
+    proc = run_cli(
+        "--dsn", select_only_dsn, "--no-setup", "requeue", "--status", "5", "--yes", use_dsn=False
+    )
+
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "may only read the queue" in proc.stderr
+    assert unchanged(conn, jobs)

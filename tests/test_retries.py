@@ -1,0 +1,417 @@
+"""Running jobs: failures, retries with back-off, timeouts, bad data, types a
+worker cannot or must not run, fencing of late finishers, and the metrics a
+worker writes. Handlers live in tests/tasks_retry.py."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole.db.connect import Database
+from skconsole.producer import Producer
+from skconsole.worker.registry import TaskRegistry
+from tests.conftest import wait_until
+from tests.tasks_retry import LONG_BACKOFF, EngineThread, tasks
+
+Conn = psycopg.Connection[Any]
+
+PROCESSED, ERROR, FAULTED, FATAL = 3, 4, 5, 6
+
+
+# -- helpers ----------------------------------------------------------------------
+def result_row(conn: Conn, task_id: uuid.UUID) -> dict[str, Any]:
+    cur = conn.execute("SELECT * FROM sk_task_results_t WHERE task_id = %s", (task_id,))
+    row = cur.fetchone()
+    assert row is not None and cur.description is not None
+    return dict(zip([c.name for c in cur.description], row, strict=True))
+
+
+def status_of(conn: Conn, task_id: uuid.UUID) -> int:
+    row = conn.execute(
+        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def in_queue(conn: Conn, task_id: uuid.UUID) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,)
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def metric(conn: Conn, metric_id: str, owner: str) -> tuple[str, int] | None:
+    row = conn.execute(
+        "SELECT metric_category, metric_value FROM sk_metrics_t "
+        "WHERE metric_id = %s AND metric_owner_process_id = %s",
+        (metric_id, owner),
+    ).fetchone()
+    return (row[0], int(row[1])) if row else None
+
+
+def post(db: Database, task_type: str, payload: Any = None, **kw: Any) -> uuid.UUID:
+    with Producer(db) as p:
+        return p.post(task_type, payload, **kw)
+
+
+def insert_by_hand(conn: Conn, task_type: str, payload_text: str) -> uuid.UUID:
+    """Queue and result rows as another producer (e.g. Stakhanovise.NET) might write them."""
+    task_id = uuid.uuid4()
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload, task_status, "
+        "task_priority, task_posted_at_ts) VALUES (%s, %s, 'by-hand', %s, 1, 0, now())",
+        (task_id, task_type, payload_text),
+    )
+    conn.execute(
+        "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority, "
+        "task_locked_until_ts) VALUES (%s, %s, 'by-hand', %s, 0, now() - interval '1 second')",
+        (task_id, task_type, payload_text),
+    )
+    return task_id
+
+
+# -- failures and retries ------------------------------------------------------------
+def test_a_recoverable_failure_records_the_error_and_schedules_a_retry_after_the_backoff(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.fails_then_waits", {"n": 7})
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert r["task_error_count"] == 1
+    assert r["task_last_error_is_recoverable"] is True
+    assert r["task_processing_finalized_at_ts"] is None
+    error = r["task_last_error"]
+    assert "UpstreamUnavailable: upstream unavailable for order 7" in error
+    assert "Traceback (most recent call last)" in error
+    assert "fail_with_long_backoff" in error  # the handler's frame
+    row = conn.execute(
+        "SELECT extract(epoch FROM task_locked_until_ts - task_posted_at_ts), task_locked_until_ts > now() "
+        "FROM sk_tasks_queue_t WHERE task_id = %s",
+        (task_id,),
+    ).fetchone()
+    assert row is not None, "a job that will be retried is back in the queue"
+    assert float(row[0]) == pytest.approx(LONG_BACKOFF, abs=0.01)
+    assert row[1] is True
+
+
+def test_a_job_that_keeps_failing_is_faulted_after_max_attempts(
+    db: Database, conn: Conn, start_worker: Any
+) -> None:
+    max_attempts = tasks.get("retry.always_fails").options.max_attempts  # type: ignore[union-attr]
+    task_id = post(db, "retry.always_fails", {"amount": "12,00"})
+
+    worker = start_worker("--tasks", "tests.tasks_retry", "--burst", "--poll", "100ms")
+    output, _ = worker.communicate(timeout=60)
+    assert worker.returncode == 0, output
+
+    r = result_row(conn, task_id)
+    assert r["task_status"] == FAULTED
+    assert r["task_error_count"] == max_attempts == 3
+    assert r["sk_attempt"] == max_attempts
+    assert r["task_processing_finalized_at_ts"] is not None
+    assert r["task_last_error_is_recoverable"] is True
+    assert "ValueError: cannot parse amount" in r["task_last_error"]
+    assert not in_queue(conn, task_id)
+
+
+def test_a_fatal_task_error_ends_the_job_at_once_without_retry(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.fatal")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert r["task_error_count"] == 1
+    assert r["task_last_error_is_recoverable"] is False
+    assert r["task_processing_finalized_at_ts"] is not None
+    assert "FatalTaskError: recipient address is invalid" in r["task_last_error"]
+    assert not in_queue(conn, task_id)
+
+
+def test_a_handler_that_exceeds_its_timeout_fails_recoverably_with_a_timeout_error(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.slow")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert r["task_last_error"].startswith("TimeoutError")
+    assert "timeout of 0.2s" in r["task_last_error"]
+    assert r["task_last_error_is_recoverable"] is True
+    assert r["task_error_count"] == 1
+    assert in_queue(conn, task_id)
+
+
+def test_an_invalid_json_payload_fails_the_job_fatally_and_the_worker_carries_on(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    bad = insert_by_hand(conn, "retry.ok", "not json{")
+
+    with EngineThread(dsn) as worker:
+        wait_until(lambda: status_of(conn, bad) == FATAL, timeout=15)
+        good = post(db, "retry.ok", {"fine": True})
+        wait_until(lambda: status_of(conn, good) == PROCESSED, timeout=15)
+        assert worker.alive
+
+    r = result_row(conn, bad)
+    assert r["task_last_error"].startswith("InvalidPayload")
+    assert "not json{" in r["task_last_error"]
+    assert "Traceback" not in r["task_last_error"]
+    assert r["task_last_error_is_recoverable"] is False
+    assert r["task_error_count"] == 1
+    assert not in_queue(conn, bad)
+
+
+def test_a_queue_row_without_a_result_row_is_run_and_tracked(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = uuid.uuid4()
+    conn.execute(
+        "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority, "
+        "task_locked_until_ts) VALUES (%s, 'retry.ok', 'by-hand', '{}', 0, now() - interval '1 second')",
+        (task_id,),
+    )
+
+    with EngineThread(dsn, burst=True) as worker:
+        worker.join()
+
+    r = result_row(conn, task_id)
+    assert (r["task_status"], r["task_source"], r["sk_attempt"]) == (PROCESSED, "by-hand", 1)
+
+
+def test_a_registry_mixing_whole_and_fractional_timeouts_runs_its_jobs(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    registry = TaskRegistry()  # the default timeout is 300.0 (a float)
+
+    @registry.task("mixed.whole_timeout", timeout=30)  # an int, as people write it
+    async def whole(payload: Any) -> None:
+        pass
+
+    @registry.task("mixed.default_timeout")
+    async def default(payload: Any) -> None:
+        pass
+
+    task_id = post(db, "mixed.whole_timeout")
+    worker = EngineThread(dsn, registry).start()
+    try:
+        wait_until(lambda: status_of(conn, task_id) == PROCESSED or not worker.alive, timeout=15)
+    finally:
+        worker.stop()  # re-raises an error that ended the engine
+
+    assert status_of(conn, task_id) == PROCESSED
+
+
+# -- which jobs a worker claims ----------------------------------------------------------
+def test_a_job_of_a_type_the_worker_cannot_run_stays_in_the_queue(
+    db: Database, conn: Conn, start_worker: Any
+) -> None:
+    unknown = post(db, "nobody.runs.this", {"x": 1}, priority=0)
+    known = [post(db, "retry.ok", {"i": i}, priority=5) for i in range(3)]
+
+    worker = start_worker("--tasks", "tests.tasks_retry", "--burst", "--poll", "100ms")
+    output, _ = worker.communicate(timeout=60)
+    assert worker.returncode == 0, output
+
+    assert [status_of(conn, k) for k in known] == [PROCESSED] * 3
+    assert status_of(conn, unknown) == 1
+    assert in_queue(conn, unknown)
+    r = result_row(conn, unknown)
+    assert (r["sk_attempt"], r["task_error_count"], r["sk_owner_worker_id"]) == (0, 0, None)
+
+
+def test_a_worker_limited_to_some_types_leaves_the_others_alone(
+    db: Database, conn: Conn, start_worker: Any
+) -> None:
+    other = post(db, "retry.fatal")
+    mine = post(db, "retry.ok")
+
+    worker = start_worker(
+        "--tasks", "tests.tasks_retry", "--types", "retry.ok", "--burst", "--poll", "100ms"
+    )
+    output, _ = worker.communicate(timeout=60)
+    assert worker.returncode == 0, output
+
+    assert status_of(conn, mine) == PROCESSED
+    assert status_of(conn, other) == 1 and in_queue(conn, other)
+
+
+def test_a_paused_type_is_not_claimed_until_it_is_resumed(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    conn.execute(
+        "INSERT INTO sk_task_types_t (task_type, tt_paused, tt_paused_at_ts) VALUES ('retry.ok', true, now())"
+    )
+    paused = post(db, "retry.ok", priority=0)
+    witness = post(db, "retry.fatal", priority=9)
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, witness) == FATAL, timeout=15)
+        time.sleep(0.5)  # several poll rounds
+        assert status_of(conn, paused) == 1
+        assert in_queue(conn, paused)
+        # the worker publishing its settings leaves the operator's pause alone
+        assert conn.execute(
+            "SELECT tt_paused FROM sk_task_types_t WHERE task_type = 'retry.ok'"
+        ).fetchone() == (True,)
+
+        conn.execute("UPDATE sk_task_types_t SET tt_paused = false WHERE task_type = 'retry.ok'")
+        wait_until(lambda: status_of(conn, paused) == PROCESSED, timeout=15)
+
+
+def test_a_burst_worker_exits_when_only_paused_jobs_are_left(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    conn.execute("INSERT INTO sk_task_types_t (task_type, tt_paused) VALUES ('retry.ok', true)")
+    paused = post(db, "retry.ok")
+
+    worker = EngineThread(dsn, burst=True).start()
+    try:
+        worker.join(timeout=5)
+    finally:
+        worker.stop()
+
+    assert status_of(conn, paused) == 1
+
+
+# -- fencing -----------------------------------------------------------------------------
+def test_a_late_finisher_of_a_job_claimed_again_changes_nothing_and_is_counted(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    gate = threading.Event()
+    started = threading.Event()
+    registry = TaskRegistry()
+
+    @registry.task("fence.gated")
+    def handler(payload: Any) -> None:
+        started.set()
+        gate.wait(10)
+
+    task_id = post(db, "fence.gated")
+    worker = EngineThread(dsn, registry).start()
+    try:
+        assert started.wait(15)
+        wait_until(lambda: status_of(conn, task_id) == 2)
+        # meanwhile the job is reaped and claimed again by someone else: a new attempt
+        conn.execute(
+            "UPDATE sk_task_results_t SET sk_attempt = sk_attempt + 1, "
+            "task_last_processing_attempted_at_ts = now() WHERE task_id = %s",
+            (task_id,),
+        )
+        before = result_row(conn, task_id)
+        gate.set()
+        wait_until(lambda: worker.engine.processed == 1, timeout=15)
+    finally:
+        gate.set()
+        worker.stop()
+
+    assert result_row(conn, task_id) == before
+    assert metric(conn, "worker@fenced-result-count", worker.process_id) == ("task-worker", 1)
+
+
+def test_a_late_failure_of_a_job_claimed_again_changes_nothing(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    gate = threading.Event()
+    started = threading.Event()
+    registry = TaskRegistry()
+
+    @registry.task("fence.gated_failure")
+    def handler(payload: Any) -> None:
+        started.set()
+        gate.wait(10)
+        raise RuntimeError("too late")
+
+    task_id = post(db, "fence.gated_failure")
+    worker = EngineThread(dsn, registry).start()
+    try:
+        assert started.wait(15)
+        wait_until(lambda: status_of(conn, task_id) == 2)
+        conn.execute(
+            "UPDATE sk_task_results_t SET sk_attempt = sk_attempt + 1 WHERE task_id = %s",
+            (task_id,),
+        )
+        before = result_row(conn, task_id)
+        gate.set()
+        wait_until(lambda: worker.engine.processed == 1, timeout=15)
+    finally:
+        gate.set()
+        worker.stop()
+
+    assert result_row(conn, task_id) == before
+    assert not in_queue(conn, task_id)
+    assert metric(conn, "worker@fenced-result-count", worker.process_id) == ("task-worker", 1)
+
+
+# -- metrics -----------------------------------------------------------------------------
+def test_successes_write_app_metrics_under_stakhanovise_ids_and_execution_time_stats(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    ids = [post(db, "retry.ok", {"i": i}) for i in range(5)]
+
+    with EngineThread(dsn) as worker:
+        wait_until(lambda: all(status_of(conn, i) == PROCESSED for i in ids), timeout=15)
+    owner = worker.process_id
+
+    assert metric(conn, "worker@processed-payload-count", owner) == ("task-worker", 5)
+    assert metric(conn, "worker@successful-processed-payload-count", owner) == ("task-worker", 5)
+    assert metric(conn, "result-queue@result-writes-count", owner) == ("task-result-queue", 5)
+    assert metric(conn, "worker@failed-processed-payload-count", owner) is None
+    dequeued = metric(conn, "poller@dequeue-count", owner)
+    assert dequeued == ("task-poller", 5)
+    assert metric(conn, "queue-consumer@total-dequeue-duration", owner) is not None
+    stats = conn.execute(
+        "SELECT et_n_execution_cycles, et_fastest_execution_time, et_longest_execution_time, "
+        "et_avg_execution_time, et_total_execution_time FROM sk_task_execution_time_stats_t "
+        "WHERE et_payload_type = 'retry.ok' AND et_owner_process_id = %s",
+        (owner,),
+    ).fetchone()
+    assert stats is not None
+    n, fastest, longest, avg, total = stats
+    assert n == 5
+    assert 0 <= fastest <= avg <= longest <= total
+
+
+def test_failures_are_counted_in_the_failed_payload_metric(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.fatal")
+
+    with EngineThread(dsn) as worker:
+        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+
+    owner = worker.process_id
+    assert metric(conn, "worker@failed-processed-payload-count", owner) == ("task-worker", 1)
+    assert metric(conn, "worker@processed-payload-count", owner) == ("task-worker", 1)
+    assert metric(conn, "worker@successful-processed-payload-count", owner) is None
+
+
+def test_metrics_of_two_runs_under_one_process_id_add_up(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    post(db, "retry.ok")
+    with EngineThread(dsn, burst=True, process_id="shared-host") as first:
+        first.join()
+    post(db, "retry.ok")
+    post(db, "retry.ok")
+    with EngineThread(dsn, burst=True, process_id="shared-host") as second:
+        second.join()
+
+    assert metric(conn, "worker@processed-payload-count", "shared-host") == ("task-worker", 3)
+    assert conn.execute(
+        "SELECT et_n_execution_cycles FROM sk_task_execution_time_stats_t "
+        "WHERE et_payload_type = 'retry.ok' AND et_owner_process_id = 'shared-host'"
+    ).fetchone() == (3,)

@@ -1,0 +1,93 @@
+"""Console fixtures: a console app on the test database, seeded through the real engine.
+
+Reuses the root fixtures (``dsn``, ``db``, ``conn``, ``server_dsn``); the data
+source is the real :class:`~skconsole.tui.data.DatabaseSource`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+from textual.pilot import Pilot
+
+from skconsole.db.connect import Database
+from skconsole.producer import Job, Producer
+from skconsole.tui.app import ConsoleApp, EngineControl
+from skconsole.tui.data import DatabaseSource
+from skconsole.worker.engine import Engine, WorkerConfig
+from tests.tui.tasks_console import tasks
+
+SIZE = (120, 40)
+TIMEOUT_SIGNATURE_PREFIX = "tests.tui.tasks_console.UpstreamTimeout: timeout after <n>s"
+
+
+def run_burst(db: Database) -> None:
+    """Run the test handlers until the queue is empty (a real engine, in burst mode)."""
+    config = WorkerConfig(concurrency=8, burst=True, poll_interval=0.1, reap=False)
+    asyncio.run(Engine(db, tasks, config).run())
+
+
+@pytest.fixture
+def seeded(db: Database) -> Database:
+    """6 jobs failed with a timeout, 3 declined (fatal), 4 processed."""
+    with Producer(db) as p:
+        p.post_many(
+            [Job("tui.timeout", {"n": 30 + i}) for i in range(6)]
+            + [Job("tui.declined", {"n": 100 + i}) for i in range(3)]
+            + [Job("tui.ok", {"i": i}) for i in range(4)]
+        )
+    run_burst(db)
+    return db
+
+
+@pytest.fixture
+def make_app(dsn: str) -> Callable[..., ConsoleApp]:
+    """A console on the test database; ``read_only`` makes its sessions read-only too."""
+
+    def make(
+        *,
+        read_only: bool = False,
+        engine: EngineControl | None = None,
+        interval: float = 0.5,
+        db: Database | None = None,
+        **kw: Any,
+    ) -> ConsoleApp:
+        source = DatabaseSource(db or Database(dsn, read_only=read_only))
+        return ConsoleApp(source, refresh_interval=interval, engine=engine, actor="tester", **kw)
+
+    return make
+
+
+async def until(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Let the app run until ``predicate`` holds (it may need a refresh or two)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause(0.05)
+        if predicate():
+            await pilot.pause()
+            return
+    raise AssertionError(f"condition not met within {timeout:.0f}s")
+
+
+async def loaded(pilot: Pilot[Any]) -> ConsoleApp:
+    app = pilot.app
+    assert isinstance(app, ConsoleApp)
+    await until(pilot, lambda: app.snapshot is not None)
+    return app
+
+
+def statuses(conn: psycopg.Connection[Any], task_type: str) -> dict[int, int]:
+    rows = conn.execute(
+        "SELECT task_status, count(*) FROM sk_task_results_t WHERE task_type = %s GROUP BY 1",
+        (task_type,),
+    ).fetchall()
+    return {int(s): int(n) for s, n in rows}
+
+
+def notices(app: ConsoleApp) -> list[str]:
+    return [n.message for n in app._notifications]

@@ -1,0 +1,258 @@
+"""Every key action of the console, through a real database: preview, confirm, execute, audit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from textual.widgets import Button
+
+from skconsole.db.connect import Database
+from skconsole.producer import Job, Producer
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.group_jobs import GroupJobsScreen
+from skconsole.tui.screens.purge_age import PurgeAgeScreen
+from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
+from skconsole.tui.widgets.failures_panel import FailuresPanel
+from tests.tui.conftest import SIZE, TIMEOUT_SIGNATURE_PREFIX, loaded, notices, statuses, until
+
+MakeApp = Callable[..., ConsoleApp]
+Conn = psycopg.Connection[Any]
+
+
+def _select_group(app: ConsoleApp, prefix: str) -> None:
+    panel = app.main_screen.query_one(FailuresPanel)
+    assert app.snapshot is not None
+    key = next(g.key for g in app.snapshot.failures if g.signature.startswith(prefix))
+    assert panel.table.select_key(key)
+    panel.table.focus()
+
+
+def _audit(conn: Conn) -> list[tuple[str, str, int]]:
+    return [
+        (r[0], r[1], int(r[2]))
+        for r in conn.execute(
+            "SELECT audit_action, audit_user, audit_count FROM sk_audit_t ORDER BY audit_id"
+        ).fetchall()
+    ]
+
+
+async def test_requeue_group_confirms_scope_and_acts(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.question.startswith(f"Requeue 6 jobs in group `{TIMEOUT_SIGNATURE_PREFIX}")
+        assert len(dialog.sample) == 5
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Requeued 6") for m in notices(app)))
+    assert statuses(conn, "tui.timeout") == {1: 6}
+    assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (6,)
+    assert _audit(conn) == [("requeue", "tester", 6)]
+
+
+async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, conn: Conn) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        for answer in ("enter", "escape", "n"):
+            await pilot.press("R")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert app.screen.focused is not None and app.screen.focused.id == "no"
+            await pilot.press(answer)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+            await pilot.pause(1.0)  # outside the repeat guard
+        assert notices(app).count("Nothing was changed.") == 3
+    assert statuses(conn, "tui.timeout") == {5: 6}
+    assert _audit(conn) == []
+
+
+async def test_repeat_presses_open_one_confirmation(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("R", "R", "R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert statuses(conn, "tui.timeout") == {5: 6}
+
+
+async def test_requeue_one_job_from_the_drilldown(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
+        )
+        screen = app.screen
+        assert isinstance(screen, GroupJobsScreen)
+        chosen = screen.selected_job()
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question.startswith(f"Requeue job {chosen[:8]} (tui.timeout, Faulted)?")  # type: ignore[index]
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
+    row = conn.execute("SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (chosen,))
+    assert row.fetchone() == (1,)
+    assert statuses(conn, "tui.timeout") == {1: 1, 5: 5}
+
+
+async def test_requeue_all_shown_acts_on_the_filter(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
+        )
+        await pilot.press("slash", *"orders/3", "1", "enter")  # "orders/31" matches one job
+        screen = app.screen
+        assert isinstance(screen, GroupJobsScreen)
+        shown = screen.query_one("#panel-jobs").table.visible_keys  # type: ignore[attr-defined]
+        assert len(shown) == 1
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "the 1 jobs shown (filter “orders/31”)" in app.screen.question
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
+    assert statuses(conn, "tui.timeout") == {1: 1, 5: 5}
+
+
+def _post_waiting(db: Database, n: int, priority: int = 7) -> None:
+    with Producer(db) as p:
+        p.post_many([Job("tui.ok", {"i": i}, priority=priority) for i in range(n)])
+
+
+async def _select_type(pilot: Any, app: ConsoleApp, task_type: str) -> None:
+    await pilot.press("1")
+    await until(
+        pilot,
+        lambda: (
+            app.snapshot is not None and any(d.task_type == task_type for d in app.snapshot.depth)
+        ),
+    )
+    assert app.main_screen.panel("depth").table.select_key(task_type)
+
+
+async def test_bump_a_type(db: Database, make_app: MakeApp, conn: Conn) -> None:
+    _post_waiting(db, 4)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _select_type(pilot, app, "tui.ok")
+        await pilot.press("B")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question.startswith("Bump 4 waiting jobs of type `tui.ok` to priority 0")
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Bumped 4") for m in notices(app)))
+    assert conn.execute("SELECT DISTINCT task_priority FROM sk_tasks_queue_t").fetchall() == [(0,)]
+
+
+async def test_cancel_a_type(db: Database, make_app: MakeApp, conn: Conn) -> None:
+    _post_waiting(db, 3)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _select_type(pilot, app, "tui.ok")
+        await pilot.press("X")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question == "Cancel 3 waiting jobs of type `tui.ok`? They will not run."
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Cancelled 3") for m in notices(app)))
+    assert statuses(conn, "tui.ok") == {7: 3}
+    assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (0,)
+
+
+async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Conn) -> None:
+    _post_waiting(db, 2)
+
+    def paused() -> bool | None:
+        row = conn.execute(
+            "SELECT tt_paused FROM sk_task_types_t WHERE task_type = 'tui.ok'"
+        ).fetchone()
+        return row[0] if row else None
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _select_type(pilot, app, "tui.ok")
+        await pilot.press("P")  # reversible: no confirmation
+        await until(pilot, lambda: paused() is True)
+        await until(pilot, lambda: app.snapshot is not None and app.snapshot.depth[0].paused)
+        await pilot.pause(1.0)
+        await pilot.press("P")
+        await until(pilot, lambda: paused() is False)
+    assert [a for a, _, _ in _audit(conn)] == ["pause", "resume"]
+
+
+async def test_purge_asks_to_type_the_count(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    # 4 Processed and 3 Fatal results are final; purge them all ("older than 0s")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("D")
+        await until(pilot, lambda: isinstance(app.screen, PurgeAgeScreen))
+        await pilot.press("ctrl+u", "0", "s", "enter")  # replace the default 7d
+        await until(pilot, lambda: isinstance(app.screen, PurgeConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, PurgeConfirmScreen)
+        assert dialog.count == 7
+        await pilot.press("6", "enter")  # the wrong number does nothing
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, PurgeConfirmScreen)
+        assert dialog.query_one("#yes", Button).disabled
+        await pilot.press("backspace", "7", "enter")
+        await until(pilot, lambda: any(m.startswith("Purged 7") for m in notices(app)))
+    assert statuses(conn, "tui.ok") == {}
+    assert statuses(conn, "tui.declined") == {}
+    assert statuses(conn, "tui.timeout") == {5: 6}  # Faulted is kept
+
+
+async def test_reap_hung_jobs_of_a_crashed_worker(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    from skconsole.demo_scenario import CrashedWorker
+
+    crash = CrashedWorker(db, jobs=2)
+    assert crash.run(), crash.error
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await until(pilot, lambda: app.snapshot is not None and app.snapshot.hung_count == 2)
+        await pilot.press("2", "H")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question.startswith("Reap 2 hung jobs?")
+        assert all("worker gone" in line for line in app.screen.sample)
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Reaped 2") for m in notices(app)))
+    assert statuses(conn, "demo.hang") == {4: 2}
+    errors = conn.execute("SELECT task_last_error FROM sk_task_results_t").fetchall()
+    assert all(e[0].startswith("skconsole.HungJob: worker gone") for e in errors)

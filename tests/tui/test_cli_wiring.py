@@ -1,0 +1,65 @@
+"""``skconsole`` without a command opens the console; ``skconsole demo`` the demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from skconsole import cli
+from skconsole.tui import launch
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    seen: list[tuple[str, Any]] = []
+    monkeypatch.setattr(launch, "run_console", lambda opts: seen.append(("console", opts)) or 0)
+    monkeypatch.setattr(
+        launch,
+        "run_demo",
+        lambda dsn, data_dir, **kw: seen.append(("demo", (dsn, data_dir, kw))) or 0,
+    )
+    monkeypatch.delenv("SKCONSOLE_DSN", raising=False)
+    monkeypatch.delenv("SKCONSOLE_READ_ONLY", raising=False)
+    return seen
+
+
+def test_no_command_opens_the_console_with_its_options(calls: list[tuple[str, Any]]) -> None:
+    args = ["--dsn", "postgresql://x@h/db", "--refresh", "5s", "--tasks", "m.t", "--workers", "3"]
+    result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    [(what, opts)] = calls
+    assert what == "console"
+    assert (opts.dsn, opts.refresh, opts.tasks, opts.workers) == (
+        "postgresql://x@h/db",
+        5.0,
+        "m.t",
+        3,
+    )
+    assert opts.setup and not opts.read_only
+
+
+def test_read_only_and_no_setup_reach_the_console(calls: list[tuple[str, Any]]) -> None:
+    result = CliRunner().invoke(cli.app, ["--read-only", "--no-setup"])
+    assert result.exit_code == 0, result.output
+    [(_, opts)] = calls
+    assert opts.read_only and not opts.setup and opts.refresh == 2.0
+
+
+def test_demo_ignores_a_dsn_from_the_environment(
+    calls: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SKCONSOLE_DSN", "postgresql://prod@db/queue")
+    result = CliRunner().invoke(cli.app, ["--data-dir", str(tmp_path), "demo", "--rate", "1"])
+    assert result.exit_code == 0, result.output
+    [(what, (dsn, data_dir, kw))] = calls
+    assert what == "demo" and dsn is None and data_dir == tmp_path and kw["rate"] == 1.0
+
+
+def test_demo_uses_an_explicit_dsn(calls: list[tuple[str, Any]]) -> None:
+    result = CliRunner().invoke(cli.app, ["--dsn", "postgresql://me@h/scratch", "demo"])
+    assert result.exit_code == 0, result.output
+    [(_, (dsn, _, _))] = calls
+    assert dsn == "postgresql://me@h/scratch"

@@ -1,0 +1,337 @@
+"""The console's behaviour on a real database: read-only mode, filter, drill-down,
+live refresh, keys and the command palette."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole.db.connect import Database
+from skconsole.errors import ReadOnlyError
+from skconsole.producer import Job, Producer
+from skconsole.tui import actions
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.commands import ActionCommands
+from skconsole.tui.data import DatabaseSource
+from skconsole.tui.model import ActionRequest, Snapshot, Target
+from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.group_jobs import GroupJobsScreen
+from skconsole.tui.screens.help import HelpScreen
+from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.widgets.failures_panel import FailuresPanel
+from tests.tui.conftest import (
+    SIZE,
+    TIMEOUT_SIGNATURE_PREFIX,
+    loaded,
+    notices,
+    run_burst,
+    statuses,
+    until,
+)
+
+MakeApp = Callable[..., ConsoleApp]
+Conn = psycopg.Connection[Any]
+WRITE_KEYS = ("R", "A", "B", "X", "H", "P", "D")
+
+
+def _failures(app: ConsoleApp) -> FailuresPanel:
+    return app.main_screen.query_one(FailuresPanel)
+
+
+# -- read-only ------------------------------------------------------------------------------
+async def test_read_only_hides_write_actions(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app(read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        for scope_keys in (("3",), ("1",), ("2",)):
+            await pilot.press(*scope_keys)
+            shown = {b.binding.key for b in app.screen.active_bindings.values()}
+            assert not shown & set(WRITE_KEYS), shown
+            for key in WRITE_KEYS:
+                await pilot.press(key)
+                await pilot.pause(0.1)
+                assert not isinstance(app.screen, ConfirmScreen)
+        assert app.status_state().read_only
+        await pilot.press("3", "enter")  # drill-down still works
+        await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen))
+        await pilot.press("R", "A", "X", "B")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, GroupJobsScreen)
+        provider = ActionCommands(app.screen)
+        names = [name for name, _, _ in provider._entries()]
+        assert "Requeue" not in names and "Purge" not in names and "Filter" in names
+    assert statuses(conn, "tui.timeout") == {5: 6}
+    assert conn.execute("SELECT count(*) FROM sk_audit_t").fetchone() == (0,)
+
+
+def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, dsn: str) -> None:
+    """The second guard: even if the console asked, the read-only session refuses."""
+    source = DatabaseSource(Database(dsn, read_only=True))
+    try:
+        with source._conn("action") as c:
+            assert c.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
+        target = Target("group", group=source.snapshot().failures[0].key)
+        preview = source.preview(ActionRequest("requeue", target))
+        assert preview.count > 0
+        with pytest.raises(ReadOnlyError):
+            source.execute(preview, "tester")
+    finally:
+        source.close()
+
+
+# -- filter and drill-down --------------------------------------------------------------------
+async def test_filter_narrows_the_focused_table_and_esc_clears(
+    seeded: Database, make_app: MakeApp
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        panel = _failures(app)
+        await until(pilot, lambda: panel.table.total_rows == 2)
+        await pilot.press("3", "slash", *"declined")
+        assert len(panel.table.visible_keys) == 1
+        assert "filter “declined”: 1 of 2" in str(panel.border_title)
+        await pilot.press("enter")  # back to the table, filter kept
+        assert app.focused is panel.table
+        await until(pilot, lambda: app.refresh_count >= 3)  # survives refreshes
+        assert len(panel.table.visible_keys) == 1
+        await pilot.press("escape")
+        assert len(panel.table.visible_keys) == 2
+        assert "filter" not in str(panel.border_title)
+
+
+async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        panel = _failures(app)
+        assert app.snapshot is not None
+        key = next(
+            g.key for g in app.snapshot.failures if g.signature.startswith(TIMEOUT_SIGNATURE_PREFIX)
+        )
+        panel.table.select_key(key)
+        await pilot.press("3", "enter")
+        await until(
+            pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
+        )
+        jobs = app.screen
+        assert isinstance(jobs, GroupJobsScreen)
+        assert jobs.jobs is not None and jobs.jobs.total == 6 and len(jobs.jobs.jobs) == 6
+        assert all(j.status == "Faulted" for j in jobs.jobs.jobs)
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None
+        )
+        detail = app.screen
+        assert isinstance(detail, JobDetailScreen)
+        assert detail.detail is not None
+        assert detail.detail.last_error is not None
+        assert detail.detail.last_error.startswith("Traceback (most recent call last):")
+        assert '"n"' in (detail.detail.payload or "")
+        await pilot.press("c")
+        assert detail.detail.task_id in app.clipboard
+        assert "UpstreamTimeout: timeout after" in app.clipboard
+        assert any(m.startswith("Copied job") for m in notices(app))
+        await pilot.press("escape")
+        assert isinstance(app.screen, GroupJobsScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+# -- live refresh -----------------------------------------------------------------------------
+async def test_rows_are_keyed_so_the_cursor_stays_on_its_row(
+    seeded: Database, make_app: MakeApp, db: Database
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        panel = _failures(app)
+        table = panel.table
+        declined = next(g.key for g in app.snapshot.failures if "declined" in g.signature)  # type: ignore[union-attr]
+        await pilot.press("3")
+        table.select_key(declined)
+        assert table.cursor_row == 1
+        # a new group appears above it (4 jobs: between the 6 and the 3)
+        with db.connect() as c:
+            c.execute(
+                "UPDATE sk_task_results_t SET task_status = 6, "
+                "task_last_error = 'ZeroDivisionError: division by zero' WHERE task_type = 'tui.ok'"
+            )
+        await until(pilot, lambda: table.total_rows == 3)
+        assert table.selected_key == declined and table.cursor_row == 2
+        # and one that goes away below it: still on the same row
+        with db.connect() as c:
+            c.execute("DELETE FROM sk_task_results_t WHERE task_type = 'tui.ok'")
+        await until(pilot, lambda: table.total_rows == 2)
+        assert table.selected_key == declined and table.cursor_row == 1
+
+
+class _SlowSource(DatabaseSource):
+    """The real source, slowed down, recording concurrency and the threads it runs on."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self.active = 0
+        self.most_at_once = 0
+        self.calls = 0
+        self.threads: set[int] = set()
+        self._count = threading.Lock()
+
+    def snapshot(self) -> Snapshot:
+        with self._count:
+            self.active += 1
+            self.calls += 1
+            self.most_at_once = max(self.most_at_once, self.active)
+            self.threads.add(threading.get_ident())
+        try:
+            time.sleep(0.4)
+            return super().snapshot()
+        finally:
+            with self._count:
+                self.active -= 1
+
+
+async def test_refreshes_never_pile_up_and_never_run_on_the_ui_thread(
+    seeded: Database, dsn: str
+) -> None:
+    source = _SlowSource(Database(dsn))
+    app = ConsoleApp(source, refresh_interval=0.5)
+    async with app.run_test(size=SIZE) as pilot:
+        ui_thread = threading.get_ident()
+        await loaded(pilot)
+        for _ in range(10):  # hammer "refresh now" while refreshes are running
+            await pilot.press("r")
+            await pilot.pause(0.05)
+        await until(pilot, lambda: app.refresh_count >= 4, timeout=20)
+    source.close()
+    assert source.most_at_once == 1
+    assert ui_thread not in source.threads
+
+
+async def test_pause_and_interval_keys(seeded: Database, make_app: MakeApp) -> None:
+    app = make_app(interval=2.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("minus")
+        assert app.interval == 5.0
+        await pilot.press("plus", "plus")
+        assert app.interval == 1.0
+        assert app.status_state().interval_s == 1.0
+        await pilot.press("p")
+        assert app.paused and app.status_state().paused
+        await until(pilot, lambda: not app._refreshing)  # one may have been under way
+        count = app.refresh_count
+        await pilot.pause(2.5)
+        assert app.refresh_count == count  # no refresh while paused
+        await pilot.press("p")
+        await until(pilot, lambda: app.refresh_count > count)
+
+
+# -- keys, help, palette --------------------------------------------------------------------------
+async def test_help_lists_every_action(seeded: Database, make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        from skconsole.tui.screens.help import help_text
+
+        text = help_text(read_only=False)
+        for spec in actions.ACTIONS:
+            if not spec.id.startswith("panel("):
+                assert spec.description in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_number_keys_switch_panels(seeded: Database, make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        for n, (scope, _) in enumerate(actions.PANELS, 1):
+            await pilot.press(str(n))
+            assert app.current_scope() == scope
+
+
+async def test_palette_runs_actions_in_their_panel(seeded: Database, make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")  # in flight: requeue does not apply here; its home is failures
+        provider = ActionCommands(app.screen)
+        names = {name for name, _, _ in provider._entries()}
+        drilldown_only = {"jobs", "job"}
+        for spec in actions.ACTIONS:
+            if spec.id in ("leave", "engine") or (spec.scopes and spec.scopes <= drilldown_only):
+                continue
+            label = (
+                f"Panel: {spec.description}" if spec.id.startswith("panel(") else spec.description
+            )
+            assert label in names, label
+        spec = actions.BY_ID["requeue"]
+        await app.run_from_palette(spec)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.current_scope() == "" and "in group" in app.screen.question  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen))
+        names = {name for name, _, _ in ActionCommands(app.screen)._entries()}
+        assert {"Requeue shown", "Requeue", "Open", "Filter"} <= names
+
+
+def test_registry_generates_bindings_for_every_action() -> None:
+    keys = [b.key for b in actions.bindings()]
+    assert len(keys) == len(set(keys)) == len(actions.ACTIONS)
+    for spec in actions.ACTIONS:
+        name = spec.id.split("(")[0]
+        assert callable(getattr(ConsoleApp, f"action_{name}", None)), spec.id
+        if spec.destructive:
+            assert spec.needs_write
+
+
+# -- the embedded engine --------------------------------------------------------------------------
+async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn: Conn) -> None:
+    from skconsole.engine_thread import EngineThread
+    from skconsole.worker.engine import WorkerConfig
+    from tests.tui.tasks_console import tasks
+
+    engine = EngineThread(db, tasks, WorkerConfig(concurrency=2, poll_interval=0.1, grace_period=1))
+    app = make_app(engine=engine, start_engine=True)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await loaded(pilot)
+            await until(pilot, lambda: engine.state == "running")
+            assert (app.status_state().engine or "").startswith("running 0/2")
+            with Producer(db) as p:
+                p.post_many([Job("tui.ok", {"i": i}) for i in range(5)])
+            await until(pilot, lambda: statuses(conn, "tui.ok") == {3: 5})
+            await pilot.press("e")
+            await until(pilot, lambda: engine.state == "stopped")
+            with Producer(db) as p:
+                p.post("tui.ok", {"i": 99})
+            await pilot.pause(0.5)
+            assert statuses(conn, "tui.ok") == {3: 5, 1: 1}
+            await pilot.press("e")
+            await until(pilot, lambda: statuses(conn, "tui.ok") == {3: 6})
+            assert (app.status_state().engine or "").endswith("6 done")
+    finally:
+        engine.close(10)
+
+
+def test_burst_helper_leaves_the_expected_groups(seeded: Database) -> None:
+    source = DatabaseSource(seeded)
+    try:
+        snap = source.snapshot()
+    finally:
+        source.close()
+    counts = sorted((g.count, g.statuses) for g in snap.failures)
+    assert counts == [(3, (("Fatal", 3),)), (6, (("Faulted", 6),))]
+    run_burst(seeded)  # idempotent: nothing left to run

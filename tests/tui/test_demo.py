@@ -1,0 +1,115 @@
+"""``skconsole demo``'s engine side: the scenario, the trickle, the crash, the embedded engine."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from skconsole import stats
+from skconsole.db.connect import Database
+from skconsole.db.schema import missing_objects
+from skconsole.demo import tasks as demo_tasks
+from skconsole.demo_scenario import (
+    DEMO_DATABASE,
+    DemoScenario,
+    Trickle,
+    fresh_demo_database,
+    initial_jobs,
+    trickle_jobs,
+)
+from skconsole.engine_thread import EngineThread
+from skconsole.producer import Producer
+from skconsole.worker.engine import WorkerConfig
+from tests.conftest import wait_until
+
+
+def test_engine_side_modules_import_no_ui_library() -> None:
+    code = (
+        "import sys; import skconsole.demo_scenario, skconsole.engine_thread, skconsole.demo; "
+        "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_initial_mix_is_realistic() -> None:
+    jobs = initial_jobs(random.Random(7))
+    types = Counter(j.task_type for j in jobs)
+    assert set(types) == {
+        "demo.sleep",
+        "demo.sleep_sync",
+        "demo.flaky",
+        "demo.fail",
+        "demo.fatal",
+        "demo.noop",
+    }
+    assert 800 <= len(jobs) <= 1000
+    assert len({j.priority for j in jobs}) >= 4
+    assert sum(1 for j in jobs if j.delay > 0) >= 50  # delayed jobs: "scheduled"
+    kinds = {j.payload["kind"] for j in jobs if j.task_type == "demo.fail"}
+    assert kinds == {"timeout", "declined", "keyerror", "value"}  # distinct failure groups
+    later = Counter(j.task_type for j in trickle_jobs(random.Random(1), 2000))
+    assert later["demo.hang"] > 0 and later["demo.fail"] > 0 and later["demo.sleep"] > 500
+
+
+def test_trickle_posts_until_stopped(db: Database, conn: psycopg.Connection[Any]) -> None:
+    trickle = Trickle(db, rate=20.0, seed=3)
+    trickle.start()
+    wait_until(lambda: trickle.posted >= 20, timeout=30)
+    trickle.stop()
+    posted = conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone()
+    assert posted is not None and posted[0] == trickle.posted
+    time.sleep(1.5)
+    assert conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone() == posted
+
+
+def test_the_demo_database_starts_fresh_every_time(server_dsn: str) -> None:
+    server = Database(server_dsn)
+    try:
+        first = fresh_demo_database(server)
+        with Producer(first) as p:
+            p.post("demo.noop")
+        second = fresh_demo_database(server)
+        with second.connect() as c:
+            assert missing_objects(c) == []
+            assert c.execute("SELECT count(*) FROM sk_task_results_t").fetchone() == (0,)
+            assert c.execute("SELECT current_database()").fetchone() == (DEMO_DATABASE,)
+    finally:
+        with server.connect() as c:
+            c.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                    sql.Identifier(DEMO_DATABASE)
+                )
+            )
+
+
+def test_the_demo_has_hung_jobs_failures_and_moving_work(db: Database) -> None:
+    """Within seconds: a crashed worker's jobs hung, failure groups, jobs done."""
+    scenario = DemoScenario(db, rate=5.0, seed=11)
+    assert scenario.post_initial() > 800
+    config = WorkerConfig(concurrency=8, reap=False, grace_period=1.0)
+    engine = EngineThread(db, demo_tasks, config, gate=scenario.ready)
+    engine.start()
+    scenario.start()
+    try:
+        assert engine.state == "starting"  # held until the crash happened
+        assert scenario.ready.wait(60)
+        assert scenario.crash.error is None
+        wait_until(lambda: engine.state == "running", timeout=30)
+        with db.connect() as conn:
+            wait_until(lambda: len(stats.failure_groups(conn)) >= 3, timeout=30)
+            assert stats.inflight(conn).hung == 3  # the demo engine leaves them to the operator
+            assert any(w.state == "lost" for w in stats.workers(conn))
+            wait_until(lambda: engine.processed >= 20, timeout=30)
+            wait_until(lambda: scenario.trickle.posted > 0, timeout=30)
+    finally:
+        scenario.stop()
+        assert engine.close(30)
+    assert engine.state == "stopped"
