@@ -23,6 +23,7 @@ import psycopg
 from psycopg import conninfo, sql
 
 from skconsole import stats
+from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.db.sqlfiles import load_sql
 
@@ -97,8 +98,9 @@ def read_models(conn: Conn) -> dict[str, Callable[[], Any]]:
 
 
 def measure(dsn: str, runs: int) -> dict[str, dict[str, float]]:
+    """Time each read model on a connection set up exactly as the console's (jit off)."""
     out: dict[str, dict[str, float]] = {}
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    with Database(dsn).connect(application_name="skconsole-bench") as conn:
         for name, fn in read_models(conn).items():
             fn()  # warm-up: plans, catalog and buffer caches
             times = []
