@@ -3,8 +3,9 @@
 Real PostgreSQL, real ``skconsole worker`` processes, no mocks. A worker holds
 a session advisory lock for as long as it lives; PostgreSQL frees it the
 moment the killed process's connection drops, so ``sk_inflight_tasks`` judges
-its jobs hung ('worker gone ...') at once and the reaper of any live worker
-(every 2 s by default) re-posts them. At the end every job is 3 Processed
+its jobs hung ('worker gone ...') at once, and the reaper of any live worker
+(every 2 s by default) re-posts them once the dead worker's heartbeat is 3 s
+old too (a free lock alone may be a blip on a live worker's connection). At the end every job is 3 Processed
 exactly once, by the results table and by the handlers' own completion logs.
 """
 

@@ -355,3 +355,59 @@ def test_worker_never_reaps_its_own_running_jobs(
     assert completions(log_dir) == {str(i): 1 for i in posted}, "each job ran exactly once"
     w.send_signal(signal.SIGTERM)
     assert wait_exit(w, 60) == 0, w.drain.tail()
+
+
+@pytest.mark.slow
+def test_other_workers_do_not_reap_a_live_worker_whose_control_session_blipped(
+    dsn: str, db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
+) -> None:
+    """Worker A runs 3 nine-second jobs; worker B runs beside it, reaping every
+    2 s. A's control session (the one holding its liveness lock) is terminated
+    and, for 6 s, A cannot open a new one; its other sessions stay up and keep
+    its heartbeat fresh. B sees a free lock but a live heartbeat: a blip, not a
+    death. It must leave A's jobs alone (reaping them would run each one twice)."""
+    with Producer(db) as p:
+        posted = p.post_many([Job("slow-async", 9.0) for _ in range(3)]).ids
+    a = spawn("--concurrency", "5")
+    wait_for(
+        lambda: (
+            conn.execute("SELECT count(*) FROM sk_task_results_t WHERE task_status = 2").fetchone()
+            == (3,)
+        ),
+        60,
+        _diag(conn, a),
+    )
+    b = spawn("--concurrency", "5")
+    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, _diag(conn, b))
+    dbname = conn.info.dbname
+    admin = psycopg.connect(conninfo.make_conninfo(dsn, dbname="template1"), autocommit=True)
+    try:
+        admin.execute(
+            sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(sql.Identifier(dbname))
+        )
+        # A's control session only: the one whose process holds A's liveness lock
+        terminated = conn.execute(
+            "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN sk_workers_t w"
+            " ON ((l.classid::bigint << 32) | l.objid::bigint) = w.worker_lock_key"
+            " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND w.worker_pid = %s",
+            (a.pid,),
+        ).fetchall()
+        assert terminated == [(True,)]
+        time.sleep(6.0)
+        during = conn.execute(
+            "SELECT task_status, task_error_count FROM sk_task_results_t"
+        ).fetchall()
+    finally:
+        admin.execute(
+            sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(sql.Identifier(dbname))
+        )
+        admin.close()
+    print(f"\nduring the 6 s outage of A's control session: {during}")
+    assert during == [(2, 0)] * 3, "B re-posted jobs that A was still running"
+    wait_for(lambda: all_final(conn), 120, _diag(conn, a))
+    assert status_counts(conn) == {3: 3}, "none lost"
+    assert conn.execute("SELECT max(task_error_count) FROM sk_task_results_t").fetchone() == (0,)
+    assert completions(log_dir) == {str(i): 1 for i in posted}, "each job ran exactly once"
+    for w in (a, b):
+        w.send_signal(signal.SIGTERM)
+        assert wait_exit(w, 60) == 0, w.drain.tail()

@@ -90,6 +90,7 @@ def execute(
                 "ids": batch,
                 "limit": len(batch),
                 "exclude_owner": None,  # an operator may reap any worker's jobs
+                "liveness_grace_s": 0,  # and acts on the verdict shown, at once
             },
             prepare=False,
         ).fetchall()

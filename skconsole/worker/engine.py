@@ -50,8 +50,10 @@ class WorkerConfig:
     concurrency: int = 10
     batch_size: int = 100
     poll_interval: float = 1.0
-    heartbeat_interval: float = 2.0
+    heartbeat_interval: float = 1.0
     heartbeat_stale: float = 30.0
+    #: a worker whose liveness lock is free is reaped once its heartbeat is this old
+    liveness_grace: float = 3.0
     reap_interval: float = 2.0
     timeout_grace: float = 10.0
     unowned_after: float = 3600.0
@@ -588,6 +590,7 @@ class Engine:
         cfg = self.config
         params = {
             "stale_s": cfg.heartbeat_stale,
+            "liveness_grace_s": cfg.liveness_grace,
             "grace_s": cfg.timeout_grace,
             "unowned_s": cfg.unowned_after,
             "default_max_attempts": self.registry.defaults.max_attempts,

@@ -12,6 +12,11 @@ WITH hung AS (
         -- a worker never reaps its own jobs: it knows it is alive, and enforces
         -- their timeouts itself (its liveness lock may be briefly gone on a reconnect)
         AND i.worker_id IS DISTINCT FROM %(exclude_owner)s::uuid
+        -- a free liveness lock with a fresh heartbeat is a blip on the owner's
+        -- control connection, not a death: wait until its heartbeat has stopped
+        -- too, or the jobs would run twice (a killed worker stops heartbeating)
+        AND (i.worker_alive IS NOT FALSE OR i.heartbeat_at IS NULL
+             OR i.heartbeat_at < clock_timestamp() - make_interval(secs => %(liveness_grace_s)s))
     LIMIT %(limit)s
 ),
 reaped AS (
