@@ -1,6 +1,6 @@
 """The ``skconsole`` command line (Typer).
 
-Every command accepts the connection options; errors that a person can act on
+Every command accepts the connection options, before or after its name; errors that a person can act on
 are printed as one line with a non-zero exit code, never as a traceback
 (set SKCONSOLE_DEBUG=1 to see one).
 """
@@ -28,7 +28,9 @@ from skconsole.errors import ConfigError, ReadOnlyError, SkconsoleError
 
 app = typer.Typer(
     name="skconsole",
-    help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout).",
+    help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout)."
+    " The connection options (--dsn, --data-dir, --no-setup, --read-only) go before or after"
+    " the command.",
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -413,12 +415,42 @@ def _register_commands() -> None:
     from skconsole import cli_status  # noqa: F401
 
 
+_VALUE_OPTIONS = ("--dsn", "--data-dir")
+_FLAG_OPTIONS = ("--no-setup", "--read-only")
+
+
+def hoist_connection_options(argv: list[str]) -> list[str]:
+    """Move the connection options to the front, where Click reads a group's options.
+
+    People type ``skconsole worker --tasks m --dsn ...``; without this Click
+    rejects ``--dsn`` there. Order is kept, so when an option is given twice the
+    later one still wins. Nothing after ``--`` is touched.
+    """
+    hoisted: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest.extend(argv[i:])
+            break
+        if arg in _FLAG_OPTIONS or (arg.partition("=")[0] in _VALUE_OPTIONS and "=" in arg):
+            hoisted.append(arg)
+        elif arg in _VALUE_OPTIONS and i + 1 < len(argv):
+            hoisted += [arg, argv[i + 1]]
+            i += 1
+        else:
+            rest.append(arg)
+        i += 1
+    return hoisted + rest
+
+
 def main() -> None:
     """Entry point: run the app, turning expected failures into one clear line."""
     debug = bool(os.environ.get("SKCONSOLE_DEBUG"))
     try:
         _register_commands()
-        app()
+        app(args=hoist_connection_options(sys.argv[1:]), prog_name="skconsole")
     except SkconsoleError as exc:
         if debug:
             raise
