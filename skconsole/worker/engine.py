@@ -40,6 +40,14 @@ log = logging.getLogger("skconsole.worker")
 CHANNEL = "sk_task_queue_item_added"
 T = TypeVar("T")
 
+# The finish connection updates result rows by id, a batch at a time. A burst
+# outruns autovacuum: planned with statistics of the table when it was nearly
+# empty, those updates once scanned the whole table (or walked a status index
+# over every dead entry) for each batch, 8 s a batch. Its statements are written
+# so that only the primary key serves them cheaply; without sequential scans
+# the planner has no other choice left, whatever the statistics say.
+FINISH_SESSION = "SET enable_seqscan = off"
+
 UNPROCESSED, PROCESSING, PROCESSED, ERROR, FAULTED, FATAL, CANCELLED = 1, 2, 3, 4, 5, 6, 7
 
 
@@ -191,6 +199,8 @@ class Engine:
                 conn = await self.db.aconnect(
                     application_name=f"skconsole-worker-{name}", prepare_threshold=0
                 )
+                if name == "finish":
+                    await conn.execute(FINISH_SESSION)
                 self._conns[name] = conn
                 if name == "control":
                     await self._lock_and_listen(conn)

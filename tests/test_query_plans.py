@@ -1,0 +1,94 @@
+"""The worker's per-batch statements stay on the primary key whatever the statistics say.
+
+A queue goes from empty to a burst of many thousand jobs faster than
+autovacuum re-analyzes it. Planned with the statistics of the empty table, a
+finish statement once walked a status index (one cheap row, it believed) over
+every dead entry for each batch: 8 s per batch, drain down from ~20,000 to
+~1,300 jobs/s. These tests recreate those statistics and read the plans.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole.db.sqlfiles import load_sql
+from skconsole.worker.engine import FINISH_SESSION
+
+ROWS = 20_000
+BATCH = 200
+STATUS_INDEXES = ("idx_sk_task_results_processing", "idx_task_results_task_status")
+
+
+@pytest.fixture
+def burst_on_stale_statistics(conn: psycopg.Connection[Any]) -> tuple[uuid.UUID, list[Any]]:
+    """ROWS jobs in 2 Processing, owned by one worker, analyzed while the table was empty."""
+    conn.execute("VACUUM ANALYZE sk_task_results_t")
+    owner = uuid.uuid4()
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload, task_status,"
+        " task_priority, task_posted_at_ts, task_last_processing_attempted_at_ts,"
+        " sk_owner_worker_id, sk_attempt)"
+        " SELECT gen_random_uuid(), 'burst', 'test', 'null', 2, 0, now(), now(), %s, 1"
+        " FROM generate_series(1, %s)",
+        (owner, ROWS),
+    )
+    ids = [r[0] for r in conn.execute("SELECT task_id FROM sk_task_results_t LIMIT %s", (BATCH,))]
+    return owner, ids
+
+
+def _plan(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> str:
+    conn.execute(FINISH_SESSION)  # set up as the worker's finish connection
+    # the worker's connections prepare every statement: look at the generic plan too
+    conn.execute("SET plan_cache_mode = force_generic_plan")
+    generic = "\n".join(r[0] for r in conn.execute("EXPLAIN " + load_sql(query), params))
+    conn.execute("SET plan_cache_mode = force_custom_plan")
+    custom = "\n".join(r[0] for r in conn.execute("EXPLAIN " + load_sql(query), params))
+    conn.execute("RESET plan_cache_mode")
+    return generic + "\n" + custom
+
+
+def _assert_by_primary_key(plan: str) -> None:
+    assert "pk_task_results_task_id" in plan, plan
+    for index in STATUS_INDEXES:
+        assert index not in plan, plan
+
+
+def test_recording_successes_looks_jobs_up_by_primary_key(
+    conn: psycopg.Connection[Any], burst_on_stale_statistics: tuple[uuid.UUID, list[Any]]
+) -> None:
+    owner, ids = burst_on_stale_statistics
+    params = {"ids": ids, "attempts": [1] * len(ids), "ms": [1] * len(ids), "worker_id": owner}
+
+    _assert_by_primary_key(_plan(conn, "queries/finish_success", params))
+
+
+def test_recording_failures_looks_jobs_up_by_primary_key(
+    conn: psycopg.Connection[Any], burst_on_stale_statistics: tuple[uuid.UUID, list[Any]]
+) -> None:
+    owner, ids = burst_on_stale_statistics
+    n = len(ids)
+    params = {
+        "ids": ids,
+        "attempts": [1] * n,
+        "ms": [1] * n,
+        "statuses": [4] * n,
+        "errors": ["boom"] * n,
+        "recoverable": [True] * n,
+        "delays_ms": [1000.0] * n,
+        "worker_id": owner,
+    }
+
+    _assert_by_primary_key(_plan(conn, "queries/finish_failure", params))
+
+
+def test_handing_jobs_back_looks_them_up_by_primary_key(
+    conn: psycopg.Connection[Any], burst_on_stale_statistics: tuple[uuid.UUID, list[Any]]
+) -> None:
+    owner, ids = burst_on_stale_statistics
+    params = {"ids": ids, "attempts": [1] * len(ids), "worker_id": owner}
+
+    _assert_by_primary_key(_plan(conn, "queries/hand_back", params))
