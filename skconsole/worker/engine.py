@@ -46,7 +46,12 @@ T = TypeVar("T")
 # over every dead entry) for each batch, 8 s a batch. Its statements are written
 # so that only the primary key serves them cheaply; without sequential scans
 # the planner has no other choice left, whatever the statistics say.
-FINISH_SESSION = "SET enable_seqscan = off"
+FINISH_SESSION = (
+    "SELECT set_config('enable_seqscan', 'off', false), set_config('enable_nestloop', 'off', false)"
+)
+# results written per statement: bounded, so a plan that joins a batch
+# pairwise (statistics again) stays milliseconds, not minutes
+WRITE_BATCH = 500
 
 UNPROCESSED, PROCESSING, PROCESSED, ERROR, FAULTED, FATAL, CANCELLED = 1, 2, 3, 4, 5, 6, 7
 
@@ -301,8 +306,14 @@ class Engine:
     async def _claim_loop(self) -> None:
         cfg = self.config
         while not self._stopping.is_set():
-            # a timed-out sync handler keeps its thread: at most 2 x concurrency threads
-            free = min(cfg.concurrency - len(self._running), 2 * cfg.concurrency - self._threads)
+            # a timed-out sync handler keeps its thread: at most 2 x concurrency threads;
+            # and results not yet written count too, so a slow database slows the
+            # claims instead of letting Processing rows (and write batches) pile up
+            free = min(
+                cfg.concurrency - len(self._running),
+                4 * cfg.concurrency - len(self._held),
+                2 * cfg.concurrency - self._threads,
+            )
             if free <= 0:
                 self._wake.clear()
                 await self._wait_wake(None)
@@ -490,7 +501,7 @@ class Engine:
         # outcomes leave the list only once written: a write cut off by
         # shutdown is simply written again (fencing makes that harmless)
         while self._outcomes:
-            batch = self._outcomes[:]
+            batch = self._outcomes[:WRITE_BATCH]
             await self._write_outcomes(batch)
             del self._outcomes[: len(batch)]
 
@@ -549,6 +560,8 @@ class Engine:
             self.processed += len(done)
         for o in batch:
             self._held.pop(o.job.task_id, None)
+        if self._backlog:  # the claim loop may be waiting for these slots
+            self._wake.set()
 
     async def _write_hand_backs(self, jobs: list[tuple[uuid.UUID, int]]) -> None:
         params = {
