@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane, Tabs
 
 from skconsole.tui.actions import PANELS
 from skconsole.tui.model import Snapshot, Trends
@@ -97,11 +97,24 @@ class MainScreen(Screen[None]):
             "failures": f"3 Failures {len(snapshot.failures):,}",
             "workers": f"6 Workers {len(snapshot.workers):,}",
         }
+        relabelled = False
         for scope, label in labels.items():
             tab = tabs.get_tab(f"tab-{scope}")
-            tab.label = label
+            if tab.label.plain != label:
+                tab.label = label
+                relabelled = True
             tab.set_class(scope == "inflight" and hung > 0, "-alarm")
             tab.set_class(scope == "failures" and bool(snapshot.failures), "-alarm")
+
+        if relabelled:
+            # Tabs re-places its underline on a relabel, but (with animations off)
+            # before the wider labels are laid out: place it again once they are
+            self.call_after_refresh(self.call_after_refresh, self._realign_underline)
+
+    def _realign_underline(self) -> None:
+        realign = getattr(self.query_one(Tabs), "_highlight_active", None)
+        if callable(realign):  # a private method of Textual's Tabs: skip if it goes
+            realign(animate=False)
 
     def on_screen_resume(self) -> None:
         apply = getattr(self.app, "apply_pending", None)
