@@ -15,11 +15,12 @@ exactly once. The test checks exactly that, and prints how often it happened.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,24 @@ def _batch(i: int) -> list[Job]:
         else:
             jobs.append(Job("ok", k, priority=k % 3))
     return jobs
+
+
+def _wait_until_in_flight(conn: psycopg.Connection[Any], n: int, w: Any) -> None:
+    count = "SELECT count(*) FROM sk_task_results_t WHERE task_status = 2"
+    wait_for(lambda: conn.execute(count).fetchone() == (n,), 60, _diag(conn, w))
+
+
+@contextlib.contextmanager
+def _refusing_new_connections(dsn: str, conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """The test database refuses new connections (ALLOW_CONNECTIONS false) meanwhile."""
+    dbname = sql.Identifier(conn.info.dbname)
+    # a database cannot refuse connections to itself from its own session: use another one
+    with psycopg.connect(conninfo.make_conninfo(dsn, dbname="template1"), autocommit=True) as admin:
+        admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(dbname))
+        try:
+            yield
+        finally:
+            admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(dbname))
 
 
 def _worker_sessions(conn: psycopg.Connection[Any]) -> list[str]:
@@ -249,14 +268,7 @@ def test_worker_regains_its_liveness_lock_after_a_failed_attempt(
     key = conn.execute(
         "SELECT worker_lock_key FROM sk_workers_t WHERE worker_id = %s", (worker_id,)
     ).fetchone()[0]
-    wait_for(
-        lambda: (
-            conn.execute("SELECT count(*) FROM sk_task_results_t WHERE task_status = 2").fetchone()
-            == (3,)
-        ),
-        60,
-        _diag(conn, w),
-    )
+    _wait_until_in_flight(conn, 3, w)
 
     def lock_holder() -> str | None:
         row = conn.execute(
@@ -310,21 +322,8 @@ def test_worker_never_reaps_its_own_running_jobs(
     with Producer(db) as p:
         posted = p.post_many([Job("slow-async", 9.0) for _ in range(3)]).ids
     w = spawn("--concurrency", "5")
-    wait_for(
-        lambda: (
-            conn.execute("SELECT count(*) FROM sk_task_results_t WHERE task_status = 2").fetchone()
-            == (3,)
-        ),
-        60,
-        _diag(conn, w),
-    )
-    dbname = conn.info.dbname
-    # a database cannot refuse connections to itself from its own session: use another one
-    admin = psycopg.connect(conninfo.make_conninfo(dsn, dbname="template1"), autocommit=True)
-    try:
-        admin.execute(
-            sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(sql.Identifier(dbname))
-        )
+    _wait_until_in_flight(conn, 3, w)
+    with _refusing_new_connections(dsn, conn):
         n = len(
             conn.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'skconsole-worker-control'"
@@ -335,11 +334,6 @@ def test_worker_never_reaps_its_own_running_jobs(
         during = conn.execute(
             "SELECT task_status, task_error_count, task_last_error FROM sk_task_results_t"
         ).fetchall()
-    finally:
-        admin.execute(
-            sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(sql.Identifier(dbname))
-        )
-        admin.close()
     print(f"\nduring the 5 s outage of its control session: {during}")
     assert w.poll() is None, w.drain.tail()
     wait_for(lambda: all_final(conn), 120, _diag(conn, w))
@@ -369,22 +363,10 @@ def test_other_workers_do_not_reap_a_live_worker_whose_control_session_blipped(
     with Producer(db) as p:
         posted = p.post_many([Job("slow-async", 9.0) for _ in range(3)]).ids
     a = spawn("--concurrency", "5")
-    wait_for(
-        lambda: (
-            conn.execute("SELECT count(*) FROM sk_task_results_t WHERE task_status = 2").fetchone()
-            == (3,)
-        ),
-        60,
-        _diag(conn, a),
-    )
+    _wait_until_in_flight(conn, 3, a)
     b = spawn("--concurrency", "5")
     wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, _diag(conn, b))
-    dbname = conn.info.dbname
-    admin = psycopg.connect(conninfo.make_conninfo(dsn, dbname="template1"), autocommit=True)
-    try:
-        admin.execute(
-            sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(sql.Identifier(dbname))
-        )
+    with _refusing_new_connections(dsn, conn):
         # A's control session only: the one whose process holds A's liveness lock
         terminated = conn.execute(
             "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN sk_workers_t w"
@@ -397,11 +379,6 @@ def test_other_workers_do_not_reap_a_live_worker_whose_control_session_blipped(
         during = conn.execute(
             "SELECT task_status, task_error_count FROM sk_task_results_t"
         ).fetchall()
-    finally:
-        admin.execute(
-            sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(sql.Identifier(dbname))
-        )
-        admin.close()
     print(f"\nduring the 6 s outage of A's control session: {during}")
     assert during == [(2, 0)] * 3, "B re-posted jobs that A was still running"
     wait_for(lambda: all_final(conn), 120, _diag(conn, a))
