@@ -1,8 +1,8 @@
 """The ``skconsole`` command line (Typer).
 
-Every command accepts the connection options, before or after its name; errors that a person can act on
-are printed as one line with a non-zero exit code, never as a traceback
-(set SKCONSOLE_DEBUG=1 to see one).
+Every command accepts the connection options, before or after its name;
+errors that a person can act on are printed as one line with a non-zero exit
+code, never as a traceback (set SKCONSOLE_DEBUG=1 to see one).
 """
 
 from __future__ import annotations

@@ -43,9 +43,10 @@ T = TypeVar("T")
 # The finish connection updates result rows by id, a batch at a time. A burst
 # outruns autovacuum: planned with statistics of the table when it was nearly
 # empty, those updates once scanned the whole table (or walked a status index
-# over every dead entry) for each batch, 8 s a batch. Its statements are written
-# so that only the primary key serves them cheaply; without sequential scans
-# the planner has no other choice left, whatever the statistics say.
+# over every dead entry, or paired every result with every id) for each batch,
+# 8-27 s a batch. Its statements are written so that only the primary key
+# serves them cheaply; without sequential scans and nested loops the planner
+# has no other choice left, whatever the statistics say.
 FINISH_SESSION = (
     "SELECT set_config('enable_seqscan', 'off', false), set_config('enable_nestloop', 'off', false)"
 )
@@ -316,7 +317,7 @@ class Engine:
             )
             if free <= 0:
                 self._wake.clear()
-                await self._wait_wake(None)
+                await self._wait_wake(cfg.poll_interval)  # a finished job or write wakes it sooner
                 continue
             if self._claim_unsure:
                 await self._hand_back_orphans()
