@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -53,6 +53,7 @@ from skconsole.tui.model import (
 from skconsole.tui.source import SourceUnavailable
 
 Conn = psycopg.Connection[Any]
+T = TypeVar("T")
 
 TREND_POINTS = 30  # refreshes of history kept per type
 HISTORY_MINUTES = 60
@@ -140,7 +141,7 @@ class DatabaseSource:
         started = time.perf_counter()
         timings: list[tuple[str, float]] = []
 
-        def timed(name: str, read: Callable[[], Any]) -> Any:
+        def timed(name: str, read: Callable[[], T]) -> T:
             t0 = time.perf_counter()
             value = read()
             timings.append((name, (time.perf_counter() - t0) * 1000.0))
@@ -148,7 +149,7 @@ class DatabaseSource:
 
         def read_groups() -> list[stats.FailureGroup]:
             with self._conn("failures") as conn:
-                return timed(  # type: ignore[no-any-return]
+                return timed(
                     "failure_groups",
                     lambda: stats.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN),
                 )

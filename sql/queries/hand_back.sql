@@ -6,11 +6,8 @@ WITH d AS (
 back AS (
     UPDATE sk_task_results_t r SET task_status = 1
     FROM d
-    -- Statistics taken while the table was nearly empty (a burst outruns
-    -- autovacuum) make "status 2 of this owner" look like one row, and the
-    -- planner then walked a status index or the whole table for every batch:
-    -- O(table) per batch, 8 s each in a 50k burst. So: ids by "= ANY" (only the
-    -- primary key serves it cheaply), and "+ 0" keeps the status indexes out.
+    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
+    -- statistics say (why: FINISH_SESSION in skconsole/worker/engine.py)
     WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND r.task_status + 0 = 2
         AND r.sk_owner_worker_id = %(worker_id)s AND r.sk_attempt = d.attempt
     RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority
