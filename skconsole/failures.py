@@ -14,6 +14,30 @@ so grouping a big table stays cheap; a test checks that both agree.
 Every pattern uses ASCII classes only, so Python and PostgreSQL read them the
 same way, and none of them can match its own output, which makes the
 normalisation idempotent. The function never raises.
+
+The signature reads a bounded part of the text, so its cost per error is
+bounded however long the error is (both implementations follow exactly this
+definition; lengths count characters, i.e. code points):
+
+1. The view (``signature_view``): the text itself when it is at most
+   ``VIEW_WHOLE`` (32,768) characters long; else its first ``VIEW_HEAD``
+   (16,384) characters, a line break, and its last ``VIEW_TAIL`` (16,384)
+   characters. When the tail starts in the middle of a line (the character
+   before it is not a line break), one space goes before it, so that cut-off
+   line reads as indented: it is never taken for a traceback header or for
+   the exception line of a traceback.
+2. The naming line (``final_exception_line``) is found in the view as
+   described there, then cut to its first ``LINE_LIMIT`` (1,024) characters
+   and stripped of trailing whitespace; only that goes through the
+   normalisation below (the signature keeps at most 300 characters anyway).
+
+Ordinary errors are untouched by these bounds: a text of at most 32,768
+characters whose naming line is at most 1,024 characters signs exactly as it
+would unbounded. A huge Python traceback keeps its last exception line (in the
+tail), a huge .NET text its leading "Type: message" line (in the head). And as
+long as both keep at least the view's head and tail, a text shortened by
+``cap_error_text`` (the worker stores errors that way) signs exactly like the
+whole text.
 """
 
 from __future__ import annotations
@@ -24,6 +48,16 @@ MAX_LENGTH = 300
 ELLIPSIS = "\u2026"
 PY_TRACEBACK_HEADER = "Traceback (most recent call last):"
 NO_ERROR = "(no error text)"
+
+# The bounded part of an error text the signature reads (see the module docstring;
+# sk_error_signature_view() and sk_error_final_line() in SQL use the same numbers).
+VIEW_WHOLE = 32_768
+VIEW_HEAD = 16_384
+VIEW_TAIL = 16_384
+LINE_LIMIT = 1_024
+
+# Longest error text the worker stores (cap_error_text).
+ERROR_TEXT_LIMIT = 65_536
 
 # Characters that make a neighbouring quote part of a word ("can't", "'1'2").
 # Placeholders start with "<" and end with ">", and a truncated signature ends
@@ -60,11 +94,56 @@ def _as_text(error: str | bytes | None) -> str:
     return str(error)
 
 
-def final_exception_line(error: str | bytes | None) -> str:
-    """The line that names the error: the last exception of a Python traceback,
-    else the first non-blank line (a one-liner, or .NET's ``Type: message``
-    that precedes its stack frames). Stripped; "" for an empty text."""
+def cap_error_text(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
+    """``text`` shortened to at most ``limit`` characters for storing.
+
+    A text up to the limit comes back unchanged. A longer one keeps its head
+    and its tail (a Python traceback ends with its exception line, .NET starts
+    with "Type: message"), half the room each, around an indented marker line
+    that says how many characters were left out::
+
+        <head>
+          … [1,234,567 characters omitted] …
+        <tail>
+
+    The result is then exactly ``limit`` characters long; if the marker leaves
+    no room, only the first ``limit`` characters are kept. Slicing only: a
+    40 MB text costs a copy of what is kept. ``limit`` must not be negative.
+    """
+    if limit < 0:
+        raise ValueError(f"limit must not be negative, got {limit}")
+    size = len(text)
+    if size <= limit:
+        return text
+    # room for text beside a marker sized for the most that could be omitted;
+    # then grown while the real, shorter marker leaves more (it never grows back)
+    room = limit - len(_omitted_marker(size))
+    if room <= 0:
+        return text[:limit]
+    while (more := limit - len(_omitted_marker(size - room))) > room:
+        room = more
+    head = room - room // 2
+    tail = room // 2
+    return text[:head] + _omitted_marker(size - room) + text[size - tail :]
+
+
+def _omitted_marker(omitted: int) -> str:
+    return f"\n  {ELLIPSIS} [{omitted:,} characters omitted] {ELLIPSIS}\n"
+
+
+def signature_view(error: str | bytes | None) -> str:
+    """The bounded part of an error text the signature reads: the text itself
+    up to ``VIEW_WHOLE`` characters, else its first ``VIEW_HEAD`` and last
+    ``VIEW_TAIL`` characters joined by a line break (plus one space when the
+    tail starts mid-line). ``sk_error_signature_view(text)`` in SQL is the same."""
     text = _as_text(error)
+    if len(text) <= VIEW_WHOLE:
+        return text
+    seam = "\n" if text[-VIEW_TAIL - 1] == "\n" else "\n "
+    return text[:VIEW_HEAD] + seam + text[-VIEW_TAIL:]
+
+
+def _naming_line(text: str) -> str:
     lines = [line.rstrip(_WS) for line in text.split("\n")]
     header_at = max(
         (i for i, line in enumerate(lines) if line == PY_TRACEBACK_HEADER), default=None
@@ -79,6 +158,16 @@ def final_exception_line(error: str | bytes | None) -> str:
         if line.strip(_WS):
             return line.strip(_WS)
     return ""
+
+
+def final_exception_line(error: str | bytes | None) -> str:
+    """The line that names the error, read in ``signature_view(error)``: the
+    last exception of a Python traceback (the first unindented line after the
+    last "Traceback (most recent call last):" line, else the last non-blank
+    line), otherwise the first non-blank line (a one-liner, or .NET's
+    ``Type: message`` that precedes its stack frames). At most ``LINE_LIMIT``
+    characters, stripped; "" for an empty text."""
+    return _naming_line(signature_view(error))[:LINE_LIMIT].rstrip(_WS)
 
 
 def normalize_message(message: str) -> str:

@@ -6,17 +6,22 @@ import uuid
 from typing import Any
 
 import psycopg
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skconsole.failures import (
+    LINE_LIMIT,
     MAX_LENGTH,
     NO_ERROR,
     error_signature,
     final_exception_line,
+    signature_view,
 )
+from tests.unit.test_signature import AROUND_BOUNDS
 
 Conn = psycopg.Connection[Any]
+MB = 1024 * 1024
 
 PY_TRACEBACK = """Traceback (most recent call last):
   File "/srv/app/tasks.py", line 41, in handle
@@ -219,3 +224,88 @@ def test_writing_an_error_fills_the_signature_column(conn: Conn) -> None:
         "SELECT sk_error_signature FROM sk_task_results_t WHERE task_id = %s", (task_id,)
     ).fetchone()
     assert got == (error_signature(DOTNET),)
+
+
+# -- long and huge texts: the bounded definition is the same in SQL ------------------------
+def _sql_agrees(conn: Conn, text: str) -> None:
+    """SQL's view, naming line and signature of ``text`` are Python's."""
+    row = conn.execute(
+        "SELECT sk_error_signature_view(%(t)s) = %(view)s, sk_error_final_line(%(t)s),"
+        " sk_error_signature(%(t)s)",
+        {"t": text, "view": signature_view(text)},
+    ).fetchone()
+    assert row == (True, final_exception_line(text), error_signature(text))
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=AROUND_BOUNDS)
+def test_sql_agrees_with_python_near_the_bounds(conn: Conn, text: str) -> None:
+    _sql_agrees(conn, text)
+
+
+HUGE_FRAME = '  File "/srv/app/tasks.py", line 41, in handle\n    return client.call(payload)\n'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(
+            PY_TRACEBACK.replace("  File", HUGE_FRAME * (100_000 // len(HUGE_FRAME)) + "  File", 1),
+            id="100 KB traceback",
+        ),
+        pytest.param(
+            "ValueError: cannot store payload " + "{'id': 12, 'at': '/srv/x'} " * (MB // 27),
+            id="1 MB line",
+        ),
+        pytest.param(
+            DOTNET.replace("\n", "\n" + (DOTNET.split("\n")[1] + "\n") * 14_000, 1), id="1 MB .NET"
+        ),
+        pytest.param(
+            "InvalidPayload: rows rejected\n"
+            + "row 12 at /srv/part-7.csv rejected: 'bad'\n" * (40 * MB // 42),
+            id="40 MB message",
+        ),
+        pytest.param("E: " + "0123456789abcdef " * (40 * MB // 17), id="40 MB line"),
+    ],
+)
+def test_sql_agrees_with_python_on_huge_texts(conn: Conn, text: str) -> None:
+    conn.execute("SET statement_timeout = '5s'")
+    _sql_agrees(conn, text)
+
+
+def test_a_40_mb_error_is_written_well_within_the_statement_timeout(conn: Conn) -> None:
+    """Writing it used to run the signature's regexes over all 40 MB (20 s and
+    more); now the trigger reads a bounded part of it."""
+    record = "{'id': 12345, 'path': '/srv/x/y.csv'} "
+    huge_line = "InvalidPayload: cannot store " + record * (40 * MB // len(record) + 1)
+    huge_traceback = PY_TRACEBACK.replace(
+        "  File", HUGE_FRAME * (40 * MB // len(HUGE_FRAME)) + "  File", 1
+    )
+    task_id = uuid.uuid4()
+    conn.execute("SET statement_timeout = '5s'")
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_status, task_priority, "
+        "task_posted_at_ts, task_last_error) VALUES (%s, 't', 'tests', 6, 0, now(), %s)",
+        (task_id, huge_line),
+    )
+    for text in (huge_traceback, huge_line + " again"):
+        assert len(text) > 40 * MB
+        conn.execute(
+            "UPDATE sk_task_results_t SET task_last_error = %s WHERE task_id = %s", (text, task_id)
+        )
+        got = conn.execute(
+            "SELECT sk_error_signature, length(task_last_error) FROM sk_task_results_t "
+            "WHERE task_id = %s",
+            (task_id,),
+        ).fetchone()
+        assert got == (error_signature(text), len(text))
+    assert error_signature(huge_traceback) == error_signature(PY_TRACEBACK)
+    # the failure groups' sample line is read through the same bounded view
+    line = conn.execute(
+        "SELECT sk_error_final_line(task_last_error) FROM sk_task_results_t WHERE task_id = %s",
+        (task_id,),
+    ).fetchone()
+    assert line is not None and line[0] == final_exception_line(huge_line + " again")
+    assert line[0].startswith("InvalidPayload: cannot store {") and len(line[0]) <= LINE_LIMIT
