@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -12,10 +13,9 @@ import psycopg
 
 from skconsole.db.sqlfiles import load_sql
 from skconsole.errors import ConfigError
-from skconsole.ops.audit import record, record_interrupted
+from skconsole.ops.audit import AuditTrail, BatchTally
 from skconsole.ops.guard import ensure_writable, write_errors
 from skconsole.ops.model import (
-    BATCH_SIZE,
     SAMPLE_SIZE,
     ActionResult,
     Actor,
@@ -107,6 +107,39 @@ def ids_or_capture(
     return [r.task_id for r in select_rows(conn, query, params, None)]
 
 
+class ActionProgress:
+    """The progress callback ``run_action`` gives its batches; it carries the action's
+    audit trail, so :func:`batch_transaction` can write the audit row in each batch."""
+
+    def __init__(
+        self, trail: AuditTrail, on_progress: ProgressCallback | None, requested: int
+    ) -> None:
+        self.trail = trail
+        self.on_progress = on_progress
+        self.requested = requested
+
+    def __call__(self, changed_so_far: int, handled: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(handled, self.requested)
+
+
+@contextmanager
+def batch_transaction(conn: Conn, progress: ProgressCallback) -> Iterator[BatchTally]:
+    """One batch's transaction; add what the batch changed to the tally it yields.
+
+    With the ``progress`` of ``run_action``, the action's audit row is
+    inserted (first batch) or its count raised (later ones) in this same
+    transaction: the batch and its audit commit together or not at all.
+    """
+    if isinstance(progress, ActionProgress):
+        with progress.trail.batch(conn) as tally:
+            yield tally
+        return
+    tally = BatchTally()
+    with conn.transaction():
+        yield tally
+
+
 def run_action(
     conn: Conn,
     action: str,
@@ -117,29 +150,23 @@ def run_action(
     on_progress: ProgressCallback | None,
     details: dict[str, Any] | None = None,
 ) -> ActionResult:
-    """Check write access, run the batches, audit what changed (even if interrupted).
+    """Check write access, run the batches, audit what changed as it commits.
 
     ``batches`` does the work, reporting progress, and returns (changed, extra
     details); ``extra["unchanged"]`` counts jobs that matched but were already
-    as asked.
+    as asked. It runs each batch in ``batch_transaction(conn, progress)`` (as
+    ``in_batches`` does), which writes the audit row in the batch's own
+    transaction; at the end the row gets its final details, or, when the
+    batches raise, is marked interrupted (best effort: its count is exact
+    either way). An action that ran no batch gets its row at the end.
     """
     ensure_writable(conn, action)
-    done = {"changed": 0}
-
-    def progress(changed_so_far: int, handled: int) -> None:
-        done["changed"] = changed_so_far
-        if on_progress is not None:
-            on_progress(handled, requested)
-
+    trail = AuditTrail(actor, selection, action, requested, details)
     try:
         with write_errors(action):
-            changed, extra = batches(progress)
+            changed, extra = batches(ActionProgress(trail, on_progress, requested))
     except BaseException as exc:
-        partial = ActionResult(
-            action, requested, done["changed"], 0, {**(details or {}), "batch_size": BATCH_SIZE}
-        )
-        if done["changed"]:
-            record_interrupted(conn, actor, selection, partial, exc)
+        trail.interrupted(conn, exc)
         raise
     # jobs that matched but already were as asked ("unchanged") were not left
     # alone for a changed state
@@ -152,7 +179,7 @@ def run_action(
         {**(details or {}), **extra},
     )
     with write_errors(action):
-        return record(conn, actor, selection, result)
+        return trail.finish(conn, result)
 
 
 def in_batches(
@@ -162,11 +189,13 @@ def in_batches(
     step: Callable[[list[UUID]], int],
     progress: ProgressCallback,
 ) -> int:
-    """Apply ``step`` to the ids a batch at a time, each batch in its own transaction."""
+    """Apply ``step`` to the ids a batch at a time, each batch in its own transaction
+    (with the action's audit row: see :func:`batch_transaction`)."""
     changed = 0
     for start in range(0, len(ids), batch_size):
         batch = list(ids[start : start + batch_size])
-        with conn.transaction():
-            changed += step(batch)
+        with batch_transaction(conn, progress) as tally:
+            tally.add(step(batch))
+        changed += tally.changed
         progress(changed, start + len(batch))
     return changed

@@ -12,8 +12,8 @@ import psycopg
 
 from skconsole.db.sqlfiles import load_sql
 from skconsole.errors import ConfigError
-from skconsole.ops.common import run_action
-from skconsole.ops.model import ActionResult, Actor, Preview, Selection
+from skconsole.ops.common import batch_transaction, run_action
+from skconsole.ops.model import ActionResult, Actor, Preview, ProgressCallback, Selection
 
 Conn = psycopg.Connection[Any]
 
@@ -53,11 +53,13 @@ def _preview(conn: Conn, action: str, selection: Selection, pause: bool) -> Prev
 def _execute(conn: Conn, action: str, selection: Selection, actor: Actor) -> ActionResult:
     task_type = _task_type(action, selection)
 
-    def flip(progress: Any) -> tuple[int, dict[str, Any]]:
-        with conn.transaction():
+    def flip(progress: ProgressCallback) -> tuple[int, dict[str, Any]]:
+        # one batch: the flip and its audit row commit together
+        with batch_transaction(conn, progress) as tally:
             rows = conn.execute(
                 load_sql(f"queries/ops_{action}"), {"task_type": task_type}, prepare=False
             ).fetchall()
+            tally.add(len(rows))
         progress(len(rows), 1)
         # a type already in the asked state is unchanged, not skipped
         return len(rows), {"task_type": task_type, "unchanged": 0 if rows else 1}

@@ -16,6 +16,7 @@ import psycopg
 from skconsole.db.sqlfiles import load_sql
 from skconsole.errors import ConfigError
 from skconsole.ops.common import (
+    batch_transaction,
     freeze,
     in_batches,
     run_action,
@@ -128,13 +129,15 @@ def execute(
     def by_selection(progress: ProgressCallback) -> tuple[int, dict[str, Any]]:
         deleted = 0
         while True:
-            with conn.transaction():
-                n = len(
-                    conn.execute(
-                        load_sql("queries/ops_purge"),
-                        {**params, "batch": batch_size},
-                        prepare=False,
-                    ).fetchall()
+            with batch_transaction(conn, progress) as tally:
+                n = tally.add(
+                    len(
+                        conn.execute(
+                            load_sql("queries/ops_purge"),
+                            {**params, "batch": batch_size},
+                            prepare=False,
+                        ).fetchall()
+                    )
                 )
             deleted += n
             progress(deleted, min(deleted, total))
