@@ -23,6 +23,12 @@ class ConnectError(SkconsoleError):
     exit_code = 3
 
 
+class PoolerError(ConnectError):
+    """The server path is a connection pooler that does not keep sessions (transaction
+    or statement pooling): session advisory locks, LISTEN, prepared statements and
+    session settings would silently break behind it."""
+
+
 class SchemaError(SkconsoleError):
     """The schema is missing, or newer than this skconsole understands."""
 

@@ -1,19 +1,48 @@
-"""Connections with clear errors, and the description of a server without its password."""
+"""Connections with clear errors, and the description of a server without its password.
+
+Every session gets skconsole's settings through libpq's ``options`` (sent in the
+startup packet, so they hold before the first query), merged with the user's own
+``options`` (the DSN's, else PGOPTIONS) rather than replacing them.
+
+Some connection poolers refuse the ``options`` startup parameter (PgBouncer:
+"unsupported startup parameter: options") or drop it (PgBouncer with
+``ignore_startup_parameters = options``). Behind those, the same settings are
+applied with ``set_config`` right after connecting, which holds for the life of
+the session on a direct connection or a session-mode pooler. A pooler in
+transaction (or statement) mode is refused: skconsole's session advisory
+locks, LISTEN, prepared statements and session settings do not survive it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import secrets
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 from psycopg import conninfo
 
-from skconsole.errors import ConnectError
+from skconsole.errors import ConnectError, PoolerError
 
 APPLICATION_NAME = "skconsole"
 STATEMENT_TIMEOUT_MS = 30_000
+# JIT compiles for longer (100+ ms) than our short queries over big tables run
+DEFAULT_OPTIONS = f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c jit=off"
+READ_ONLY_OPTION = "-c default_transaction_read_only=on"
+
+_SPACE = " \t\n\r\f\v"  # C isspace(), as PostgreSQL splits the options string
+_APPLY_SETTINGS = (
+    "SELECT set_config(name, value, false) FROM unnest(%s::text[], %s::text[]) AS s(name, value)"
+)
+_PROBE_START = (
+    "SELECT pg_backend_pid(), set_config('skconsole.probe', %s, false), "
+    "(SELECT source FROM pg_settings WHERE name = 'statement_timeout')"
+)
+_PROBE_READ = "SELECT pg_backend_pid(), current_setting('skconsole.probe', true)"
 
 
 def masked_dsn(dsn: str) -> str:
@@ -37,6 +66,119 @@ def connect_error_message(dsn: str, exc: Exception) -> str:
     return f"cannot connect to PostgreSQL at {masked_dsn(dsn)}: {first}"
 
 
+# -- the options string ----------------------------------------------------------------
+def user_options(dsn: str, environ: Mapping[str, str] | None = None) -> str:
+    """The user's own ``options``: the DSN's parameter if present, else PGOPTIONS.
+
+    That is libpq's precedence (a conninfo parameter beats the environment). The
+    DSN may be a URI, a key=value string, or empty (the libpq environment). An
+    unparseable DSN gives "": connecting reports it.
+    """
+    try:
+        params = conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        params = {}
+    given = params.get("options")
+    if given is not None:
+        return str(given)
+    return (os.environ if environ is None else environ).get("PGOPTIONS", "")
+
+
+def merge_options(user: str, *, read_only: bool) -> str:
+    """Ours, then the user's, then the read-only guard: the last ``-c`` of a name wins,
+    so the user can override our defaults but never the guard.
+
+    The user's string is kept whole (its escaped spaces, ``a,\\ b``, stay escaped).
+    """
+    parts = [DEFAULT_OPTIONS]
+    if user.strip(_SPACE):
+        parts.append(user)
+    if read_only:
+        parts.append(READ_ONLY_OPTION)
+    return " ".join(parts)
+
+
+def split_options(options: str) -> list[str]:
+    """The arguments PostgreSQL reads from an ``options`` string (its pg_split_opts):
+    split at unescaped whitespace; a backslash makes the next character literal."""
+    args: list[str] = []
+    current: list[str] | None = None
+    chars = iter(options)
+    for ch in chars:
+        if ch in _SPACE:
+            if current is not None:
+                args.append("".join(current))
+                current = None
+            continue
+        if current is None:
+            current = []
+        current.append(next(chars, "") if ch == "\\" else ch)
+    if current is not None:
+        args.append("".join(current))
+    return args
+
+
+def option_settings(options: str) -> dict[str, str]:
+    """The settings an ``options`` string makes (``-c name=value``, ``-cname=value``,
+    ``--name=value``), the last of a name winning, as ``set_config`` takes them.
+
+    Raises ValueError for anything else (PostgreSQL's single-letter switches).
+    """
+    args = split_options(options)
+    settings: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-c" and i + 1 < len(args):
+            item, i = args[i + 1], i + 2
+        elif len(arg) > 2 and arg[:2] in ("-c", "--"):
+            item, i = arg[2:], i + 1
+        else:
+            raise ValueError(f"option {arg!r} is not -c name=value")
+        name, equals, value = item.partition("=")
+        if not (name and equals):
+            raise ValueError(f"option {item!r} is not name=value")
+        key = name.replace("-", "_").lower()
+        settings.pop(key, None)
+        settings[key] = value
+    return settings
+
+
+def refuses_startup_options(exc: Exception) -> bool:
+    """The server (a pooler, really) refused the ``options`` startup parameter or a setting in it."""
+    text = str(exc)
+    return "unsupported startup parameter" in text or "unsupported options startup" in text
+
+
+# -- what this process learnt about a server path ---------------------------------------
+@dataclass
+class _ServerPath:
+    startup_options: bool = True  # the ``options`` startup parameter reaches the server
+    checked: bool = False  # sessions are real sessions (no transaction pooler)
+
+
+_PATHS: dict[str, _ServerPath] = {}  # by DSN, for every Database of this process
+
+
+def _path(dsn: str) -> _ServerPath:
+    return _PATHS.setdefault(dsn, _ServerPath())
+
+
+def _pooling_evidence(
+    token: str, first: tuple[Any, ...], other: tuple[Any, ...], again: tuple[Any, ...]
+) -> str | None:
+    """Why the probe's answers mean a transaction pooler, or None when they are real sessions."""
+    if other[0] == first[0] or other[1] == token:
+        return f"two sessions share server process {other[0]}"
+    if again[0] != first[0]:
+        return (
+            f"a session moved from server process {first[0]} to {again[0]} between two transactions"
+        )
+    if again[1] != token:
+        return "a session setting was lost between two transactions"
+    return None
+
+
 @dataclass
 class Database:
     """Where the queue lives and how every connection to it is set up.
@@ -55,33 +197,163 @@ class Database:
         if not self.description:
             self.description = masked_dsn(self.dsn)
 
-    def _kwargs(self, application_name: str | None) -> dict[str, Any]:
-        # JIT compiles for longer (100+ ms) than our short queries over big tables run
-        options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c jit=off"
-        if self.read_only:
-            options += " -c default_transaction_read_only=on"
+    def options(self, extra: str = "") -> str:
+        """The ``options`` every session gets: ours, the user's (and ``extra``), the guard."""
+        user = user_options(self.dsn)
+        if extra.strip(_SPACE):
+            user = f"{user} {extra}" if user.strip(_SPACE) else extra
+        return merge_options(user, read_only=self.read_only)
+
+    def _kwargs(self, application_name: str | None, extra: dict[str, Any]) -> dict[str, Any]:
+        extra = dict(extra)
+        options = self.options(str(extra.pop("options", None) or ""))
         return {
             "autocommit": True,
             "application_name": application_name or self.application_name,
-            "options": options,
             "connect_timeout": 10,
+            **extra,
+            "options": options,
         }
 
-    def connect(self, application_name: str | None = None, **extra: Any) -> psycopg.Connection[Any]:
-        kwargs = self._kwargs(application_name) | extra
+    def _error(self, exc: Exception) -> ConnectError:
+        return ConnectError(connect_error_message(self.dsn, exc))
+
+    def _settings_error(self, exc: Exception) -> ConnectError:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return ConnectError(
+            f"cannot apply the connection options at {masked_dsn(self.dsn)} "
+            f"(set after connecting: the server path does not take the options startup parameter): {first}"
+        )
+
+    def _settings(self, options: str) -> tuple[list[str], list[str]]:
         try:
-            return psycopg.connect(self.dsn, **kwargs)
+            settings = option_settings(options)
+        except ValueError as exc:
+            raise self._settings_error(exc) from None
+        return list(settings), list(settings.values())
+
+    # -- sync ---------------------------------------------------------------------
+    def _open(self, kwargs: dict[str, Any]) -> tuple[psycopg.Connection[Any], bool]:
+        """A connection, with the startup options when the server path takes them;
+        returns it and whether the settings still have to be applied."""
+        path = _path(self.dsn)
+        try:
+            if path.startup_options:
+                try:
+                    return psycopg.connect(self.dsn, **kwargs), False
+                except psycopg.OperationalError as exc:
+                    if not refuses_startup_options(exc):
+                        raise
+                    path.startup_options = False
+            return psycopg.connect(self.dsn, **(kwargs | {"options": ""})), True
         except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
-            raise ConnectError(connect_error_message(self.dsn, exc)) from None
+            raise self._error(exc) from None
+
+    def _apply(self, conn: psycopg.Connection[Any], options: str) -> None:
+        names, values = self._settings(options)
+        try:
+            conn.execute(_APPLY_SETTINGS, (names, values))
+            if not conn.autocommit:
+                conn.commit()
+        except psycopg.Error as exc:
+            raise self._settings_error(exc) from None
+
+    def connect(self, application_name: str | None = None, **extra: Any) -> psycopg.Connection[Any]:
+        kwargs = self._kwargs(application_name, extra)
+        conn, pending = self._open(kwargs)
+        try:
+            # before any setting is SET, so none can leak into a transaction pool
+            if self._check_sessions(conn):
+                pending = True
+            if pending:
+                self._apply(conn, kwargs["options"])
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _check_sessions(self, conn: psycopg.Connection[Any]) -> bool:
+        """Refuse a pooler in transaction mode (PoolerError); returns True when the server
+        path turns out to drop the startup options, so ``conn`` lacks its settings.
+
+        Done on the first connection to a server path in this process (never for
+        the embedded server): ``conn`` and a second session opened meanwhile must
+        be on different server processes, and ``conn`` must keep its server
+        process and a session setting across two transactions. Costs one more
+        connection and three round trips, once.
+        """
+        path = _path(self.dsn)
+        if path.checked or self.keepalive is not None:
+            return False
+        token = secrets.token_hex(8)
+        autocommit = conn.autocommit
+        try:
+            conn.autocommit = True  # each probe statement its own transaction
+            first = conn.execute(_PROBE_START, (token,)).fetchone()
+            other_conn, _ = self._open(self._kwargs("skconsole-probe", {}))
+            with other_conn:
+                other = other_conn.execute(_PROBE_READ).fetchone()
+            again = conn.execute(_PROBE_READ).fetchone()
+            conn.autocommit = autocommit
+        except psycopg.OperationalError as exc:
+            raise self._error(exc) from None
+        assert first is not None and other is not None and again is not None
+        evidence = _pooling_evidence(token, first, other, again)
+        if evidence is not None:
+            raise PoolerError(
+                f"{self.description} looks like a connection pooler in transaction mode "
+                f"({evidence}): skconsole needs a direct connection or PgBouncer in session mode"
+            )
+        path.checked = True
+        if path.startup_options and first[2] != "client":
+            # a pooler that ignores the options startup parameter (ignore_startup_parameters)
+            path.startup_options = False
+            return True
+        return False
+
+    # -- async --------------------------------------------------------------------
+    async def _aopen(self, kwargs: dict[str, Any]) -> tuple[psycopg.AsyncConnection[Any], bool]:
+        path = _path(self.dsn)
+        try:
+            if path.startup_options:
+                try:
+                    return await psycopg.AsyncConnection.connect(self.dsn, **kwargs), False
+                except psycopg.OperationalError as exc:
+                    if not refuses_startup_options(exc):
+                        raise
+                    path.startup_options = False
+            conn = await psycopg.AsyncConnection.connect(self.dsn, **(kwargs | {"options": ""}))
+            return conn, True
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
+            raise self._error(exc) from None
 
     async def aconnect(
         self, application_name: str | None = None, **extra: Any
     ) -> psycopg.AsyncConnection[Any]:
-        kwargs = self._kwargs(application_name) | extra
+        kwargs = self._kwargs(application_name, extra)
+        conn, pending = await self._aopen(kwargs)
         try:
-            return await psycopg.AsyncConnection.connect(self.dsn, **kwargs)
-        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
-            raise ConnectError(connect_error_message(self.dsn, exc)) from None
+            unchecked = not (_path(self.dsn).checked or self.keepalive is not None)
+            # the same check, on sync connections of its own, off the event loop
+            if unchecked and await asyncio.to_thread(self._check_sessions_alone):
+                pending = True
+            if pending:
+                names, values = self._settings(kwargs["options"])
+                try:
+                    await conn.execute(_APPLY_SETTINGS, (names, values))
+                    if not conn.autocommit:
+                        await conn.commit()
+                except psycopg.Error as exc:
+                    raise self._settings_error(exc) from None
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    def _check_sessions_alone(self) -> bool:
+        conn, _ = self._open(self._kwargs("skconsole-probe", {}))
+        with conn:
+            return self._check_sessions(conn)
 
 
 def libpq_env_given() -> bool:
