@@ -10,14 +10,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import psycopg
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
 
 from skconsole.db.connect import Database, connect_error_message
 from skconsole.db.embedded import EmbeddedServer, default_data_dir
@@ -25,6 +28,7 @@ from skconsole.db.schema import setup_schema
 from skconsole.db.target import open_database, resolve_database
 from skconsole.durations import parse_duration
 from skconsole.errors import ConfigError, ReadOnlyError, SkconsoleError
+from skconsole.text import is_valid_utf8, printable, quoted
 
 app = typer.Typer(
     name="skconsole",
@@ -40,8 +44,82 @@ db_app = typer.Typer(
 )
 app.add_typer(db_app, name="db")
 
-out = Console()
-err = Console(stderr=True)
+
+class PrintableConsole(Console):
+    """A rich Console that never writes a control character it was given as text.
+
+    Task types, errors, hosts and metric ids come from other systems; an ESC or
+    a C1 or bidi control among them would reach the terminal raw. Every string
+    this console prints (table cells and titles included) passes through
+    :func:`skconsole.text.printable` before rich measures it, and every text
+    segment is checked again on the way out, so a view added later is safe
+    without doing anything. Rich's own control segments (cursor moves of a
+    progress bar) are left alone.
+    """
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
+        return super().render_str(printable(text), *args, **kwargs)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            text, style, control = segment
+            if control or text.isprintable():
+                yield segment
+            else:
+                yield Segment(printable(text, keep_newlines=True), style, control)
+
+
+out = PrintableConsole()
+err = PrintableConsole(stderr=True)
+
+# -- bounds of the options (the README's table of limits) ---------------------------------
+#: enqueue --count: jobs posted by one command (they are built in memory first)
+MAX_ENQUEUE_COUNT = 1_000_000
+#: worker --concurrency, console --workers, demo --workers, bench --concurrency
+MAX_CONCURRENCY = 10_000
+#: worker --processes, bench --processes
+MAX_PROCESSES = 64
+#: worker --batch-size: jobs claimed per round trip
+MAX_BATCH_SIZE = 10_000
+#: worker --poll: between 10 ms and 1 hour
+POLL_BOUNDS_S = (0.01, 3600.0)
+#: worker --grace: at most 1 day
+MAX_GRACE_S = 86_400.0
+#: status --limit, audit --limit: rows listed
+MAX_LIST_ROWS = 100_000
+#: status metrics --sample: at most 1 hour between the two reads
+MAX_SAMPLE_S = 3600.0
+#: bench --jobs, --latency-jobs, --rate; demo --rate
+MAX_BENCH_JOBS = 10_000_000
+MAX_LATENCY_JOBS = 100_000
+MAX_BENCH_RATE = 100_000.0
+MAX_DEMO_RATE = 1_000.0
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def check_range(option: str, value: float, low: float, high: float) -> None:
+    """A ConfigError (exit 2) unless ``low <= value <= high`` (NaN never is)."""
+    if not low <= value <= high:
+        raise ConfigError(
+            f"{option} must be between {_number(low)} and {_number(high)}, got {_number(value)}"
+        )
+
+
+def check_text(option: str, value: str | None) -> None:
+    """A ConfigError (exit 2) when ``value`` is not UTF-8 text a query can carry."""
+    if value is None:
+        return
+    if not is_valid_utf8(value):
+        raise ConfigError(f"{option} is not valid UTF-8 text: {quoted(value)}")
+    if "\x00" in value:
+        raise ConfigError(f"{option} must not contain NUL characters")
 
 
 @dataclass
@@ -114,7 +192,10 @@ def main_options(
     ] = None,
     workers: Annotated[
         int,
-        typer.Option("--workers", min=1, help="Console: jobs the embedded engine runs at once."),
+        typer.Option(
+            "--workers",
+            help=f"Console: jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,}).",
+        ),
     ] = 4,
 ) -> None:
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
@@ -122,6 +203,7 @@ def main_options(
     if ctx.invoked_subcommand is None:
         from skconsole.tui.launch import ConsoleOptions, run_console
 
+        check_range("--workers", workers, 1, MAX_CONCURRENCY)
         code = run_console(
             ConsoleOptions(
                 dsn=dsn,
@@ -137,9 +219,9 @@ def main_options(
 
 
 def _refresh_interval(text: str) -> float:
-    seconds = parse_duration(text)
+    seconds = parse_duration(text, option="--refresh")
     if not 0.5 <= seconds <= 60:
-        raise ConfigError(f"--refresh must be between 0.5s and 60s, got {text!r}")
+        raise ConfigError(f"--refresh must be between 0.5s and 60s, got {quoted(text)}")
     return seconds
 
 
@@ -148,10 +230,16 @@ def _refresh_interval(text: str) -> float:
 def demo(
     ctx: typer.Context,
     rate: Annotated[
-        float, typer.Option("--rate", min=0, help="New demo jobs per second, on average")
+        float,
+        typer.Option(
+            "--rate", help=f"New demo jobs per second, on average (0 to {MAX_DEMO_RATE:,.0f})"
+        ),
     ] = 3.0,
     workers: Annotated[
-        int, typer.Option("--workers", min=1, help="Jobs the embedded engine runs at once")
+        int,
+        typer.Option(
+            "--workers", help=f"Jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,})"
+        ),
     ] = 8,
     refresh: Annotated[str, typer.Option("--refresh", help="Console refresh interval")] = "2s",
     seed: Annotated[
@@ -165,6 +253,8 @@ def demo(
     """
     from skconsole.tui.launch import run_demo
 
+    check_range("--rate", rate, 0, MAX_DEMO_RATE)
+    check_range("--workers", workers, 1, MAX_CONCURRENCY)
     o = _opts(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: the demo posts and runs jobs, and read-only mode is on")
@@ -208,7 +298,11 @@ def enqueue(
         typer.Option("--key", help="Job key: a waiting job with the same key is not posted twice"),
     ] = None,
     count: Annotated[
-        int, typer.Option("--count", help="Post this many copies in one round trip")
+        int,
+        typer.Option(
+            "--count",
+            help=f"Post this many copies in one round trip (at most {MAX_ENQUEUE_COUNT:,})",
+        ),
     ] = 1,
     source: Annotated[
         str | None, typer.Option("--source", help="Who posts (default: skconsole@host:pid)")
@@ -217,12 +311,15 @@ def enqueue(
     """Post jobs."""
     from skconsole.producer import Job, Producer, validate_payload_json
 
-    if count < 1:
-        raise ConfigError("--count must be at least 1")
+    check_text("TYPE", task_type)
+    check_text("--payload", payload)
+    check_text("--key", key)
+    check_text("--source", source)
+    check_range("--count", count, 1, MAX_ENQUEUE_COUNT)
     if key is not None and count > 1:
         raise ConfigError("--key posts one job; it cannot be combined with --count > 1")
     text = validate_payload_json(payload)
-    seconds = parse_duration(delay)
+    seconds = parse_duration(delay, option="--delay")
     jobs = [
         Job(task_type, priority=priority, delay=seconds, key=key, source=source, payload_json=text)
         for _ in range(count)
@@ -238,7 +335,7 @@ def enqueue(
         )
         out.print(f"{result.ids[0]} {state}")
     else:
-        out.print(f"posted {result.posted:,} job(s) of type {task_type}")
+        out.print(f"posted {result.posted:,} job(s) of type {escape(task_type)}", highlight=False)
 
 
 # -- worker --------------------------------------------------------------------------
@@ -252,9 +349,14 @@ def worker(
         ),
     ],
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Jobs run at once per process")
+        int,
+        typer.Option(
+            "--concurrency", help=f"Jobs run at once per process (1 to {MAX_CONCURRENCY:,})"
+        ),
     ] = 10,
-    processes: Annotated[int, typer.Option("--processes", min=1, help="Worker processes")] = 1,
+    processes: Annotated[
+        int, typer.Option("--processes", help=f"Worker processes (1 to {MAX_PROCESSES})")
+    ] = 1,
     types: Annotated[
         str | None, typer.Option("--types", help="Only these types, comma-separated")
     ] = None,
@@ -262,19 +364,32 @@ def worker(
         bool, typer.Option("--burst", help="Exit when no eligible job is left")
     ] = False,
     grace: Annotated[
-        str, typer.Option("--grace", help="On SIGTERM, how long running jobs may finish")
+        str,
+        typer.Option("--grace", help="On SIGTERM, how long running jobs may finish (at most 1d)"),
     ] = "10s",
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Most jobs claimed per round trip")
+        int,
+        typer.Option(
+            "--batch-size", help=f"Most jobs claimed per round trip (1 to {MAX_BATCH_SIZE:,})"
+        ),
     ] = 100,
     poll: Annotated[
-        str, typer.Option("--poll", help="Polling interval when no notification arrives")
+        str,
+        typer.Option("--poll", help="Polling interval when no notification arrives (10ms to 1h)"),
     ] = "1s",
 ) -> None:
     """Run task handlers (headless engine)."""
     from skconsole.worker.engine import WorkerConfig
     from skconsole.worker.run import WorkerSpec, configure_logging, run_in_process, run_supervised
 
+    check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
+    check_range("--processes", processes, 1, MAX_PROCESSES)
+    check_range("--batch-size", batch_size, 1, MAX_BATCH_SIZE)
+    check_text("--types", types)
+    grace_s = parse_duration(grace, option="--grace", maximum=MAX_GRACE_S)
+    poll_s = parse_duration(
+        poll, option="--poll", minimum=POLL_BOUNDS_S[0], maximum=POLL_BOUNDS_S[1]
+    )
     o = _opts(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: a worker writes results and read-only mode is on")
@@ -282,8 +397,8 @@ def worker(
         concurrency=concurrency,
         batch_size=batch_size,
         burst=burst,
-        grace_period=parse_duration(grace),
-        poll_interval=parse_duration(poll),
+        grace_period=grace_s,
+        poll_interval=poll_s,
     )
     type_list = tuple(t.strip() for t in types.split(",") if t.strip()) if types else ()
     spec = WorkerSpec(
@@ -304,24 +419,46 @@ def worker(
 def bench(
     ctx: typer.Context,
     jobs: Annotated[
-        int, typer.Option("--jobs", min=1, help="No-op jobs to post and drain")
+        int,
+        typer.Option("--jobs", help=f"No-op jobs to post and drain (1 to {MAX_BENCH_JOBS:,})"),
     ] = 50_000,
     processes: Annotated[
-        int, typer.Option("--processes", min=1, help="Worker processes draining")
+        int, typer.Option("--processes", help=f"Worker processes draining (1 to {MAX_PROCESSES})")
     ] = 2,
     latency_jobs: Annotated[
         int,
-        typer.Option("--latency-jobs", min=10, help="Jobs posted one by one for pickup latency"),
+        typer.Option(
+            "--latency-jobs",
+            help=f"Jobs posted one by one for pickup latency (10 to {MAX_LATENCY_JOBS:,})",
+        ),
     ] = 500,
     rate: Annotated[
-        float, typer.Option("--rate", help="Jobs per second for the pickup-latency phase")
+        float,
+        typer.Option(
+            "--rate",
+            help=f"Jobs per second for the pickup-latency phase (above 0, at most {MAX_BENCH_RATE:,.0f})",
+        ),
     ] = 100.0,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 200,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency", help=f"Jobs run at once per process (1 to {MAX_CONCURRENCY:,})"
+        ),
+    ] = 200,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
 ) -> None:
     """Measure enqueue rate, drain rate and pickup latency with no-op jobs."""
     from skconsole.bench import BenchConfig, run_bench
 
+    check_range("--jobs", jobs, 1, MAX_BENCH_JOBS)
+    check_range("--processes", processes, 1, MAX_PROCESSES)
+    check_range("--latency-jobs", latency_jobs, 10, MAX_LATENCY_JOBS)
+    check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
+    if not 0 < rate <= MAX_BENCH_RATE:
+        raise ConfigError(
+            f"--rate must be above 0 and at most {MAX_BENCH_RATE:,.0f} jobs per second,"
+            f" got {rate:g}"
+        )
     o = _opts(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: the benchmark writes jobs and read-only mode is on")

@@ -21,11 +21,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from skconsole import ops
-from skconsole.cli import _opts, app, err, out
+from skconsole.cli import MAX_LIST_ROWS, _opts, app, check_range, check_text, err, out
 from skconsole.durations import parse_duration
 from skconsole.errors import ConfigError
 from skconsole.ops.model import STATUS_LABELS, ActionResult, Preview, ProgressCallback, Selection
 from skconsole.stats import HungPolicy
+from skconsole.text import printable, quoted
 
 # -- the selection syntax, shared by every action -----------------------------------------
 IdsOpt = Annotated[
@@ -55,7 +56,7 @@ def _uuid(text: str) -> UUID:
     try:
         return UUID(text.strip())
     except ValueError:
-        raise ConfigError(f"invalid job id {text!r}: expected a UUID") from None
+        raise ConfigError(f"invalid job id {quoted(text)}: expected a UUID") from None
 
 
 def selection_from(
@@ -65,19 +66,22 @@ def selection_from(
     statuses: list[int] | None,
     older_than: str | None,
 ) -> Selection:
-    """The Selection the command-line options describe."""
+    """The Selection the command-line options describe (it checks them: exit 2 if bad)."""
     return Selection(
         ids=tuple(dict.fromkeys(_uuid(i) for i in ids or ())),
         group=group,
         task_type=task_type,
         statuses=tuple(sorted(set(statuses or ()))),
-        older_than_seconds=parse_duration(older_than) if older_than is not None else None,
+        older_than_seconds=(
+            parse_duration(older_than, option="--older-than") if older_than is not None else None
+        ),
     )
 
 
 # -- output -----------------------------------------------------------------------------
 def _print_json(doc: dict[str, Any]) -> None:
-    print(json.dumps(doc, default=str))
+    # ensure_ascii (json's default) writes every control character as a \u escape
+    print(json.dumps(doc, default=str, ensure_ascii=True))
 
 
 def _sample_table(preview: Preview) -> Table:
@@ -149,6 +153,7 @@ def _confirm(prompt: str, yes: bool, *, type_count: int | None = None) -> None:
     """Ask in a terminal (default No); refuse when nobody can answer."""
     if yes:
         return
+    prompt = printable(prompt)
     if not sys.stdin.isatty():
         raise ConfigError(
             "refusing to act without confirmation: stdin is not a terminal (add --yes, "
@@ -351,7 +356,11 @@ def reap(
     as_json: JsonOpt = False,
 ) -> None:
     """Re-post hung jobs now (as `status inflight` judges them), recording why."""
-    policy = HungPolicy(parse_duration(stale), parse_duration(grace), parse_duration(unowned_after))
+    policy = HungPolicy(
+        parse_duration(stale, option="--stale", minimum=1.0),
+        parse_duration(grace, option="--grace"),
+        parse_duration(unowned_after, option="--unowned-after", minimum=1.0),
+    )
     sel = selection_from(ids, None, task_type, None, older_than)
     _run(
         ctx,
@@ -470,11 +479,15 @@ def resume(
 @app.command()
 def audit(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="How many, newest first")] = 50,
+    limit: Annotated[
+        int, typer.Option("--limit", help=f"How many, newest first (1 to {MAX_LIST_ROWS:,})")
+    ] = 50,
     action: Annotated[str | None, typer.Option("--action", help="Only this action")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The operator actions executed on this queue: who, when, what, how many."""
+    check_range("--limit", limit, 1, MAX_LIST_ROWS)
+    check_text("--action", action)
     db = _opts(ctx).open("skconsole-audit")
     with db.connect() as conn:
         rows = ops.audit.entries(conn, limit=limit, action=action)

@@ -18,13 +18,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from skconsole import stats
-from skconsole.cli import _opts, app, out
+from skconsole.cli import MAX_LIST_ROWS, MAX_SAMPLE_S, _opts, app, check_range, check_text, out
 from skconsole.durations import format_age, parse_duration
 from skconsole.errors import ConfigError
 from skconsole.stats import STATUS_NAMES, overview
+from skconsole.text import quoted
 
 Conn = psycopg.Connection[Any]
 VIEWS = ("depth", "inflight", "failures", "stats", "metrics", "workers", "history")
+#: history --minutes: at most one day back
+MAX_MINUTES = 1440
 
 
 def _ms(value: float | int | None) -> str:
@@ -295,25 +298,34 @@ def status(
         bool, typer.Option("--json", help="One JSON document (shape in the README)")
     ] = False,
     limit: Annotated[
-        int, typer.Option("--limit", min=1, help="inflight, failures: at most this many rows")
+        int,
+        typer.Option(
+            "--limit",
+            help=f"inflight, failures: at most this many rows (1 to {MAX_LIST_ROWS:,})",
+        ),
     ] = 200,
     group: Annotated[
         str | None,
         typer.Option("--group", help="failures: the jobs of this group (id or signature)"),
     ] = None,
     minutes: Annotated[
-        int, typer.Option("--minutes", min=1, max=1440, help="history: minutes back")
+        int, typer.Option("--minutes", help=f"history: minutes back (1 to {MAX_MINUTES:,})")
     ] = 60,
     sample: Annotated[
         str,
         typer.Option(
-            "--sample", help="metrics: time between the two reads rates come from (0: none)"
+            "--sample",
+            help="metrics: time between the two reads rates come from (0: none; at most 1h)",
         ),
     ] = "1s",
 ) -> None:
     """Queue depth per type, counts per status, workers, oldest waiting job; or one VIEW."""
     if view is not None and view not in VIEWS:
-        raise ConfigError(f"unknown view {view!r}: choose one of {', '.join(VIEWS)}")
+        raise ConfigError(f"unknown view {quoted(view)}: choose one of {', '.join(VIEWS)}")
+    check_range("--limit", limit, 1, MAX_LIST_ROWS)
+    check_range("--minutes", minutes, 1, MAX_MINUTES)
+    check_text("--group", group)
+    sample_s = parse_duration(sample, option="--sample", maximum=MAX_SAMPLE_S)
     db = _opts(ctx).open("skconsole-status")
     with db.connect() as conn:
         if view is None:
@@ -332,10 +344,12 @@ def status(
         elif view == "stats":
             doc, show = _exec_stats(conn)
         elif view == "metrics":
-            doc, show = _metrics(conn, parse_duration(sample))
+            doc, show = _metrics(conn, sample_s)
         else:
             doc, show = _history(conn, minutes)
     if as_json:
-        out.print_json(json.dumps(doc, default=str))
+        # ensure_ascii: rich re-encodes the document, and would otherwise write C1 and
+        # bidi controls (which json leaves alone) raw
+        out.print_json(json.dumps(doc, default=str), ensure_ascii=True)
         return
     show()

@@ -1,21 +1,58 @@
 """Human durations ("10s", "1.5m", "30d") both ways; used by the CLI and the read-outs."""
 
+import math
 import re
 
 from skconsole.errors import ConfigError
+from skconsole.text import quoted
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
+_PATTERN = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d|w)?\s*$", re.ASCII)
+
+#: No duration means anything beyond 100 years (36,500 days): past it a delay
+#: or an age no longer fits a date, on either side of now.
+MAX_DURATION_S = 36_500 * 86_400.0
 
 
-def parse_duration(text: str) -> float:
-    """Seconds in ``text``; a bare number means seconds."""
+def parse_duration(
+    text: str,
+    *,
+    option: str | None = None,
+    minimum: float = 0.0,
+    maximum: float = MAX_DURATION_S,
+) -> float:
+    """Seconds in ``text``; a bare number means seconds.
+
+    Anything below ``minimum`` or above ``maximum`` (100 years unless told) is
+    refused with a ConfigError that names ``option`` (e.g. ``--older-than``).
+    """
     match = _PATTERN.match(text)
     if match is None:
+        where = f" for {option}" if option else ""
         raise ConfigError(
-            f"invalid duration {text!r}: use a number with an optional unit, e.g. 500ms, 10s, 5m, 2h, 30d"
+            f"invalid duration {quoted(text)}{where}: use a number with an optional unit,"
+            " e.g. 500ms, 10s, 5m, 2h, 30d"
         )
-    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    if not math.isfinite(seconds) or not minimum <= seconds <= maximum:
+        raise ConfigError(
+            f"{option or 'a duration'} must be between {format_limit(minimum)}"
+            f" and {format_limit(maximum)}, got {quoted(text.strip())}"
+        )
+    return seconds
+
+
+def format_limit(seconds: float) -> str:
+    """A bound as typed: 0s, 10ms, 1h, 36500d."""
+    if seconds == 0:
+        return "0s"
+    if seconds < 1:
+        return f"{seconds * 1000:g}ms"
+    for unit in ("d", "h", "m"):
+        size = _UNITS[unit]
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
 
 
 def format_age(seconds: float | None) -> str:

@@ -10,7 +10,9 @@ finished.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import socket
 import uuid
 from collections.abc import Iterable, Sequence
@@ -22,11 +24,20 @@ import psycopg
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import load_sql
 from skconsole.errors import InvalidJobError
+from skconsole.text import is_valid_utf8
 
 KEY_NAMESPACE = uuid.UUID("5b0e7a53-3c1f-4f55-9d0b-0c5a6b2f8e11")
 MAX_PRIORITY = 2**31 - 1
 MAX_NAME = 250
 BATCH_ROWS = 5_000
+#: The longest delay: 100 years (36,500 days), so the run-after time stays a date.
+MAX_DELAY_S = 36_500 * 86_400.0
+#: The deepest nesting of arrays and objects a payload may have: deeper ones
+#: are refused when posted rather than failing every reader that parses them.
+MAX_PAYLOAD_DEPTH = 500
+_TOO_DEEP = (
+    f"payload is nested too deeply (at most {MAX_PAYLOAD_DEPTH} levels of arrays and objects)"
+)
 
 
 def default_source() -> str:
@@ -54,25 +65,39 @@ class Job:
     def __post_init__(self) -> None:
         if not isinstance(self.task_type, str) or not self.task_type.strip():
             raise InvalidJobError("task type must be a non-empty string")
-        if len(self.task_type) > MAX_NAME:
-            raise InvalidJobError(f"task type is longer than {MAX_NAME} characters")
+        _check_text("task type", self.task_type, MAX_NAME)
         if isinstance(self.priority, bool) or not isinstance(self.priority, int):
             raise InvalidJobError(f"priority must be an integer, got {self.priority!r}")
         if not 0 <= self.priority <= MAX_PRIORITY:
             raise InvalidJobError(
                 f"priority must be between 0 and {MAX_PRIORITY}, got {self.priority}"
             )
-        if self.delay < 0:
-            raise InvalidJobError(f"delay must not be negative, got {self.delay}")
-        if self.source is not None and len(self.source) > MAX_NAME:
-            raise InvalidJobError(f"source is longer than {MAX_NAME} characters")
+        if isinstance(self.delay, bool) or not isinstance(self.delay, int | float):
+            raise InvalidJobError(f"delay must be a number of seconds, got {self.delay!r}")
+        if not math.isfinite(self.delay) or not 0 <= self.delay <= MAX_DELAY_S:
+            raise InvalidJobError(
+                f"delay must be between 0 and {MAX_DELAY_S:,.0f} seconds (100 years),"
+                f" got {self.delay}"
+            )
+        if self.key is not None:
+            if not isinstance(self.key, str):
+                raise InvalidJobError(f"key must be a string, got {type(self.key).__name__}")
+            if not is_valid_utf8(self.key):
+                raise InvalidJobError("key is not valid UTF-8 text")
+        if self.source is not None:
+            if not isinstance(self.source, str):
+                raise InvalidJobError(f"source must be a string, got {type(self.source).__name__}")
+            _check_text("source", self.source, MAX_NAME)
         if self.payload_json is not None:
             self.payload_json = validate_payload_json(self.payload_json)
         else:
             try:
                 self.payload_json = json.dumps(self.payload, allow_nan=False, separators=(",", ":"))
+            except RecursionError:
+                raise InvalidJobError(_TOO_DEEP) from None
             except (TypeError, ValueError) as exc:
                 raise InvalidJobError(f"payload is not JSON-serialisable: {exc}") from None
+            _check_depth(self.payload_json)
         if "\x00" in self.payload_json:
             raise InvalidJobError(
                 "payload must not contain NUL characters (PostgreSQL text cannot hold them)"
@@ -80,10 +105,53 @@ class Job:
         self.task_id = job_id_for_key(self.key) if self.key is not None else uuid.uuid4()
 
 
+def _check_text(what: str, value: str, max_length: int | None = None) -> None:
+    """Text PostgreSQL can store: valid UTF-8, no NUL, not too long."""
+    if not is_valid_utf8(value):
+        raise InvalidJobError(f"{what} is not valid UTF-8 text")
+    if "\x00" in value:
+        raise InvalidJobError(f"{what} must not contain NUL characters")
+    if max_length is not None and len(value) > max_length:
+        raise InvalidJobError(f"{what} is longer than {max_length} characters")
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+#: "{" and "}" read as "[" and "]"; every other ASCII character deleted
+_BRACKETS_ONLY = str.maketrans(
+    "{}", "[]", "".join(chr(c) for c in range(128) if chr(c) not in "[]{}")
+)
+
+
+def _check_depth(text: str) -> None:
+    """Refuse JSON nested deeper than MAX_PAYLOAD_DEPTH, before anything parses it."""
+    if text.count("[") + text.count("{") <= MAX_PAYLOAD_DEPTH:
+        return  # cannot be that deep: the common case, decided without a scan
+    # only the brackets outside strings, all written "[" and "]"
+    brackets = _JSON_STRING.sub("", text).translate(_BRACKETS_ONLY)
+    # each pass removes the innermost pairs: whatever survives MAX passes is deeper
+    for _ in range(MAX_PAYLOAD_DEPTH):
+        shorter = brackets.replace("[]", "")
+        if len(shorter) == len(brackets):
+            return
+        brackets = shorter
+    if "[]" in brackets:
+        raise InvalidJobError(_TOO_DEEP)
+
+
 def validate_payload_json(text: str) -> str:
-    """The text itself if it is one valid JSON document, else a clear InvalidJobError."""
+    """The text itself if it is one valid JSON document, else a clear InvalidJobError.
+
+    Valid means: UTF-8 text, parseable JSON, nested at most MAX_PAYLOAD_DEPTH deep.
+    """
+    if not isinstance(text, str):
+        raise InvalidJobError(f"payload JSON must be a string, got {type(text).__name__}")
+    if not is_valid_utf8(text):
+        raise InvalidJobError("payload is not valid UTF-8 text")
+    _check_depth(text)
     try:
         json.loads(text)
+    except RecursionError:
+        raise InvalidJobError(_TOO_DEEP) from None
     except ValueError as exc:
         raise InvalidJobError(f"payload is not valid JSON: {exc}") from None
     return text

@@ -43,12 +43,16 @@ Conn = psycopg.Connection[Any]
 
 
 def check_change(by: int | None, to: int | None) -> None:
+    """Exactly one of ``by`` (1 to 2**31-1) and ``to`` (0 to 2**31-1), whole numbers."""
     if (by is None) == (to is None):
         raise ConfigError("bump needs exactly one of --by N or --to N")
+    for option, value in (("--by", by), ("--to", to)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ConfigError(f"{option} must be a whole number, got {value!r}")
     if by is not None and not 1 <= by <= MAX_PRIORITY:
-        raise ConfigError("--by must be a positive number")
+        raise ConfigError(f"--by must be between 1 and {MAX_PRIORITY}, got {by}")
     if to is not None and not 0 <= to <= MAX_PRIORITY:
-        raise ConfigError(f"--to must be between 0 and {MAX_PRIORITY}")
+        raise ConfigError(f"--to must be between 0 and {MAX_PRIORITY}, got {to}")
 
 
 def _params(conn: Conn, selection: Selection) -> dict[str, Any]:

@@ -9,6 +9,7 @@ reports the ones that changed state in the meantime as left alone.
 from __future__ import annotations
 
 import getpass
+import math
 import os
 import socket
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from typing import Any
 from uuid import UUID
 
 from skconsole.errors import ConfigError
+from skconsole.producer import MAX_NAME
+from skconsole.text import is_valid_utf8, quoted
 
 #: Called after each batch with (jobs handled so far, jobs in all).
 ProgressCallback = Callable[[int, int], None]
@@ -26,6 +29,8 @@ ProgressCallback = Callable[[int, int], None]
 BATCH_SIZE = 2_000
 SAMPLE_SIZE = 10
 NO_ERROR_GROUP = "(no error text)"
+#: The oldest ``older_than_seconds``: 100 years (36,500 days), as for every duration.
+MAX_OLDER_THAN_S = 36_500 * 86_400.0
 
 STATUS_LABELS = {
     0: "Unknown",
@@ -57,11 +62,26 @@ class Selection:
     cutoff: datetime | None = None
 
     def __post_init__(self) -> None:
-        if self.older_than_seconds is not None and self.older_than_seconds < 0:
-            raise ConfigError("--older-than must not be negative")
+        if self.task_type is not None:
+            _check_text("--type", self.task_type)
+            if len(self.task_type) > MAX_NAME:
+                raise ConfigError(
+                    f"--type is longer than {MAX_NAME} characters (the longest a task type can be)"
+                )
+        if self.group is not None:
+            _check_text("--group", self.group)
         unknown = sorted(set(self.statuses) - set(STATUS_LABELS))
         if unknown:
-            raise ConfigError(f"unknown status code(s) {unknown}: use 0-7")
+            shown = ", ".join(str(s) for s in unknown[:5])
+            raise ConfigError(f"unknown status code(s) {shown}: use 0-7")
+        if self.older_than_seconds is not None:
+            seconds = self.older_than_seconds
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+                raise ConfigError(f"--older-than must be a number of seconds, got {seconds!r}")
+            if not math.isfinite(seconds) or not 0 <= seconds <= MAX_OLDER_THAN_S:
+                raise ConfigError(
+                    f"--older-than must be between 0s and 36500d (100 years), got {seconds:g}s"
+                )
 
     @property
     def is_empty(self) -> bool:
@@ -115,6 +135,16 @@ class Selection:
         elif self.older_than_seconds is not None:
             parts.append(f"older than {self.older_than_seconds:g}s")
         return ", ".join(parts) or "everything"
+
+
+def _check_text(option: str, value: str) -> None:
+    """Text a query can carry: a string, valid UTF-8, no NUL."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{option} must be text, got {type(value).__name__}")
+    if not is_valid_utf8(value):
+        raise ConfigError(f"{option} is not valid UTF-8 text: {quoted(value)}")
+    if "\x00" in value:
+        raise ConfigError(f"{option} must not contain NUL characters")
 
 
 def effective_statuses(

@@ -1,4 +1,12 @@
-"""How numbers, durations and times read in the console's narrow columns."""
+"""How numbers, durations and times read in the console's narrow columns.
+
+Text from the database (task types, errors, hosts, payloads) is shown through
+:func:`printable` (from :mod:`skconsole.text`): a control character becomes a
+visible escape such as ``\x1b``. Textual drops only BEL, BS, VT, FF and CR
+from what it draws, so an ESC in a cell would otherwise reach the terminal as
+the start of an escape sequence. The keyed tables, the job view and the
+confirmations apply it themselves; anything else that shows data should too.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from skconsole.durations import format_age
+from skconsole.text import printable
 
 __all__ = [
     "first_line",
@@ -16,6 +25,7 @@ __all__ = [
     "fmt_rate",
     "fmt_seconds",
     "format_age",
+    "printable",
     "short_id",
     "spark",
 ]
@@ -55,7 +65,7 @@ def fmt_ago(at: datetime | None, now_epoch: float, *, suffix: bool = True) -> st
 
 
 def short_id(task_id: str) -> str:
-    return task_id[:8]
+    return printable(task_id[:8])
 
 
 def spark(values: Sequence[int], width: int = 12) -> str:
@@ -71,9 +81,11 @@ def spark(values: Sequence[int], width: int = 12) -> str:
 
 
 def first_line(text: str | None, limit: int = 200) -> str:
+    """The first line of ``text``, printable, cut to ``limit`` characters."""
     if not text:
         return ""
     line = text.strip().splitlines()[0] if text.strip() else ""
+    line = printable(line)
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 

@@ -1,4 +1,8 @@
-"""Confirmation of a destructive action: states the exact scope, defaults to No."""
+"""Confirmation of a destructive action: states the exact scope, defaults to No.
+
+The scope names task types and error signatures from the database: every text
+given is shown printable (control characters as visible escapes).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from skconsole.text import printable
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -34,11 +40,11 @@ class ConfirmScreen(ModalScreen[bool]):
         sample_note: str = "",
     ) -> None:
         super().__init__(classes="dialog-screen")
-        self.sample_note = sample_note
-        self.title_text = title
-        self.question = question
-        self.sample = tuple(sample)
-        self.yes_label = yes_label
+        self.sample_note = printable(sample_note)
+        self.title_text = printable(title)
+        self.question = printable(question)
+        self.sample = tuple(printable(line) for line in sample)
+        self.yes_label = printable(yes_label)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm", classes="dialog"):

@@ -11,6 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from skconsole.text import printable
+
 
 def matches(typed: str, count: int) -> bool:
     return typed.strip().replace(",", "").replace("_", "") == str(count)
@@ -23,7 +25,7 @@ class PurgeConfirmScreen(ModalScreen[bool]):
 
     def __init__(self, question: str, count: int) -> None:
         super().__init__(classes="dialog-screen")
-        self.question = question
+        self.question = printable(question)
         self.count = count
 
     def compose(self) -> ComposeResult:

@@ -1,4 +1,9 @@
-"""One job in full: fields, payload and the whole error, scrollable and selectable."""
+"""One job in full: fields, payload and the whole error, scrollable and selectable.
+
+Every field is shown printable (one line each); the payload and the error keep
+their line breaks and tabs, and any other control character in them is shown
+as a visible escape (``\x1b``), never written raw.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,19 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from skconsole.tui.formatting import fmt_ago
+from skconsole.tui.formatting import fmt_ago, printable
 from skconsole.tui.model import JobDetail
 
 
 def pretty_payload(payload: str | None) -> str:
+    """The payload indented for reading, printable (line breaks kept)."""
     if payload is None:
         return "null"
     try:
-        return json.dumps(json.loads(payload), indent=2, ensure_ascii=False)
-    except ValueError:
-        return payload
+        text = json.dumps(json.loads(payload), indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        text = payload
+    return printable(text, keep_newlines=True)
 
 
 class JobView(VerticalScroll):
@@ -58,8 +65,10 @@ class JobView(VerticalScroll):
             ("processing", f"{job.processing_ms:,} ms in total"),
             *job.extra,
         ]
-        width = max(len(k) for k, _ in fields)
-        text = "\n".join(f"{k.rjust(width)}  {v}" for k, v in fields)
+        shown = [(printable(k), printable(v)) for k, v in fields]
+        width = max(len(k) for k, _ in shown)
+        text = "\n".join(f"{k.rjust(width)}  {v}" for k, v in shown)
         self.query_one("#job-fields", Static).update(Content(text))
         self.query_one("#job-payload", Static).update(Content(pretty_payload(job.payload)))
-        self.query_one("#job-error", Static).update(Content(job.last_error or "-"))
+        error = printable(job.last_error, keep_newlines=True) if job.last_error else "-"
+        self.query_one("#job-error", Static).update(Content(error))

@@ -8,7 +8,9 @@ the order changes. It also owns the text filter of its panel.
 
 Cells are plain strings or ``(text, tone)`` pairs; a tone names a component
 class whose colour lives in the .tcss file, and cell text is never read as
-markup (error messages are full of square brackets).
+markup (error messages are full of square brackets). Control characters in a
+cell are shown as visible escapes (``\x1b``), never written raw: the table
+keeps the printable text, so the filter matches what is on screen.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist
+
+from skconsole.text import printable
 
 Tone = Literal["bad", "warn", "good", "muted", "accent", ""]
 Cell = str | tuple[str, Tone]
@@ -40,6 +44,20 @@ class Column:
 
 def cell_text(cell: Cell) -> str:
     return cell if isinstance(cell, str) else cell[0]
+
+
+def printable_cell(cell: Cell) -> Cell:
+    """The cell with its text made printable (the same object when nothing changes)."""
+    if isinstance(cell, str):
+        return printable(cell)
+    text, tone = cell
+    shown = printable(text)
+    return cell if shown is text else (shown, tone)
+
+
+def printable_row(row: Row) -> Row:
+    key, cells = row
+    return key, tuple(printable_cell(c) for c in cells)
 
 
 class KeyedTable(DataTable[Text]):
@@ -108,7 +126,7 @@ class KeyedTable(DataTable[Text]):
         return len(self._all)
 
     def set_rows(self, rows: Sequence[Row]) -> None:
-        self._all = list(rows)
+        self._all = [printable_row(r) for r in rows]
         self._sync(self._filtered())
 
     def set_filter(self, text: str) -> None:
@@ -136,6 +154,7 @@ class KeyedTable(DataTable[Text]):
 
     def _cell_text(self, cell: Cell, column: Column) -> Text:
         text, tone = (cell, "") if isinstance(cell, str) else cell
+        text = printable(text)  # already done by set_rows: a no-op there, a guard elsewhere
         style = self.get_component_rich_style(f"keyed-table--{tone}") if tone else ""
         return Text(text, style=style, justify="right" if column.right else "left", no_wrap=True)
 
