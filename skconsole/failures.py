@@ -110,3 +110,13 @@ def error_signature(error: str | bytes | None) -> str:
     if len(signature) > MAX_LENGTH:
         signature = signature[: MAX_LENGTH - 1] + ELLIPSIS
     return signature
+
+
+def cap_error_text(
+    text: str, limit: int = 65_536
+) -> str:  # placeholder until the helper's version lands
+    if len(text) <= limit:
+        return text
+    marker = f"\n… [{len(text) - limit + 100:,} characters omitted] …\n"
+    keep = (limit - len(marker)) // 2
+    return text[:keep] + marker + text[-keep:]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -206,6 +207,33 @@ def worker_ids_for_pid(conn: Any, pid: int) -> list[Any]:
         "SELECT worker_id FROM sk_workers_t WHERE worker_pid = %s", (pid,)
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def worker_states(conn: Any) -> dict[Any, str]:
+    """worker id -> its state as sk_worker_liveness() judges it (alive, connection lost, ...)."""
+    rows = conn.execute("SELECT worker_id, state FROM sk_worker_liveness()").fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+#: the server session holding a worker's liveness lock (two-key form, class sk_lock_class())
+LOCK_HOLDER = (
+    "SELECT l.pid FROM pg_locks l JOIN sk_workers_t w ON l.objid::bigint = w.worker_lock_key"
+    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
+    " AND l.classid = sk_lock_class()::oid AND w.worker_id = %s"
+)
+
+
+def silence_at_reap(last_error: str) -> float:
+    """How long the owner had been silent when its job was reaped, from the reap's
+    error text ('... no heartbeat for 12 s'): the lease it was judged by had lapsed."""
+    match = re.search(r"no heartbeat for ([0-9.]+) s", last_error)
+    assert match is not None, last_error
+    return float(match.group(1))
+
+
+#: the default lease (WorkerConfig): a worker's jobs are reaped only after
+#: LEASE + MARGIN seconds without a renewal
+LEASE, MARGIN = 10.0, 2.0
 
 
 def owned_in_flight(conn: Any, worker_id: Any) -> list[Any]:
