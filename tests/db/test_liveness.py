@@ -251,7 +251,7 @@ def test_the_in_flight_read_model_says_what_it_knows(conn: Conn) -> None:
 
 
 def test_the_workers_read_model_tells_each_liveness_state(conn: Conn, holder: Conn) -> None:
-    alive, key = register(conn, host="a-alive")
+    _alive, key = register(conn, host="a-alive")
     connect_worker(holder, key)
     register(conn, host="b-lost", heartbeat_age_s=0.5)
     register(conn, host="c-gone", heartbeat_age_s=60)

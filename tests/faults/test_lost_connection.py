@@ -159,7 +159,7 @@ def test_worker_survives_terminated_backends(
     done = completions(log_dir)
     assert set(done) == {str(i) for i in posted}, "every job ran to completion at least once"
     reaped = reruns = 0
-    for task_id, _st, errors_n, last_error in rows:
+    for task_id, _st, errors_n, _last_error in rows:
         runs = done[str(task_id)]
         reaped += errors_n > 0
         reruns += runs - 1
@@ -227,7 +227,7 @@ def test_worker_survives_a_storm_of_terminations(
     done = completions(log_dir)
     assert set(done) == {str(i) for i in posted}
     reaped = reruns = 0
-    for task_id, errors_n, last_error in rows:
+    for task_id, errors_n, _last_error in rows:
         runs = done[str(task_id)]
         reaped += errors_n > 0
         reruns += runs - 1
