@@ -270,20 +270,33 @@ def worker(
     poll: Annotated[
         str, typer.Option("--poll", help="Polling interval when no notification arrives")
     ] = "1s",
+    lease: Annotated[
+        str,
+        typer.Option(
+            "--lease",
+            help="Liveness lease (5s to 10m): a worker that cannot renew it for 80% of it"
+            " stops its jobs; others reap them after 120%",
+        ),
+    ] = "10s",
 ) -> None:
     """Run task handlers (headless engine)."""
-    from skconsole.worker.engine import WorkerConfig
+    from skconsole.worker.engine import LEASE_MARGIN_SHARE, WorkerConfig
     from skconsole.worker.run import WorkerSpec, configure_logging, run_in_process, run_supervised
 
     o = _opts(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: a worker writes results and read-only mode is on")
+    lease_s = parse_duration(lease)
+    if not 5 <= lease_s <= 600:
+        raise ConfigError(f"--lease must be between 5s and 10m, got {lease!r}")
     config = WorkerConfig(
         concurrency=concurrency,
         batch_size=batch_size,
         burst=burst,
         grace_period=parse_duration(grace),
         poll_interval=parse_duration(poll),
+        lease=lease_s,
+        lease_margin=lease_s * LEASE_MARGIN_SHARE,
     )
     type_list = tuple(t.strip() for t in types.split(",") if t.strip()) if types else ()
     spec = WorkerSpec(

@@ -52,6 +52,8 @@ RECONCILE_EVERY = 30.0
 CLAIM_TIMEOUT = 40.0
 #: a claim lost with no known server session: reconcile once it surely ended
 UNKNOWN_SESSION_WAIT = 45.0
+#: the lease margin as a share of the lease, when only the lease is given (--lease)
+LEASE_MARGIN_SHARE = 0.2
 
 
 @dataclass
