@@ -34,7 +34,8 @@ BaseException), ``bad-str`` (an exception whose ``__str__`` raises; 1
 attempt), ``own-timeout`` (its own TimeoutError, no timeout set; 1 attempt),
 ``own-timeout-async`` (its own TimeoutError under a 60 s timeout; 1 attempt),
 ``cancel-self`` (raises CancelledError itself; 3 attempts), ``huge-error`` (a
-40 MB message; 1 attempt), ``overrun`` (a thread that sleeps ``payload`` s
+40 MB message; 1 attempt), ``cooperative`` (a sync handler sleeping
+``payload`` s with JobContext.sleep, so it stops when asked), ``overrun`` (a thread that sleeps ``payload`` s
 past its 1 s timeout, ignoring JobContext.stop), ``versioned`` (payload
 ``{"v": n, "sleep": s, "fail": bool}``: sleeps, then fails recoverably if
 asked). Every execution of ``overrun``, ``versioned``, ``slow`` and
@@ -237,6 +238,14 @@ def huge_error(payload: Any, ctx: JobContext) -> None:
 def overrun(payload: Any, ctx: JobContext) -> None:
     with execution(ctx.task_id):
         time.sleep(float(payload or 3))  # ignores ctx.stop: a thread cannot be stopped
+
+
+@tasks.task("cooperative")
+def cooperative(payload: Any, ctx: JobContext) -> None:
+    """A long sync handler that stops when asked (JobContext.sleep raises JobStopped)."""
+    with execution(ctx.task_id):
+        ctx.sleep(float(payload or 0))
+    log_completion(ctx.task_id)
 
 
 @tasks.task("versioned", max_attempts=2, backoff=0.01)
