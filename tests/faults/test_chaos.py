@@ -405,15 +405,15 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
     unexplained: dict[str, list[Any]] = {}
     for task_id, job_runs in runs.items():
         for run in job_runs[:-1]:
-            if run.pid in ledger.killed:
+            if uuid.UUID(task_id) in ledger.reposted and run.note == "v1":
+                causes["keyed re-post"] += 1
+            elif run.pid in ledger.killed:
                 causes["worker killed"] += 1
             elif any(
                 run.pid in pids and run.ended >= start - 5 and run.started <= end
                 for start, end, pids in ledger.freezes
             ):
                 causes["worker partitioned"] += 1
-            elif uuid.UUID(task_id) in ledger.reposted and run.note == "v1":
-                causes["keyed re-post"] += 1
             else:
                 unexplained.setdefault(task_id, job_runs)
     reposted_last = [runs[str(t)][-1].note for t in ledger.reposted if str(t) in runs]
