@@ -377,9 +377,17 @@ def worker(
         str,
         typer.Option("--poll", help="Polling interval when no notification arrives (10ms to 1h)"),
     ] = "1s",
+    lease: Annotated[
+        str,
+        typer.Option(
+            "--lease",
+            help="Liveness lease (5s to 10m): a worker that cannot renew it for 80% of it"
+            " stops its jobs; others reap them after 120%",
+        ),
+    ] = "10s",
 ) -> None:
     """Run task handlers (headless engine)."""
-    from skconsole.worker.engine import WorkerConfig
+    from skconsole.worker.engine import LEASE_MARGIN_SHARE, WorkerConfig
     from skconsole.worker.run import WorkerSpec, configure_logging, run_in_process, run_supervised
 
     check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
@@ -393,12 +401,15 @@ def worker(
     o = _opts(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: a worker writes results and read-only mode is on")
+    lease_s = parse_duration(lease, option="--lease", minimum=5.0, maximum=600.0)
     config = WorkerConfig(
         concurrency=concurrency,
         batch_size=batch_size,
         burst=burst,
         grace_period=grace_s,
         poll_interval=poll_s,
+        lease=lease_s,
+        lease_margin=lease_s * LEASE_MARGIN_SHARE,
     )
     type_list = tuple(t.strip() for t in types.split(",") if t.strip()) if types else ()
     spec = WorkerSpec(

@@ -339,12 +339,6 @@ def reap(
     ids: IdsOpt = None,
     task_type: TypeOpt = None,
     older_than: OlderOpt = None,
-    stale: Annotated[
-        str, typer.Option("--stale", help="A worker heartbeat older than this is stale")
-    ] = "30s",
-    grace: Annotated[
-        str, typer.Option("--grace", help="Allowed beyond a type's timeout before it is hung")
-    ] = "10s",
     unowned_after: Annotated[
         str,
         typer.Option(
@@ -355,12 +349,9 @@ def reap(
     yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Re-post hung jobs now (as `status inflight` judges them), recording why."""
-    policy = HungPolicy(
-        parse_duration(stale, option="--stale", minimum=1.0),
-        parse_duration(grace, option="--grace"),
-        parse_duration(unowned_after, option="--unowned-after", minimum=1.0),
-    )
+    """Re-post hung jobs now (as `status inflight` judges them: the worker's lease has
+    lapsed, so it has stopped them or is dead), recording why."""
+    policy = HungPolicy(parse_duration(unowned_after, option="--unowned-after", minimum=1.0))
     sel = selection_from(ids, None, task_type, None, older_than)
     _run(
         ctx,

@@ -190,8 +190,9 @@ class CrashedWorker:
     """A worker killed with SIGKILL while it held jobs: the console shows them hung.
 
     Posts a few jobs that hang, starts a real ``skconsole worker`` for that type
-    only, waits until it holds them, and kills it. Its liveness lock dies with
-    it, so the jobs are hung at once ("worker gone"), until someone reaps them.
+    only, waits until it holds them, and kills it. The console sees its
+    connection gone at once, and its jobs hung once its lease lapses (12 s
+    later), until someone reaps them.
     """
 
     def __init__(self, db: Database, jobs: int = HANG_JOBS, timeout: float = 45.0) -> None:

@@ -96,12 +96,14 @@ class EngineThread:
             self._thread.start()
 
     def stop(self) -> None:
-        """Ask the engine to stop (non-blocking); running jobs get the grace period."""
+        """Ask the engine to stop (non-blocking); running jobs get the grace period, and
+        sync handlers still running after it are waited for. Asked again: stop now."""
+        now = self._stop_requested.is_set()
         self._stop_requested.set()
         loop, engine = self._loop, self._engine
         if loop is not None and engine is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: stopped
-                loop.call_soon_threadsafe(engine.stop)
+                loop.call_soon_threadsafe(lambda: engine.stop(now=now))
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the engine thread to end; True if it has."""

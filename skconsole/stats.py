@@ -175,18 +175,16 @@ def status_summary(conn: Conn, *, exact_limit: int = STATUS_EXACT_LIMIT) -> Stat
 # -- in-flight jobs ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class HungPolicy:
-    """When a job in 2 Processing counts as hung (the worker engine's defaults)."""
+    """What the one definition of "hung" (``sk_inflight_tasks()``) leaves to the
+    caller. A job whose owner's lease has lapsed is hung, whatever the caller
+    says: each worker's lease is in its registration. Only a job with no owner
+    recorded (a Stakhanovise.NET worker runs it) needs a policy: it counts as
+    hung once it has been processing this long."""
 
-    heartbeat_stale_s: float = 30.0
-    timeout_grace_s: float = 10.0
     unowned_after_s: float = 3600.0
 
     def params(self) -> dict[str, float]:
-        return {
-            "stale_s": self.heartbeat_stale_s,
-            "grace_s": self.timeout_grace_s,
-            "unowned_s": self.unowned_after_s,
-        }
+        return {"unowned_s": self.unowned_after_s}
 
 
 @dataclass
@@ -200,10 +198,17 @@ class InflightJob:
     worker_id: UUID | None
     worker_host: str | None
     worker_pid: int | None
-    worker_alive: bool | None
+    #: the worker's control session holds its liveness lock (None: no worker known)
+    worker_connected: bool | None
     heartbeat_age_s: float | None
     timeout_s: float | None
+    #: running, timed out, still running, connection lost, lease expiring, hung, ...
+    state: str
+    #: what is known, in words ("control connection lost, heartbeat 0.2 s ago")
+    note: str | None
     hung_reason: str | None
+    #: seconds until the owner's lease lapses and the job may be reaped
+    reapable_in_s: float | None
 
     @property
     def hung(self) -> bool:
@@ -248,15 +253,18 @@ def inflight(conn: Conn, policy: HungPolicy | None = None, *, limit: int = 500) 
             worker_id=r[6],
             worker_host=r[7],
             worker_pid=r[8],
-            worker_alive=r[9] if r[6] is not None else None,
+            worker_connected=r[9] if r[7] is not None else None,
             heartbeat_age_s=float(r[10]) if r[10] is not None else None,
             timeout_s=float(r[11]) if r[11] is not None else None,
-            hung_reason=r[12],
+            state=str(r[12]),
+            note=r[13],
+            hung_reason=r[14],
+            reapable_in_s=float(r[15]) if r[15] is not None else None,
         )
         for r in rows
     ]
-    total = int(rows[0][13]) if rows else 0
-    hung = int(rows[0][14]) if rows else 0
+    total = int(rows[0][16]) if rows else 0
+    hung = int(rows[0][17]) if rows else 0
     return Inflight(jobs, total, hung)
 
 
@@ -560,39 +568,45 @@ class WorkerInfo:
     started_at: datetime
     heartbeat_age_s: float
     stopped: bool
-    alive: bool
+    #: its control session holds its liveness lock
+    connected: bool
     in_flight: int
+    #: alive, connection lost, lease expiring, unresponsive, gone or stopped (sk_worker_liveness)
+    state: str
+    note: str
+    lease_s: float
 
     @property
-    def state(self) -> str:
-        if self.alive:
-            return "alive"
-        return "stopped" if self.stopped else "lost"
+    def alive(self) -> bool:
+        return self.state == "alive"
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["worker_id"] = str(self.worker_id)
         d["started_at"] = self.started_at.isoformat()
-        d["state"] = self.state
+        d["alive"] = self.alive
         return d
 
 
 def workers(conn: Conn) -> list[WorkerInfo]:
-    """Registered worker processes with liveness (their advisory lock) and in-flight counts."""
+    """Registered worker processes with their liveness (``sk_worker_liveness()``)."""
     rows = _rows(conn, "workers")
     return [
         WorkerInfo(
-            r[0],
-            r[1],
-            r[2],
-            int(r[3]),
-            int(r[4]),
-            list(r[5]),
-            r[6],
-            float(r[7]),
-            r[8],
-            r[9],
-            int(r[10]),
+            worker_id=r[0],
+            process_id=r[1],
+            host=r[2],
+            pid=int(r[3]),
+            concurrency=int(r[4]),
+            task_types=list(r[5]),
+            started_at=r[6],
+            heartbeat_age_s=float(r[7]),
+            stopped=bool(r[8]),
+            connected=bool(r[9]),
+            in_flight=int(r[10]),
+            state=str(r[11]),
+            note=str(r[12]),
+            lease_s=float(r[13]),
         )
         for r in rows
     ]

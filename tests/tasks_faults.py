@@ -26,14 +26,34 @@ hang-sync      sleeps ``payload`` s (default 30) in    5 Faulted, 2 errors
 stuck          like hang-sync, but max_attempts 1      5 Faulted, 1 error
 brief          sleeps 0.05 s, timeout 3 s, 1 attempt   3 Processed, 0 errors
 =============  ======================================  =========================
+
+Misbehaving handlers (each fails its own job and nothing else; ``max_attempts``
+2 unless said): ``exit`` (sys.exit in a thread), ``exit-async`` (SystemExit
+on the loop), ``interrupt`` (KeyboardInterrupt), ``base-exc`` (a custom
+BaseException), ``bad-str`` (an exception whose ``__str__`` raises; 1
+attempt), ``own-timeout`` (its own TimeoutError, no timeout set; 1 attempt),
+``own-timeout-async`` (its own TimeoutError under a 60 s timeout; 1 attempt),
+``cancel-self`` (raises CancelledError itself; 3 attempts), ``huge-error`` (a
+40 MB message; 1 attempt), ``cooperative`` (a sync handler sleeping
+``payload`` s with JobContext.sleep, so it stops when asked), ``overrun`` (a thread that sleeps ``payload`` s
+past its 1 s timeout, ignoring JobContext.stop), ``versioned`` (payload
+``{"v": n, "sleep": s, "fail": bool}``: sleeps, then fails recoverably if
+asked). Every execution of ``overrun``, ``versioned``, ``slow`` and
+``slow-async`` is logged with its start and end (:func:`executions`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import os
+import re
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +69,8 @@ FLAKY_ATTEMPTS = 10
 _lock = threading.Lock()
 _file: Any = None
 _file_pid: int | None = None
+_runs: Any = None
+_runs_pid: int | None = None
 
 
 def log_completion(task_id: object) -> None:
@@ -66,6 +88,33 @@ def log_completion(task_id: object) -> None:
         _file.flush()
 
 
+def _log_run_line(line: str) -> None:
+    global _runs, _runs_pid
+    directory = os.environ.get("SKTEST_LOG_DIR")
+    if not directory:
+        return
+    with _lock:
+        pid = os.getpid()
+        if _runs is None or _runs_pid != pid:
+            _runs = open(Path(directory) / f"{pid}.runs", "a", encoding="utf-8")  # noqa: SIM115
+            _runs_pid = pid
+        _runs.write(line)
+        _runs.flush()
+
+
+@contextlib.contextmanager
+def execution(task_id: object, note: str = "") -> Iterator[None]:
+    """Log this execution's start at once and its end however it ends (an exception,
+    a cancellation), to this process's ``<pid>.runs`` file: a process killed
+    mid-run leaves a start without an end."""
+    pid = os.getpid()
+    _log_run_line(f"S {task_id} {pid} {time.time():.6f} {note}\n")
+    try:
+        yield
+    finally:
+        _log_run_line(f"E {task_id} {pid} {time.time():.6f}\n")
+
+
 class FlakyError(Exception):
     pass
 
@@ -81,13 +130,15 @@ def ok(payload: Any, ctx: JobContext) -> None:
 
 @tasks.task("slow")
 def slow(payload: Any, ctx: JobContext) -> None:
-    time.sleep(float(payload or 0))
+    with execution(ctx.task_id):
+        time.sleep(float(payload or 0))
     log_completion(ctx.task_id)
 
 
 @tasks.task("slow-async")
 async def slow_async(payload: Any, ctx: JobContext) -> None:
-    await asyncio.sleep(float(payload or 0))
+    with execution(ctx.task_id):
+        await asyncio.sleep(float(payload or 0))
     log_completion(ctx.task_id)
 
 
@@ -129,6 +180,83 @@ def brief(payload: Any, ctx: JobContext) -> None:
     log_completion(ctx.task_id)
 
 
+class CustomBaseError(BaseException):
+    pass
+
+
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("this exception cannot be printed")
+
+
+@tasks.task("exit", max_attempts=2, backoff=0.01)
+def exit_(payload: Any, ctx: JobContext) -> None:
+    sys.exit(3)
+
+
+@tasks.task("exit-async", max_attempts=2, backoff=0.01)
+async def exit_async(payload: Any, ctx: JobContext) -> None:
+    raise SystemExit(4)
+
+
+@tasks.task("interrupt", max_attempts=2, backoff=0.01)
+def interrupt(payload: Any, ctx: JobContext) -> None:
+    raise KeyboardInterrupt
+
+
+@tasks.task("base-exc", max_attempts=2, backoff=0.01)
+def base_exc(payload: Any, ctx: JobContext) -> None:
+    raise CustomBaseError("not an Exception")
+
+
+@tasks.task("bad-str", max_attempts=1)
+def bad_str(payload: Any, ctx: JobContext) -> None:
+    raise UnprintableError()
+
+
+@tasks.task("own-timeout", max_attempts=1, timeout=None)
+def own_timeout(payload: Any, ctx: JobContext) -> None:
+    raise TimeoutError("upstream took too long")
+
+
+@tasks.task("own-timeout-async", max_attempts=1, timeout=60)
+async def own_timeout_async(payload: Any, ctx: JobContext) -> None:
+    raise TimeoutError("upstream took too long")
+
+
+@tasks.task("cancel-self", max_attempts=3, backoff=0.01)
+async def cancel_self(payload: Any, ctx: JobContext) -> None:
+    raise asyncio.CancelledError()
+
+
+@tasks.task("huge-error", max_attempts=1)
+def huge_error(payload: Any, ctx: JobContext) -> None:
+    raise ValueError("x" * 40_000_000)
+
+
+@tasks.task("overrun", timeout=1.0, max_attempts=2, backoff=0.01)
+def overrun(payload: Any, ctx: JobContext) -> None:
+    with execution(ctx.task_id):
+        time.sleep(float(payload or 3))  # ignores ctx.stop: a thread cannot be stopped
+
+
+@tasks.task("cooperative")
+def cooperative(payload: Any, ctx: JobContext) -> None:
+    """A long sync handler that stops when asked (JobContext.sleep raises JobStopped)."""
+    with execution(ctx.task_id):
+        ctx.sleep(float(payload or 0))
+    log_completion(ctx.task_id)
+
+
+@tasks.task("versioned", max_attempts=2, backoff=0.01)
+async def versioned(payload: Any, ctx: JobContext) -> None:
+    with execution(ctx.task_id, f"v{payload['v']}"):
+        await asyncio.sleep(float(payload.get("sleep", 0)))
+    if payload.get("fail"):
+        raise FlakyError(f"version {payload['v']} fails")
+    log_completion(ctx.task_id)
+
+
 # -- test-side helpers (used by the fault tests, never by the workers) -------------
 # They live here because the fault tests may only add this module and their own
 # test files; nothing below runs inside a worker.
@@ -144,6 +272,48 @@ def completions(log_dir: Path | str) -> dict[str, int]:
             if line.strip():
                 counts[line.strip()] = counts.get(line.strip(), 0) + 1
     return counts
+
+
+@dataclass(frozen=True)
+class Execution:
+    task_id: str
+    started: float
+    ended: float  # the process's death for a run cut short by SIGKILL (inf if unknown)
+    pid: int
+    note: str
+
+
+def executions(
+    log_dir: Path | str, deaths: dict[int, float] | None = None
+) -> dict[str, list[Execution]]:
+    """Every logged execution by task id, in start order, over every process's log.
+    ``deaths``: when each killed process died, the end of its unfinished runs."""
+    out: dict[str, list[Execution]] = {}
+    for f in Path(log_dir).glob("*.runs"):
+        open_runs: dict[str, list[tuple[float, str]]] = {}
+        pid = int(f.stem)
+        for line in f.read_text(encoding="utf-8").splitlines():
+            parts = line.split(" ", 4)
+            if len(parts) < 4:
+                continue  # a line cut short by a SIGKILL
+            kind, task_id, at = parts[0], parts[1], float(parts[3])
+            if kind == "S":
+                open_runs.setdefault(task_id, []).append((at, parts[4] if len(parts) > 4 else ""))
+            elif open_runs.get(task_id):
+                started, note = open_runs[task_id].pop(0)
+                out.setdefault(task_id, []).append(Execution(task_id, started, at, pid, note))
+        end = (deaths or {}).get(pid, float("inf"))
+        for task_id, runs in open_runs.items():
+            for started, note in runs:
+                out.setdefault(task_id, []).append(Execution(task_id, started, end, pid, note))
+    for runs in out.values():
+        runs.sort(key=lambda r: r.started)
+    return out
+
+
+def overlaps(runs: list[Execution]) -> list[tuple[Execution, Execution]]:
+    """Pairs of executions of one job that ran at the same time."""
+    return [(a, b) for a, b in itertools.pairwise(runs) if b.started < a.ended]
 
 
 def completions_by_pid(log_dir: Path | str) -> dict[int, dict[str, int]]:
@@ -206,6 +376,33 @@ def worker_ids_for_pid(conn: Any, pid: int) -> list[Any]:
         "SELECT worker_id FROM sk_workers_t WHERE worker_pid = %s", (pid,)
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def worker_states(conn: Any) -> dict[Any, str]:
+    """worker id -> its state as sk_worker_liveness() judges it (alive, connection lost, ...)."""
+    rows = conn.execute("SELECT worker_id, state FROM sk_worker_liveness()").fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+#: the server session holding a worker's liveness lock (two-key form, class sk_lock_class())
+LOCK_HOLDER = (
+    "SELECT l.pid FROM pg_locks l JOIN sk_workers_t w ON l.objid::bigint = w.worker_lock_key"
+    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
+    " AND l.classid = sk_lock_class()::oid AND w.worker_id = %s"
+)
+
+
+def silence_at_reap(last_error: str) -> float:
+    """How long the owner had been silent when its job was reaped, from the reap's
+    error text ('... no heartbeat for 12 s'): the lease it was judged by had lapsed."""
+    match = re.search(r"no heartbeat for ([0-9.]+) s", last_error)
+    assert match is not None, last_error
+    return float(match.group(1))
+
+
+#: the default lease (WorkerConfig): a worker's jobs are reaped only after
+#: LEASE + MARGIN seconds without a renewal
+LEASE, MARGIN = 10.0, 2.0
 
 
 def owned_in_flight(conn: Any, worker_id: Any) -> list[Any]:

@@ -16,8 +16,12 @@ import psycopg
 from skconsole.db.sqlfiles import schema_scripts
 from skconsole.errors import ReadOnlyError, SchemaError
 
-SCHEMA_VERSION = 1
-_SETUP_LOCK_KEY = 0x736B_636F_6E73  # "skcons": serialises concurrent setups
+SCHEMA_VERSION = 2
+#: The class id of skconsole's advisory locks (the two-key form, so its keys
+#: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
+#: function sk_lock_class() returns the same number; a test checks they agree.
+LOCK_CLASS = 1936419947
+_SETUP_LOCK = (LOCK_CLASS, 0)  # serialises concurrent setups; workers use keys 1 and up
 
 STAKHANOVISE_OBJECTS = (
     "sk_tasks_queue_t",
@@ -43,9 +47,20 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "SELECT n FROM unnest(%s::text[]) AS n WHERE to_regclass(n) IS NULL", (names,)
     ).fetchall()
     missing = [r[0] for r in rows]
-    has_fn = conn.execute("SELECT to_regproc('sk_try_dequeue_task') IS NOT NULL").fetchone()
-    if not (has_fn and has_fn[0]):
-        missing.append("sk_try_dequeue_task()")
+    row = conn.execute(
+        "SELECT to_regproc('sk_try_dequeue_task') IS NOT NULL,"
+        " to_regproc('sk_worker_liveness') IS NOT NULL,"
+        " EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('sk_task_results_t')"
+        "         AND attname = 'sk_claim_id' AND NOT attisdropped)"
+    ).fetchone()
+    assert row is not None
+    for present, name in zip(
+        row,
+        ("sk_try_dequeue_task()", "sk_worker_liveness()", "sk_task_results_t.sk_claim_id"),
+        strict=True,
+    ):
+        if not present:
+            missing.append(name)
     return missing
 
 
@@ -104,7 +119,7 @@ def setup_schema(conn: psycopg.Connection[Any]) -> bool:
         return False
     try:
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SETUP_LOCK_KEY,))
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _SETUP_LOCK)
             conn.execute(_VERSION_TABLE)
             conn.execute(
                 "ALTER TABLE sk_schema_version_t ADD COLUMN IF NOT EXISTS scripts_sha256 char(64)"

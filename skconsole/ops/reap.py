@@ -1,10 +1,13 @@
 """Reap: re-post hung jobs on demand, as the in-flight read model judges them.
 
-Uses the engine's own reaper statement (queries/reap.sql): the reason goes
-into the job's error, the reap counts as a failed attempt (past max attempts
-the job is parked as 5 Faulted), and the hung verdict, status and attempt
-are re-checked in the statement, so a job that finished meanwhile is left
-alone and no job is posted twice.
+Uses the engine's own reaper statement (queries/reap.sql) and so the one
+definition of "hung" (sk_inflight_tasks(): the owner's lease has lapsed, so
+the owner has stopped the job or is dead); an operator cannot reap a job
+whose worker is still alive, since it would then run twice at once. The
+reason goes into the job's error, the reap counts as a failed attempt (past
+max attempts the job is parked as 5 Faulted), and the verdict, status and
+fencing token are re-checked in the statement, so a job that finished
+meanwhile is left alone and no job is posted twice.
 """
 
 from __future__ import annotations
@@ -89,8 +92,7 @@ def execute(
                 "default_max_attempts": default_max_attempts,
                 "ids": batch,
                 "limit": len(batch),
-                "exclude_owner": None,  # an operator may reap any worker's jobs
-                "liveness_grace_s": 0,  # and acts on the verdict shown, at once
+                "exclude_owner": None,  # an operator may reap any worker's hung jobs
             },
             prepare=False,
         ).fetchall()

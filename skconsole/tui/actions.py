@@ -139,7 +139,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "reap",
         "H",
         "Reap hung",
-        "Send hung jobs (dead owner, stale heartbeat, over their timeout) back to the queue.",
+        "Send hung jobs (their worker's lease has lapsed: dead, cut off or stopped) back to the queue.",
         scopes=frozenset({"inflight"}),
         destructive=True,
         needs_write=True,

@@ -341,6 +341,8 @@ def _inflight_row(j: stats.InflightJob) -> InflightRow:
         j.running_s,
         j.heartbeat_age_s,
         j.attempt,
+        j.state,
+        j.note,
         j.hung_reason,
     )
 

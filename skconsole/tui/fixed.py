@@ -102,7 +102,7 @@ GROUPS = (
     ),
     FailureGroup(
         "g-hung",
-        "skconsole.HungJob: worker gone (<host> pid <n>)",
+        "skconsole.HungJob: worker gone (<host> pid <n>): no heartbeat for <n> s",
         7,
         ("reports.nightly",),
         (("Error", 7),),
@@ -151,7 +151,9 @@ def _snapshot() -> Snapshot:
             4210.0,
             95.0,
             1,
-            "worker heartbeat stale (95 s)",
+            "hung",
+            "worker unresponsive (batch-2 pid 3310): no heartbeat for 95.4 s, connection still open",
+            "worker unresponsive (batch-2 pid 3310): no heartbeat for 95.4 s, connection still open",
         ),
         InflightRow(
             _id(102),
@@ -160,7 +162,9 @@ def _snapshot() -> Snapshot:
             380.0,
             381.0,
             2,
-            "worker gone (web-7 pid 4412)",
+            "hung",
+            "worker gone (web-7 pid 4412): no heartbeat for 381 s",
+            "worker gone (web-7 pid 4412): no heartbeat for 381 s",
         ),
         InflightRow(
             _id(103),
@@ -169,7 +173,20 @@ def _snapshot() -> Snapshot:
             75.4,
             1.2,
             1,
-            "over the type's timeout (60 s)",
+            "timed out, still running",
+            "over its 60 s timeout by 15 s; its retry waits until the handler returns",
+            None,
+        ),
+        InflightRow(
+            _id(104),
+            "payments.charge",
+            "web-2 pid 2201",
+            12.5,
+            0.2,
+            1,
+            "connection lost",
+            "control connection lost, heartbeat 0.2 s ago",
+            None,
         ),
         *(
             InflightRow(
@@ -179,6 +196,8 @@ def _snapshot() -> Snapshot:
                 0.4 + i * 0.7,
                 1.1,
                 1,
+                "running",
+                "heartbeat 1.1 s ago",
                 None,
             )
             for i, typ in enumerate(
@@ -227,12 +246,21 @@ def _snapshot() -> Snapshot:
         WorkerRow(
             _id(901), "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")
         ),
-        WorkerRow(_id(902), "web-2", 2201, "alive", 1.4, 10, 6, ("emails.send", "payments.charge")),
+        WorkerRow(
+            _id(902),
+            "web-2",
+            2201,
+            "connection lost",
+            0.2,
+            10,
+            6,
+            ("emails.send", "payments.charge"),
+        ),
         WorkerRow(
             _id(903), "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")
         ),
-        WorkerRow(_id(904), "batch-2", 3310, "alive", 95.0, 2, 1, ("reports.nightly",)),
-        WorkerRow(_id(905), "web-7", 4412, "lost", 381.0, 10, 1, ("orders.ship",)),
+        WorkerRow(_id(904), "batch-2", 3310, "unresponsive", 95.0, 2, 1, ("reports.nightly",)),
+        WorkerRow(_id(905), "web-7", 4412, "gone", 381.0, 10, 1, ("orders.ship",)),
         WorkerRow(_id(906), "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
     )
     audit = (

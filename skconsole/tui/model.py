@@ -49,6 +49,8 @@ class InflightRow:
     running_s: float | None
     heartbeat_age_s: float | None
     attempt: int
+    state: str  # running, timed out, still running, connection lost, ..., hung (sk_inflight_tasks)
+    note: str | None  # what is known, in words
     hung_reason: str | None
 
     @property
@@ -97,7 +99,7 @@ class WorkerRow:
     worker_id: str
     host: str
     pid: int
-    state: str  # alive, stopped, lost
+    state: str  # alive, connection lost, lease expiring, unresponsive, gone, stopped
     heartbeat_age_s: float | None
     concurrency: int
     in_flight: int

@@ -1,60 +1,59 @@
 """One worker process: claim in batches, run with bounded concurrency, record results.
 
-Connections: *control* holds the liveness advisory lock and LISTENs; *claim*
-only claims; *finish* writes results, heartbeats, reaps and flushes metrics.
-Any of them may drop: each is reopened with back-off and the loops carry on.
-The jobs this process holds are tracked in ``_held`` until their result is
-written; whatever the database says we own beyond that (a claim whose answer
-was lost with its connection) is handed straight back, so no job is stranded
-with a live owner.
+The engine keeps five connections, one per loop, so none can hold up another
+(:mod:`skconsole.worker.links`): *control* renews the lease and holds the
+liveness lock (:mod:`~skconsole.worker.lease`), *listen* waits for
+notifications, *claim* claims, *finish* writes results
+(:mod:`~skconsole.worker.results`), *upkeep* reaps and writes metrics
+(:mod:`~skconsole.worker.upkeep`). Handlers run in :mod:`~skconsole.worker.execution`.
+
+Every claimed attempt is tracked by its claim id (the fencing token) in
+``held`` until its result is written or found fenced; whatever the database
+says this worker owns beyond that (a claim whose answer was lost) is handed
+straight back, once the session that ran the claim is known to be gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import socket
-import threading
 import time
-import traceback
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import partial
-from typing import Any, TypeVar
+from datetime import UTC, datetime
+from typing import Any
 
 import psycopg
 
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import load_sql
-from skconsole.errors import ConfigError, ConnectError, FatalTaskError
+from skconsole.errors import ConfigError
+from skconsole.worker.execution import Executor, Threads
+from skconsole.worker.jobs import Claimed, Ending, JobRun, Outcome
+from skconsole.worker.lease import Lease, LeaseKeeper, registration
+from skconsole.worker.links import Backoff, Link, LinkLost, Throttle
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import JobContext, TaskRegistry
+from skconsole.worker.results import FINISH_SETTINGS, ResultWriter
+from skconsole.worker.upkeep import UPKEEP_SETTINGS, Upkeep
 
 log = logging.getLogger("skconsole.worker")
 
 CHANNEL = "sk_task_queue_item_added"
-T = TypeVar("T")
-
-# The finish connection updates result rows by id, a batch at a time. A burst
-# outruns autovacuum: planned with statistics of the table when it was nearly
-# empty, those updates once scanned the whole table (or walked a status index
-# over every dead entry, or paired every result with every id) for each batch,
-# 8-27 s a batch. Its statements are written so that only the primary key
-# serves them cheaply; without sequential scans and nested loops the planner
-# has no other choice left, whatever the statistics say.
-FINISH_SESSION = (
-    "SELECT set_config('enable_seqscan', 'off', false), set_config('enable_nestloop', 'off', false)"
-)
-# results written per statement: bounded, so a plan that joins a batch
-# pairwise (statistics again) stays milliseconds, not minutes
-WRITE_BATCH = 500
-
-UNPROCESSED, PROCESSING, PROCESSED, ERROR, FAULTED, FATAL, CANCELLED = 1, 2, 3, 4, 5, 6, 7
+#: exit code of a worker process that ended itself because a handler would not
+#: stop before its lease lapsed (see WorkerConfig.own_process)
+EXIT_FENCED = 75
+#: how often a worker checks that the database agrees with it on what it runs
+RECONCILE_EVERY = 30.0
+#: statements of the claim loop get this long before the link gives up on them
+CLAIM_TIMEOUT = 40.0
+#: a claim lost with no known server session: reconcile once it surely ended
+UNKNOWN_SESSION_WAIT = 45.0
+#: the lease margin as a share of the lease, when only the lease is given (--lease)
+LEASE_MARGIN_SHARE = 0.2
 
 
 @dataclass
@@ -65,17 +64,25 @@ class WorkerConfig:
     batch_size: int = 100
     poll_interval: float = 1.0
     heartbeat_interval: float = 1.0
-    heartbeat_stale: float = 30.0
-    #: a worker whose liveness lock is free is reaped once its heartbeat is this old
-    liveness_grace: float = 3.0
+    #: the liveness lease: a worker that cannot renew it for ``lease - lease_margin``
+    #: seconds stops its own jobs; others reap them after ``lease + lease_margin``
+    lease: float = 10.0
+    lease_margin: float = 2.0
     reap_interval: float = 2.0
-    timeout_grace: float = 10.0
     unowned_after: float = 3600.0
     grace_period: float = 10.0
     metrics_interval: float = 2.0
     burst: bool = False
     burst_horizon: float = 1.0
     reap: bool = True
+    #: the engine has its process to itself (``skconsole worker``), so it may end
+    #: the process to end a handler that will not stop: when a fenced worker's
+    #: lease is about to lapse and a handler still runs (a sync handler that
+    #: ignores JobContext.stop, an async one that swallows its cancellation),
+    #: and at shutdown, once the jobs of sync handlers still running after the
+    #: grace period are handed back (claimable after lease + margin). An engine
+    #: sharing its process (the console's) waits for such threads instead.
+    own_process: bool = False
     process_id: str = field(default_factory=lambda: f"skconsole-{socket.gethostname()}")
 
     def __post_init__(self) -> None:
@@ -83,41 +90,12 @@ class WorkerConfig:
             raise ConfigError("concurrency must be at least 1")
         if self.batch_size < 1:
             raise ConfigError("batch size must be at least 1")
-
-
-@dataclass
-class Claimed:
-    task_id: uuid.UUID
-    task_type: str
-    source: str
-    payload: str | None
-    priority: int
-    posted_at: datetime
-    attempt: int
-    error_count: int
-
-
-@dataclass
-class Outcome:
-    job: Claimed
-    ms: int
-    status: int  # PROCESSED, ERROR, FAULTED, FATAL, or UNPROCESSED for a hand-back
-    error: str | None = None
-    recoverable: bool = False
-    delay_ms: float = 0.0
-
-
-def _error_text(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc)).strip()
-
-
-def _storable(text: str) -> str:
-    """Text PostgreSQL accepts: no NUL bytes, valid UTF-8 (lone surrogates replaced)."""
-    return text.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
-
-
-def _is_connection_error(exc: BaseException) -> bool:
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError | OSError)
+        if not 0 < self.lease_margin < self.lease / 2:
+            raise ConfigError("the lease margin must be positive and less than half the lease")
+        if not 0 < self.heartbeat_interval <= (self.lease - self.lease_margin) / 4:
+            raise ConfigError(
+                "the heartbeat interval must be positive and at most a quarter of lease - margin"
+            )
 
 
 class Engine:
@@ -128,58 +106,123 @@ class Engine:
             raise ConfigError("no task types to run: the task module registers none")
         self.db = db
         self.registry = registry
-        self.config = config or WorkerConfig()
+        self.config = cfg = config or WorkerConfig()
         self.worker_id = uuid.uuid4()
         self.types = registry.names()
         self.metrics = MetricsBuffer()
-        self._held: dict[uuid.UUID, int] = {}  # claimed, result not yet written: id -> attempt
-        self._running: dict[uuid.UUID, asyncio.Task[None]] = {}
-        self._outcomes: list[Outcome] = []
-        self._wake = asyncio.Event()
-        self._outcome_ready = asyncio.Event()
-        self._stopping = asyncio.Event()
-        self._backlog = True
-        self._lock_key: int | None = None
-        self._conns: dict[str, psycopg.AsyncConnection[Any] | None] = {}
-        # live sync-handler threads, timed-out ones included: a handler past its
-        # timeout cannot be killed and keeps its thread until it returns
-        self._threads = 0
-        self._claim_unsure = False
+        self.lease = Lease(cfg.lease, cfg.lease_margin)
+        write_timeout = 35.0  # above the server's statement_timeout (30 s)
+        self.links = {
+            "control": Link(
+                db,
+                "control",
+                settings={"statement_timeout": "2s", "lock_timeout": "1s"},
+                timeout=min(3.0, self.lease.fence_after / 2),
+            ),
+            "listen": Link(db, "listen", settings={}, timeout=10.0, on_connect=self._on_listen),
+            "claim": Link(
+                db,
+                "claim",
+                settings={"lock_timeout": "5s"},
+                timeout=CLAIM_TIMEOUT,
+                track_identity=True,
+            ),
+            "finish": Link(db, "finish", settings=FINISH_SETTINGS, timeout=write_timeout),
+            "upkeep": Link(db, "upkeep", settings=UPKEEP_SETTINGS, timeout=write_timeout),
+        }
+        #: claimed attempts whose result is not written yet, by claim id
+        self.held: dict[int, Claimed] = {}
+        #: attempts whose handler runs (a timed-out sync one until its thread ends)
+        self.runs: dict[int, JobRun] = {}
+        self.threads = Threads(on_exit=self._nudge)
+        self.executor = Executor(self.threads, on_linger=lambda _run: self._nudge())
+        self.results = ResultWriter(
+            self.links["finish"], self.worker_id, self.metrics, self._settled
+        )
+        self.upkeep = Upkeep(
+            self.links["upkeep"],
+            worker_id=self.worker_id,
+            process_id=cfg.process_id,
+            metrics=self.metrics,
+            reap=cfg.reap,
+            reap_interval=cfg.reap_interval,
+            metrics_interval=cfg.metrics_interval,
+            unowned_after=cfg.unowned_after,
+            default_max_attempts=registry.defaults.max_attempts,
+        )
+        self.keeper = LeaseKeeper(
+            self.links["control"],
+            self.lease,
+            worker_id=self.worker_id,
+            registration=registration(
+                self.worker_id, cfg.process_id, cfg.concurrency, self.types, self.lease
+            ),
+            interval=cfg.heartbeat_interval,
+            on_expired=self._fence,
+            on_renewed=self._unfence,
+        )
         self.processed = 0
         self.state = "starting"
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._stop_now = False
+        self._fenced = False
+        self._fence_exit: asyncio.TimerHandle | None = None
+        self._backlog = True
+        #: a claim whose answer was lost: (its server session if known, when)
+        self._unsure: tuple[tuple[int, datetime] | None, float] | None = None
+        self._last_reconcile = time.monotonic()
+        self._throttle = Throttle()
         self._crashed: BaseException | None = None
 
     # -- public --------------------------------------------------------------
-    def stop(self) -> None:
-        """Stop claiming; running jobs get the grace period, the rest go back to the queue."""
-        self._stopping.set()
-        self._wake.set()
+    def stop(self, *, now: bool = False) -> None:
+        """Stop claiming; running jobs get the grace period (``now``: none), the rest
+        go back to the queue. Call it on the engine's loop."""
+        self._stopping = True
+        if now:
+            self._stop_now = True
+        self._nudge()
 
     @property
     def running_count(self) -> int:
-        return len(self._running)
+        return sum(1 for r in self.runs.values() if not r.lingering)
 
     async def run(self) -> None:
-        await self._start_control()
-        await self._publish_types()
+        await self.keeper.register()
+        await self.links["upkeep"].run(self._publish_types)
         self.state = "running"
-        background = [
-            asyncio.create_task(self._listen_loop(), name="sk-listen"),
-            asyncio.create_task(self._finish_loop(), name="sk-finish"),
-            asyncio.create_task(self._maintenance_loop(), name="sk-maintenance"),
-        ]
-        for t in background:
+        loops = {
+            "renew": self.keeper.renew_forever(),
+            "watch": self.keeper.watch(),
+            "listen": self._listen_loop(),
+            "results": self.results.run(),
+            "upkeep": self.upkeep.run(),
+        }
+        background = {n: asyncio.create_task(c, name=f"sk-{n}") for n, c in loops.items()}
+        for t in background.values():
             t.add_done_callback(self._background_done)
         try:
             await self._claim_loop()
             self.state = "stopping"
+            background["listen"].cancel()
             await self._drain()
-        finally:
-            for t in background:
-                t.cancel()
-            await asyncio.gather(*background, return_exceptions=True)
+            await self.results.stop()
             await self._final_writes()
-            await self._close_all()
+            if self.config.own_process and self.threads.alive:
+                log.warning(
+                    "ending the process: %d sync handler thread(s) still run and end with it",
+                    self.threads.alive,
+                )
+                logging.shutdown()
+                os._exit(0)
+        finally:
+            for t in background.values():
+                await _cancel(t)
+            if self._fence_exit is not None:
+                self._fence_exit.cancel()
+            for link in self.links.values():
+                await link.close()
             self.state = "stopped"
         if self._crashed is not None:
             raise self._crashed
@@ -193,106 +236,15 @@ class Engine:
         log.error("%s failed: %r; stopping the engine", task.get_name(), self._crashed)
         self.stop()
 
-    # -- connections -----------------------------------------------------------
-    async def _conn(self, name: str) -> psycopg.AsyncConnection[Any]:
-        """The named connection, reopened with back-off if it is gone."""
-        delay = 0.1
-        while True:
-            conn = self._conns.get(name)
-            if conn is not None and not conn.closed and not conn.broken:
-                return conn
-            try:
-                conn = await self.db.aconnect(
-                    application_name=f"skconsole-worker-{name}", prepare_threshold=0
-                )
-                if name == "finish":
-                    await conn.execute(FINISH_SESSION)
-                self._conns[name] = conn
-                if name == "control":
-                    await self._lock_and_listen(conn)
-                    self.metrics.add("listener@reconnect-count")
-                    self._wake.set()  # notifications may have been missed meanwhile
-                return conn
-            except Exception as exc:
-                self._conns[name] = None
-                if not isinstance(exc, ConnectError | psycopg.Error | OSError):
-                    raise
-                if name != "control" and self._stopping.is_set() and delay > 2:
-                    raise
-                log.warning("connection %s unavailable (%s); retrying in %.1fs", name, exc, delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+    def _nudge(self) -> None:
+        self._wake.set()
 
-    async def _retrying(
-        self, name: str, op: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]
-    ) -> T:
-        """Run ``op`` on connection ``name``, reconnecting and retrying on connection loss."""
-        while True:
-            conn = await self._conn(name)
-            try:
-                return await op(conn)
-            except Exception as exc:
-                if not _is_connection_error(exc):
-                    raise
-                log.warning("lost connection %s: %s", name, exc)
-                with contextlib.suppress(Exception):
-                    await conn.close()
-                self._conns[name] = None
-                if name == "claim":
-                    self._claim_unsure = True
+    async def _wait_wake(self, timeout: float | None) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
 
-    async def _close_all(self) -> None:
-        for name, conn in list(self._conns.items()):
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    await conn.close()
-            self._conns[name] = None
-
-    # -- liveness --------------------------------------------------------------
-    async def _start_control(self) -> None:
-        conn = await self.db.aconnect(application_name="skconsole-worker-control")
-        cur = await conn.execute(
-            load_sql("queries/register_worker"),
-            {
-                "worker_id": self.worker_id,
-                "process_id": self.config.process_id,
-                "host": socket.gethostname(),
-                "pid": os.getpid(),
-                "concurrency": self.config.concurrency,
-                "types": self.types,
-            },
-        )
-        row = await cur.fetchone()
-        assert row is not None
-        self._lock_key = int(row[0])
-        await self._lock_and_listen(conn)
-        self._conns["control"] = conn
-
-    async def _lock_and_listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (self._lock_key,))
-        row = await cur.fetchone()
-        if not (row and row[0]):  # our previous session is not gone yet: retry shortly
-            await conn.close()
-            raise ConnectError("worker liveness lock is still held by an earlier session")
-        await conn.execute(f"LISTEN {CHANNEL}")
-
-    async def _listen_loop(self) -> None:
-        while True:
-            conn = await self._conn("control")
-            try:
-                async for _ in conn.notifies(timeout=1.0):
-                    self.metrics.add("listener@task-notification-count")
-                    self._backlog = True
-                    self._wake.set()
-            except Exception as exc:
-                if not _is_connection_error(exc):
-                    raise
-                log.warning("listener connection lost: %s", exc)
-                with contextlib.suppress(Exception):
-                    await conn.close()
-                self._conns["control"] = None
-
-    async def _publish_types(self) -> None:
+    async def _publish_types(self, conn: psycopg.AsyncConnection[Any]) -> None:
         tasks = [self.registry.get(n) for n in self.types]
         params = {
             "types": self.types,
@@ -301,62 +253,162 @@ class Engine:
             ],
             "max_attempts": [t.options.max_attempts if t else None for t in tasks],
         }
-        await self._execute("queries/upsert_task_types", params)
+        await conn.execute(load_sql("queries/upsert_task_types"), params)
+
+    # -- notifications -----------------------------------------------------------
+    async def _on_listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(f"LISTEN {CHANNEL}")
+        self.metrics.add("listener@reconnect-count")
+        self._backlog = True
+        self._nudge()  # notifications may have been missed meanwhile
+
+    async def _listen_loop(self) -> None:
+        link = self.links["listen"]
+        backoff = Backoff()
+        while True:
+            conn = await link.connection()
+            try:
+                async for _ in conn.notifies(timeout=1.0):
+                    self.metrics.add("listener@task-notification-count")
+                    self._backlog = True
+                    self._nudge()
+                backoff.reset()
+            except (psycopg.Error, OSError) as exc:
+                link.drop(conn)
+                self._throttle.warning("listen", "listener connection lost: %s", exc)
+                await asyncio.sleep(backoff.next())
+
+    # -- liveness: self-fencing ----------------------------------------------------
+    def _fence(self) -> None:
+        """The lease could not be renewed for lease - margin: stop every running job
+        now, before any other worker may reap and run it (lease + margin)."""
+        self._fenced = True
+        self.metrics.add("worker@self-fence-count")
+        runs = list(self.runs.values())
+        log.error(
+            "lease not renewed for %.1fs: stopping this worker's %d running job(s) before "
+            "others may take them over, and claiming nothing until it is renewed",
+            self.lease.age(),
+            len(runs),
+        )
+        for run in runs:
+            run.ctx.stop.request("fence")
+            if run.is_async and run.task is not None:
+                run.task.cancel()
+        if self.config.own_process and runs:
+            delay = max(0.0, self.lease.deadline - time.monotonic())
+            self._fence_exit = asyncio.get_running_loop().call_later(delay, self._exit_if_stuck)
+
+    def _exit_if_stuck(self) -> None:
+        """The lease is about to lapse: a handler still running now could overlap
+        with its next attempt elsewhere, so the process ends and takes it along."""
+        self._fence_exit = None
+        stuck = [
+            r
+            for r in self.runs.values()
+            if r.thread_alive or (r.is_async and r.task is not None and not r.task.done())
+        ]
+        if not self._fenced or not stuck:
+            return
+        log.critical(
+            "lease lapsing while %d handler(s) still run (a sync handler that ignores "
+            "JobContext.stop, or an async one that ignores cancellation): ending the process "
+            "so that they end with it (exit code %d)",
+            len(stuck),
+            EXIT_FENCED,
+        )
+        logging.shutdown()
+        os._exit(EXIT_FENCED)
+
+    def _unfence(self) -> None:
+        self._fenced = False
+        if self._fence_exit is not None:
+            self._fence_exit.cancel()
+            self._fence_exit = None
+        log.warning("lease renewed again; claiming again")
+        self._nudge()
 
     # -- claiming --------------------------------------------------------------
+    def _free_slots(self) -> int:
+        cfg = self.config
+        return min(
+            cfg.concurrency - self.running_count,
+            # results not yet written count too, so a slow database slows the
+            # claims instead of letting Processing rows (and write batches) pile up
+            4 * cfg.concurrency - len(self.held),
+            # a timed-out sync handler keeps its thread: at most 2 x concurrency threads
+            2 * cfg.concurrency - self.threads.alive,
+        )
+
     async def _claim_loop(self) -> None:
         cfg = self.config
-        while not self._stopping.is_set():
-            # a timed-out sync handler keeps its thread: at most 2 x concurrency threads;
-            # and results not yet written count too, so a slow database slows the
-            # claims instead of letting Processing rows (and write batches) pile up
-            free = min(
-                cfg.concurrency - len(self._running),
-                4 * cfg.concurrency - len(self._held),
-                2 * cfg.concurrency - self._threads,
-            )
+        backoff = Backoff(0.2, 5.0)
+        while not self._stopping:
+            if self._reconcile_due() and not await self._reconcile():
+                await self._wait_wake(backoff.next())
+                continue
+            if self._fenced or not self.lease.good_for_claims:
+                await self._wait_wake(0.2)
+                continue
+            free = self._free_slots()
             if free <= 0:
-                self._wake.clear()
                 await self._wait_wake(cfg.poll_interval)  # a finished job or write wakes it sooner
                 continue
-            if self._claim_unsure:
-                await self._hand_back_orphans()
             self._wake.clear()
             want = min(free, cfg.batch_size)
-            started = time.perf_counter()
-            rows = await self._retrying("claim", partial(self._claim, want))
-            self.metrics.add("poller@dequeue-round-trips")
-            self.metrics.add(
-                "queue-consumer@total-dequeue-duration", int((time.perf_counter() - started) * 1000)
-            )
+            rows = await self._claim(want)
+            if rows is None:
+                await self._wait_wake(backoff.next())
+                continue
+            backoff.reset()
+            if rows and (self._fenced or self.lease.expired):
+                # the lease lapsed while this claim was on its way: do not start them
+                for job in rows:
+                    self.results.add(Outcome(job, Ending.HAND_BACK))
+                continue
             for job in rows:
-                self._start_job(job)
-            if rows:
-                self.metrics.add("poller@dequeue-count", len(rows))
+                self._start(job)
             self._backlog = len(rows) == want
             if self._backlog:
                 continue
-            idle = not rows and not self._running and not self._held
+            idle = not rows and not self.runs and not self.held
             if cfg.burst and idle and not await self._work_pending():
                 log.info("burst: no eligible job left; stopping")
                 return
             await self._wait_wake(cfg.poll_interval)
 
-    async def _wait_wake(self, timeout: float | None) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout)
+    def _reconcile_due(self) -> bool:
+        return self._unsure is not None or time.monotonic() - self._last_reconcile > RECONCILE_EVERY
 
-    async def _claim(self, want: int, conn: psycopg.AsyncConnection[Any]) -> list[Claimed]:
-        cur = await conn.execute(
-            load_sql("queries/claim"),
-            {"types": self.types, "limit": want, "worker_id": self.worker_id},
-            prepare=True,
+    async def _claim(self, want: int) -> list[Claimed] | None:
+        """Claim up to ``want`` jobs; None when the claim failed (try again later)."""
+        started = time.perf_counter()
+        params = {"types": self.types, "limit": want, "worker_id": self.worker_id}
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> list[Claimed]:
+            cur = await conn.execute(load_sql("queries/claim"), params, prepare=True)
+            jobs = [Claimed(*r) for r in await cur.fetchall()]
+            for job in jobs:  # before any await: a claimed job is never unaccounted for
+                self.held[job.claim_id] = job
+            return jobs
+
+        try:
+            rows = await self.links["claim"].run(op, retry=False)
+        except LinkLost as lost:
+            # the claim may have committed with its answer lost: reconcile before claiming again
+            self._unsure = (lost.identity, time.monotonic())
+            self._throttle.warning("claim", "claim interrupted (%s); reconciling", lost)
+            return None
+        except psycopg.Error as exc:  # refused by the server: it rolled back
+            self._throttle.warning("claim", "claim failed: %s", str(exc).strip())
+            return None
+        self.metrics.add("poller@dequeue-round-trips")
+        self.metrics.add(
+            "queue-consumer@total-dequeue-duration", int((time.perf_counter() - started) * 1000)
         )
-        rows = await cur.fetchall()
-        out = [Claimed(*r) for r in rows]
-        for job in out:
-            self._held[job.task_id] = job.attempt
-        return out
+        if rows:
+            self.metrics.add("poller@dequeue-count", len(rows))
+        return rows
 
     async def _work_pending(self) -> bool:
         params = {"types": self.types, "horizon_s": self.config.burst_horizon}
@@ -366,192 +418,86 @@ class Engine:
             row = await cur.fetchone()
             return bool(row and row[0])
 
-        return await self._retrying("claim", op)
+        return await self.links["claim"].run(op)
 
-    async def _hand_back_orphans(self) -> None:
-        """After a claim whose answer was lost: give back what we own but never received."""
-
-        async def op(c: psycopg.AsyncConnection[Any]) -> list[tuple[uuid.UUID, int]]:
-            cur = await c.execute(
-                "SELECT task_id, sk_attempt FROM sk_task_results_t "
-                "WHERE task_status = 2 AND sk_owner_worker_id = %s",
-                (self.worker_id,),
+    async def _reconcile(self) -> bool:
+        """Hand back what the database says this worker runs but it does not hold
+        (a claim whose answer was lost). If that claim's server session may still
+        be running it, it is ended first: reconciling before it commits would leave
+        its jobs owned by a live worker for ever. False: not possible yet."""
+        link = self.links["claim"]
+        try:
+            if self._unsure is not None:
+                identity, since = self._unsure
+                if identity is None:
+                    if time.monotonic() - since < UNKNOWN_SESSION_WAIT:
+                        return False
+                else:
+                    pid, started = identity
+                    gone = await link.run(
+                        _fetch_value("queries/end_backend", {"pid": pid, "started": started}),
+                        retry=False,
+                    )
+                    if not gone:
+                        return False
+            owned = await link.run(
+                _fetch_all("queries/owned_jobs", {"worker_id": self.worker_id, "ids": None}),
+                retry=False,
             )
-            return [(r[0], r[1]) for r in await cur.fetchall()]
-
-        owned = await self._retrying("claim", op)
-        orphans = [(i, a) for i, a in owned if i not in self._held]
+        except (LinkLost, psycopg.Error) as exc:
+            self._throttle.warning("reconcile", "cannot reconcile claims yet: %s", exc)
+            return False
+        orphans = [(task_id, claim_id) for task_id, claim_id in owned if claim_id not in self.held]
         if orphans:
             log.warning("handing back %d job(s) claimed over a lost connection", len(orphans))
-            await self._write_hand_backs(orphans)
-        self._claim_unsure = False
+            for task_id, claim_id in orphans:
+                job = _orphan(task_id, claim_id)
+                self.held[claim_id] = job
+                self.results.add(Outcome(job, Ending.HAND_BACK))
+        self._unsure = None
+        self._last_reconcile = time.monotonic()
+        return True
 
     # -- running ---------------------------------------------------------------
-    def _start_job(self, job: Claimed) -> None:
-        task = asyncio.create_task(self._run_job(job))
-        self._running[job.task_id] = task
+    def _start(self, job: Claimed) -> None:
+        ctx = JobContext(
+            task_id=job.task_id,
+            task_type=job.task_type,
+            source=job.source,
+            priority=job.priority,
+            attempt=job.attempt,
+            error_count=job.error_count,
+            posted_at=job.posted_at,
+        )
+        run = JobRun(job, ctx, self.registry.get(job.task_type))
+        self.runs[job.claim_id] = run
+        run.task = asyncio.create_task(self._run_job(run), name=f"sk-job-{job.task_id}")
 
-    async def _run_job(self, job: Claimed) -> None:
-        task = self.registry.get(job.task_type)
-        started = time.perf_counter()
-        outcome: Outcome
+    async def _run_job(self, run: JobRun) -> None:
         try:
-            if task is None:  # not claimable by construction; kept as a last guard
-                raise FatalTaskError(f"UnknownTaskType: no handler for task type {job.task_type!r}")
-            try:
-                payload = json.loads(job.payload) if job.payload is not None else None
-            except ValueError as exc:
-                raise FatalTaskError(
-                    f"InvalidPayload: payload is not valid JSON ({exc}): {job.payload[:200]!r}"  # type: ignore[index]
-                ) from None
-            ctx = JobContext(
-                task_id=job.task_id,
-                task_type=job.task_type,
-                source=job.source,
-                priority=job.priority,
-                attempt=job.attempt,
-                error_count=job.error_count,
-                posted_at=job.posted_at,
-            )
-            args = (payload, ctx) if task.wants_context else (payload,)
-            if task.is_async:
-                await asyncio.wait_for(task.handler(*args), task.options.timeout)
-            else:
-                await asyncio.wait_for(self._in_thread(task.handler, args), task.options.timeout)
-            outcome = Outcome(job, self._ms(started), PROCESSED)
-        except asyncio.CancelledError:
-            outcome = Outcome(job, self._ms(started), UNPROCESSED)
-            self._record(outcome)
-            raise
-        except TimeoutError:
-            timeout = task.options.timeout if task else None
-            outcome = self._failure(
-                job, started, f"TimeoutError: job exceeded its timeout of {timeout:g}s", True
-            )
-        except FatalTaskError as exc:
-            text = (
-                str(exc)
-                if str(exc).startswith(("InvalidPayload", "UnknownTaskType"))
-                else _error_text(exc)
-            )
-            outcome = self._failure(job, started, text, False)
-        except Exception as exc:
-            outcome = self._failure(job, started, _error_text(exc), True)
-        self._record(outcome)
+            outcome = await self.executor.run(run)
+        except BaseException:
+            outcome = Outcome(run.job, Ending.HAND_BACK)
+        self.runs.pop(run.job.claim_id, None)
+        if outcome.ending is Ending.HAND_BACK and run.ctx.stop.reason == "fence":
+            self.metrics.add("worker@stopped-by-fence-count")
+        self.results.add(outcome)
+        self._nudge()
 
-    def _in_thread(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> asyncio.Future[Any]:
-        """Run a sync handler on a daemon thread of its own. It starts at once (so its
-        timeout measures its own run time only); one past its timeout cannot be
-        killed, keeps its thread, and counts against capacity until it returns;
-        being a daemon it never holds up the process's exit."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
-
-        def settle(result: Any, exc: BaseException | None) -> None:
-            self._threads -= 1
-            self._wake.set()
-            if not fut.done():
-                if exc is not None:
-                    fut.set_exception(exc)
-                else:
-                    fut.set_result(result)
-
-        def target() -> None:
-            result, error = None, None
-            try:
-                result = fn(*args)
-            except BaseException as exc:  # handed to the awaiting coroutine
-                error = exc
-            with contextlib.suppress(RuntimeError):  # the loop is gone: we are exiting
-                loop.call_soon_threadsafe(settle, result, error)
-
-        self._threads += 1
-        threading.Thread(target=target, name="sk-task", daemon=True).start()
-        return fut
-
-    def _failure(self, job: Claimed, started: float, error: str, recoverable: bool) -> Outcome:
-        task = self.registry.get(job.task_type)
-        errors = job.error_count + 1
-        if not recoverable:
-            status, delay = FATAL, 0.0
-        elif task is not None and errors < task.options.max_attempts:
-            status, delay = ERROR, task.options.retry_delay(errors) * 1000.0
-        else:
-            status, delay = FAULTED, 0.0
-        return Outcome(job, self._ms(started), status, _storable(error), recoverable, delay)
-
-    @staticmethod
-    def _ms(started: float) -> int:
-        return int((time.perf_counter() - started) * 1000)
-
-    def _record(self, outcome: Outcome) -> None:
-        self._running.pop(outcome.job.task_id, None)
-        self._outcomes.append(outcome)
-        self._outcome_ready.set()
-        if self._backlog:
-            self._wake.set()
-
-    # -- recording results -------------------------------------------------------
-    async def _finish_loop(self) -> None:
-        while True:
-            await self._outcome_ready.wait()
-            self._outcome_ready.clear()
-            await self._flush_outcomes()
-
-    async def _flush_outcomes(self) -> None:
-        # outcomes leave the list only once written: a write cut off by
-        # shutdown is simply written again (fencing makes that harmless)
-        while self._outcomes:
-            batch = self._outcomes[:WRITE_BATCH]
-            await self._write_outcomes(batch)
-            del self._outcomes[: len(batch)]
-
-    async def _write_outcomes(self, batch: list[Outcome]) -> None:
-        wid = self.worker_id
-        ok = [o for o in batch if o.status == PROCESSED]
-        failed = [o for o in batch if o.status in (ERROR, FAULTED, FATAL)]
-        back = [(o.job.task_id, o.job.attempt) for o in batch if o.status == UNPROCESSED]
-        written = 0
-        if ok:
-            params = {
-                "worker_id": wid,
-                "ids": [o.job.task_id for o in ok],
-                "attempts": [o.job.attempt for o in ok],
-                "ms": [o.ms for o in ok],
-            }
-            rows = await self._retrying(
-                "finish", partial(self._fetch, "queries/finish_success", params)
-            )
-            written += len(rows)
-            if any(r[1] for r in rows):
-                self._wake.set()
-            self.metrics.add("worker@successful-processed-payload-count", len(rows))
-        if failed:
-            params = {
-                "worker_id": wid,
-                "ids": [o.job.task_id for o in failed],
-                "attempts": [o.job.attempt for o in failed],
-                "ms": [o.ms for o in failed],
-                "statuses": [o.status for o in failed],
-                "errors": [o.error for o in failed],
-                "recoverable": [o.recoverable for o in failed],
-                "delays_ms": [o.delay_ms for o in failed],
-            }
-            rows = await self._retrying(
-                "finish", partial(self._fetch, "queries/finish_failure", params)
-            )
-            written += len(rows)
-            self.metrics.add("worker@failed-processed-payload-count", len(rows))
-            if any(r[2] for r in rows):
-                self._backlog = True
-                self._wake.set()
-        if back:
-            await self._write_hand_backs(back)
-        done = ok + failed
-        fenced = len(done) - written
-        if fenced:
-            log.warning("%d result(s) ignored: the job was reaped or changed while it ran", fenced)
-            self.metrics.add("worker@fenced-result-count", fenced)
+    def _settled(self, outcomes: list[Outcome], written: bool) -> None:
+        """Outcomes the results writer is done with (written, or fenced, or abandoned)."""
+        done = [o for o in outcomes if o.ending in (Ending.SUCCESS, Ending.FAILURE)]
+        for o in outcomes:
+            self.held.pop(o.job.claim_id, None)
+        if written:
+            ok = sum(1 for o in done if o.ending is Ending.SUCCESS)
+            if ok:
+                self.metrics.add("worker@successful-processed-payload-count", ok)
+            if len(done) - ok:
+                self.metrics.add("worker@failed-processed-payload-count", len(done) - ok)
+            back = len(outcomes) - len(done)
+            if back:
+                self.metrics.add("worker@handed-back-count", back)
         for o in done:
             self.metrics.execution_time(o.job.task_type, o.ms)
         if done:
@@ -559,121 +505,111 @@ class Engine:
             self.metrics.add("worker@total-processing-time", sum(o.ms for o in done))
             self.metrics.add("result-queue@result-writes-count", len(done))
             self.processed += len(done)
-        for o in batch:
-            self._held.pop(o.job.task_id, None)
-        if self._backlog:  # the claim loop may be waiting for these slots
-            self._wake.set()
-
-    async def _write_hand_backs(self, jobs: list[tuple[uuid.UUID, int]]) -> None:
-        params = {
-            "worker_id": self.worker_id,
-            "ids": [j[0] for j in jobs],
-            "attempts": [j[1] for j in jobs],
-        }
-        rows = await self._retrying("finish", partial(self._fetch, "queries/hand_back", params))
-        self.metrics.add("worker@handed-back-count", int(rows[0][0]) if rows else 0)
-        for task_id, _ in jobs:
-            self._held.pop(task_id, None)
-
-    async def _execute(self, name: str, params: dict[str, Any]) -> None:
-        """Run a statement on the finish connection, surviving connection loss."""
-
-        async def op(conn: psycopg.AsyncConnection[Any]) -> None:
-            await conn.execute(load_sql(name), params)
-
-        await self._retrying("finish", op)
-
-    @staticmethod
-    async def _fetch(
-        name: str, params: dict[str, Any], conn: psycopg.AsyncConnection[Any]
-    ) -> list[Any]:
-        cur = await conn.execute(load_sql(name), params)
-        return await cur.fetchall()
-
-    # -- upkeep --------------------------------------------------------------------
-    async def _maintenance_loop(self) -> None:
-        cfg = self.config
-        last = {"heartbeat": 0.0, "reap": 0.0, "metrics": 0.0, "forget": 0.0}
-        while True:
-            now = time.monotonic()
-            if now - last["heartbeat"] >= cfg.heartbeat_interval:
-                await self._execute("queries/heartbeat", {"worker_id": self.worker_id})
-                last["heartbeat"] = now
-            if cfg.reap and now - last["reap"] >= cfg.reap_interval:
-                await self.reap_once()
-                last["reap"] = now
-            if now - last["metrics"] >= cfg.metrics_interval:
-                await self.flush_metrics()
-                last["metrics"] = now
-            if now - last["forget"] >= 60:
-                await self._execute("queries/forget_old_workers", {"after_s": 86400})
-                last["forget"] = now
-            await asyncio.sleep(min(cfg.heartbeat_interval, cfg.reap_interval, 1.0))
-
-    async def reap_once(self) -> int:
-        cfg = self.config
-        params = {
-            "stale_s": cfg.heartbeat_stale,
-            "liveness_grace_s": cfg.liveness_grace,
-            "grace_s": cfg.timeout_grace,
-            "unowned_s": cfg.unowned_after,
-            "default_max_attempts": self.registry.defaults.max_attempts,
-            "ids": None,
-            "limit": 1000,
-            "exclude_owner": self.worker_id,
-        }
-        rows = await self._retrying("finish", partial(self._fetch, "queries/reap", params))
-        if rows:
-            log.warning("reaped %d hung job(s): %s", len(rows), rows[0][3])
-            self.metrics.add("reaper@reaped-count", len(rows))
-            self._backlog = True
-            self._wake.set()
-        return len(rows)
-
-    async def flush_metrics(self) -> None:
-        taken = self.metrics.take()
-        owner = self.config.process_id
-        try:
-            for name, params in (
-                ("queries/add_metrics", taken.metric_params(owner)),
-                ("queries/add_execution_times", taken.time_params(owner)),
-            ):
-                if params is not None:
-                    await self._execute(name, params)
-        except BaseException:
-            self.metrics.merge(taken)
-            raise
+        self._nudge()
 
     # -- shutdown ------------------------------------------------------------------
     async def _drain(self) -> None:
-        """Let running jobs finish within the grace period; hand the rest back at once."""
-        if self._running:
+        """Let running jobs finish within the grace period; then async ones are
+        cancelled and handed back. A sync handler's thread cannot be stopped: an
+        engine sharing its process waits for it (until told to stop now); one
+        that owns its process hands the job back, claimable again only after
+        lease + margin, and ends the process once its last results are written
+        (:meth:`run`), so the thread ends with it well before then."""
+        deadline = time.monotonic() + self.config.grace_period
+        if self.runs:
             log.info(
                 "waiting up to %.0fs for %d running job(s)",
                 self.config.grace_period,
-                len(self._running),
+                len(self.runs),
             )
-            _done, pending = await asyncio.wait(
-                list(self._running.values()), timeout=self.config.grace_period
+        while self.runs and not self._stop_now and time.monotonic() < deadline:
+            await self._wait_wake(min(0.2, max(0.0, deadline - time.monotonic())))
+        runs = list(self.runs.values())
+        for run in runs:
+            run.ctx.stop.request("shutdown")
+            if run.is_async and run.task is not None:
+                run.task.cancel()
+        threads = [r for r in runs if not r.is_async]
+        if threads and not self.config.own_process:
+            log.info("waiting for %d sync handler(s) to return", len(threads))
+            while any(r.task and not r.task.done() for r in threads) and not self._stop_now:
+                await self._wait_wake(0.2)
+        left = [r for r in threads if r.task is not None and not r.task.done()]
+        if left:
+            delay = self.lease.length + self.lease.margin
+            log.warning(
+                "%d sync handler(s) still running after the grace period: their jobs go back "
+                "to the queue, claimable in %.0fs%s",
+                len(left),
+                delay,
+                ", after this process has ended" if self.config.own_process else "",
             )
-            for t in pending:
-                t.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        for run in left:
+            assert run.task is not None
+            run.hand_back_delay_ms = (self.lease.length + self.lease.margin) * 1000.0
+            run.task.cancel()
+        await asyncio.gather(*(r.task for r in runs if r.task is not None), return_exceptions=True)
 
     async def _final_writes(self) -> None:
         try:
             await asyncio.wait_for(self._final_writes_inner(), timeout=30)
-        except Exception as exc:  # the reaper of another worker will recover what is left
+        except Exception as exc:  # the reaper of another worker recovers what is left
             log.error(
-                "could not write final results (%s); other workers will reap %d job(s)",
+                "could not write final results (%s); other workers will reap %d job(s) "
+                "once this worker's lease lapses",
                 exc,
-                len(self._held),
+                len(self.held),
             )
 
     async def _final_writes_inner(self) -> None:
-        await self._flush_outcomes()
-        leftovers = [(i, a) for i, a in self._held.items() if i not in self._running]
-        if leftovers:
-            await self._write_hand_backs(leftovers)
-        await self.flush_metrics()
-        await self._execute("queries/worker_stopped", {"worker_id": self.worker_id})
+        def thread_still_runs(o: Outcome) -> bool:
+            return o.ending is Ending.HAND_BACK and o.delay_ms > 0
+
+        # claimed but never started (the claim came back as the engine stopped)
+        leftovers = [job for claim_id, job in self.held.items() if claim_id not in self.runs]
+        for job in leftovers:
+            self.results.add(Outcome(job, Ending.HAND_BACK))
+        await self.results.flush_all(hold=thread_still_runs)
+        await self.upkeep.flush_metrics_now()
+        await self.links["upkeep"].run(
+            _execute("queries/worker_stopped", {"worker_id": self.worker_id})
+        )
+        # last: from here the process ends within moments (run()), long before
+        # these jobs become claimable again
+        await self.results.flush_all()
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+
+
+def _orphan(task_id: uuid.UUID, claim_id: int) -> Claimed:
+    """A job this worker owns in the database but never received: only its id and
+    claim id are known, which is all a hand-back needs."""
+    return Claimed(task_id, "", "", None, 0, datetime.now(UTC), 0, claim_id, 0)
+
+
+def _execute(name: str, params: dict[str, Any]) -> Any:
+    async def op(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(load_sql(name), params)
+
+    return op
+
+
+def _fetch_all(name: str, params: dict[str, Any]) -> Any:
+    async def op(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
+        cur = await conn.execute(load_sql(name), params)
+        return await cur.fetchall()
+
+    return op
+
+
+def _fetch_value(name: str, params: dict[str, Any]) -> Any:
+    async def op(conn: psycopg.AsyncConnection[Any]) -> Any:
+        cur = await conn.execute(load_sql(name), params)
+        row = await cur.fetchone()
+        return row[0] if row else None
+
+    return op

@@ -23,6 +23,10 @@ CATEGORIES = {
     "result-queue@result-writes-count": "task-result-queue",
     "reaper@reaped-count": "task-reaper",
     "worker@handed-back-count": "task-worker",
+    "worker@self-fence-count": "task-worker",
+    "worker@stopped-by-fence-count": "task-worker",
+    "result-queue@deferred-result-count": "task-result-queue",
+    "result-queue@result-write-error-count": "task-result-queue",
 }
 
 

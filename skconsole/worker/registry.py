@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from skconsole.errors import ConfigError
@@ -43,9 +44,46 @@ class TaskOptions:
         return float(min(self.max_backoff, self.backoff * 2 ** max(error_count - 1, 0)))
 
 
+StopReason = Literal["timeout", "shutdown", "fence"]
+
+
+class JobStopped(Exception):
+    """Raised by :meth:`JobContext.check_stop` and :meth:`JobContext.sleep` once the
+    engine has asked the job to stop. The engine records the attempt as its stop
+    reason says (a timeout fails it; a shutdown or a lost lease hands it back)."""
+
+
+class StopSignal:
+    """The engine's request that a running job stop, readable from any thread.
+
+    Async handlers are cancelled as well; a sync handler cannot be interrupted,
+    so this flag is how it learns it should stop (see README, safety model)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason: StopReason | None = None
+
+    def request(self, reason: StopReason) -> None:
+        if not self._event.is_set():
+            self.reason = reason
+            self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None) -> bool:
+        return self._event.wait(timeout)
+
+
 @dataclass(frozen=True)
 class JobContext:
-    """What a handler may want to know about the job it runs."""
+    """What a handler may want to know about the job it runs, and whether to stop.
+
+    A long sync handler should call :meth:`check_stop` now and then (or wait
+    with :meth:`sleep`): when its worker cannot renew its lease it asks its
+    jobs to stop before any other worker may take them over, and only a
+    handler that stops keeps the promise that a job never runs twice at once.
+    """
 
     task_id: UUID
     task_type: str
@@ -54,6 +92,22 @@ class JobContext:
     attempt: int
     error_count: int
     posted_at: datetime
+    stop: StopSignal = field(default_factory=StopSignal, repr=False, compare=False)
+
+    @property
+    def stop_requested(self) -> bool:
+        """True once the engine asked this job to stop (timeout, shutdown, lost lease)."""
+        return self.stop.is_set()
+
+    def check_stop(self) -> None:
+        """Raise :class:`JobStopped` if the engine asked this job to stop."""
+        if self.stop.is_set():
+            raise JobStopped(f"the engine asked this job to stop ({self.stop.reason})")
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep (in a sync handler), waking early with :class:`JobStopped` on a stop request."""
+        if self.stop.wait(seconds):
+            self.check_stop()
 
 
 @dataclass(frozen=True)

@@ -54,12 +54,10 @@ async def run_engine(engine: Engine) -> None:
         if signals_seen == 1:
             first_at = time.monotonic()
             log.info("stopping: no new jobs; running ones get %.0fs", engine.config.grace_period)
+            engine.stop()
         else:
             log.info("stopping now: handing running jobs back")
-            engine.config.grace_period = 0
-            for task in list(engine._running.values()):
-                task.cancel()
-        engine.stop()
+            engine.stop(now=True)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
@@ -77,7 +75,9 @@ def build_engine(spec: WorkerSpec) -> Engine:
     db = open_database(
         spec.dsn, spec.data_dir, setup=spec.setup, application_name="skconsole-worker"
     )
-    return Engine(db, registry, replace(spec.config))
+    # a process of its own: a handler that will not stop when it must (its lease is
+    # lapsing, or shutdown's grace period is over) ends with the process
+    return Engine(db, registry, replace(spec.config, own_process=True))
 
 
 def run_in_process(spec: WorkerSpec) -> int:

@@ -1,6 +1,7 @@
 -- Claim up to %(limit)s eligible jobs of the worker's types in one statement:
 -- delete their queue rows and mark their result rows 2 Processing, owned by
--- this worker, for a new attempt. Paused types are skipped. A queue row whose
+-- this worker, for a new attempt with a new fencing token (sk_claim_id).
+-- Paused types are skipped. A queue row whose
 -- result row is missing (posted by hand) gets one, so nothing runs untracked.
 WITH picked AS (
     -- per type, the head of that type's queue in claim order (an index walk
@@ -30,9 +31,10 @@ started AS (
         task_id, task_type, task_source, task_payload, task_status, task_priority,
         task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
         task_posted_at_ts, task_first_processing_attempted_at_ts,
-        task_last_processing_attempted_at_ts, sk_owner_worker_id, sk_attempt)
+        task_last_processing_attempted_at_ts, sk_owner_worker_id, sk_attempt, sk_claim_id)
     SELECT c.task_id, c.task_type, c.task_source, c.task_payload, 2, c.task_priority,
-        0, false, 0, c.task_posted_at_ts, clock_timestamp(), clock_timestamp(), %(worker_id)s, 1
+        0, false, 0, c.task_posted_at_ts, clock_timestamp(), clock_timestamp(), %(worker_id)s, 1,
+        nextval('sk_claim_id_seq')
     FROM claimed c
     ON CONFLICT (task_id) DO UPDATE SET
         task_status = 2,
@@ -40,10 +42,11 @@ started AS (
             coalesce(r.task_first_processing_attempted_at_ts, EXCLUDED.task_first_processing_attempted_at_ts),
         task_last_processing_attempted_at_ts = EXCLUDED.task_last_processing_attempted_at_ts,
         sk_owner_worker_id = EXCLUDED.sk_owner_worker_id,
-        sk_attempt = r.sk_attempt + 1
-    RETURNING r.task_id, r.sk_attempt, r.task_error_count
+        sk_attempt = r.sk_attempt + 1,
+        sk_claim_id = EXCLUDED.sk_claim_id
+    RETURNING r.task_id, r.sk_attempt, r.sk_claim_id, r.task_error_count
 )
 SELECT c.task_id, c.task_type, c.task_source, c.task_payload, c.task_priority,
-    c.task_posted_at_ts, s.sk_attempt, s.task_error_count
+    c.task_posted_at_ts, s.sk_attempt, s.sk_claim_id, s.task_error_count
 FROM claimed c JOIN started s ON s.task_id = c.task_id
 ORDER BY c.task_priority, c.task_locked_until_ts, c.task_lock_handle_id

@@ -1,30 +1,38 @@
--- Record failed attempts, fenced like successes. The worker decided each new
--- status from the error count it claimed with (the fence guarantees nobody
--- changed it since): 4 Error re-posts the job with its back-off, 5 Faulted
--- parks it for an operator, 6 Fatal ends it. A keyed re-post requested while
--- it ran turns a final failure into a fresh run.
+-- Record failed attempts, fenced like successes (token, owner, status; rows
+-- locked by someone else are skipped and written later). The worker decided
+-- each new status from the error count it claimed with (the fence guarantees
+-- nobody changed it since): 4 Error re-posts the job with its back-off, 5
+-- Faulted parks it for an operator, 6 Fatal ends it. A keyed re-post that
+-- arrived while it ran wins over all three: the newest payload runs afresh
+-- (1 Unprocessed, error count 0, ready now), exactly once.
 WITH d AS (
     SELECT * FROM unnest(
-        %(ids)s::uuid[], %(attempts)s::integer[], %(ms)s::bigint[], %(statuses)s::integer[],
+        %(ids)s::uuid[], %(claims)s::bigint[], %(ms)s::bigint[], %(statuses)s::integer[],
         %(errors)s::text[], %(recoverable)s::boolean[], %(delays_ms)s::double precision[])
-        AS d(task_id, attempt, ms, status, error, recoverable, delay_ms)
+        AS d(task_id, claim_id, ms, status, error, recoverable, delay_ms)
+),
+mine AS (
+    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
+    -- statistics say (why: FINISH_SESSION in skconsole/worker/results.py)
+    SELECT r.task_id FROM sk_task_results_t r
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
+        AND r.sk_owner_worker_id = %(worker_id)s
+    FOR UPDATE SKIP LOCKED
 ),
 failed AS (
     UPDATE sk_task_results_t r SET
-        task_status = CASE WHEN r.sk_rerun_requested AND d.status <> 4 THEN 1 ELSE d.status END,
-        task_error_count = CASE WHEN r.sk_rerun_requested AND d.status <> 4 THEN 0
-                                ELSE r.task_error_count + 1 END,
+        task_status = CASE WHEN r.sk_rerun_requested THEN 1 ELSE d.status END,
+        task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count + 1 END,
         task_last_error = d.error,
         task_last_error_is_recoverable = d.recoverable,
         task_processing_time_milliseconds = r.task_processing_time_milliseconds + d.ms,
         task_processing_finalized_at_ts = CASE WHEN d.status IN (5, 6) AND NOT r.sk_rerun_requested
                                                THEN now() END,
         sk_rerun_requested = false
-    FROM d
-    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
-    -- statistics say (why: FINISH_SESSION in skconsole/worker/engine.py)
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND r.task_status + 0 = 2
-        AND r.sk_owner_worker_id = %(worker_id)s AND r.sk_attempt = d.attempt
+    FROM d, mine m
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND m.task_id = d.task_id
+        AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
+        AND r.sk_claim_id = d.claim_id
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority,
         d.delay_ms
 ),
@@ -36,5 +44,10 @@ retried AS (
     FROM failed WHERE task_status IN (1, 4)
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
+),
+notified AS (
+    SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n
+    FROM retried
 )
-SELECT failed.task_id, failed.task_status, (SELECT count(*) FROM retried) AS reposted FROM failed
+-- the notification as a sub-select, not a join: the finish connection has no nested loops
+SELECT failed.task_id, failed.task_status, (SELECT n FROM notified) FROM failed

@@ -1,9 +1,20 @@
 -- Record successful attempts, fenced: only a result row still 2 Processing,
--- owned by this worker, at this attempt changes. A job re-posted by key while
--- it ran goes back to the queue (1 Unprocessed) instead of 3 Processed.
+-- owned by this worker, under the attempt's fencing token changes. A job
+-- re-posted by key while it ran goes back to the queue (1 Unprocessed, a
+-- fresh run of the newest payload) instead of 3 Processed. Rows someone else
+-- holds locked right now are skipped, never waited for: the caller writes
+-- them later, so one locked row cannot hold up the others.
 WITH d AS (
-    SELECT * FROM unnest(%(ids)s::uuid[], %(attempts)s::integer[], %(ms)s::bigint[])
-        AS d(task_id, attempt, ms)
+    SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(ms)s::bigint[])
+        AS d(task_id, claim_id, ms)
+),
+mine AS (
+    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
+    -- statistics say (why: FINISH_SESSION in skconsole/worker/results.py)
+    SELECT r.task_id FROM sk_task_results_t r
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
+        AND r.sk_owner_worker_id = %(worker_id)s
+    FOR UPDATE SKIP LOCKED
 ),
 done AS (
     UPDATE sk_task_results_t r SET
@@ -12,11 +23,10 @@ done AS (
         task_processing_time_milliseconds = r.task_processing_time_milliseconds + d.ms,
         task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count END,
         sk_rerun_requested = false
-    FROM d
-    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
-    -- statistics say (why: FINISH_SESSION in skconsole/worker/engine.py)
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND r.task_status + 0 = 2
-        AND r.sk_owner_worker_id = %(worker_id)s AND r.sk_attempt = d.attempt
+    FROM d, mine m
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND m.task_id = d.task_id
+        AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
+        AND r.sk_claim_id = d.claim_id
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority
 ),
 rerun AS (
@@ -26,5 +36,9 @@ rerun AS (
     FROM done WHERE task_status = 1
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
+),
+notified AS (
+    SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n FROM rerun
 )
-SELECT done.task_id, (SELECT count(*) FROM rerun) AS reposted FROM done
+-- the notification as a sub-select, not a join: the finish connection has no nested loops
+SELECT done.task_id, done.task_status, (SELECT n FROM notified) FROM done

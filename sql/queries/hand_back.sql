@@ -1,23 +1,40 @@
--- Give jobs this worker holds but will not finish back to the queue at once
--- (shutdown, or claimed beyond what it can still run): 1 Unprocessed, ready now.
+-- Give jobs this worker holds but will not finish back to the queue (shutdown,
+-- self-fencing, a claim whose answer was lost): 1 Unprocessed, no error
+-- counted, ready now or after the given delay (a sync handler's thread that
+-- may still run: not claimable before its process is gone). Fenced by token like a result. A keyed re-post
+-- that arrived meanwhile is satisfied by this very run of the newest payload,
+-- so the request is cleared. Rows locked by someone else are skipped.
 WITH d AS (
-    SELECT * FROM unnest(%(ids)s::uuid[], %(attempts)s::integer[]) AS d(task_id, attempt)
+    SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(delays_ms)s::double precision[])
+        AS d(task_id, claim_id, delay_ms)
+),
+mine AS (
+    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
+    -- statistics say (why: FINISH_SESSION in skconsole/worker/results.py)
+    SELECT r.task_id FROM sk_task_results_t r
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
+        AND r.sk_owner_worker_id = %(worker_id)s
+    FOR UPDATE SKIP LOCKED
 ),
 back AS (
-    UPDATE sk_task_results_t r SET task_status = 1
-    FROM d
-    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
-    -- statistics say (why: FINISH_SESSION in skconsole/worker/engine.py)
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND r.task_status + 0 = 2
-        AND r.sk_owner_worker_id = %(worker_id)s AND r.sk_attempt = d.attempt
-    RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority
+    UPDATE sk_task_results_t r SET task_status = 1, sk_rerun_requested = false
+    FROM d, mine m
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND m.task_id = d.task_id
+        AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
+        AND r.sk_claim_id = d.claim_id
+    RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority, d.delay_ms
 ),
 q AS (
     INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
         task_posted_at_ts, task_locked_until_ts)
-    SELECT task_id, task_type, task_source, task_payload, task_priority, now(), now() FROM back
+    SELECT task_id, task_type, task_source, task_payload, task_priority, now(),
+        now() + delay_ms * interval '1 millisecond'
+    FROM back
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
+),
+notified AS (
+    SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n FROM q
 )
-SELECT (SELECT count(*) FROM back), CASE WHEN (SELECT count(*) FROM q) > 0
-    THEN pg_notify('sk_task_queue_item_added', '') END
+-- the notification as a sub-select, not a join: the finish connection has no nested loops
+SELECT back.task_id, 1 AS task_status, (SELECT n FROM notified) FROM back

@@ -1,12 +1,12 @@
--- Jobs in 2 Processing with the one hung verdict (sk_inflight_tasks): hung
--- ones first, then the longest running. Totals are counted before the limit.
+-- Jobs in 2 Processing with the one liveness and hung verdict
+-- (sk_inflight_tasks): hung ones first, then the longest running. Totals are
+-- counted before the limit.
 SELECT i.task_id, i.task_type, i.task_attempt, i.task_error_count, i.attempt_started_at,
     extract(epoch FROM clock_timestamp() - i.attempt_started_at)::double precision AS running_s,
-    i.worker_id, i.worker_host, i.worker_pid, i.worker_alive,
-    extract(epoch FROM clock_timestamp() - i.heartbeat_at)::double precision AS heartbeat_age_s,
-    i.timeout_seconds, i.hung_reason,
+    i.worker_id, i.worker_host, i.worker_pid, i.worker_connected, i.heartbeat_age_s,
+    i.timeout_seconds, i.state, i.note, i.hung_reason, i.reapable_in_s,
     count(*) OVER () AS total,
     count(*) FILTER (WHERE i.hung_reason IS NOT NULL) OVER () AS hung
-FROM sk_inflight_tasks(%(stale_s)s, %(grace_s)s, %(unowned_s)s) i
+FROM sk_inflight_tasks(%(unowned_s)s) i
 ORDER BY i.hung_reason IS NULL, i.attempt_started_at, i.task_id
 LIMIT %(limit)s

@@ -2,7 +2,7 @@
 -- Age: how long the current attempt has run.
 SELECT i.task_id, i.task_type::text, 2, r.task_priority, i.task_error_count, i.attempt_started_at,
     i.hung_reason
-FROM sk_inflight_tasks(%(stale_s)s, %(grace_s)s, %(unowned_s)s) i
+FROM sk_inflight_tasks(%(unowned_s)s) i
 JOIN sk_task_results_t r ON r.task_id = i.task_id
 WHERE i.hung_reason IS NOT NULL
     AND (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))

@@ -1,15 +1,10 @@
--- Registered workers with liveness (the advisory lock) and in-flight counts.
+-- Registered workers with their liveness (sk_worker_liveness: lease and
+-- control connection) and in-flight counts.
 SELECT w.worker_id, w.worker_process_id, w.worker_host, w.worker_pid, w.worker_concurrency,
-    w.worker_task_types, w.worker_started_at_ts,
-    extract(epoch FROM now() - w.worker_heartbeat_at_ts) AS heartbeat_age_s,
-    w.worker_stopped_at_ts IS NOT NULL AS stopped,
-    EXISTS (
-        SELECT 1 FROM pg_locks l
-        WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
-            AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-            AND ((l.classid::bigint << 32) | l.objid::bigint) = w.worker_lock_key
-    ) AS alive,
+    w.worker_task_types, w.worker_started_at_ts, l.heartbeat_age_s, l.stopped, l.connected,
     (SELECT count(*) FROM sk_task_results_t r
-        WHERE r.task_status = 2 AND r.sk_owner_worker_id = w.worker_id) AS in_flight
+        WHERE r.task_status = 2 AND r.sk_owner_worker_id = w.worker_id) AS in_flight,
+    l.state, l.note, l.lease_s
 FROM sk_workers_t w
+JOIN sk_worker_liveness() l ON l.worker_id = w.worker_id
 ORDER BY w.worker_started_at_ts DESC

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from skconsole.db.sqlfiles import load_sql
-from skconsole.worker.engine import FINISH_SESSION
+from skconsole.worker.results import FINISH_SETTINGS
 
 ROWS = 20_000
 BATCH = 200
@@ -33,8 +33,9 @@ def burst_on_stale_statistics(conn: psycopg.Connection[Any]) -> tuple[uuid.UUID,
     conn.execute(
         "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload, task_status,"
         " task_priority, task_posted_at_ts, task_last_processing_attempted_at_ts,"
-        " sk_owner_worker_id, sk_attempt)"
-        " SELECT gen_random_uuid(), 'burst', 'test', 'null', 2, 0, now(), now(), %s, 1"
+        " sk_owner_worker_id, sk_attempt, sk_claim_id)"
+        " SELECT gen_random_uuid(), 'burst', 'test', 'null', 2, 0, now(), now(), %s, 1,"
+        " nextval('sk_claim_id_seq')"
         " FROM generate_series(1, %s)",
         (owner, ROWS),
     )
@@ -43,7 +44,8 @@ def burst_on_stale_statistics(conn: psycopg.Connection[Any]) -> tuple[uuid.UUID,
 
 
 def _plan(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> str:
-    conn.execute(FINISH_SESSION)  # set up as the worker's finish connection
+    for name, value in FINISH_SETTINGS.items():  # set up as the worker's finish connection
+        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
     # the worker's connections prepare every statement: look at the generic plan too
     conn.execute("SET plan_cache_mode = force_generic_plan")
     generic = "\n".join(r[0] for r in conn.execute("EXPLAIN " + load_sql(query), params))
@@ -64,7 +66,7 @@ def test_recording_successes_looks_jobs_up_by_primary_key(
     conn: psycopg.Connection[Any], burst_on_stale_statistics: tuple[uuid.UUID, list[Any]]
 ) -> None:
     owner, ids = burst_on_stale_statistics
-    params = {"ids": ids, "attempts": [1] * len(ids), "ms": [1] * len(ids), "worker_id": owner}
+    params = {"ids": ids, "claims": [1] * len(ids), "ms": [1] * len(ids), "worker_id": owner}
 
     _assert_by_primary_key_in_one_pass(_plan(conn, "queries/finish_success", params))
 
@@ -76,7 +78,7 @@ def test_recording_failures_looks_jobs_up_by_primary_key(
     n = len(ids)
     params = {
         "ids": ids,
-        "attempts": [1] * n,
+        "claims": [1] * n,
         "ms": [1] * n,
         "statuses": [4] * n,
         "errors": ["boom"] * n,
@@ -92,6 +94,11 @@ def test_handing_jobs_back_looks_them_up_by_primary_key(
     conn: psycopg.Connection[Any], burst_on_stale_statistics: tuple[uuid.UUID, list[Any]]
 ) -> None:
     owner, ids = burst_on_stale_statistics
-    params = {"ids": ids, "attempts": [1] * len(ids), "worker_id": owner}
+    params = {
+        "ids": ids,
+        "claims": [1] * len(ids),
+        "delays_ms": [0.0] * len(ids),
+        "worker_id": owner,
+    }
 
     _assert_by_primary_key_in_one_pass(_plan(conn, "queries/hand_back", params))

@@ -308,6 +308,7 @@ def test_a_late_finisher_of_a_job_claimed_again_changes_nothing_and_is_counted(
         # meanwhile the job is reaped and claimed again by someone else: a new attempt
         conn.execute(
             "UPDATE sk_task_results_t SET sk_attempt = sk_attempt + 1, "
+            "sk_claim_id = nextval('sk_claim_id_seq'), "
             "task_last_processing_attempted_at_ts = now() WHERE task_id = %s",
             (task_id,),
         )
@@ -341,7 +342,8 @@ def test_a_late_failure_of_a_job_claimed_again_changes_nothing(
         assert started.wait(15)
         wait_until(lambda: status_of(conn, task_id) == 2)
         conn.execute(
-            "UPDATE sk_task_results_t SET sk_attempt = sk_attempt + 1 WHERE task_id = %s",
+            "UPDATE sk_task_results_t SET sk_attempt = sk_attempt + 1,"
+            " sk_claim_id = nextval('sk_claim_id_seq') WHERE task_id = %s",
             (task_id,),
         )
         before = result_row(conn, task_id)

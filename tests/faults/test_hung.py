@@ -189,14 +189,12 @@ def test_unowned_job_is_not_reaped_while_younger_than_threshold(
     ghost_job = _insert_processing(conn, "ok", uuid.uuid4(), started_ago_s=1)
 
     verdicts = dict(
-        conn.execute("SELECT task_id, hung_reason FROM sk_inflight_tasks(30, 10, 3600)").fetchall()
+        conn.execute("SELECT task_id, hung_reason FROM sk_inflight_tasks(3600)").fetchall()
     )
     assert verdicts[young] is None
     assert verdicts[old] == "no owner recorded; processing for more than 3600 s"
     assert verdicts[ghost_job] == "worker gone (no longer registered)"
-    strict = dict(
-        conn.execute("SELECT task_id, hung_reason FROM sk_inflight_tasks(30, 10, 1)").fetchall()
-    )
+    strict = dict(conn.execute("SELECT task_id, hung_reason FROM sk_inflight_tasks(1)").fetchall())
     assert strict[young] == "no owner recorded; processing for more than 1 s"
 
     w = spawn("--concurrency", "2")

@@ -1,13 +1,22 @@
-"""Panel 2: jobs being processed now, hung ones first and flagged with the reason."""
+"""Panel 2: jobs being processed now, hung ones first; each with what is known of
+its worker's liveness (sk_inflight_tasks: the one definition of "hung")."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from skconsole.tui.formatting import format_age, short_id
-from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Column, Row
+from skconsole.tui.model import InflightRow, Snapshot
+from skconsole.tui.widgets.keyed_table import Cell, Column, Row
 from skconsole.tui.widgets.panel import Panel
+
+
+def _state(r: InflightRow) -> Cell:
+    if r.hung_reason:
+        return (f"HUNG: {r.hung_reason}", "bad")
+    if r.state == "running":
+        return ("ok", "muted")
+    return (f"{r.state}: {r.note}" if r.note else r.state, "warn")
 
 
 class InflightPanel(Panel):
@@ -21,7 +30,7 @@ class InflightPanel(Panel):
         Column("running", "running", 8, right=True),
         Column("heartbeat", "heartbeat", 9, right=True),
         Column("attempt", "try", 4, right=True),
-        Column("hung", "hung", 36, flex=True),
+        Column("state", "state", 36, flex=True),
     )
 
     def rows(self, snapshot: Snapshot) -> Sequence[Row]:
@@ -38,7 +47,7 @@ class InflightPanel(Panel):
                     format_age(r.running_s),
                     format_age(r.heartbeat_age_s),
                     str(r.attempt),
-                    (f"HUNG: {r.hung_reason}", "bad") if r.hung_reason else ("ok", "muted"),
+                    _state(r),
                 ),
             )
             for r in ordered

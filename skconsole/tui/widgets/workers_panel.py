@@ -9,7 +9,14 @@ from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column, Row, Tone
 from skconsole.tui.widgets.panel import Panel
 
-_TONES: dict[str, Tone] = {"alive": "good", "lost": "bad", "stopped": "muted"}
+_TONES: dict[str, Tone] = {
+    "alive": "good",
+    "connection lost": "warn",
+    "lease expiring": "warn",
+    "unresponsive": "bad",
+    "gone": "bad",
+    "stopped": "muted",
+}
 
 
 class WorkersPanel(Panel):
@@ -20,7 +27,7 @@ class WorkersPanel(Panel):
         Column("worker", "worker", 8),
         Column("host", "host", 18),
         Column("pid", "pid", 8, right=True),
-        Column("state", "state", 8),
+        Column("state", "state", 15),
         Column("heartbeat", "heartbeat", 10, right=True),
         Column("concurrency", "slots", 6, right=True),
         Column("in_flight", "in flight", 9, right=True),
@@ -47,6 +54,6 @@ class WorkersPanel(Panel):
 
     def summarize(self, snapshot: Snapshot) -> str:
         alive = sum(1 for w in snapshot.workers if w.state == "alive")
-        lost = sum(1 for w in snapshot.workers if w.state == "lost")
+        trouble = sum(1 for w in snapshot.workers if w.state not in ("alive", "stopped"))
         text = f"{alive} alive"
-        return f"{text} · {lost} lost" if lost else text
+        return f"{text} · {trouble} not answering" if trouble else text

@@ -1,0 +1,229 @@
+"""Running one attempt of a job and deciding how it ended. Nothing a handler
+does can take the engine down or leave its job unaccounted for.
+
+* Any exception a handler raises, ``BaseException`` included (``SystemExit``,
+  ``KeyboardInterrupt``, a ``CancelledError`` the engine did not cause, an
+  exception whose ``__str__`` raises), fails that attempt and nothing else.
+* Only cancellations the engine itself started (shutdown, self-fencing) hand
+  the job back; the engine says so in the job's :class:`StopSignal` before
+  it cancels.
+* The engine's timeout is told apart from the handler's own ``TimeoutError``
+  (``asyncio.timeout().expired()``), so a handler's real error is kept.
+* A sync handler runs on a thread of its own, which cannot be killed: past
+  its timeout the attempt is failed only when the thread returns, and until
+  then the job stays in 2 Processing, owned by this worker, so its retry can
+  never start while the first thread still runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from skconsole.errors import FatalTaskError
+from skconsole.worker.jobs import (
+    ERROR,
+    FATAL,
+    FAULTED,
+    Ending,
+    JobRun,
+    Outcome,
+    describe,
+    storable,
+)
+from skconsole.worker.registry import JobStopped, Task
+
+
+class HandlerRaised(Exception):
+    """A sync handler's exception, carried from its thread (any BaseException,
+    wrapped so that it can never be mistaken for the awaiting task's own
+    cancellation, nor escape the event loop)."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
+class Threads:
+    """The threads of sync handlers: counted while alive, timed-out ones included."""
+
+    def __init__(self, on_exit: Callable[[], None]) -> None:
+        self.alive = 0
+        self.on_exit = on_exit
+
+    def start(
+        self, run: JobRun, fn: Callable[..., Any], args: tuple[Any, ...]
+    ) -> asyncio.Future[Any]:
+        """Run ``fn(*args)`` on a daemon thread; the future settles when it returns."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+
+        def settle(result: Any, error: BaseException | None) -> None:
+            self.alive -= 1
+            run.thread_alive = False
+            self.on_exit()
+            if not fut.done():
+                if error is not None:
+                    fut.set_exception(HandlerRaised(error))
+                else:
+                    fut.set_result(result)
+
+        def target() -> None:
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = fn(*args)
+            except BaseException as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the process is exiting
+                loop.call_soon_threadsafe(settle, result, error)
+
+        self.alive += 1
+        run.thread_alive = True
+        threading.Thread(
+            target=target, name=f"sk-task-{run.job.task_type[:40]}", daemon=True
+        ).start()
+        return fut
+
+
+class Executor:
+    """Runs attempts: ``await executor.run(run, task)`` always returns an Outcome."""
+
+    def __init__(self, threads: Threads, on_linger: Callable[[JobRun], None]) -> None:
+        self.threads = threads
+        self.on_linger = on_linger
+
+    async def run(self, run: JobRun) -> Outcome:
+        started = time.perf_counter()
+        try:
+            return await self._run(run, run.spec, started)
+        except BaseException as exc:
+            return failure(run, started, f"skconsole.EngineError: {describe(exc)}", True)
+
+    async def _run(self, run: JobRun, task: Task | None, started: float) -> Outcome:
+        job = run.job
+        if task is None:  # not claimable by construction; kept as a last guard
+            return fatal(
+                run, started, f"UnknownTaskType: no handler for task type {job.task_type!r}"
+            )
+        try:
+            payload = json.loads(job.payload) if job.payload is not None else None
+        except (ValueError, RecursionError) as exc:
+            reason = (
+                "nested too deeply"
+                if isinstance(exc, RecursionError)
+                else f"not valid JSON ({exc})"
+            )
+            return fatal(
+                run, started, f"InvalidPayload: payload is {reason}: {(job.payload or '')[:200]!r}"
+            )
+        args = (payload, run.ctx) if task.wants_context else (payload,)
+        if task.is_async:
+            return await self._run_async(run, task, args, started)
+        return await self._run_sync(run, task, args, started)
+
+    async def _run_async(
+        self, run: JobRun, task: Task, args: tuple[Any, ...], started: float
+    ) -> Outcome:
+        timer = asyncio.timeout(task.options.timeout)
+        try:
+            async with timer:
+                await task.handler(*args)
+        except BaseException as exc:
+            reason = run.ctx.stop.reason
+            if reason in ("shutdown", "fence"):  # the engine stopped it
+                return Outcome(run.job, Ending.HAND_BACK, ms(started))
+            if timer.expired():
+                return timed_out(run, task, started, None)
+            return self._raised(run, exc, started)
+        return Outcome(run.job, Ending.SUCCESS, ms(started))
+
+    async def _run_sync(
+        self, run: JobRun, task: Task, args: tuple[Any, ...], started: float
+    ) -> Outcome:
+        done = self.threads.start(run, task.handler, args)
+        timer = asyncio.timeout(task.options.timeout)
+        try:
+            async with timer:
+                await asyncio.shield(done)
+            return Outcome(run.job, Ending.SUCCESS, ms(started))
+        except HandlerRaised as raised:
+            if run.ctx.stop.reason in ("shutdown", "fence"):
+                return Outcome(run.job, Ending.HAND_BACK, ms(started))
+            return self._raised(run, raised.original, started)
+        except TimeoutError:
+            if not timer.expired():
+                raise
+        except asyncio.CancelledError:
+            return gave_up(run, started)
+        # past the engine's timeout: the thread cannot be stopped, only asked to
+        run.ctx.stop.request("timeout")
+        run.lingering = True
+        self.on_linger(run)
+        timed_out_at = time.perf_counter()
+        try:
+            await asyncio.shield(done)
+            ending = f"it returned {fmt_s(time.perf_counter() - timed_out_at)} later"
+        except HandlerRaised as raised:
+            ending = (
+                f"it then raised {type(raised.original).__name__} "
+                f"{fmt_s(time.perf_counter() - timed_out_at)} later"
+            )
+        except asyncio.CancelledError:
+            return gave_up(run, started)
+        return timed_out(run, task, started, ending)
+
+    @staticmethod
+    def _raised(run: JobRun, exc: BaseException, started: float) -> Outcome:
+        if isinstance(exc, JobStopped) and run.ctx.stop.reason == "timeout":
+            return failure(run, started, f"TimeoutError: {exc}", True)
+        if isinstance(exc, FatalTaskError):
+            return fatal(run, started, describe(exc))
+        if isinstance(exc, asyncio.CancelledError):
+            text = (
+                "skconsole.HandlerCancelled: the handler raised CancelledError on its own "
+                "(the engine did not cancel it)\n" + describe(exc)
+            )
+            return failure(run, started, text, True)
+        return failure(run, started, describe(exc), True)
+
+
+def gave_up(run: JobRun, started: float) -> Outcome:
+    """The engine stopped waiting for a sync handler's thread at shutdown (see
+    Engine._drain): back to the queue, not claimable before the thread is gone."""
+    return Outcome(run.job, Ending.HAND_BACK, ms(started), delay_ms=run.hand_back_delay_ms)
+
+
+def ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+def fmt_s(seconds: float) -> str:
+    return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
+
+
+def fatal(run: JobRun, started: float, error: str) -> Outcome:
+    return Outcome(run.job, Ending.FAILURE, ms(started), FATAL, storable(error), False)
+
+
+def failure(run: JobRun, started: float, error: str, recoverable: bool) -> Outcome:
+    """A failed attempt: retried with back-off (4 Error) until max attempts, then 5 Faulted."""
+    if not recoverable:
+        return fatal(run, started, error)
+    errors = run.job.error_count + 1
+    if run.spec is not None and errors < run.spec.options.max_attempts:
+        delay = run.spec.options.retry_delay(errors) * 1000.0
+        return Outcome(run.job, Ending.FAILURE, ms(started), ERROR, storable(error), True, delay)
+    return Outcome(run.job, Ending.FAILURE, ms(started), FAULTED, storable(error), True)
+
+
+def timed_out(run: JobRun, task: Task, started: float, ending: str | None) -> Outcome:
+    text = f"TimeoutError: job exceeded its timeout of {task.options.timeout or 0:g}s"
+    if ending:
+        text += f"; a sync handler cannot be interrupted: {ending}"
+    return failure(run, started, text, True)

@@ -1,0 +1,101 @@
+"""What the engine knows about a claimed job, and how an attempt ended.
+
+A job is identified by its claim id (the fencing token written by the claim),
+not its task id: the same task can be claimed again after it was reaped, and
+the two attempts must never be mistaken for one another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import traceback
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from skconsole.failures import cap_error_text
+from skconsole.worker.registry import JobContext, Task
+
+# Stakhanovise.NET status codes the engine writes.
+UNPROCESSED, PROCESSING, PROCESSED, ERROR, FAULTED, FATAL, CANCELLED = 1, 2, 3, 4, 5, 6, 7
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """One claimed attempt, as the claim statement returned it."""
+
+    task_id: uuid.UUID
+    task_type: str
+    source: str
+    payload: str | None
+    priority: int
+    posted_at: datetime
+    attempt: int
+    claim_id: int
+    error_count: int
+
+
+class Ending(enum.Enum):
+    """How an attempt ended, i.e. which statement records it."""
+
+    SUCCESS = "success"  # finish_success
+    FAILURE = "failure"  # finish_failure (4 Error, 5 Faulted or 6 Fatal)
+    HAND_BACK = "hand back"  # hand_back: back to the queue, no error counted
+
+
+@dataclass
+class Outcome:
+    job: Claimed
+    ending: Ending
+    ms: int = 0
+    status: int = PROCESSED  # for FAILURE: ERROR, FAULTED or FATAL
+    error: str | None = None
+    recoverable: bool = False
+    #: FAILURE: the retry's back-off; HAND_BACK: not claimable again before this
+    delay_ms: float = 0.0
+    #: writes that failed or were deferred so far (drives the back-off)
+    tries: int = 0
+
+
+@dataclass
+class JobRun:
+    """A claimed job while its handler runs (and, for a sync handler, while its thread lives)."""
+
+    job: Claimed
+    ctx: JobContext
+    #: the registered handler and its options (None: no handler for this type)
+    spec: Task | None
+    #: the asyncio task running the attempt
+    task: asyncio.Task[None] | None = None
+    #: a sync handler past its timeout whose thread still runs: it no longer
+    #: takes a concurrency slot, but its job is held until the thread returns
+    lingering: bool = False
+    thread_alive: bool = False
+    #: set by the engine before it gives up on a sync handler's thread at shutdown:
+    #: the job goes back to the queue, claimable only after this delay
+    hand_back_delay_ms: float = 0.0
+
+    @property
+    def is_async(self) -> bool:
+        return self.spec is not None and self.spec.is_async
+
+
+def storable(text: str) -> str:
+    """Text PostgreSQL accepts (no NUL, valid UTF-8), capped (skconsole.failures.cap_error_text)."""
+    clean = text.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
+    return cap_error_text(clean)
+
+
+def describe(exc: BaseException) -> str:
+    """The traceback of ``exc`` as stored in task_last_error. Never raises: an
+    exception whose ``__str__`` raises, or that cannot be formatted at all, is
+    still described by its type."""
+    try:
+        return "".join(traceback.format_exception(exc)).strip()
+    except BaseException:
+        try:
+            name = type(exc).__qualname__
+        except BaseException:
+            name = "exception"
+        return f"{name}: <the exception could not be formatted>"

@@ -1,0 +1,184 @@
+"""The worker's lease: renewed every second on a connection of its own.
+
+Safety rests on two clocks measuring the same interval. The worker notes, on
+its monotonic clock, the moment it *sends* each renewal; the database stamps
+the renewal with ``now()``, which is later. If no renewal has come back for
+``lease - margin`` seconds, the worker stops its own jobs (self-fencing,
+:meth:`LeaseKeeper.watch`). Other workers reap its jobs only once ``lease +
+margin`` seconds have passed since the last renewal they can see
+(``sk_worker_liveness()``), so the stopped execution and the next one are at
+least ``2 x margin`` apart, whatever cut the worker off: a crash, a
+partition, a frozen connection, a lock held on its row.
+
+The control connection also holds a session advisory lock (two-key form,
+class ``sk_lock_class()``) while it lives. It tells the console whether the
+worker's connection is up; it plays no part in deciding that a job is hung,
+because a free lock does not mean a dead process (a blip frees it too) and a
+held one does not mean a live one (a partitioned worker's session lingers on
+the server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from skconsole.db.schema import LOCK_CLASS
+from skconsole.db.sqlfiles import load_sql
+from skconsole.worker.links import Link, LinkLost, Throttle
+
+log = logging.getLogger("skconsole.worker")
+
+
+@dataclass
+class Lease:
+    """The worker's own view of its lease, on its monotonic clock."""
+
+    length: float
+    margin: float
+    renewed_at: float = float("-inf")  # when the last successful renewal was *sent*
+
+    def age(self, now: float | None = None) -> float:
+        return (time.monotonic() if now is None else now) - self.renewed_at
+
+    def renewed(self, sent_at: float) -> None:
+        self.renewed_at = max(self.renewed_at, sent_at)
+
+    @property
+    def fence_after(self) -> float:
+        """Age at which the worker must have stopped its jobs."""
+        return self.length - self.margin
+
+    @property
+    def expired(self) -> bool:
+        return self.age() > self.fence_after
+
+    @property
+    def good_for_claims(self) -> bool:
+        """Fresh enough to start new jobs: half the time before fencing remains."""
+        return self.age() < self.fence_after / 2
+
+    @property
+    def deadline(self) -> float:
+        """Monotonic time by which a fenced worker must have stopped every job."""
+        return self.renewed_at + self.length
+
+
+class LeaseKeeper:
+    """Registers the worker, renews its lease, holds its liveness lock, and
+    calls ``on_expired`` / ``on_renewed`` when the lease lapses and comes back."""
+
+    def __init__(
+        self,
+        link: Link,
+        lease: Lease,
+        *,
+        worker_id: uuid.UUID,
+        registration: dict[str, Any],
+        interval: float,
+        on_expired: Callable[[], None],
+        on_renewed: Callable[[], None],
+    ) -> None:
+        self.link = link
+        self.lease = lease
+        self.worker_id = worker_id
+        self.registration = registration
+        self.interval = interval
+        self.on_expired = on_expired
+        self.on_renewed = on_renewed
+        self.lock_key: int | None = None
+        self.expired = False
+        self.renewals = 0
+        self._lock_held_by: psycopg.AsyncConnection[Any] | None = None
+        self._throttle = Throttle()
+
+    async def register(self) -> None:
+        """First registration (also the first renewal); retried until it succeeds."""
+        sent = time.monotonic()
+        self.lock_key = await self.link.run(self._register)
+        self.lease.renewed(sent)
+        await self.link.run(self._take_lock)
+
+    async def _register(self, conn: psycopg.AsyncConnection[Any]) -> int:
+        cur = await conn.execute(load_sql("queries/register_worker"), self.registration)
+        row = await cur.fetchone()
+        assert row is not None
+        return int(row[0])
+
+    async def _take_lock(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Take the liveness lock on this connection if it does not hold it yet. It may
+        fail while an earlier session of ours still holds it: tried again each round."""
+        if self._lock_held_by is conn:
+            return
+        cur = await conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, self.lock_key))
+        row = await cur.fetchone()
+        if row and row[0]:
+            self._lock_held_by = conn
+
+    async def _renew(self, conn: psycopg.AsyncConnection[Any]) -> bool:
+        cur = await conn.execute(load_sql("queries/heartbeat"), {"worker_id": self.worker_id})
+        row = await cur.fetchone()
+        if row is None:  # the registration was deleted by hand: register again
+            log.warning("worker %s was no longer registered; registering again", self.worker_id)
+            self.lock_key = await self._register(conn)
+        await self._take_lock(conn)
+        return True
+
+    async def renew_once(self) -> bool:
+        sent = time.monotonic()
+        try:
+            await self.link.run(self._renew, retry=False)
+        except LinkLost as exc:
+            self._throttle.warning("renew", "lease not renewed: %s", exc)
+            return False
+        except psycopg.Error as exc:  # a lock or statement timeout: not renewed, try again
+            self._throttle.warning("renew", "lease not renewed: %s", str(exc).strip())
+            return False
+        self.lease.renewed(sent)
+        self.renewals += 1
+        return True
+
+    async def renew_forever(self) -> None:
+        while True:
+            started = time.monotonic()
+            await self.renew_once()
+            await asyncio.sleep(max(0.0, self.interval - (time.monotonic() - started)))
+
+    async def watch(self, tick: float = 0.1) -> None:
+        """Fence the moment the lease is too old; lift the fence once it is renewed."""
+        while True:
+            if self.lease.expired and not self.expired:
+                self.expired = True
+                self.on_expired()
+            elif self.expired and not self.lease.expired:
+                self.expired = False
+                self.on_renewed()
+            await asyncio.sleep(tick)
+
+
+def registration(
+    worker_id: uuid.UUID,
+    process_id: str,
+    concurrency: int,
+    types: list[str],
+    lease: Lease,
+) -> dict[str, Any]:
+    return {
+        "worker_id": worker_id,
+        "process_id": process_id,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "concurrency": concurrency,
+        "types": types,
+        "lease_s": lease.length,
+        "margin_s": lease.margin,
+    }

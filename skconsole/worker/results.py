@@ -1,0 +1,252 @@
+"""Writing how attempts ended: batched, fenced, and never held up by one row.
+
+Outcomes are written a batch at a time on the worker's finish connection.
+Each statement is fenced (status, owner, claim token) and skips rows that
+someone else holds locked (an operator's open transaction, a producer's
+keyed re-post still in flight): those are tried again later while the rest
+are written. A batch the server refuses is split in halves until the one
+outcome it cannot take is isolated; a failure whose error text the server
+still refuses is written with a short replacement text instead. Nothing
+here waits for anything but its own connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from skconsole.db.sqlfiles import load_sql
+from skconsole.worker.jobs import Ending, Outcome
+from skconsole.worker.links import Link, Throttle, is_transient
+from skconsole.worker.metrics import MetricsBuffer
+
+log = logging.getLogger("skconsole.worker")
+
+# The finish connection updates result rows by id, a batch at a time. A burst
+# outruns autovacuum: planned with statistics of the table when it was nearly
+# empty, those updates once scanned the whole table (or walked a status index
+# over every dead entry, or paired every result with every id) for each batch,
+# 8-27 s a batch. Its statements are written so that only the primary key
+# serves them cheaply; without sequential scans and nested loops the planner
+# has no other choice left, whatever the statistics say.
+FINISH_SETTINGS = {
+    "enable_seqscan": "off",
+    "enable_nestloop": "off",
+    "lock_timeout": "5s",
+}
+# results written per statement: bounded, so a plan that joins a batch
+# pairwise (statistics again) stays milliseconds, not minutes
+WRITE_BATCH = 500
+STATEMENTS = {
+    Ending.SUCCESS: "queries/finish_success",
+    Ending.FAILURE: "queries/finish_failure",
+    Ending.HAND_BACK: "queries/hand_back",
+}
+#: longest wait before an outcome that could not be written is tried again
+MAX_RETRY_DELAY = 30.0
+
+
+class ResultWriter:
+    """Writes outcomes; ``on_settled`` is called with every outcome that is
+    done with (written, or fenced because the job was no longer ours)."""
+
+    def __init__(
+        self,
+        link: Link,
+        worker_id: uuid.UUID,
+        metrics: MetricsBuffer,
+        on_settled: Callable[[list[Outcome], bool], None],
+    ) -> None:
+        self.link = link
+        self.worker_id = worker_id
+        self.metrics = metrics
+        self.on_settled = on_settled
+        self.pending: list[Outcome] = []
+        self.deferred: list[tuple[float, Outcome]] = []  # (monotonic retry time, outcome)
+        self._ready = asyncio.Event()
+        self._throttle = Throttle()
+        self._closing = False
+        self._loop_done = asyncio.Event()
+
+    def add(self, outcome: Outcome) -> None:
+        self.pending.append(outcome)
+        self._ready.set()
+
+    @property
+    def waiting(self) -> int:
+        return len(self.pending) + len(self.deferred)
+
+    async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            self._loop_done.set()
+
+    async def stop(self) -> None:
+        """End :meth:`run` after the write in progress (never cut a write in half)."""
+        self._closing = True
+        self._ready.set()
+        await self._loop_done.wait()
+
+    async def flush_all(self, *, hold: Callable[[Outcome], bool] | None = None) -> None:
+        """Write everything but what ``hold`` keeps back, waiting for locked rows
+        (the engine bounds the time)."""
+        kept = [o for o in self.pending if hold is not None and hold(o)]
+        self.pending = [o for o in self.pending if not (hold is not None and hold(o))]
+        try:
+            while self.waiting:
+                await self.flush(everything=True)
+                if self.waiting:
+                    await asyncio.sleep(0.2)
+        finally:
+            self.pending = kept + self.pending
+
+    async def _run(self) -> None:
+        while not self._closing:
+            timeout = None
+            if self.deferred:
+                timeout = max(0.0, min(t for t, _ in self.deferred) - time.monotonic())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), timeout)
+            self._ready.clear()
+            await self.flush()
+
+    async def flush(self, *, everything: bool = False) -> None:
+        """Write what is pending, and deferred outcomes that are due (all, with ``everything``)."""
+        now = time.monotonic()
+        due = [o for t, o in self.deferred if everything or t <= now]
+        if due:
+            self.deferred = [(t, o) for t, o in self.deferred if not (everything or t <= now)]
+            self.pending = due + self.pending
+        while self.pending:
+            batch = self.pending[:WRITE_BATCH]
+            del self.pending[: len(batch)]
+            await self._write(batch)
+
+    async def _write(self, batch: list[Outcome]) -> None:
+        for ending, statement in STATEMENTS.items():
+            group = [o for o in batch if o.ending is ending]
+            if group:
+                await self._write_group(statement, group)
+
+    async def _write_group(self, statement: str, group: list[Outcome]) -> None:
+        try:
+            rows = await self.link.run(lambda conn: self._execute(conn, statement, group))
+        except psycopg.Error as exc:
+            self._refused(statement, group, exc)
+            if len(group) > 1:  # find the outcome the server will not take
+                half = len(group) // 2
+                await self._write_group(statement, group[:half])
+                await self._write_group(statement, group[half:])
+            else:
+                await self._write_single_refused(statement, group[0], exc)
+            return
+        written = {r[0] for r in rows}
+        done = [o for o in group if o.job.task_id in written]
+        rest = [o for o in group if o.job.task_id not in written]
+        if done:
+            self.on_settled(done, True)
+        if rest:
+            await self._sort_unwritten(rest)
+
+    async def _write_single_refused(
+        self, statement: str, outcome: Outcome, exc: psycopg.Error
+    ) -> None:
+        if outcome.ending is Ending.FAILURE and outcome.tries == 0 and not is_transient(exc):
+            # the error text itself may be what the server refuses: keep the attempt's
+            # accounting, lose the text (it is in the worker's log)
+            log.error(
+                "could not store the error of job %s (%s); storing a short replacement",
+                outcome.job.task_id,
+                exc,
+            )
+            log.error("the original error text was:\n%s", (outcome.error or "")[:10_000])
+            outcome.error = (
+                f"skconsole.ResultWriteError: the handler's error could not be stored "
+                f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
+            )
+            outcome.tries += 1
+            await self._write_group(statement, [outcome])
+            return
+        self._defer([outcome])
+
+    async def _sort_unwritten(self, rest: list[Outcome]) -> None:
+        """Rows the statement did not change: no longer ours (fenced), or locked by
+        someone else right now (still ours: deferred and written later)."""
+        ids = [o.job.task_id for o in rest]
+        try:
+            owned = await self.link.run(lambda conn: self._still_ours(conn, ids))
+        except psycopg.Error as exc:
+            self._refused("owned check", rest, exc)
+            self._defer(rest)
+            return
+        locked = [o for o in rest if (o.job.task_id, o.job.claim_id) in owned]
+        fenced = [o for o in rest if (o.job.task_id, o.job.claim_id) not in owned]
+        if locked:
+            self.metrics.add("result-queue@deferred-result-count", len(locked))
+            self._throttle.warning(
+                "locked",
+                "%d result(s) wait: their rows are locked by another session; retrying",
+                len(locked),
+            )
+            self._defer(locked)
+        if fenced:
+            log.warning(
+                "%d result(s) ignored: the job was reaped or changed while it ran", len(fenced)
+            )
+            self.metrics.add("worker@fenced-result-count", len(fenced))
+            self.on_settled(fenced, False)
+
+    def _defer(self, outcomes: list[Outcome]) -> None:
+        now = time.monotonic()
+        for o in outcomes:
+            o.tries += 1
+            delay = min(0.2 * 2 ** (o.tries - 1), MAX_RETRY_DELAY)
+            self.deferred.append((now + delay, o))
+
+    def _refused(self, what: str, group: list[Outcome], exc: psycopg.Error) -> None:
+        self.metrics.add("result-queue@result-write-error-count")
+        self._throttle.warning(
+            f"refused:{what}",
+            "writing %d result(s) (%s) failed: %s",
+            len(group),
+            what.rsplit("/", 1)[-1],
+            str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+        )
+
+    async def _execute(
+        self, conn: psycopg.AsyncConnection[Any], statement: str, group: list[Outcome]
+    ) -> list[tuple[Any, ...]]:
+        params: dict[str, Any] = {
+            "worker_id": self.worker_id,
+            "ids": [o.job.task_id for o in group],
+            "claims": [o.job.claim_id for o in group],
+        }
+        if statement == STATEMENTS[Ending.HAND_BACK]:
+            params["delays_ms"] = [o.delay_ms for o in group]
+        else:
+            params["ms"] = [o.ms for o in group]
+        if statement == STATEMENTS[Ending.FAILURE]:
+            params |= {
+                "statuses": [o.status for o in group],
+                "errors": [o.error for o in group],
+                "recoverable": [o.recoverable for o in group],
+                "delays_ms": [o.delay_ms for o in group],
+            }
+        cur = await conn.execute(load_sql(statement), params)
+        return await cur.fetchall()
+
+    async def _still_ours(
+        self, conn: psycopg.AsyncConnection[Any], ids: list[uuid.UUID]
+    ) -> set[tuple[uuid.UUID, int]]:
+        cur = await conn.execute(
+            load_sql("queries/owned_jobs"), {"worker_id": self.worker_id, "ids": ids}
+        )
+        return {(r[0], r[1]) for r in await cur.fetchall()}

@@ -1,0 +1,128 @@
+"""A worker's housekeeping: reaping other workers' hung jobs, writing its
+metrics, forgetting long-gone workers. On a connection of its own with a
+short lock timeout: a stats row locked for a minute, or a reap waiting on an
+operator's transaction, delays only the next round of this loop, never a
+result write or a lease renewal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import Any
+
+import psycopg
+
+from skconsole.db.sqlfiles import load_sql
+from skconsole.worker.links import Link, LinkLost, Throttle
+from skconsole.worker.metrics import MetricsBuffer
+
+log = logging.getLogger("skconsole.worker")
+
+UPKEEP_SETTINGS = {"lock_timeout": "2s"}
+FORGET_AFTER_S = 86_400
+
+
+class Upkeep:
+    def __init__(
+        self,
+        link: Link,
+        *,
+        worker_id: uuid.UUID,
+        process_id: str,
+        metrics: MetricsBuffer,
+        reap: bool,
+        reap_interval: float,
+        metrics_interval: float,
+        unowned_after: float,
+        default_max_attempts: int,
+    ) -> None:
+        self.link = link
+        self.worker_id = worker_id
+        self.process_id = process_id
+        self.metrics = metrics
+        self.reap = reap
+        self.reap_interval = reap_interval
+        self.metrics_interval = metrics_interval
+        self.unowned_after = unowned_after
+        self.default_max_attempts = default_max_attempts
+        self.reaped = 0
+        self._throttle = Throttle()
+
+    async def run(self) -> None:
+        last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0}
+        while True:
+            now = time.monotonic()
+            if self.reap and now - last["reap"] >= self.reap_interval:
+                last["reap"] = now
+                await self._guarded("reap", self.reap_once)
+            if now - last["metrics"] >= self.metrics_interval:
+                last["metrics"] = now
+                await self._guarded("metrics", self.flush_metrics)
+            if now - last["forget"] >= 60:
+                last["forget"] = now
+                await self._guarded("forget", self._forget)
+            await asyncio.sleep(min(self.reap_interval, self.metrics_interval, 1.0))
+
+    async def _guarded(self, what: str, step: Any) -> None:
+        """One step; a database that is away or refuses it only skips this round."""
+        try:
+            await step()
+        except (psycopg.Error, LinkLost) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            self._throttle.warning(what, "%s skipped this round: %s", what, first)
+
+    async def reap_once(self) -> int:
+        params = {
+            "unowned_s": self.unowned_after,
+            "default_max_attempts": self.default_max_attempts,
+            "ids": None,
+            "limit": 1000,
+            "exclude_owner": self.worker_id,
+        }
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
+            cur = await conn.execute(load_sql("queries/reap"), params)
+            return await cur.fetchall()
+
+        rows = await self.link.run(op, retry=False)
+        if rows:
+            log.warning("reaped %d hung job(s): %s", len(rows), rows[0][3])
+            self.metrics.add("reaper@reaped-count", len(rows))
+            self.reaped += len(rows)
+        return len(rows)
+
+    async def flush_metrics(self) -> None:
+        taken = self.metrics.take()
+        try:
+            for name, params in (
+                ("queries/add_metrics", taken.metric_params(self.process_id)),
+                ("queries/add_execution_times", taken.time_params(self.process_id)),
+            ):
+                if params is not None:
+                    await self.link.run(_statement(name, params), retry=False)
+                    # written: do not write it again if the next one fails
+                    if name == "queries/add_metrics":
+                        taken.counters = {}
+                    else:
+                        taken.times = {}
+        finally:
+            self.metrics.merge(taken)
+
+    async def flush_metrics_now(self) -> None:
+        """The last metrics of a stopping worker: written if the database lets us."""
+        await self._guarded("metrics", self.flush_metrics)
+
+    async def _forget(self) -> None:
+        await self.link.run(
+            _statement("queries/forget_old_workers", {"after_s": FORGET_AFTER_S}), retry=False
+        )
+
+
+def _statement(name: str, params: dict[str, Any]) -> Any:
+    async def op(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(load_sql(name), params)
+
+    return op

@@ -1,0 +1,142 @@
+"""Fencing and reconciliation: a worker never acts on an attempt that is no longer
+its own, and never leaves a job owned that it does not run.
+
+Real PostgreSQL; the engine's own statements and connection handling, driven
+step by step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole import ops
+from skconsole.db.connect import Database
+from skconsole.db.sqlfiles import load_sql
+from skconsole.producer import Producer
+from skconsole.worker.engine import Engine
+from skconsole.worker.links import Link
+from skconsole.worker.registry import TaskRegistry
+
+Conn = psycopg.Connection[Any]
+
+
+def _claim(conn: Conn, worker: uuid.UUID) -> list[Any]:
+    return conn.execute(
+        load_sql("queries/claim"), {"types": ["t.a"], "limit": 10, "worker_id": worker}
+    ).fetchall()
+
+
+def _finish(conn: Conn, worker: uuid.UUID, task_id: Any, claim_id: int) -> list[Any]:
+    return conn.execute(
+        load_sql("queries/finish_success"),
+        {"worker_id": worker, "ids": [task_id], "claims": [claim_id], "ms": [5]},
+    ).fetchall()
+
+
+def test_a_late_finisher_of_a_purged_and_re_posted_job_changes_nothing(
+    db: Database, conn: Conn
+) -> None:
+    """A purge deletes the result row, so a re-post of the same key starts the attempt
+    counter again: the fence is the claim id, which never repeats."""
+    worker = uuid.uuid4()
+    with Producer(db) as p:
+        task_id = p.post("t.a", {"v": 1}, key="k-1")
+    first = _claim(conn, worker)[0]
+    assert len(_finish(conn, worker, task_id, first[7])) == 1
+    ops.purge.execute(conn, ops.Selection(ids=(task_id,)), actor=ops.Actor("t", "h"))
+    with Producer(db) as p:
+        p.post("t.a", {"v": 2}, key="k-1")
+    second = _claim(conn, worker)[0]
+    assert second[6] == first[6] == 1, "the attempt counter started again"
+
+    late = _finish(conn, worker, task_id, first[7])
+
+    assert late == [], "the late result of the purged attempt was applied to the new one"
+    row = conn.execute(
+        "SELECT task_status, sk_claim_id FROM sk_task_results_t WHERE task_id = %s", (task_id,)
+    ).fetchone()
+    assert row == (2, second[7])
+
+
+def test_reconciling_a_lost_claim_first_ends_the_session_that_may_still_run_it(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    """A claim whose answer was lost may still be running on the server (here: waiting
+    on a row lock). Reconciling before it commits would leave its jobs owned by a
+    live worker for ever; the engine ends that session first, so the claim rolls back."""
+    registry = TaskRegistry()
+    registry.register("t.a", lambda payload: None)
+    engine = Engine(Database(dsn), registry)
+    with Producer(db) as p:
+        task_id = p.post("t.a")
+    blocker = psycopg.connect(dsn)
+    blocker.execute("SELECT 1 FROM sk_task_results_t WHERE task_id = %s FOR UPDATE", (task_id,))
+    lost = psycopg.connect(dsn, autocommit=True, application_name="skconsole-worker-claim")
+    identity = lost.execute(load_sql("queries/backend_identity")).fetchone()
+    assert identity is not None
+    errors: list[BaseException] = []
+
+    def claim_in_lost_session() -> None:
+        try:
+            _claim(lost, engine.worker_id)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=claim_in_lost_session)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            waiting = conn.execute(
+                "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (identity[0],)
+            ).fetchone()
+            if waiting == ("Lock",):
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the lost claim never waited on the lock")
+        engine._unsure = ((identity[0], identity[1]), time.monotonic())
+
+        assert asyncio.run(engine._reconcile()) is True
+    finally:
+        blocker.rollback()
+        blocker.close()
+        thread.join(10)
+        lost.close()
+
+    assert errors and isinstance(errors[0], psycopg.OperationalError), errors
+    row = conn.execute(
+        "SELECT r.task_status, r.sk_owner_worker_id,"
+        " EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)"
+        " FROM sk_task_results_t r WHERE r.task_id = %s",
+        (task_id,),
+    ).fetchone()
+    assert row == (1, None, True), "the lost claim committed after the reconciliation"
+
+
+async def _open_twice(link: Link) -> tuple[Any, Any]:
+    return await asyncio.gather(link.connection(), link.connection())
+
+
+def test_a_link_opens_one_connection_when_asked_twice_at_once(dsn: str, conn: Conn) -> None:
+    link = Link(Database(dsn), "twice", settings={}, timeout=5)
+
+    async def scenario() -> tuple[Any, Any, int]:
+        first, second = await _open_twice(link)
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skconsole-worker-twice'"
+        ).fetchone()
+        await link.close()
+        return first, second, int(row[0]) if row else 0
+
+    first, second, sessions = asyncio.run(scenario())
+
+    assert first is second
+    assert sessions == 1

@@ -1,0 +1,435 @@
+"""Chaos: three workers, a stream of jobs, and a minute of everything going wrong.
+
+Three real ``skconsole worker`` processes (one of them behind a proxy the test
+can freeze) run async and sync handlers that log every execution with its
+start and end. While ~20,000 jobs are posted over about a minute, a seeded
+random schedule (``SKCONSOLE_CHAOS_SEED``) does, at least once each: SIGKILL
+of a worker, SIGTERM of a worker, pg_terminate_backend of every skconsole
+backend, a fast and an immediate server restart, a 40 s row lock on the
+stats and metrics rows, an operator's reap, a keyed re-post of a running job,
+and a 15 s freeze of the proxied worker's connections (a partition). Killed
+workers are started again, as a supervisor would.
+
+At the end, counted from the database and from the handlers' own logs: every
+job 3 Processed, the queue empty, nothing in 2; no two executions of one job
+overlapping in time; and an execution repeated only when its worker was
+killed (SIGKILL, SIGTERM past its grace) or partitioned, or the job was
+re-posted by key while it ran (then the newest payload ran last, once).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole.db.connect import Database
+from skconsole.errors import ConnectError
+from skconsole.producer import Job, Producer
+from tests.conftest import ROOT, skconsole_cmd
+from tests.netproxy import FreezableProxy
+from tests.server_control import restart_server
+from tests.tasks_faults import OutputDrain, completions, executions, overlaps
+
+SEED = int(os.environ.get("SKCONSOLE_CHAOS_SEED", "1"))
+JOBS = int(os.environ.get("SKCONSOLE_CHAOS_JOBS", "20000"))
+DURATION_S = 60.0
+FREEZE_S = 15.0
+STATS_LOCK_S = 40.0
+SLOTS = 3  # slot 0 goes through the proxy
+EVENTS = (
+    "sigkill",
+    "sigterm",
+    "terminate-backends",
+    "restart-fast",
+    "restart-immediate",
+    "stats-lock",
+    "operator-reap",
+    "keyed-repost",
+    "freeze",
+)
+
+
+@dataclass
+class Ledger:
+    """What the test did and saw, for the final accounting."""
+
+    posted: list[uuid.UUID] = field(default_factory=list)
+    keyed: dict[uuid.UUID, str] = field(default_factory=dict)  # job id -> its key
+    reposted: set[uuid.UUID] = field(default_factory=set)
+    killed: set[int] = field(default_factory=set)  # SIGKILL and SIGTERM
+    exited: dict[int, float] = field(default_factory=dict)  # pid -> when it was seen gone
+    freezes: list[tuple[float, float, set[int]]] = field(default_factory=list)  # start, end, pids
+    events: collections.Counter[str] = field(default_factory=collections.Counter)
+    reaped_by_operator: int = 0
+
+
+def _query(dsn: str, sql: str, params: Any = None) -> list[Any]:
+    """One statement on a fresh connection, retried while the server restarts."""
+    for attempt in range(60):
+        try:
+            with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as c:
+                return c.execute(sql, params).fetchall()  # type: ignore[arg-type]
+        except psycopg.OperationalError:
+            if attempt == 59:
+                raise
+            time.sleep(0.5)
+    return []
+
+
+class Workers:
+    """Three worker slots, restarted when they end (as a supervisor would)."""
+
+    def __init__(self, dsn: str, proxy: FreezableProxy, log_dir: Path, ledger: Ledger) -> None:
+        self.dsn = dsn
+        self.proxy = proxy
+        self.log_dir = log_dir
+        self.ledger = ledger
+        self.procs: list[subprocess.Popen[str] | None] = [None] * SLOTS
+        self.all: list[subprocess.Popen[str]] = []
+        self.frozen = False
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._supervise, daemon=True)
+
+    def start(self) -> None:
+        for slot in range(SLOTS):
+            self._spawn(slot)
+        self._thread.start()
+
+    def _spawn(self, slot: int) -> None:
+        dsn = self.proxy.dsn if slot == 0 else self.dsn
+        p = subprocess.Popen(
+            skconsole_cmd(
+                "--dsn",
+                dsn,
+                "worker",
+                "--tasks",
+                "tests.tasks_chaos",
+                "--concurrency",
+                "30",
+                "--grace",
+                "2s",
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "SKTEST_LOG_DIR": str(self.log_dir)},
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        p.drain = OutputDrain(p)  # type: ignore[attr-defined]
+        self.procs[slot] = p
+        self.all.append(p)
+
+    def _supervise(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                for slot, p in enumerate(self.procs):
+                    if p is not None and p.poll() is not None:
+                        self.ledger.exited.setdefault(p.pid, time.time())
+                        self.procs[slot] = None
+                    if self.procs[slot] is None and not (slot == 0 and self.frozen):
+                        self._spawn(slot)
+            time.sleep(0.5)
+
+    def pick(self, rng: random.Random, *, direct: bool = False) -> subprocess.Popen[str] | None:
+        with self._lock:
+            live = [
+                p
+                for s, p in enumerate(self.procs)
+                if p is not None and p.poll() is None and (s > 0 or not direct)
+            ]
+        return rng.choice(live) if live else None
+
+    def signal(self, rng: random.Random, signum: int) -> int | None:
+        p = self.pick(rng)
+        if p is None:
+            return None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signum)
+        self.ledger.killed.add(p.pid)
+        if signum == signal.SIGKILL:
+            self.ledger.exited.setdefault(p.pid, time.time())
+        return p.pid
+
+    def slot0_pid(self) -> int | None:
+        p = self.procs[0]
+        return p.pid if p is not None else None
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        for p in self.all:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGTERM)
+        for p in self.all:
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(10)
+
+
+def _jobs_for(rng: random.Random, n: int, serial: int) -> list[Job]:
+    jobs = []
+    for i in range(n):
+        kind = rng.random()
+        long = kind < 0.10
+        seconds = rng.uniform(0.5, 3.0) if long else rng.uniform(0.0, 0.02)
+        task_type = "chaos-sync" if rng.random() < 0.4 else "chaos-async"
+        key = f"chaos-{SEED}-{serial}-{i}" if long and rng.random() < 0.3 else None
+        jobs.append(Job(task_type, {"s": round(seconds, 3), "v": 1}, key=key))
+    return jobs
+
+
+def _post_exactly(dsn: str, jobs: list[Job]) -> None:
+    """Post ``jobs``; after a lost connection, post only those the server does not have
+    (a blind retry could re-run a keyed job that already finished)."""
+    todo = jobs
+    for _ in range(60):
+        try:
+            with Producer(Database(dsn)) as p:
+                p.post_many(todo)
+            return
+        except (psycopg.Error, ConnectError):  # the server restarts, or our session was ended
+            time.sleep(0.5)
+            with contextlib.suppress(psycopg.Error):
+                have = {
+                    r[0]
+                    for r in _query(
+                        dsn,
+                        "SELECT task_id FROM sk_task_results_t WHERE task_id = ANY(%s)",
+                        ([j.task_id for j in todo],),
+                    )
+                }
+                todo = [j for j in todo if j.task_id not in have]
+                if not todo:
+                    return
+    raise AssertionError("could not post a batch in 30 s")
+
+
+class Stream:
+    """Posts JOBS jobs evenly over DURATION_S in small batches."""
+
+    def __init__(self, dsn: str, ledger: Ledger, rng: random.Random) -> None:
+        self.dsn = dsn
+        self.ledger = ledger
+        self.rng = rng
+        self.errors: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join(DURATION_S + 120)
+        assert not self.errors, self.errors
+
+    def _run(self) -> None:
+        try:
+            ticks = int(DURATION_S * 10)
+            per_tick = max(1, JOBS // ticks)
+            started = time.monotonic()
+            for tick in range(ticks):
+                jobs = _jobs_for(self.rng, per_tick, tick)
+                _post_exactly(self.dsn, jobs)
+                self.ledger.posted.extend(j.task_id for j in jobs)
+                for j in jobs:
+                    if j.key is not None:
+                        self.ledger.keyed[j.task_id] = j.key
+                time.sleep(max(0.0, started + (tick + 1) * 0.1 - time.monotonic()))
+        except BaseException as exc:
+            self.errors.append(exc)
+
+
+def _hold_stats_rows(dsn: str, until: float) -> None:
+    with contextlib.suppress(psycopg.Error), psycopg.connect(dsn) as locker:
+        locker.execute("SELECT * FROM sk_task_execution_time_stats_t FOR UPDATE")
+        locker.execute("SELECT * FROM sk_metrics_t FOR UPDATE")
+        while time.time() < until:
+            time.sleep(0.2)
+        locker.rollback()
+
+
+def _repost_running_keyed(dsn: str, ledger: Ledger) -> bool:
+    running = {
+        r[0]
+        for r in _query(
+            dsn,
+            "SELECT task_id FROM sk_task_results_t WHERE task_status = 2 AND task_id = ANY(%s)",
+            (list(set(ledger.keyed) - ledger.reposted),),
+        )
+    }
+    if not running:
+        return False
+    task_id = sorted(running)[0]
+    row = _query(dsn, "SELECT task_type FROM sk_task_results_t WHERE task_id = %s", (task_id,))
+    _post_exactly(dsn, [Job(row[0][0], {"s": 0.01, "v": 2}, key=ledger.keyed[task_id])])
+    ledger.reposted.add(task_id)
+    return True
+
+
+def _do(
+    event: str,
+    dsn: str,
+    workers: Workers,
+    proxy: FreezableProxy,
+    ledger: Ledger,
+    rng: random.Random,
+) -> None:
+    if event == "sigkill":
+        workers.signal(rng, signal.SIGKILL)
+    elif event == "sigterm":
+        workers.signal(rng, signal.SIGTERM)
+    elif event == "terminate-backends":
+        _query(
+            dsn,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name LIKE 'skconsole%%' AND pid <> pg_backend_pid()",
+        )
+    elif event.startswith("restart-"):
+        restart_server(dsn, event.removeprefix("restart-"))
+    elif event == "stats-lock":
+        threading.Thread(
+            target=_hold_stats_rows, args=(dsn, time.time() + STATS_LOCK_S), daemon=True
+        ).start()
+    elif event == "operator-reap":
+        proc = subprocess.run(
+            skconsole_cmd("--dsn", dsn, "reap", "--yes", "--json"),
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        if proc.returncode == 0:
+            ledger.reaped_by_operator += int(json.loads(proc.stdout).get("changed", 0))
+    elif event == "keyed-repost":
+        deadline = time.monotonic() + 10
+        while not _repost_running_keyed(dsn, ledger):
+            if time.monotonic() > deadline:
+                return  # nothing keyed ran in 10 s: not counted
+            time.sleep(0.2)
+    elif event == "freeze":
+        pid = workers.slot0_pid()
+        workers.frozen = True
+        proxy.freeze()
+        start = time.time()
+
+        def thaw() -> None:  # slot 0 is not restarted while frozen: only ``pid`` was cut off
+            time.sleep(FREEZE_S)
+            proxy.thaw()
+            ledger.freezes.append((start, time.time(), {pid} if pid else set()))
+            workers.frozen = False
+
+        threading.Thread(target=thaw, daemon=True).start()
+    ledger.events[event] += 1
+
+
+def _schedule(rng: random.Random) -> list[str]:
+    events = list(EVENTS) + [rng.choice(EVENTS) for _ in range(5)]
+    rng.shuffle(events)
+    return events
+
+
+def _metric(dsn: str, metric_id: str) -> int:
+    rows = _query(
+        dsn,
+        "SELECT coalesce(sum(metric_value), 0) FROM sk_metrics_t WHERE metric_id = %s",
+        (metric_id,),
+    )
+    return int(rows[0][0])
+
+
+@pytest.mark.slow
+def test_chaos_loses_no_job_and_runs_none_twice_at_once(
+    dsn: str, conn: psycopg.Connection[Any], log_dir: Path
+) -> None:
+    rng = random.Random(SEED)
+    ledger = Ledger()
+    proxy = FreezableProxy(dsn).start()
+    workers = Workers(dsn, proxy, log_dir, ledger)
+    stream = Stream(dsn, ledger, random.Random(SEED + 1))
+    t0 = time.monotonic()
+    try:
+        workers.start()
+        stream.start()
+        plan = _schedule(rng)
+        gap = DURATION_S / (len(plan) + 1)
+        for i, event in enumerate(plan):
+            time.sleep(max(0.0, t0 + gap * (i + 1) - time.monotonic()))
+            _do(event, dsn, workers, proxy, ledger, rng)
+        stream.join()
+        chaos_s = time.monotonic() - t0
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            row = _query(
+                dsn,
+                "SELECT (SELECT count(*) FROM sk_task_results_t WHERE task_status <> 3),"
+                " (SELECT count(*) FROM sk_tasks_queue_t), (SELECT count(*) FROM sk_task_results_t)",
+            )[0]
+            if row[0] == 0 and row[1] == 0 and row[2] >= len(ledger.posted):
+                break
+            time.sleep(1.0)
+        drained_s = time.monotonic() - t0 - chaos_s
+        fences = _metric(dsn, "worker@self-fence-count")
+        reaped = _metric(dsn, "reaper@reaped-count")
+        fenced_results = _metric(dsn, "worker@fenced-result-count")
+    finally:
+        proxy.thaw()
+        workers.stop()
+        proxy.close()
+
+    statuses = dict(_query(dsn, "SELECT task_status, count(*) FROM sk_task_results_t GROUP BY 1"))
+    queued = _query(dsn, "SELECT count(*) FROM sk_tasks_queue_t")[0][0]
+    runs = executions(log_dir, deaths=ledger.exited)
+    done = completions(log_dir)
+    posted = set(ledger.posted)
+
+    overlapping = {t: overlaps(r) for t, r in runs.items() if overlaps(r)}
+    causes: collections.Counter[str] = collections.Counter()
+    unexplained: dict[str, list[Any]] = {}
+    for task_id, job_runs in runs.items():
+        for run in job_runs[:-1]:
+            if uuid.UUID(task_id) in ledger.reposted and run.note == "v1":
+                causes["keyed re-post"] += 1
+            elif run.pid in ledger.killed:
+                causes["worker killed"] += 1
+            elif any(
+                run.pid in pids and run.ended >= start - 5 and run.started <= end
+                for start, end, pids in ledger.freezes
+            ):
+                causes["worker partitioned"] += 1
+            else:
+                unexplained.setdefault(task_id, job_runs)
+    reposted_last = [runs[str(t)][-1].note for t in ledger.reposted if str(t) in runs]
+
+    print(
+        f"\nseed {SEED}: {len(posted):,} jobs posted over {chaos_s:.0f}s, all final "
+        f"{drained_s:.0f}s later; events {dict(sorted(ledger.events.items()))}"
+        f"\nexecutions {sum(len(r) for r in runs.values()):,} for {len(runs):,} jobs; "
+        f"re-executions by cause {dict(causes)}; self-fences {fences}; reaped {reaped} "
+        f"(by the operator {ledger.reaped_by_operator}); fenced late results {fenced_results}; "
+        f"worker processes started {len(workers.all)}; overlapping jobs {len(overlapping)}"
+    )
+    assert statuses == {3: len(posted)}, statuses
+    assert queued == 0
+    assert set(done) >= {str(t) for t in posted}, "every job ran to completion"
+    assert overlapping == {}, list(overlapping.items())[:3]
+    assert unexplained == {}, list(unexplained.items())[:3]
+    assert all(note == "v2" for note in reposted_last), reposted_last
+    assert all(ledger.events[event] >= 1 for event in EVENTS), ledger.events

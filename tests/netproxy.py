@@ -1,0 +1,104 @@
+"""A TCP proxy in front of the test server that the test can freeze.
+
+Frozen, it stops forwarding in both directions but closes nothing: both ends
+see silence, no RST, exactly as behind a network partition that drops packets
+(the worker's kernel even acknowledges what it sends, so only the client's own
+timeouts notice). New connections are accepted but not forwarded until it is
+thawed. It runs an asyncio loop on a daemon thread of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from pathlib import Path
+
+from psycopg import conninfo
+
+
+class FreezableProxy:
+    def __init__(self, server_dsn: str) -> None:
+        params = conninfo.conninfo_to_dict(server_dsn)
+        host = str(params.get("host") or "localhost")
+        port = int(params.get("port") or 5432)
+        self._unix: str | None = None
+        self._tcp: tuple[str, int] | None = None
+        if host.startswith("/"):
+            self._unix = str(Path(host) / f".s.PGSQL.{port}")
+        else:
+            self._tcp = (host, port)
+        self._params = params
+        self._loop = asyncio.new_event_loop()
+        self._thawed = asyncio.Event()
+        self._server: asyncio.AbstractServer | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.port = 0
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def start(self) -> FreezableProxy:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        return self
+
+    @property
+    def dsn(self) -> str:
+        params = {**self._params, "host": "127.0.0.1", "port": str(self.port)}
+        return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+
+    def freeze(self) -> None:
+        self._loop.call_soon_threadsafe(self._thawed.clear)
+
+    def thaw(self) -> None:
+        self._loop.call_soon_threadsafe(self._thawed.set)
+
+    def close(self) -> None:
+        async def stop() -> None:
+            if self._server is not None:
+                self._server.close()
+            for w in list(self._writers):
+                w.close()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+    async def _start(self) -> None:
+        self._thawed.set()
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            await self._thawed.wait()
+            if self._unix is not None:
+                up_reader, up_writer = await asyncio.open_unix_connection(self._unix)
+            else:
+                assert self._tcp is not None
+                up_reader, up_writer = await asyncio.open_connection(*self._tcp)
+        except OSError:
+            writer.close()
+            self._writers.discard(writer)
+            return
+        self._writers.add(up_writer)
+        await asyncio.gather(
+            self._pump(reader, up_writer), self._pump(up_reader, writer), return_exceptions=True
+        )
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                data = await reader.read(65536)
+                if not data:
+                    break
+                await self._thawed.wait()  # frozen: hold it, and read nothing more
+                writer.write(data)
+                await writer.drain()
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            self._writers.discard(writer)
+            with contextlib.suppress(Exception):
+                writer.close()

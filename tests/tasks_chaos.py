@@ -1,0 +1,34 @@
+"""Handlers for the chaos test (``--tasks tests.tasks_chaos``).
+
+``chaos-async`` awaits and ``chaos-sync`` sleeps in its thread (ignoring
+JobContext.stop on purpose: the worst kind of handler) for ``payload["s"]``
+seconds. Both log every execution with its start and end, and each success,
+through the fault tests' logs (tests.tasks_faults: ``execution``,
+``log_completion``). Attempts are plentiful: a job reaped from killed
+workers several times must still end 3 Processed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
+from tests.tasks_faults import execution, log_completion
+
+tasks = TaskRegistry(TaskOptions(max_attempts=1000, backoff=0.05, max_backoff=1.0, timeout=60.0))
+
+
+@tasks.task("chaos-async")
+async def chaos_async(payload: Any, ctx: JobContext) -> None:
+    with execution(ctx.task_id, f"v{payload.get('v', 1)}"):
+        await asyncio.sleep(float(payload["s"]))
+    log_completion(ctx.task_id)
+
+
+@tasks.task("chaos-sync")
+def chaos_sync(payload: Any, ctx: JobContext) -> None:
+    with execution(ctx.task_id, f"v{payload.get('v', 1)}"):
+        time.sleep(float(payload["s"]))
+    log_completion(ctx.task_id)
