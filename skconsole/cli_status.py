@@ -118,7 +118,7 @@ def _inflight(conn: Conn, limit: int) -> tuple[dict[str, Any], Callable[[], None
             + (f" (first {len(data.jobs)} shown)" if data.total > len(data.jobs) else ""),
             title_justify="left",
         )
-        for col in ("job", "type", "worker", "attempt", "started", "running", "heartbeat", "hung"):
+        for col in ("job", "type", "worker", "attempt", "started", "running", "heartbeat", "state"):
             t.add_column(col)
         for j in data.jobs:
             worker = (
@@ -134,8 +134,8 @@ def _inflight(conn: Conn, limit: int) -> tuple[dict[str, Any], Callable[[], None
                 _when(j.started_at),
                 format_age(j.running_s),
                 format_age(j.heartbeat_age_s),
-                escape(j.hung_reason or ""),
-                style="red" if j.hung else None,
+                escape(f"{j.state}: {j.note}" if j.note and not j.hung else (j.note or j.state)),
+                style="red" if j.hung else ("yellow" if j.state != "running" else None),
             )
         out.print(t)
 

@@ -39,7 +39,8 @@ NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
 
 def ensure_writable(conn: Conn, action: str) -> None:
     """Raise ReadOnlyError unless this session may carry out ``action``."""
-    needs: Sequence[tuple[str, str]] = (*NEEDS[action], (AUDIT, "insert"))
+    # the audit row is inserted with the first batch and updated with each later one
+    needs: Sequence[tuple[str, str]] = (*NEEDS[action], (AUDIT, "insert"), (AUDIT, "update"))
     row = conn.execute(
         load_sql("queries/ops_write_access"),
         {"tables": [t for t, _ in needs], "privileges": [p for _, p in needs]},

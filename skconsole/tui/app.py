@@ -526,7 +526,7 @@ class ConsoleApp(WriteActions):
     # -- errors ------------------------------------------------------------------------------
     def report_error(self, what: str, exc: BaseException) -> None:
         text = first_line(str(exc), 160) or type(exc).__name__
-        self.notify(f"{what}: {text}", title="Error", severity="error", timeout=10)
+        self.notify(f"{what}: {text}", title="Error", severity="error", timeout=10, markup=False)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from skconsole.text import printable
+
 STATUS_NAMES: dict[int, str] = {
     0: "Unknown",
     1: "Unprocessed",
@@ -244,6 +246,10 @@ class Target:
     task_type: str | None = None
     statuses: tuple[int, ...] = ()
     older_than_s: float | None = None
+
+    def __post_init__(self) -> None:
+        # a task type or signature in the label is shown in confirmations and toasts
+        object.__setattr__(self, "label", printable(self.label))
 
 
 @dataclass(frozen=True)

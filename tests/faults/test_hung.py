@@ -103,20 +103,20 @@ def test_handler_over_its_timeout_is_failed_by_its_own_worker(
     assert w.poll() is None, w.drain.tail()
 
 
-@pytest.mark.slow  # ~21 s once fixed: the stuck threads hold capacity for 20 s
+@pytest.mark.slow  # ~14 s: the stuck threads hold capacity for 6 s each
 def test_timed_out_sync_handlers_do_not_make_later_jobs_time_out_unstarted(
     db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
 ) -> None:
     """A sync handler cannot be interrupted: after its timeout its thread keeps
     running. The engine must not start a later job's timeout clock while that
     job merely waits for a free thread. With concurrency 1 (a pool of 2 threads),
-    three 'stuck' jobs (sleep 20 s, timeout 1 s, 1 attempt) each time out and pin
+    three 'stuck' jobs (sleep 6 s, timeout 1 s, 1 attempt) each time out and pin
     a thread; then a 'brief' job (0.05 s of work, timeout 3 s, 1 attempt) must
     still run and succeed once a thread is free, not fail with a TimeoutError
     without ever having started."""
     w = spawn("--concurrency", "1")
     with Producer(db) as p:
-        stuck = p.post_many([Job("stuck", 20, priority=0) for _ in range(3)]).ids
+        stuck = p.post_many([Job("stuck", 6, priority=0) for _ in range(3)]).ids
         brief_id = p.post("brief", priority=5)  # runs after the stuck ones
     posted = time.monotonic()
     wait_until(

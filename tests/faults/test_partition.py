@@ -36,7 +36,9 @@ from tests.tasks_faults import (
     worker_states,
 )
 
-FREEZE_S = 20.0
+FREEZE_S = 15.0
+#: long enough to be running when A fences itself (8 s) and when B reaps (12 s)
+JOB_S = 18.0
 EXIT_FENCED = 75
 
 
@@ -69,8 +71,8 @@ def test_a_partitioned_worker_stops_its_jobs_before_another_worker_reaps_them(
 ) -> None:
     with Producer(db) as p:
         ids = p.post_many(
-            [Job("slow-async", 30.0) for _ in range(3)]
-            + [Job("cooperative", 30.0) for _ in range(2)]
+            [Job("slow-async", JOB_S) for _ in range(3)]
+            + [Job("cooperative", JOB_S) for _ in range(2)]
         ).ids
     a = spawn("--concurrency", "5", "--dsn", proxy.dsn)
     wait_for(lambda: _held_by(conn, a.pid) == 5, 60, lambda: a.drain.tail(20))
@@ -113,7 +115,7 @@ def test_a_partitioned_worker_whose_sync_handler_will_not_stop_ends_its_process_
     proxy: FreezableProxy,
 ) -> None:
     with Producer(db) as p:
-        ids = p.post_many([Job("slow", 30.0) for _ in range(2)]).ids
+        ids = p.post_many([Job("slow", JOB_S) for _ in range(2)]).ids
     a = spawn("--concurrency", "5", "--dsn", proxy.dsn)
     wait_for(lambda: _held_by(conn, a.pid) == 2, 60, lambda: a.drain.tail(20))
     b = spawn("--concurrency", "5")

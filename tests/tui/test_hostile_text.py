@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-import pytest
 from textual._compositor import LayoutUpdate
 from textual.pilot import Pilot
 from textual.widget import Widget
@@ -125,12 +124,6 @@ async def test_the_job_detail_shows_the_full_error_and_payload_with_visible_esca
     assert '{"note": "\\x1b[31mred' in text  # the payload (not JSON: shown as it is)
 
 
-# Gaps in screens this change does not own: the headers above the tables. Strict:
-# once the header applies skconsole.text.printable, these pass and must lose the mark.
-@pytest.mark.xfail(
-    strict=True,
-    reason="tui/screens/group_jobs.py draws the group header (signature, task types) raw",
-)
 async def test_the_whole_group_jobs_screen_draws_nothing_raw(conn: Conn, make_app: MakeApp) -> None:
     seed_hostile_text(conn)
     app = make_app()
@@ -140,9 +133,6 @@ async def test_the_whole_group_jobs_screen_draws_nothing_raw(conn: Conn, make_ap
         assert_nothing_raw(app, "group jobs screen")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="tui/screens/job_detail.py draws the job header (task type) raw"
-)
 async def test_the_whole_job_detail_screen_draws_nothing_raw(conn: Conn, make_app: MakeApp) -> None:
     seed_hostile_text(conn)
     app = make_app()
@@ -171,10 +161,6 @@ async def test_a_confirmation_names_the_group_with_visible_escapes(
     assert "\\x1b[<n>mred" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tui/write_actions.py puts the task type raw in the pause notification (Target label)",
-)
 async def test_the_notification_after_pausing_a_type_draws_nothing_raw(
     conn: Conn, make_app: MakeApp
 ) -> None:

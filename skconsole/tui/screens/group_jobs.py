@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from skconsole.text import printable
 from skconsole.tui.formatting import fmt_ago
 from skconsole.tui.model import FailureGroup, GroupJobs
 from skconsole.tui.widgets.failures_panel import statuses_text
@@ -57,7 +58,9 @@ class GroupJobsScreen(Screen[None]):
             f"{total:,} jobs · types {', '.join(g.task_types)} · {statuses_text(g)}"
             f" · first seen {fmt_ago(g.first_seen, now)} · last seen {fmt_ago(g.last_seen, now)}",
         ]
-        self.query_one("#group-header", Static).update(Content("\n".join(lines)))
+        self.query_one("#group-header", Static).update(
+            Content("\n".join(printable(line) for line in lines))
+        )
 
     def reload(self) -> None:
         """Fetch the jobs again (ignored while a fetch is running: no pile-up)."""

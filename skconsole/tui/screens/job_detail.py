@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from skconsole.text import printable
 from skconsole.tui.formatting import short_id
 from skconsole.tui.model import JobDetail
 from skconsole.tui.widgets.job_view import JobView
@@ -69,7 +70,9 @@ class JobDetailScreen(Screen[None]):
         self.detail = detail
         where = f"  ·  group {self.group_label}" if self.group_label else ""
         header.update(
-            Content(f"Job {detail.task_id}  ·  {detail.task_type}  ·  {detail.status}{where}")
+            Content(
+                printable(f"Job {detail.task_id}  ·  {detail.task_type}  ·  {detail.status}{where}")
+            )
         )
         view.show(detail, self.console.clock())
 

@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input
 
+from skconsole.text import printable
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column, KeyedTable, Row
 
@@ -105,4 +106,4 @@ class Panel(Vertical):
         if table.filter_text:
             shown = f"{len(table.visible_keys):,} of {table.total_rows:,}"
             parts.append(f"filter “{table.filter_text}”: {shown}")
-        self.border_title = Content(" · ".join(parts))
+        self.border_title = Content(printable(" · ".join(parts)))
