@@ -152,7 +152,7 @@ def _snapshot() -> Snapshot:
             95.0,
             1,
             "hung",
-            "worker unresponsive (batch-2 pid 3310): no heartbeat for 95.4 s, connection still open",
+            "silent for 95.4 s, still connected",
             "worker unresponsive (batch-2 pid 3310): no heartbeat for 95.4 s, connection still open",
         ),
         InflightRow(
@@ -163,7 +163,7 @@ def _snapshot() -> Snapshot:
             381.0,
             2,
             "hung",
-            "worker gone (web-7 pid 4412): no heartbeat for 381 s",
+            "silent for 381 s, no connection",
             "worker gone (web-7 pid 4412): no heartbeat for 381 s",
         ),
         InflightRow(
@@ -174,7 +174,7 @@ def _snapshot() -> Snapshot:
             1.2,
             1,
             "timed out, still running",
-            "over its 60 s timeout by 15 s; its retry waits until the handler returns",
+            "timed out 15.4 s ago, still running",
             None,
         ),
         InflightRow(

@@ -94,14 +94,13 @@ AS $$
         END,
         CASE
             WHEN w.stopped AND NOT w.connected THEN
-                'stopped; last heartbeat ' || sk_seconds_text(w.age) || ' ago'
+                'stopped, last heartbeat ' || sk_seconds_text(w.age) || ' ago'
             WHEN w.age > w.lease + w.margin AND w.connected THEN
-                'no heartbeat for ' || sk_seconds_text(w.age)
-                || ', its connection still open (cut off or frozen); its jobs may be reaped'
+                'silent for ' || sk_seconds_text(w.age) || ', still connected'
             WHEN w.age > w.lease + w.margin THEN
-                'no heartbeat for ' || sk_seconds_text(w.age) || ' and no connection; its jobs may be reaped'
+                'silent for ' || sk_seconds_text(w.age) || ', no connection'
             WHEN w.age > w.lease - w.margin THEN
-                'no heartbeat for ' || sk_seconds_text(w.age) || ': it stops its own jobs; reapable in '
+                'silent for ' || sk_seconds_text(w.age) || '; reapable in '
                 || sk_seconds_text(w.lease + w.margin - w.age)
             WHEN NOT w.connected THEN
                 'control connection lost, heartbeat ' || sk_seconds_text(w.age) || ' ago'
@@ -188,13 +187,14 @@ AS $$
             WHEN v.worker_state = 'alive' THEN 'running'
             ELSE v.worker_state
         END,
+        -- what is known in a few words (the worker's host and pid are shown beside it)
         CASE
-            WHEN v.hung_reason IS NOT NULL THEN v.hung_reason
+            WHEN v.sk_owner_worker_id IS NULL AND v.hung_reason IS NOT NULL THEN v.hung_reason
             WHEN v.sk_owner_worker_id IS NULL THEN
                 format('hung after %s s without an owner', round(unowned_after_seconds::numeric))
+            WHEN v.known_worker IS NULL THEN 'worker no longer registered'
             WHEN v.worker_state = 'alive' AND v.over_timeout THEN
-                format('over its %s timeout by %s; its retry waits until the handler returns',
-                    sk_seconds_text(v.tt_timeout_seconds),
+                format('timed out %s ago, still running',
                     sk_seconds_text(v.running_s - v.tt_timeout_seconds))
             ELSE v.worker_note
         END,

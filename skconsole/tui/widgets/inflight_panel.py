@@ -12,11 +12,11 @@ from skconsole.tui.widgets.panel import Panel
 
 
 def _state(r: InflightRow) -> Cell:
-    if r.hung_reason:
-        return (f"HUNG: {r.hung_reason}", "bad")
+    if r.hung:
+        return (f"HUNG: {r.note or r.hung_reason}", "bad")
     if r.state == "running":
         return ("ok", "muted")
-    return (f"{r.state}: {r.note}" if r.note else r.state, "warn")
+    return (r.note or r.state, "warn")  # the note says it: "control connection lost, ..."
 
 
 class InflightPanel(Panel):
@@ -25,11 +25,11 @@ class InflightPanel(Panel):
     number = 2
     COLUMNS = (
         Column("job", "job", 8),
-        Column("type", "type", 18),
-        Column("worker", "worker", 18),
-        Column("running", "running", 8, right=True),
+        Column("type", "type", 15),
+        Column("worker", "worker", 15),
+        Column("running", "running", 7, right=True),
         Column("heartbeat", "heartbeat", 9, right=True),
-        Column("attempt", "try", 4, right=True),
+        Column("attempt", "try", 3, right=True),
         Column("state", "state", 36, flex=True),
     )
 
