@@ -1,9 +1,11 @@
-"""Restarting the test server from a test, as an operator would: pg_ctl restart.
+"""Restarting the test server from a test, as an operator would.
 
-Works for the embedded server and for a packaged one (Debian's clusters):
-the data directory comes from the server itself, the pg_ctl of the running
-server's own installation from its postmaster.opts (which also carries the
-options it was started with), and it runs as the data directory's owner.
+A Debian cluster (/var/lib/postgresql/VERSION/NAME, with pg_ctlcluster) is
+restarted with ``pg_ctlcluster``, which keeps its own log file; any other
+server (the embedded one) with ``pg_ctl restart``: the data directory comes
+from the server itself, the pg_ctl of the running server's own installation
+from its postmaster.opts (which also carries the options it was started
+with), and it runs as the data directory's owner.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -23,6 +26,13 @@ def restart_server(dsn: str, mode: str = "fast") -> None:
         row = conn.execute("SHOW data_directory").fetchone()
     assert row is not None
     data_dir = Path(str(row[0]))
+    if shutil.which("pg_ctlcluster") and data_dir.parent.parent == Path("/var/lib/postgresql"):
+        subprocess.run(
+            ["pg_ctlcluster", "--skip-systemctl-redirect", "-m", mode,
+             data_dir.parent.name, data_dir.name, "restart"],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=90,
+        )  # fmt: skip
+        return
     postgres = shlex.split((data_dir / "postmaster.opts").read_text())[0]
     pg_ctl = Path(postgres).parent / "pg_ctl"
     owner = pwd.getpwuid(data_dir.stat().st_uid).pw_name
