@@ -471,7 +471,7 @@ class Engine:
         )
         run = JobRun(job, ctx, self.registry.get(job.task_type))
         self.runs[job.claim_id] = run
-        run.task = asyncio.create_task(self._run_job(run), name=f"sk-job-{job.task_id}")
+        run.task = asyncio.create_task(self._run_job(run))
 
     async def _run_job(self, run: JobRun) -> None:
         try:

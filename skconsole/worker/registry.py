@@ -53,26 +53,42 @@ class JobStopped(Exception):
     reason says (a timeout fails it; a shutdown or a lost lease hands it back)."""
 
 
+_STOP_LOCK = threading.Lock()
+
+
 class StopSignal:
     """The engine's request that a running job stop, readable from any thread.
 
     Async handlers are cancelled as well; a sync handler cannot be interrupted,
-    so this flag is how it learns it should stop (see README, safety model)."""
+    so this flag is how it learns it should stop (see README, safety model).
+    The event a thread may wait on is made only when one does: one per job
+    would cost the drain a few per cent."""
+
+    __slots__ = ("_event", "reason")
 
     def __init__(self) -> None:
-        self._event = threading.Event()
         self.reason: StopReason | None = None
+        self._event: threading.Event | None = None
 
     def request(self, reason: StopReason) -> None:
-        if not self._event.is_set():
-            self.reason = reason
-            self._event.set()
+        with _STOP_LOCK:
+            if self.reason is None:
+                self.reason = reason
+            if self._event is not None:
+                self._event.set()
 
     def is_set(self) -> bool:
-        return self._event.is_set()
+        return self.reason is not None
 
     def wait(self, timeout: float | None) -> bool:
-        return self._event.wait(timeout)
+        """Wait up to ``timeout`` seconds for a stop request; True once there is one."""
+        with _STOP_LOCK:
+            if self.reason is not None:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
--- Record failed attempts, fenced like successes (token, owner, status; rows
--- locked by someone else are skipped and written later). The worker decided
+-- Record failed attempts, fenced like successes (token, owner, status; a row
+-- locked by someone else is written later, see finish_success.sql). The worker decided
 -- each new status from the error count it claimed with (the fence guarantees
 -- nobody changed it since): 4 Error re-posts the job with its back-off, 5
 -- Faulted parks it for an operator, 6 Fatal ends it. A keyed re-post that
@@ -11,12 +11,11 @@ WITH d AS (
         %(errors)s::text[], %(recoverable)s::boolean[], %(delays_ms)s::double precision[])
         AS d(task_id, claim_id, ms, status, error, recoverable, delay_ms)
 ),
-mine AS (
-    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
-    -- statistics say (why: FINISH_SESSION in skconsole/worker/results.py)
+-- only when asked (the retry of a batch that met a row someone else holds
+-- locked): the rows no one else holds; otherwise never read, and free
+unlocked AS (
     SELECT r.task_id FROM sk_task_results_t r
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
-        AND r.sk_owner_worker_id = %(worker_id)s
+    WHERE %(skip_locked)s AND r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
     FOR UPDATE SKIP LOCKED
 ),
 failed AS (
@@ -29,10 +28,13 @@ failed AS (
         task_processing_finalized_at_ts = CASE WHEN d.status IN (5, 6) AND NOT r.sk_rerun_requested
                                                THEN now() END,
         sk_rerun_requested = false
-    FROM d, mine m
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND m.task_id = d.task_id
+    FROM d
+    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
+    -- statistics say (why: FINISH_SETTINGS in skconsole/worker/results.py)
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id
         AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
         AND r.sk_claim_id = d.claim_id
+        AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority,
         d.delay_ms
 ),

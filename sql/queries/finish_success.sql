@@ -1,19 +1,18 @@
 -- Record successful attempts, fenced: only a result row still 2 Processing,
 -- owned by this worker, under the attempt's fencing token changes. A job
 -- re-posted by key while it ran goes back to the queue (1 Unprocessed, a
--- fresh run of the newest payload) instead of 3 Processed. Rows someone else
--- holds locked right now are skipped, never waited for: the caller writes
--- them later, so one locked row cannot hold up the others.
+-- fresh run of the newest payload) instead of 3 Processed. The finish
+-- connection waits at most 200 ms for a row someone else holds locked; the
+-- caller then writes the batch again with skip_locked, and that row later.
 WITH d AS (
     SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(ms)s::bigint[])
         AS d(task_id, claim_id, ms)
 ),
-mine AS (
-    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
-    -- statistics say (why: FINISH_SESSION in skconsole/worker/results.py)
+-- only when asked (the retry of a batch that met a row someone else holds
+-- locked): the rows no one else holds; otherwise never read, and free
+unlocked AS (
     SELECT r.task_id FROM sk_task_results_t r
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
-        AND r.sk_owner_worker_id = %(worker_id)s
+    WHERE %(skip_locked)s AND r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
     FOR UPDATE SKIP LOCKED
 ),
 done AS (
@@ -23,10 +22,13 @@ done AS (
         task_processing_time_milliseconds = r.task_processing_time_milliseconds + d.ms,
         task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count END,
         sk_rerun_requested = false
-    FROM d, mine m
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND m.task_id = d.task_id
+    FROM d
+    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
+    -- statistics say (why: FINISH_SETTINGS in skconsole/worker/results.py)
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id
         AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
         AND r.sk_claim_id = d.claim_id
+        AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority
 ),
 rerun AS (

@@ -1,27 +1,29 @@
 -- Give jobs this worker holds but will not finish back to the queue (shutdown,
 -- self-fencing, a claim whose answer was lost): 1 Unprocessed, no error
 -- counted, ready now or after the given delay (a sync handler's thread that
--- may still run: not claimable before its process is gone). Fenced by token like a result. A keyed re-post
--- that arrived meanwhile is satisfied by this very run of the newest payload,
--- so the request is cleared. Rows locked by someone else are skipped.
+-- may still run: not claimable before its process is gone). Fenced by token
+-- like a result. A keyed re-post that arrived meanwhile is satisfied by this
+-- very run of the newest payload, so the request is cleared.
 WITH d AS (
     SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(delays_ms)s::double precision[])
         AS d(task_id, claim_id, delay_ms)
 ),
-mine AS (
-    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
-    -- statistics say (why: FINISH_SESSION in skconsole/worker/results.py)
+-- only when asked (the retry of a batch that met a row someone else holds
+-- locked): the rows no one else holds; otherwise never read, and free
+unlocked AS (
     SELECT r.task_id FROM sk_task_results_t r
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
-        AND r.sk_owner_worker_id = %(worker_id)s
+    WHERE %(skip_locked)s AND r.task_id = ANY(%(ids)s::uuid[]) AND r.task_status + 0 = 2
     FOR UPDATE SKIP LOCKED
 ),
 back AS (
     UPDATE sk_task_results_t r SET task_status = 1, sk_rerun_requested = false
-    FROM d, mine m
-    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id AND m.task_id = d.task_id
+    FROM d
+    -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
+    -- statistics say (why: FINISH_SETTINGS in skconsole/worker/results.py)
+    WHERE r.task_id = ANY(%(ids)s::uuid[]) AND r.task_id = d.task_id
         AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
         AND r.sk_claim_id = d.claim_id
+        AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
     RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority, d.delay_ms
 ),
 q AS (

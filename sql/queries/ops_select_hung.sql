@@ -1,11 +1,13 @@
--- Operator selection over hung jobs (reap preview), judged by sk_inflight_tasks().
--- Age: how long the current attempt has run.
+-- Operator selection over hung jobs (reap preview), judged by sk_inflight_tasks()
+-- (computed once: MATERIALIZED). Age: how long the current attempt has run.
+WITH i AS MATERIALIZED (
+    SELECT * FROM sk_inflight_tasks(%(unowned_s)s) WHERE hung_reason IS NOT NULL
+)
 SELECT i.task_id, i.task_type::text, 2, r.task_priority, i.task_error_count, i.attempt_started_at,
     i.hung_reason
-FROM sk_inflight_tasks(%(unowned_s)s) i
+FROM i
 JOIN sk_task_results_t r ON r.task_id = i.task_id
-WHERE i.hung_reason IS NOT NULL
-    AND (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
+WHERE (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
     AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
     AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
 ORDER BY i.attempt_started_at, i.task_id

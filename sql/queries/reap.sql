@@ -5,7 +5,8 @@
 -- while it ran wins: the newest payload runs afresh (1 Unprocessed, error
 -- count 0). Status and fencing token are re-checked in the UPDATE itself, so
 -- two reapers, or a reaper racing the job's own finish, never double-post.
-WITH hung AS (
+-- MATERIALIZED: the verdict is computed once, not again for each row updated
+WITH hung AS MATERIALIZED (
     SELECT i.task_id, i.claim_id, i.hung_reason,
         coalesce(i.max_attempts, %(default_max_attempts)s) AS max_attempts
     FROM sk_inflight_tasks(%(unowned_s)s) i
@@ -27,7 +28,9 @@ reaped AS (
                  THEN now() END,
         sk_rerun_requested = false
     FROM hung h
-    WHERE r.task_id = h.task_id AND r.task_status = 2
+    -- "+ 0": each hung job looked up by its key, whatever the statistics say (a
+    -- walk of the status index paired every in-flight job with every hung one)
+    WHERE r.task_id = h.task_id AND r.task_status + 0 = 2
         AND r.sk_claim_id IS NOT DISTINCT FROM h.claim_id
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
         r.task_priority, h.hung_reason

@@ -42,14 +42,74 @@ AS $$
                 ELSE trunc(seconds::numeric)::text || ' s' END
 $$;
 
--- Every registered worker with what is known of its liveness: whether its
--- control session still holds its advisory lock ("connected"), how old its
--- last lease renewal is, and whether its lease has lapsed (only then may its
--- jobs be reaped). A free lock alone proves nothing about the process: a
--- connection blip frees it too, and a worker cut off by a partition may still
--- hold it on the server. Times are judged by now(), the statement's start,
--- which is never later than its snapshot: a renewal this statement cannot see
--- committed after now(), so the worker it came from had not yet fenced itself.
+-- The keys of the worker liveness locks held right now (in this database).
+CREATE OR REPLACE FUNCTION sk_held_worker_locks()
+RETURNS TABLE (lock_key bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT DISTINCT l.objid::bigint
+    FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted
+        AND l.classid = sk_lock_class()::oid
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+$$;
+
+-- What is known of one worker's liveness, from its row and whether its control
+-- session holds its liveness lock ("connected"): how old its last lease
+-- renewal is, and whether its lease has lapsed (only then may its jobs be
+-- reaped). A free lock alone proves nothing about the process: a connection
+-- blip frees it too, and a worker cut off by a partition may still hold it on
+-- the server. Times are judged by now(), the statement's start, which is never
+-- later than its snapshot: a renewal the statement cannot see committed after
+-- now(), so the worker it came from had not yet fenced itself. A worker of
+-- schema version 1 (no lease recorded, and no self-fencing) is judged by a 30 s lease.
+-- (One row. Declared as a table so that the planner inlines it into the
+-- queries that use it, rather than calling it once per in-flight job.)
+DROP FUNCTION IF EXISTS sk_worker_liveness();
+DROP FUNCTION IF EXISTS sk_liveness_verdict(timestamptz, double precision, double precision, boolean, boolean);
+CREATE OR REPLACE FUNCTION sk_liveness_verdict(
+    heartbeat_at timestamptz,
+    lease_seconds double precision,
+    margin_seconds double precision,
+    stopped boolean,
+    connected boolean)
+RETURNS TABLE (
+    heartbeat_age_s double precision,
+    lease_s double precision,
+    lease_lapsed boolean,
+    reapable_in_s double precision,
+    state text,
+    note text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT v.age, v.lease, v.age > v.lease + v.margin, greatest(v.lease + v.margin - v.age, 0.0),
+        CASE
+            WHEN stopped AND NOT connected THEN 'stopped'
+            WHEN v.age > v.lease + v.margin THEN CASE WHEN connected THEN 'unresponsive' ELSE 'gone' END
+            WHEN v.age > v.lease - v.margin THEN 'lease expiring'
+            WHEN NOT connected THEN 'connection lost'
+            ELSE 'alive'
+        END,
+        CASE
+            WHEN stopped AND NOT connected THEN
+                'stopped, last heartbeat ' || sk_seconds_text(v.age) || ' ago'
+            WHEN v.age > v.lease + v.margin AND connected THEN
+                'silent for ' || sk_seconds_text(v.age) || ', still connected'
+            WHEN v.age > v.lease + v.margin THEN
+                'silent for ' || sk_seconds_text(v.age) || ', no connection'
+            WHEN v.age > v.lease - v.margin THEN
+                'silent for ' || sk_seconds_text(v.age) || '; reapable in '
+                || sk_seconds_text(v.lease + v.margin - v.age)
+            WHEN NOT connected THEN
+                'control connection lost, heartbeat ' || sk_seconds_text(v.age) || ' ago'
+            ELSE 'heartbeat ' || sk_seconds_text(v.age) || ' ago'
+        END
+    FROM (SELECT extract(epoch FROM now() - heartbeat_at)::double precision AS age,
+                 coalesce(lease_seconds, 30.0) AS lease,
+                 coalesce(margin_seconds, 0.0) AS margin) AS v
+$$;
+
+-- Every registered worker with its liveness (sk_liveness_verdict).
 CREATE OR REPLACE FUNCTION sk_worker_liveness()
 RETURNS TABLE (
     worker_id uuid,
@@ -57,7 +117,6 @@ RETURNS TABLE (
     heartbeat_at timestamptz,
     heartbeat_age_s double precision,
     lease_s double precision,
-    lease_margin_s double precision,
     lease_lapsed boolean,
     reapable_in_s double precision,
     stopped boolean,
@@ -65,48 +124,12 @@ RETURNS TABLE (
     note text)
 LANGUAGE sql STABLE
 AS $$
-    WITH held AS (
-        SELECT l.objid::bigint AS lock_key
-        FROM pg_locks l
-        WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted
-            AND l.classid = sk_lock_class()::oid
-            AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-    ),
-    w AS (
-        SELECT w.worker_id, w.worker_heartbeat_at_ts,
-            EXISTS (SELECT 1 FROM held WHERE held.lock_key = w.worker_lock_key) AS connected,
-            extract(epoch FROM now() - w.worker_heartbeat_at_ts)::double precision AS age,
-            coalesce(w.worker_lease_seconds, 30.0) AS lease,
-            coalesce(w.worker_lease_margin_seconds, 0.0) AS margin,
-            w.worker_stopped_at_ts IS NOT NULL AS stopped
-        FROM sk_workers_t w
-    )
-    SELECT w.worker_id, w.connected, w.worker_heartbeat_at_ts, w.age, w.lease, w.margin,
-        w.age > w.lease + w.margin,
-        greatest(w.lease + w.margin - w.age, 0.0),
-        w.stopped,
-        CASE
-            WHEN w.stopped AND NOT w.connected THEN 'stopped'
-            WHEN w.age > w.lease + w.margin THEN CASE WHEN w.connected THEN 'unresponsive' ELSE 'gone' END
-            WHEN w.age > w.lease - w.margin THEN 'lease expiring'
-            WHEN NOT w.connected THEN 'connection lost'
-            ELSE 'alive'
-        END,
-        CASE
-            WHEN w.stopped AND NOT w.connected THEN
-                'stopped, last heartbeat ' || sk_seconds_text(w.age) || ' ago'
-            WHEN w.age > w.lease + w.margin AND w.connected THEN
-                'silent for ' || sk_seconds_text(w.age) || ', still connected'
-            WHEN w.age > w.lease + w.margin THEN
-                'silent for ' || sk_seconds_text(w.age) || ', no connection'
-            WHEN w.age > w.lease - w.margin THEN
-                'silent for ' || sk_seconds_text(w.age) || '; reapable in '
-                || sk_seconds_text(w.lease + w.margin - w.age)
-            WHEN NOT w.connected THEN
-                'control connection lost, heartbeat ' || sk_seconds_text(w.age) || ' ago'
-            ELSE 'heartbeat ' || sk_seconds_text(w.age) || ' ago'
-        END
-    FROM w
+    SELECT w.worker_id, h.lock_key IS NOT NULL, w.worker_heartbeat_at_ts, v.heartbeat_age_s,
+        v.lease_s, v.lease_lapsed, v.reapable_in_s, w.worker_stopped_at_ts IS NOT NULL, v.state, v.note
+    FROM sk_workers_t w
+    LEFT JOIN sk_held_worker_locks() h ON h.lock_key = w.worker_lock_key
+    CROSS JOIN LATERAL sk_liveness_verdict(w.worker_heartbeat_at_ts, w.worker_lease_seconds,
+        w.worker_lease_margin_seconds, w.worker_stopped_at_ts IS NOT NULL, h.lock_key IS NOT NULL) v
 $$;
 
 -- Every job in 2 Processing with its owner's liveness and the one verdict of
@@ -141,17 +164,23 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 AS $$
     WITH f AS (
+        -- the owner's row joined once, by its key: the liveness verdict is computed
+        -- from it (a join to sk_worker_liveness() would scan the workers per job)
         SELECT r.task_id, r.task_type, r.sk_attempt, r.sk_claim_id, r.task_error_count,
             r.task_last_processing_attempted_at_ts AS started, r.sk_owner_worker_id,
             w.worker_id AS known_worker, w.worker_host, w.worker_pid,
-            l.connected, l.heartbeat_at, l.heartbeat_age_s, l.reapable_in_s, l.lease_lapsed,
-            l.stopped, l.state AS worker_state, l.note AS worker_note,
+            h.lock_key IS NOT NULL AS connected, w.worker_heartbeat_at_ts AS heartbeat_at,
+            l.heartbeat_age_s, l.reapable_in_s, l.lease_lapsed,
+            w.worker_stopped_at_ts IS NOT NULL AS stopped, l.state AS worker_state, l.note AS worker_note,
             t.tt_timeout_seconds, t.tt_max_attempts,
             extract(epoch FROM now() - r.task_last_processing_attempted_at_ts)::double precision
                 AS running_s
         FROM sk_task_results_t r
         LEFT JOIN sk_workers_t w ON w.worker_id = r.sk_owner_worker_id
-        LEFT JOIN sk_worker_liveness() l ON l.worker_id = w.worker_id
+        LEFT JOIN sk_held_worker_locks() h ON h.lock_key = w.worker_lock_key
+        LEFT JOIN LATERAL sk_liveness_verdict(w.worker_heartbeat_at_ts, w.worker_lease_seconds,
+            w.worker_lease_margin_seconds, w.worker_stopped_at_ts IS NOT NULL, h.lock_key IS NOT NULL) l
+            ON w.worker_id IS NOT NULL
         LEFT JOIN sk_task_types_t t ON t.task_type = r.task_type
         WHERE r.task_status = 2
     ),

@@ -36,7 +36,13 @@ def _claim(conn: Conn, worker: uuid.UUID) -> list[Any]:
 def _finish(conn: Conn, worker: uuid.UUID, task_id: Any, claim_id: int) -> list[Any]:
     return conn.execute(
         load_sql("queries/finish_success"),
-        {"worker_id": worker, "ids": [task_id], "claims": [claim_id], "ms": [5]},
+        {
+            "worker_id": worker,
+            "ids": [task_id],
+            "claims": [claim_id],
+            "ms": [5],
+            "skip_locked": False,
+        },
     ).fetchall()
 
 
