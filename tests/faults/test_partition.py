@@ -50,6 +50,17 @@ def proxy(dsn: str) -> Iterator[FreezableProxy]:
     p.close()
 
 
+def _a_behind_the_proxy_and_b(
+    conn: psycopg.Connection[Any], spawn: Callable[..., Any], proxy: FreezableProxy, jobs: int
+) -> tuple[Any, Any]:
+    """Worker A, through the proxy, holding all ``jobs``; then worker B, direct, ready."""
+    a = spawn("--concurrency", "5", "--dsn", proxy.dsn)
+    wait_for(lambda: _held_by(conn, a.pid) == jobs, 60, lambda: a.drain.tail(20))
+    b = spawn("--concurrency", "5")
+    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
+    return a, b
+
+
 def _held_by(conn: psycopg.Connection[Any], pid: int) -> int:
     ids = worker_ids_for_pid(conn, pid)
     if not ids:
@@ -74,11 +85,8 @@ def test_a_partitioned_worker_stops_its_jobs_before_another_worker_reaps_them(
             [Job("slow-async", JOB_S) for _ in range(3)]
             + [Job("cooperative", JOB_S) for _ in range(2)]
         ).ids
-    a = spawn("--concurrency", "5", "--dsn", proxy.dsn)
-    wait_for(lambda: _held_by(conn, a.pid) == 5, 60, lambda: a.drain.tail(20))
+    a, b = _a_behind_the_proxy_and_b(conn, spawn, proxy, 5)
     a_id = worker_ids_for_pid(conn, a.pid)[0]
-    b = spawn("--concurrency", "5")
-    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
 
     proxy.freeze()
     frozen_at = time.monotonic()
@@ -116,10 +124,7 @@ def test_a_partitioned_worker_whose_sync_handler_will_not_stop_ends_its_process_
 ) -> None:
     with Producer(db) as p:
         ids = p.post_many([Job("slow", JOB_S) for _ in range(2)]).ids
-    a = spawn("--concurrency", "5", "--dsn", proxy.dsn)
-    wait_for(lambda: _held_by(conn, a.pid) == 2, 60, lambda: a.drain.tail(20))
-    b = spawn("--concurrency", "5")
-    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
+    a, b = _a_behind_the_proxy_and_b(conn, spawn, proxy, 2)
 
     proxy.freeze()
     frozen_at = time.monotonic()
