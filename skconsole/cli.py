@@ -251,7 +251,7 @@ def demo(
     Runs on an embedded server of its own (a `demo-pgdata` directory beside the
     default one) unless --data-dir or an explicit --dsn says otherwise.
     """
-    from skconsole.tui.launch import run_demo
+    from skconsole.demo.run import run_demo
 
     check_range("--rate", rate, 0, MAX_DEMO_RATE)
     check_range("--workers", workers, 1, MAX_CONCURRENCY)
@@ -459,7 +459,7 @@ def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
 ) -> None:
     """Measure enqueue rate, drain rate and pickup latency with no-op jobs."""
-    from skconsole.bench import BenchConfig, run_bench
+    from skconsole.bench.throughput import BenchConfig, run_bench
 
     check_range("--jobs", jobs, 1, MAX_BENCH_JOBS)
     check_range("--processes", processes, 1, MAX_PROCESSES)

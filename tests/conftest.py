@@ -166,7 +166,7 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 60.0, interval: f
 
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
-    """Where the fault-test handlers (tests.tasks_faults) log each completed job."""
+    """Where the fault-test handlers (tests.support.tasks_faults) log each completed job."""
     d = tmp_path / "completions"
     d.mkdir()
     return d
@@ -174,15 +174,15 @@ def log_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def spawn(start_worker: Callable[..., Any], log_dir: Path) -> Iterator[Callable[..., Any]]:
-    """Start `worker --tasks tests.tasks_faults ARGS`; its output is drained so it never blocks;
+    """Start `worker --tasks tests.support.tasks_faults ARGS`; its output is drained so it never blocks;
     every process group started is SIGKILLed at the end."""
-    from tests.tasks_faults import OutputDrain
+    from tests.support.tasks_faults import OutputDrain
 
     procs: list[Any] = []
 
     def spawn(*args: str) -> Any:
         p = start_worker(
-            "--tasks", "tests.tasks_faults", *args, env={"SKTEST_LOG_DIR": str(log_dir)}
+            "--tasks", "tests.support.tasks_faults", *args, env={"SKTEST_LOG_DIR": str(log_dir)}
         )
         p.drain = OutputDrain(p)
         procs.append(p)

@@ -61,7 +61,7 @@ TRENDS_EVERY_S = 20.0  # per-minute history: its own, slower cycle
 
 
 class EngineControl(Protocol):
-    """What the console needs of an embedded engine (skconsole.engine_thread.EngineThread)."""
+    """What the console needs of an embedded engine (skconsole.worker.thread.EngineThread)."""
 
     @property
     def state(self) -> str: ...

@@ -2,7 +2,7 @@
 
 The app talks to one object with these methods and calls them only from
 worker threads. :class:`skconsole.tui.data.DatabaseSource` implements it on
-PostgreSQL through ``stats`` and ``ops``; :class:`skconsole.tui.fixed.FixedSource`
+PostgreSQL through ``stats`` and ``ops``; :class:`skconsole.tui.showcase.fake_source.FixedSource`
 serves fixed data so snapshot tests and screenshots are deterministic.
 """
 

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from skconsole.failures import cap_error_text
+from skconsole.worker.error_text import cap_error_text
 from skconsole.worker.registry import JobContext, Task
 
 # Stakhanovise.NET status codes the engine writes.
@@ -82,7 +82,7 @@ class JobRun:
 
 
 def storable(text: str) -> str:
-    """Text PostgreSQL accepts (no NUL, valid UTF-8), capped (skconsole.failures.cap_error_text)."""
+    """Text PostgreSQL accepts (no NUL, valid UTF-8), capped (skconsole.worker.error_text.cap_error_text)."""
     clean = text.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
     return cap_error_text(clean)
 

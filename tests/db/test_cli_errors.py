@@ -87,7 +87,12 @@ def test_worker_with_a_task_type_its_module_does_not_register_fails_with_one_lin
     run_cli: Any,
 ) -> None:
     proc = run_cli(
-        "worker", "--tasks", "tests.tasks_retry", "--types", "retry.ok,no.such.type", "--burst"
+        "worker",
+        "--tasks",
+        "tests.support.tasks_retry",
+        "--types",
+        "retry.ok,no.such.type",
+        "--burst",
     )
 
     assert_one_line_error(proc, "unknown task type(s) no.such.type")
@@ -142,7 +147,13 @@ def test_the_password_of_an_unreachable_server_is_never_printed(run_cli: Any) ->
 
 def test_a_worker_pointed_at_an_unreachable_server_fails_with_one_line(run_cli: Any) -> None:
     proc = run_cli(
-        "--dsn", UNREACHABLE, "worker", "--tasks", "tests.tasks_retry", "--burst", use_dsn=False
+        "--dsn",
+        UNREACHABLE,
+        "worker",
+        "--tasks",
+        "tests.support.tasks_retry",
+        "--burst",
+        use_dsn=False,
     )
 
     assert_one_line_error(proc, "cannot connect to PostgreSQL")
@@ -152,7 +163,11 @@ def test_a_worker_pointed_at_an_unreachable_server_fails_with_one_line(run_cli: 
 # -- missing schema ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "command",
-    [("status",), ("enqueue", "t.a"), ("worker", "--tasks", "tests.tasks_retry", "--burst")],
+    [
+        ("status",),
+        ("enqueue", "t.a"),
+        ("worker", "--tasks", "tests.support.tasks_retry", "--burst"),
+    ],
     ids=lambda c: c[0],
 )
 def test_no_setup_on_a_database_without_the_schema_fails_pointing_to_skconsole_setup(
@@ -188,7 +203,7 @@ def test_enqueue_then_status_json_reports_depth_statuses_and_workers(run_cli: An
     later = run_cli("enqueue", "reports.build", "--delay", "1h", "--priority", "3")
     assert later.returncode == 0, later.stderr
     # a burst worker that runs none of these types registers, finds nothing and stops
-    worker = run_cli("worker", "--tasks", "tests.tasks_retry", "--burst")
+    worker = run_cli("worker", "--tasks", "tests.support.tasks_retry", "--burst")
     assert worker.returncode == 0, worker.stdout + worker.stderr
 
     proc = run_cli("status", "--json")
@@ -257,7 +272,7 @@ def test_status_json_stays_valid_json_whatever_the_task_type_names(run_cli: Any)
 
 # -- hostile values: each is one line and exit code 2 ---------------------------------------
 NOT_UTF8 = b"t.\xff\xfe".decode("utf-8", errors="surrogateescape")  # as Python gives argv
-WORKER = ("worker", "--tasks", "tests.tasks_retry", "--burst")
+WORKER = ("worker", "--tasks", "tests.support.tasks_retry", "--burst")
 HOSTILE_VALUES: list[tuple[tuple[str, ...], str]] = [
     (("requeue", "--older-than", "1000000d", "--dry-run"), "--older-than"),
     (("purge", "--older-than", "1000000d", "--dry-run"), "--older-than"),
@@ -303,7 +318,7 @@ HOSTILE_VALUES: list[tuple[tuple[str, ...], str]] = [
 def _case_id(case: tuple[tuple[str, ...], str]) -> str:
     args, _ = case
     shown = " ".join(a if a.isprintable() and len(a) < 20 else "<hostile>" for a in args)
-    return shown.replace("tests.tasks_retry", "T")
+    return shown.replace("tests.support.tasks_retry", "T")
 
 
 @pytest.mark.parametrize("case", HOSTILE_VALUES, ids=[_case_id(c) for c in HOSTILE_VALUES])

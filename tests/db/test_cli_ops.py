@@ -10,8 +10,8 @@ from typing import Any
 
 import psycopg
 
-from skconsole.failures import error_signature
 from skconsole.stats import group_id
+from tests.support.signature import error_signature
 
 from .test_ops import DECLINED, TIMEOUT_A, add_job, queue_row, status_of
 

@@ -180,7 +180,14 @@ def test_an_enqueue_result_line_shows_the_type_with_its_escapes_visible(run_cli:
     [
         ("status", HOSTILE),
         ("requeue", "--dry-run", "--id", HOSTILE),
-        ("worker", "--tasks", "tests.tasks_retry", "--types", f"{HOSTILE}\nline 2", "--burst"),
+        (
+            "worker",
+            "--tasks",
+            "tests.support.tasks_retry",
+            "--types",
+            f"{HOSTILE}\nline 2",
+            "--burst",
+        ),
     ],
     ids=["unknown-view", "bad-id", "unknown-task-type"],
 )

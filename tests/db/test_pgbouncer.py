@@ -174,7 +174,7 @@ def test_a_worker_through_transaction_pooling_is_refused_before_it_starts(
     bouncer = pgbouncer("transaction")
 
     proc = run_cli(
-        "--dsn", bouncer, "worker", "--tasks", "tests.tasks_retry", "--burst", use_dsn=False
+        "--dsn", bouncer, "worker", "--tasks", "tests.support.tasks_retry", "--burst", use_dsn=False
     )
 
     assert_one_line_error(proc, "connection pooler in transaction mode")
@@ -224,7 +224,7 @@ def test_a_worker_through_session_pooling_processes_jobs(
         bouncer,
         "worker",
         "--tasks",
-        "tests.tasks_retry",
+        "tests.support.tasks_retry",
         "--types",
         "retry.ok",
         "--burst",

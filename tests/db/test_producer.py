@@ -16,7 +16,7 @@ from skconsole.errors import InvalidJobError
 from skconsole.producer import BATCH_ROWS, AsyncProducer, Job, Producer, job_id_for_key
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until
-from tests.tasks_retry import EngineThread
+from tests.support.tasks_retry import EngineThread
 
 Conn = psycopg.Connection[Any]
 CHANNEL = "sk_task_queue_item_added"

@@ -1,6 +1,6 @@
 """Running jobs: failures, retries with back-off, timeouts, bad data, types a
 worker cannot or must not run, fencing of late finishers, and the metrics a
-worker writes. Handlers live in tests/tasks_retry.py."""
+worker writes. Handlers live in tests/support/tasks_retry.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from skconsole.db.connect import Database
 from skconsole.producer import Producer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until
-from tests.tasks_retry import LONG_BACKOFF, EngineThread, tasks
+from tests.support.tasks_retry import LONG_BACKOFF, EngineThread, tasks
 
 Conn = psycopg.Connection[Any]
 
@@ -109,7 +109,7 @@ def test_a_job_that_keeps_failing_is_faulted_after_max_attempts(
     max_attempts = tasks.get("retry.always_fails").options.max_attempts  # type: ignore[union-attr]
     task_id = post(db, "retry.always_fails", {"amount": "12,00"})
 
-    worker = start_worker("--tasks", "tests.tasks_retry", "--burst", "--poll", "100ms")
+    worker = start_worker("--tasks", "tests.support.tasks_retry", "--burst", "--poll", "100ms")
     output, _ = worker.communicate(timeout=60)
     assert worker.returncode == 0, output
 
@@ -222,7 +222,7 @@ def test_a_job_of_a_type_the_worker_cannot_run_stays_in_the_queue(
     unknown = post(db, "nobody.runs.this", {"x": 1}, priority=0)
     known = [post(db, "retry.ok", {"i": i}, priority=5) for i in range(3)]
 
-    worker = start_worker("--tasks", "tests.tasks_retry", "--burst", "--poll", "100ms")
+    worker = start_worker("--tasks", "tests.support.tasks_retry", "--burst", "--poll", "100ms")
     output, _ = worker.communicate(timeout=60)
     assert worker.returncode == 0, output
 
@@ -240,7 +240,7 @@ def test_a_worker_limited_to_some_types_leaves_the_others_alone(
     mine = post(db, "retry.ok")
 
     worker = start_worker(
-        "--tasks", "tests.tasks_retry", "--types", "retry.ok", "--burst", "--poll", "100ms"
+        "--tasks", "tests.support.tasks_retry", "--types", "retry.ok", "--burst", "--poll", "100ms"
     )
     output, _ = worker.communicate(timeout=60)
     assert worker.returncode == 0, output

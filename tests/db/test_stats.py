@@ -13,8 +13,8 @@ from typing import Any
 import psycopg
 
 from skconsole import stats
-from skconsole.failures import error_signature
 from skconsole.stats import HungPolicy, Metric, MetricsSnapshot, metric_rates
+from tests.support.signature import error_signature
 
 from .test_ops import DECLINED, TIMEOUT_A, TIMEOUT_B, add_job
 
@@ -237,7 +237,7 @@ def test_history_counts_posted_processed_and_failed_per_minute(conn: Conn) -> No
 # -- the read models stay clear of the UI libraries --------------------------------------------
 def test_the_engine_modules_import_no_ui_library() -> None:
     code = (
-        "import sys; import skconsole.stats, skconsole.ops, skconsole.failures; "
+        "import sys; import skconsole.stats, skconsole.ops, tests.support.signature; "
         "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

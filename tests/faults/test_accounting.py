@@ -27,7 +27,7 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
-from tests.tasks_faults import (
+from tests.support.tasks_faults import (
     ALWAYS_FAIL_ATTEMPTS,
     HANG_ATTEMPTS,
     all_final,

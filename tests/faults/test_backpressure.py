@@ -22,7 +22,7 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
-from tests.tasks_faults import all_final, completions, queue_count, status_counts, wait_for
+from tests.support.tasks_faults import all_final, completions, queue_count, status_counts, wait_for
 
 CONCURRENCY = 5
 HELD_AT_MOST = 4 * CONCURRENCY

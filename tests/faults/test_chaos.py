@@ -40,9 +40,9 @@ from skconsole.db.connect import Database
 from skconsole.errors import ConnectError
 from skconsole.producer import Job, Producer
 from tests.conftest import ROOT, skconsole_cmd
-from tests.netproxy import FreezableProxy
-from tests.server_control import restart_server
-from tests.tasks_faults import OutputDrain, completions, executions, overlaps
+from tests.support.netproxy import FreezableProxy
+from tests.support.server_control import restart_server
+from tests.support.tasks_faults import OutputDrain, completions, executions, overlaps
 
 SEED = int(os.environ.get("SKCONSOLE_CHAOS_SEED", "1"))
 JOBS = int(os.environ.get("SKCONSOLE_CHAOS_JOBS", "20000"))
@@ -119,7 +119,7 @@ class Workers:
                 dsn,
                 "worker",
                 "--tasks",
-                "tests.tasks_chaos",
+                "tests.support.tasks_chaos",
                 "--concurrency",
                 "30",
                 "--grace",

@@ -22,7 +22,7 @@ from typing import Any
 import psycopg
 
 from skconsole.producer import Job, Producer
-from tests.tasks_faults import (
+from tests.support.tasks_faults import (
     LEASE,
     MARGIN,
     all_final,

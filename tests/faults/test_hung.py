@@ -1,7 +1,7 @@
 """Hung jobs: a handler over its type's timeout, and the reaper's verdicts.
 
 Real PostgreSQL, real ``skconsole worker`` processes (``--tasks
-tests.tasks_faults``), no mocks. Two paths end a hung job:
+tests.support.tasks_faults``), no mocks. Two paths end a hung job:
 
 * its own worker, when the handler exceeds the type's timeout: the attempt
   fails with a TimeoutError like any recoverable error;
@@ -24,7 +24,7 @@ import pytest
 
 from skconsole.producer import Job, Producer
 from tests.conftest import wait_until
-from tests.tasks_faults import HANG_ATTEMPTS, completions
+from tests.support.tasks_faults import HANG_ATTEMPTS, completions
 
 
 def _row(conn: psycopg.Connection[Any], task_id: uuid.UUID) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import pytest
 from psycopg import conninfo, sql
 
 from skconsole.producer import Job, Producer
-from tests.tasks_faults import (
+from tests.support.tasks_faults import (
     LOCK_HOLDER,
     all_final,
     completions,

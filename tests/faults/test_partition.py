@@ -24,8 +24,8 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
-from tests.netproxy import FreezableProxy
-from tests.tasks_faults import (
+from tests.support.netproxy import FreezableProxy
+from tests.support.tasks_faults import (
     all_final,
     executions,
     overlaps,

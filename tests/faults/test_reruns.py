@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 
 from skconsole.producer import Producer
-from tests.tasks_faults import all_final, executions, status_counts, wait_exit, wait_for
+from tests.support.tasks_faults import all_final, executions, status_counts, wait_exit, wait_for
 
 KEY = "report-7"
 

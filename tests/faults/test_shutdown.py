@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
-from tests.tasks_faults import (
+from tests.support.tasks_faults import (
     LEASE,
     MARGIN,
     completions,

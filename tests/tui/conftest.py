@@ -20,10 +20,10 @@ from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp, EngineControl
 from skconsole.tui.data import DatabaseSource
 from skconsole.worker.engine import Engine, WorkerConfig
-from tests.tui.tasks_console import tasks
+from tests.support.tasks_console import tasks
 
 SIZE = (120, 40)
-TIMEOUT_SIGNATURE_PREFIX = "tests.tui.tasks_console.UpstreamTimeout: timeout after <n>s"
+TIMEOUT_SIGNATURE_PREFIX = "tests.support.tasks_console.UpstreamTimeout: timeout after <n>s"
 
 
 def run_burst(db: Database) -> None:

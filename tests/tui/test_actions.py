@@ -238,7 +238,7 @@ async def test_purge_asks_to_type_the_count(
 async def test_reap_hung_jobs_of_a_crashed_worker(
     db: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    from skconsole.demo_scenario import CrashedWorker
+    from skconsole.demo.scenario import CrashedWorker
 
     crash = CrashedWorker(db, jobs=2)
     assert crash.run(), crash.error

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from skconsole import cli
+from skconsole.demo import run as demo_run
 from skconsole.tui import launch
 
 
@@ -17,7 +18,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     seen: list[tuple[str, Any]] = []
     monkeypatch.setattr(launch, "run_console", lambda opts: seen.append(("console", opts)) or 0)
     monkeypatch.setattr(
-        launch,
+        demo_run,
         "run_demo",
         lambda dsn, data_dir, **kw: seen.append(("demo", (dsn, data_dir, kw))) or 0,
     )

@@ -299,9 +299,9 @@ def test_registry_generates_bindings_for_every_action() -> None:
 
 # -- the embedded engine --------------------------------------------------------------------------
 async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn: Conn) -> None:
-    from skconsole.engine_thread import EngineThread
     from skconsole.worker.engine import WorkerConfig
-    from tests.tui.tasks_console import tasks
+    from skconsole.worker.thread import EngineThread
+    from tests.support.tasks_console import tasks
 
     engine = EngineThread(db, tasks, WorkerConfig(concurrency=2, poll_interval=0.1, grace_period=1))
     app = make_app(engine=engine, start_engine=True)

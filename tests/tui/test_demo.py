@@ -16,7 +16,7 @@ from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects
 from skconsole.demo import tasks as demo_tasks
-from skconsole.demo_scenario import (
+from skconsole.demo.scenario import (
     DEMO_DATABASE,
     DemoScenario,
     Trickle,
@@ -24,15 +24,15 @@ from skconsole.demo_scenario import (
     initial_jobs,
     trickle_jobs,
 )
-from skconsole.engine_thread import EngineThread
 from skconsole.producer import Producer
 from skconsole.worker.engine import WorkerConfig
+from skconsole.worker.thread import EngineThread
 from tests.conftest import wait_until
 
 
 def test_engine_side_modules_import_no_ui_library() -> None:
     code = (
-        "import sys; import skconsole.demo_scenario, skconsole.engine_thread, skconsole.demo; "
+        "import sys; import skconsole.demo.scenario, skconsole.worker.thread, skconsole.demo; "
         "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

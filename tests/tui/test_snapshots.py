@@ -1,6 +1,6 @@
 """Every screen and dialog at 120x40, on fixed data and a frozen clock.
 
-The scenes are the ones ``python -m skconsole.tui.screenshots`` draws for the
+The scenes are the ones ``python -m skconsole.tui.showcase.screenshots`` draws for the
 README. Update after an intended change with ``pytest tests/tui --snapshot-update``
 and look at the report before committing.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from skconsole.tui.scenes import SCENES, SIZE, Scene
+from skconsole.tui.showcase.scenes import SCENES, SIZE, Scene
 
 
 @pytest.mark.parametrize("scene", SCENES, ids=[s.name for s in SCENES])

@@ -1,6 +1,6 @@
 """How long each read model takes on a big queue (a benchmark, not a test).
 
-    python -m skconsole.benchmarks.read_models --dsn postgresql://postgres@127.0.0.1:5432/test \
+    python -m skconsole.bench.read_models --dsn postgresql://postgres@127.0.0.1:5432/test \
         [--queued 1000000 --results 5000000] [--database skconsole_bench] [--reuse] [--runs 7]
 
 Creates (or, with --reuse, keeps) a database of its own on the server the DSN

@@ -1,4 +1,4 @@
-"""Write the README's screenshots: ``python -m skconsole.tui.screenshots [DIR]``.
+"""Write the README's screenshots: ``python -m skconsole.tui.showcase.screenshots [DIR]``.
 
 Runs the console headless at 120x40 on the fixed data source and frozen
 clock (the same scenes the snapshot tests compare) and saves one SVG per
@@ -11,7 +11,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from skconsole.tui.scenes import BY_NAME, SCREENSHOTS, SIZE, Scene
+from skconsole.tui.showcase.scenes import BY_NAME, SCREENSHOTS, SIZE, Scene
 
 
 async def capture(scene: Scene, path: Path) -> None:

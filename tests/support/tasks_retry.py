@@ -1,6 +1,6 @@
 """Task handlers for the retry and producer tests, with small back-offs.
 
-A worker subprocess loads them with ``--tasks tests.tasks_retry`` (its cwd is
+A worker subprocess loads them with ``--tasks tests.support.tasks_retry`` (its cwd is
 the repository root). :class:`EngineThread` runs an engine in-process, on an
 event loop of its own in a background thread, so a test can stay synchronous
 and watch the database with ``wait_until``.

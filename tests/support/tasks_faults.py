@@ -1,4 +1,4 @@
-"""Task handlers for the fault-tolerance tests (``--tasks tests.tasks_faults``).
+"""Task handlers for the fault-tolerance tests (``--tasks tests.support.tasks_faults``).
 
 Every handler that *succeeds* appends one line ``<task_id>\\n`` to
 ``$SKTEST_LOG_DIR/<pid>.log`` (one file per process, flushed at once), so a

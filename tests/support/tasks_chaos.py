@@ -1,9 +1,9 @@
-"""Handlers for the chaos test (``--tasks tests.tasks_chaos``).
+"""Handlers for the chaos test (``--tasks tests.support.tasks_chaos``).
 
 ``chaos-async`` awaits and ``chaos-sync`` sleeps in its thread (ignoring
 JobContext.stop on purpose: the worst kind of handler) for ``payload["s"]``
 seconds. Both log every execution with its start and end, and each success,
-through the fault tests' logs (tests.tasks_faults: ``execution``,
+through the fault tests' logs (tests.support.tasks_faults: ``execution``,
 ``log_completion``). Attempts are plentiful: a job reaped from killed
 workers several times must still end 3 Processed.
 """
@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.tasks_faults import execution, log_completion
+from tests.support.tasks_faults import execution, log_completion
 
 tasks = TaskRegistry(TaskOptions(max_attempts=1000, backoff=0.05, max_backoff=1.0, timeout=60.0))
 

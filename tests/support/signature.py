@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import re
 
+from skconsole.worker.error_text import ELLIPSIS
+
 MAX_LENGTH = 300
-ELLIPSIS = "\u2026"
 PY_TRACEBACK_HEADER = "Traceback (most recent call last):"
 NO_ERROR = "(no error text)"
 
@@ -56,8 +57,6 @@ VIEW_HEAD = 16_384
 VIEW_TAIL = 16_384
 LINE_LIMIT = 1_024
 
-# Longest error text the worker stores (cap_error_text).
-ERROR_TEXT_LIMIT = 65_536
 
 # Characters that make a neighbouring quote part of a word ("can't", "'1'2").
 # Placeholders start with "<" and end with ">", and a truncated signature ends
@@ -92,43 +91,6 @@ def _as_text(error: str | bytes | None) -> str:
     if isinstance(error, bytes | bytearray):
         return bytes(error).decode("utf-8", errors="replace")
     return str(error)
-
-
-def cap_error_text(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
-    """``text`` shortened to at most ``limit`` characters for storing.
-
-    A text up to the limit comes back unchanged. A longer one keeps its head
-    and its tail (a Python traceback ends with its exception line, .NET starts
-    with "Type: message"), half the room each, around an indented marker line
-    that says how many characters were left out::
-
-        <head>
-          … [1,234,567 characters omitted] …
-        <tail>
-
-    The result is then exactly ``limit`` characters long; if the marker leaves
-    no room, only the first ``limit`` characters are kept. Slicing only: a
-    40 MB text costs a copy of what is kept. ``limit`` must not be negative.
-    """
-    if limit < 0:
-        raise ValueError(f"limit must not be negative, got {limit}")
-    size = len(text)
-    if size <= limit:
-        return text
-    # room for text beside a marker sized for the most that could be omitted;
-    # then grown while the real, shorter marker leaves more (it never grows back)
-    room = limit - len(_omitted_marker(size))
-    if room <= 0:
-        return text[:limit]
-    while (more := limit - len(_omitted_marker(size - room))) > room:
-        room = more
-    head = room - room // 2
-    tail = room // 2
-    return text[:head] + _omitted_marker(size - room) + text[size - tail :]
-
-
-def _omitted_marker(omitted: int) -> str:
-    return f"\n  {ELLIPSIS} [{omitted:,} characters omitted] {ELLIPSIS}\n"
 
 
 def signature_view(error: str | bytes | None) -> str:

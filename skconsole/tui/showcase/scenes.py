@@ -1,7 +1,7 @@
 """Named console states on fixed data: what the snapshot tests compare and the
 README's screenshots show. One list, so the pictures are exactly what is tested.
 
-Each scene builds a fresh app on :class:`~skconsole.tui.fixed.FixedSource` with
+Each scene builds a fresh app on :class:`~skconsole.tui.showcase.fake_source.FixedSource` with
 a frozen clock, and drives it with ``prepare`` (a Pilot coroutine).
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.fixed import FixedEngine, FixedSource, FrozenClock
+from skconsole.tui.showcase.fake_source import FixedEngine, FixedSource, FrozenClock
 
 SIZE = (120, 40)
 

@@ -1,6 +1,6 @@
 """The console's memory and refresh time on a big queue (a benchmark, not a test).
 
-    python -m skconsole.benchmarks.console --dsn postgresql://postgres@127.0.0.1:5432/skconsole_bench \\
+    python -m skconsole.bench.console --dsn postgresql://postgres@127.0.0.1:5432/skconsole_bench \\
         [--cycles 30] [--interval 0.5]
 
 Runs the real console headless (120x40) against the DSN with a read-only
@@ -8,7 +8,7 @@ session, lets it refresh ``--cycles`` times, opens the biggest failure group
 and one of its jobs, and prints the resident memory (VmRSS, and VmHWM: the
 peak) and the time of each refresh cycle: the database reads in the worker
 thread, and the widget update on the UI thread. Seed a big database first
-with ``python -m skconsole.benchmarks.read_models`` (1M queued, 5M results).
+with ``python -m skconsole.bench.read_models`` (1M queued, 5M results).
 """
 
 from __future__ import annotations

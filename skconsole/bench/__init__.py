@@ -1,0 +1,1 @@
+"""Benchmark scripts (``python -m skconsole.bench.NAME``) and ``skconsole bench``; not tests."""

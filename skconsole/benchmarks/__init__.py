@@ -1,1 +1,0 @@
-"""Benchmark scripts (run with ``python -m skconsole.benchmarks.NAME``); not tests."""

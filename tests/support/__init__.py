@@ -1,0 +1,1 @@
+"""Support code of the tests: helpers shared by the tiers, and reference implementations."""
