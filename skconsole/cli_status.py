@@ -21,7 +21,8 @@ from skconsole import stats
 from skconsole.cli import MAX_LIST_ROWS, MAX_SAMPLE_S, _opts, app, check_range, check_text, out
 from skconsole.durations import format_age, parse_duration
 from skconsole.errors import ConfigError
-from skconsole.stats import STATUS_NAMES, overview
+from skconsole.stats import overview
+from skconsole.status import JobStatus
 from skconsole.text import quoted
 
 Conn = psycopg.Connection[Any]
@@ -48,9 +49,9 @@ def _show_overview(doc: dict[str, Any]) -> None:
     if estimated.get("statuses"):
         title += f" (estimated: {', '.join(estimated['statuses'])})"
     s = Table(title=title, title_justify="left")
-    for name in STATUS_NAMES.values():
+    for name in (s.label for s in JobStatus):
         s.add_column(name, justify="right")
-    s.add_row(*(f"{doc['statuses'].get(n, 0):,}" for n in STATUS_NAMES.values()))
+    s.add_row(*(f"{doc['statuses'].get(n, 0):,}" for n in (s.label for s in JobStatus)))
     out.print(s)
     _show_workers(doc["workers"])
 
@@ -160,7 +161,7 @@ def _failures(
                 t.add_row(
                     str(j.task_id),
                     escape(j.task_type),
-                    STATUS_NAMES.get(j.status, str(j.status)),
+                    JobStatus.label_of(j.status),
                     str(j.error_count),
                     str(j.priority),
                     _when(j.failed_at),
@@ -180,7 +181,7 @@ def _failures(
             t.add_row(
                 g.id,
                 f"{g.count:,}",
-                ", ".join(f"{STATUS_NAMES[s]} {n:,}" for s, n in g.statuses.items() if n),
+                ", ".join(f"{JobStatus.label_of(s)} {n:,}" for s, n in g.statuses.items() if n),
                 escape(", ".join(g.task_types[:3]) + (" ..." if len(g.task_types) > 3 else "")),
                 _when(g.first_seen),
                 _when(g.last_seen),

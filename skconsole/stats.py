@@ -20,18 +20,7 @@ from uuid import UUID
 import psycopg
 
 from skconsole.db.sqlfiles import load_sql
-
-STATUS_NAMES = {
-    0: "Unknown",
-    1: "Unprocessed",
-    2: "Processing",
-    3: "Processed",
-    4: "Error",
-    5: "Faulted",
-    6: "Fatal",
-    7: "Cancelled",
-}
-FAILED_STATUSES = (4, 5, 6)
+from skconsole.status import JobStatus
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
 DEPTH_EXACT_LIMIT = 200_000
@@ -147,8 +136,8 @@ class StatusCounts:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "statuses": {STATUS_NAMES.get(s, str(s)): n for s, n in sorted(self.counts.items())},
-            "estimated": [STATUS_NAMES.get(s, str(s)) for s in self.estimated],
+            "statuses": {JobStatus.label_of(s): n for s, n in sorted(self.counts.items())},
+            "estimated": [JobStatus.label_of(s) for s in self.estimated],
         }
 
 
@@ -165,7 +154,7 @@ def status_summary(conn: Conn, *, exact_limit: int = STATUS_EXACT_LIMIT) -> Stat
     big = {
         int(s): int(n) for s, n in _rows(conn, "status_counts_estimated") if int(n) > exact_limit
     }
-    small = [s for s in STATUS_NAMES if s not in big]
+    small = [int(s) for s in JobStatus if s not in big]
     counts = dict(big)
     for s, n in _rows(conn, "status_count_exact", {"statuses": small}):
         counts[int(s)] = int(n)
@@ -289,7 +278,7 @@ class FailureGroup:
             "id": self.id,
             "signature": self.signature,
             "count": self.count,
-            "statuses": {STATUS_NAMES[s]: n for s, n in self.statuses.items() if n},
+            "statuses": {JobStatus.label_of(s): n for s, n in self.statuses.items() if n},
             "task_types": self.task_types,
             "first_seen": _iso(self.first_seen),
             "last_seen": _iso(self.last_seen),
@@ -328,7 +317,7 @@ class FailedJob:
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["task_id"] = str(self.task_id)
-        d["status"] = STATUS_NAMES.get(self.status, str(self.status))
+        d["status"] = JobStatus.label_of(self.status)
         d["failed_at"] = _iso(self.failed_at)
         return d
 
@@ -388,7 +377,7 @@ class JobDetail:
                 d[k] = v.isoformat()
             elif isinstance(v, UUID):
                 d[k] = str(v)
-        d["status_name"] = STATUS_NAMES.get(self.status, str(self.status))
+        d["status_name"] = JobStatus.label_of(self.status)
         d["queued"] = self.queued
         return d
 
@@ -663,14 +652,14 @@ def overview(conn: Conn) -> dict[str, Any]:
         "server_version": version[0] if version else None,
         "depth": d.as_dict(),
         "statuses": {
-            STATUS_NAMES.get(s, str(s)): counts.get(s, 0)
-            for s in sorted(set(STATUS_NAMES) | set(counts))
+            JobStatus.label_of(s): counts.get(s, 0)
+            for s in sorted({int(s) for s in JobStatus} | set(counts))
         },
         "workers": [w.as_dict() for w in ws],
         "oldest_ready_s": d.oldest_ready_s,
         "estimated": {
             "depth": d.estimated,
-            "statuses": [STATUS_NAMES.get(s, str(s)) for s in summary.estimated],
+            "statuses": [JobStatus.label_of(s) for s in summary.estimated],
         },
     }
 

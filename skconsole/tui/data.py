@@ -31,6 +31,7 @@ from skconsole import ops, stats
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.errors import ConfigError, ConnectError
+from skconsole.status import JobStatus
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.model import (
     ActionRequest,
@@ -48,7 +49,6 @@ from skconsole.tui.model import (
     Snapshot,
     Trends,
     WorkerRow,
-    status_name,
 )
 from skconsole.tui.source import SourceUnavailable
 
@@ -178,7 +178,7 @@ class DatabaseSource:
             metrics=self._metric_rows(metrics),
             workers=tuple(_worker_row(w) for w in workers),
             audit=tuple(_audit_row(a) for a in audit),
-            statuses=tuple((status_name(s), n) for s, n in sorted(statuses.counts.items())),
+            statuses=tuple((JobStatus.label_of(s), n) for s, n in sorted(statuses.counts.items())),
             waiting=tuple(self._waiting),
             read_ms=read_ms,
             timings=tuple(timings),
@@ -239,7 +239,7 @@ class DatabaseSource:
                 JobRow(
                     str(j.task_id),
                     j.task_type,
-                    status_name(j.status),
+                    JobStatus.label_of(j.status),
                     j.error_count,
                     j.priority,
                     j.failed_at,
@@ -263,7 +263,7 @@ class DatabaseSource:
             task_id=str(d.task_id),
             task_type=d.task_type,
             source=d.source,
-            status=status_name(d.status),
+            status=JobStatus.label_of(d.status),
             priority=d.priority,
             error_count=d.error_count,
             recoverable=d.recoverable,
@@ -329,7 +329,7 @@ def _selection(request: ActionRequest) -> ops.Selection:
 
 def _sample_line(row: ops.JobRow) -> str:
     note = f"  {row.note}" if row.note else ""
-    return f"{short_id(str(row.task_id))}  {row.task_type}  {status_name(row.status)}{note}"
+    return f"{short_id(str(row.task_id))}  {row.task_type}  {JobStatus.label_of(row.status)}{note}"
 
 
 def _inflight_row(j: stats.InflightJob) -> InflightRow:
@@ -349,7 +349,7 @@ def _inflight_row(j: stats.InflightJob) -> InflightRow:
 
 def _failure_group(g: stats.FailureGroup) -> FailureGroup:
     statuses = sorted(
-        ((status_name(s), n) for s, n in g.statuses.items() if n), key=lambda x: -x[1]
+        ((JobStatus.label_of(s), n) for s, n in g.statuses.items() if n), key=lambda x: -x[1]
     )
     return FailureGroup(
         g.signature,
@@ -406,7 +406,7 @@ def describe_selection(sel: dict[str, Any]) -> str:
     if sel.get("task_type"):
         parts.append(f"type {sel['task_type']}")
     if sel.get("statuses"):
-        parts.append("status " + ", ".join(status_name(int(s)) for s in sel["statuses"]))
+        parts.append("status " + ", ".join(JobStatus.label_of(int(s)) for s in sel["statuses"]))
     if sel.get("ids"):
         n = sel.get("ids_count", len(sel["ids"]))
         parts.append(f"{n:,} ids" if n > 1 else f"job {str(sel['ids'][0])[:8]}")

@@ -14,21 +14,6 @@ from datetime import datetime
 
 from skconsole.text import printable
 
-STATUS_NAMES: dict[int, str] = {
-    0: "Unknown",
-    1: "Unprocessed",
-    2: "Processing",
-    3: "Processed",
-    4: "Error",
-    5: "Faulted",
-    6: "Fatal",
-    7: "Cancelled",
-}
-
-
-def status_name(code: int) -> str:
-    return STATUS_NAMES.get(code, str(code))
-
 
 @dataclass(frozen=True)
 class DepthRow:

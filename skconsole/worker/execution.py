@@ -26,10 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from skconsole.errors import FatalTaskError
+from skconsole.status import JobStatus
 from skconsole.worker.jobs import (
-    ERROR,
-    FATAL,
-    FAULTED,
     Ending,
     JobRun,
     Outcome,
@@ -208,7 +206,7 @@ def fmt_s(seconds: float) -> str:
 
 
 def fatal(run: JobRun, started: float, error: str) -> Outcome:
-    return Outcome(run.job, Ending.FAILURE, ms(started), FATAL, storable(error), False)
+    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FATAL, storable(error), False)
 
 
 def failure(run: JobRun, started: float, error: str, recoverable: bool) -> Outcome:
@@ -218,8 +216,10 @@ def failure(run: JobRun, started: float, error: str, recoverable: bool) -> Outco
     errors = run.job.error_count + 1
     if run.spec is not None and errors < run.spec.options.max_attempts:
         delay = run.spec.options.retry_delay(errors) * 1000.0
-        return Outcome(run.job, Ending.FAILURE, ms(started), ERROR, storable(error), True, delay)
-    return Outcome(run.job, Ending.FAILURE, ms(started), FAULTED, storable(error), True)
+        return Outcome(
+            run.job, Ending.FAILURE, ms(started), JobStatus.ERROR, storable(error), True, delay
+        )
+    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FAULTED, storable(error), True)
 
 
 def timed_out(run: JobRun, task: Task, started: float, ending: str | None) -> Outcome:

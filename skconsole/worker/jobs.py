@@ -14,11 +14,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from skconsole.status import JobStatus
 from skconsole.worker.error_text import cap_error_text
 from skconsole.worker.registry import JobContext, Task
 
 # Stakhanovise.NET status codes the engine writes.
-UNPROCESSED, PROCESSING, PROCESSED, ERROR, FAULTED, FATAL, CANCELLED = 1, 2, 3, 4, 5, 6, 7
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Outcome:
     job: Claimed
     ending: Ending
     ms: int = 0
-    status: int = PROCESSED  # for FAILURE: ERROR, FAULTED or FATAL
+    status: JobStatus = JobStatus.PROCESSED  # for FAILURE: ERROR, FAULTED or FATAL
     error: str | None = None
     recoverable: bool = False
     #: FAILURE: the retry's back-off; HAND_BACK: not claimable again before this

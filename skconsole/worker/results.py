@@ -256,7 +256,7 @@ class ResultWriter:
             params["ms"] = [o.ms for o in group]
         if statement == STATEMENTS[Ending.FAILURE]:
             params |= {
-                "statuses": [o.status for o in group],
+                "statuses": [int(o.status) for o in group],
                 "errors": [o.error for o in group],
                 "recoverable": [o.recoverable for o in group],
                 "delays_ms": [o.delay_ms for o in group],
