@@ -22,7 +22,7 @@ from typing import Any
 import psycopg
 
 from skconsole.db.connect import Database
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.errors import InvalidJobError
 from skconsole.text import is_valid_utf8
 
@@ -230,9 +230,9 @@ class Producer:
             for params, rerun in _batches(jobs, self.source):
                 if rerun is not None:
                     result.rerun_requested += len(
-                        conn.execute(load_sql("queries/request_rerun"), rerun).fetchall()
+                        conn.execute(query("request_rerun"), rerun).fetchall()
                     )
-                row = conn.execute(load_sql("queries/post_jobs"), params).fetchone()
+                row = conn.execute(query("post_jobs"), params).fetchone()
                 result.posted += int(row[0]) if row else 0
         return result
 
@@ -272,9 +272,9 @@ class AsyncProducer:
         async with conn.transaction():
             for params, rerun in _batches(jobs, self.source):
                 if rerun is not None:
-                    cur = await conn.execute(load_sql("queries/request_rerun"), rerun)
+                    cur = await conn.execute(query("request_rerun"), rerun)
                     result.rerun_requested += len(await cur.fetchall())
-                cur = await conn.execute(load_sql("queries/post_jobs"), params)
+                cur = await conn.execute(query("post_jobs"), params)
                 row = await cur.fetchone()
                 result.posted += int(row[0]) if row else 0
         return result

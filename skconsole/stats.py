@@ -14,12 +14,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
 
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.status import JobStatus
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
@@ -32,13 +32,15 @@ STATUS_EXACT_LIMIT = 200_000
 Conn = psycopg.Connection[Any]
 
 
-def _rows(conn: Conn, name: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+def _rows(
+    conn: Conn, sql: LiteralString, params: Mapping[str, Any] | None = None
+) -> list[tuple[Any, ...]]:
     """Run the named read query (JIT is off for every skconsole session: see db.connect).
 
     Never prepared: the optional filters (``%(x)s IS NULL OR ...``) need the
     plan made for the actual values.
     """
-    return conn.execute(load_sql(f"queries/{name}"), params, prepare=False).fetchall()
+    return conn.execute(sql, params, prepare=False).fetchall()
 
 
 def group_id(signature: str) -> str:
@@ -100,17 +102,17 @@ class Depth:
 
 def table_estimates(conn: Conn) -> dict[str, int]:
     """Planner row estimates of the queue and results tables (no scan)."""
-    return {str(r[0]): int(r[1]) for r in _rows(conn, "table_estimates")}
+    return {str(r[0]): int(r[1]) for r in _rows(conn, query("table_estimates"))}
 
 
 def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
     """Queue depth per task type; ready/scheduled are estimated beyond ``exact_limit`` jobs."""
     queued = table_estimates(conn).get("sk_tasks_queue_t", 0)
     if queued <= exact_limit:
-        rows, estimated = _rows(conn, "depth"), False
+        rows, estimated = _rows(conn, query("depth")), False
     else:
         pct = max(0.1, min(100.0, 100.0 * DEPTH_SAMPLE_ROWS / max(queued, 1)))
-        rows, estimated = _rows(conn, "depth_estimated", {"sample_pct": pct}), True
+        rows, estimated = _rows(conn, query("depth_estimated"), {"sample_pct": pct}), True
     return Depth(
         [
             TypeDepth(
@@ -150,13 +152,15 @@ def status_summary(conn: Conn, *, exact_limit: int = STATUS_EXACT_LIMIT) -> Stat
     """Jobs per status: exact for small tables and small statuses; big ones estimated."""
     total = table_estimates(conn).get("sk_task_results_t", 0)
     if total <= exact_limit:
-        return StatusCounts({int(s): int(n) for s, n in _rows(conn, "status_counts")})
+        return StatusCounts({int(s): int(n) for s, n in _rows(conn, query("status_counts"))})
     big = {
-        int(s): int(n) for s, n in _rows(conn, "status_counts_estimated") if int(n) > exact_limit
+        int(s): int(n)
+        for s, n in _rows(conn, query("status_counts_estimated"))
+        if int(n) > exact_limit
     }
     small = [int(s) for s in JobStatus if s not in big]
     counts = dict(big)
-    for s, n in _rows(conn, "status_count_exact", {"statuses": small}):
+    for s, n in _rows(conn, query("status_count_exact"), {"statuses": small}):
         counts[int(s)] = int(n)
     return StatusCounts(dict(sorted(counts.items())), tuple(sorted(big)))
 
@@ -230,7 +234,7 @@ class Inflight:
 def inflight(conn: Conn, policy: HungPolicy | None = None, *, limit: int = 500) -> Inflight:
     """Jobs being processed, hung ones first, judged by ``sk_inflight_tasks()``."""
     params = {**(policy or HungPolicy()).params(), "limit": limit}
-    rows = _rows(conn, "inflight", params)
+    rows = _rows(conn, query("inflight"), params)
     jobs = [
         InflightJob(
             task_id=r[0],
@@ -300,7 +304,7 @@ def failure_groups(conn: Conn, *, limit: int = 200) -> list[FailureGroup]:
             sample_task_id=r[8],
             sample_error=r[9],
         )
-        for r in _rows(conn, "failure_groups", {"limit": limit})
+        for r in _rows(conn, query("failure_groups"), {"limit": limit})
     ]
 
 
@@ -339,7 +343,7 @@ class GroupJobs:
 
 def failure_jobs(conn: Conn, signature: str, *, limit: int = 200) -> GroupJobs:
     """The jobs of one failure group (drill-down), latest failure first."""
-    rows = _rows(conn, "failure_jobs", {"signature": signature, "limit": limit})
+    rows = _rows(conn, query("failure_jobs"), {"signature": signature, "limit": limit})
     jobs = [FailedJob(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), r[5], r[6] or "") for r in rows]
     return GroupJobs(signature, int(rows[0][7]) if rows else 0, jobs)
 
@@ -384,7 +388,7 @@ class JobDetail:
 
 def job(conn: Conn, task_id: UUID) -> JobDetail | None:
     """Everything stored about one job, the full last error included."""
-    rows = _rows(conn, "job", {"task_id": task_id})
+    rows = _rows(conn, query("job"), {"task_id": task_id})
     if not rows:
         return None
     r = rows[0]
@@ -456,7 +460,9 @@ def execution_stats(
     def whole(v: Any) -> int | None:
         return int(v) if v is not None else None
 
-    rows = _rows(conn, "execution_stats", {"window_s": window_s, "recent_limit": recent_limit})
+    rows = _rows(
+        conn, query("execution_stats"), {"window_s": window_s, "recent_limit": recent_limit}
+    )
     return [
         TypeTimes(
             task_type=r[0],
@@ -520,7 +526,7 @@ class MetricsSnapshot:
 
 def metrics(conn: Conn, *, taken_at: float = 0.0) -> MetricsSnapshot:
     """App metrics by category, summed over owner processes."""
-    rows = _rows(conn, "metrics")
+    rows = _rows(conn, query("metrics"))
     return MetricsSnapshot(
         tuple(Metric(r[0], r[1], int(r[2]), int(r[3]), r[4]) for r in rows), taken_at
     )
@@ -579,7 +585,7 @@ class WorkerInfo:
 
 def workers(conn: Conn) -> list[WorkerInfo]:
     """Registered worker processes with their liveness (``sk_worker_liveness()``)."""
-    rows = _rows(conn, "workers")
+    rows = _rows(conn, query("workers"))
     return [
         WorkerInfo(
             worker_id=r[0],
@@ -636,7 +642,7 @@ class History:
 
 def history(conn: Conn, *, minutes: int = 60) -> History:
     """Jobs posted, processed and failed per minute (failed: jobs whose latest attempt failed)."""
-    rows = _rows(conn, "history", {"minutes": max(1, minutes)})
+    rows = _rows(conn, query("history"), {"minutes": max(1, minutes)})
     return History([Minute(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows])
 
 
@@ -647,7 +653,7 @@ def overview(conn: Conn) -> dict[str, Any]:
     summary = status_summary(conn)
     counts = summary.counts
     ws = workers(conn)
-    version = conn.execute("SELECT current_setting('server_version')").fetchone()
+    version = conn.execute(query("server_version")).fetchone()
     return {
         "server_version": version[0] if version else None,
         "depth": d.as_dict(),

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from skconsole.db.connect import Database
+from skconsole.status import JobStatus
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.data import DatabaseSource
 from skconsole.tui.model import Snapshot, Trends
@@ -109,7 +110,7 @@ async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
             "failure_groups": len(snap.failures),
             "failed_jobs": snap.failed_jobs,
             "in_flight": len(snap.inflight),
-            "statuses": dict(snap.statuses),
+            "statuses": {JobStatus.label_of(s): n for s, n in sorted(snap.statuses.counts.items())},
         }
         per_model: dict[str, list[float]] = {}
         for cycle in source.cycles[1:]:

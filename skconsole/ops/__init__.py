@@ -1,21 +1,27 @@
 """Operator actions: everything the console does, and the CLI commands of the same name.
 
-Each action is a module with ``preview(conn, selection, ...) -> Preview`` and
-``execute(conn, selection, *, actor, ids=None, ...) -> ActionResult``:
-:mod:`requeue`, :mod:`bump`, :mod:`purge`, :mod:`reap`, :mod:`cancel`,
-:mod:`pause` and :mod:`resume`. Pass ``ids=preview.ids`` to act on exactly
-what was shown; the SQL re-checks each job's state, and the result counts the
-ones left alone because they changed meanwhile. Every execution writes an
-audit row (:mod:`audit`). Writes are refused with ReadOnlyError on a
+Each action is one spec (:mod:`skconsole.ops.spec`) in a module of its own:
+:data:`REQUEUE`, :data:`BUMP`, :data:`CANCEL`, :data:`PURGE`, :data:`REAP`,
+:data:`PAUSE` and :data:`RESUME`; :data:`ACTIONS` lists them all. Every spec
+runs the same way::
+
+    preview = ops.REQUEUE.preview(conn, selection, ops.RequeueParams(reset_errors=True))
+    result = ops.REQUEUE.execute(conn, preview.selection, params, actor=actor, ids=preview.ids)
+
+Pass ``ids=preview.ids`` to act on exactly what was shown; the SQL re-checks
+each job's state, and the result counts the ones left alone because they
+changed meanwhile. Every execution writes an audit row (:mod:`audit`) in the
+transaction of each batch. Writes are refused with ReadOnlyError on a
 read-only session, a standby, or a role without write privileges.
 
 Use an autocommit connection (``Database.connect()`` gives one): each batch
 commits on its own, so no lock outlives its batch.
 """
 
-from skconsole.ops import audit, bump, cancel, pause, purge, reap, requeue, resume
+from skconsole.ops import audit
 from skconsole.ops.audit import AuditEntry
-from skconsole.ops.guard import ensure_writable
+from skconsole.ops.bump import BUMP, BumpParams
+from skconsole.ops.cancel import CANCEL
 from skconsole.ops.model import (
     BATCH_SIZE,
     ActionResult,
@@ -25,23 +31,44 @@ from skconsole.ops.model import (
     ProgressCallback,
     Selection,
 )
+from skconsole.ops.pause import PAUSE
+from skconsole.ops.purge import PURGE, PurgeParams
+from skconsole.ops.reap import REAP, ReapParams
+from skconsole.ops.requeue import REQUEUE, RequeueParams
+from skconsole.ops.resume import RESUME
+from skconsole.ops.spec import Confirm, JobAction, NoParams, OperatorAction, Params, TypeAction
+
+#: Every operator action, in the order help texts list them.
+ACTIONS: tuple[OperatorAction, ...] = (REQUEUE, BUMP, CANCEL, REAP, PURGE, PAUSE, RESUME)
+BY_NAME: dict[str, OperatorAction] = {a.name: a for a in ACTIONS}
 
 __all__ = [
+    "ACTIONS",
     "BATCH_SIZE",
+    "BUMP",
+    "BY_NAME",
+    "CANCEL",
+    "PAUSE",
+    "PURGE",
+    "REAP",
+    "REQUEUE",
+    "RESUME",
     "ActionResult",
     "Actor",
     "AuditEntry",
+    "BumpParams",
+    "Confirm",
+    "JobAction",
     "JobRow",
+    "NoParams",
+    "OperatorAction",
+    "Params",
     "Preview",
     "ProgressCallback",
+    "PurgeParams",
+    "ReapParams",
+    "RequeueParams",
     "Selection",
+    "TypeAction",
     "audit",
-    "bump",
-    "cancel",
-    "ensure_writable",
-    "pause",
-    "purge",
-    "reap",
-    "requeue",
-    "resume",
 ]

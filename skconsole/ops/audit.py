@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.errors import SkconsoleError
 from skconsole.ops.model import ActionResult, Actor, Selection
 
@@ -73,7 +73,7 @@ def _insert(
     details: dict[str, Any],
 ) -> int:
     row = conn.execute(
-        load_sql("queries/audit_insert"),
+        query("audit_insert"),
         {
             "user": actor.user[:250],
             "host": actor.host[:250],
@@ -176,7 +176,7 @@ class AuditTrail:
             )
         if changed:
             row = conn.execute(
-                load_sql("queries/audit_progress"),
+                query("audit_progress"),
                 {
                     "audit_id": self.audit_id,
                     "changed": changed,
@@ -195,7 +195,7 @@ class AuditTrail:
         if self.audit_id is None:  # no batch ran: the row is written now
             return record(conn, self.actor, self.selection, result)
         row = conn.execute(
-            load_sql("queries/audit_finish"),
+            query("audit_finish"),
             {"audit_id": self.audit_id, "details": Jsonb(_final_details(result))},
         ).fetchone()
         if row is None:
@@ -226,7 +226,7 @@ class AuditTrail:
         }
         with contextlib.suppress(psycopg.Error):
             conn.execute(
-                load_sql("queries/audit_finish"),
+                query("audit_finish"),
                 {"audit_id": self.audit_id, "details": Jsonb(details)},
             )
 
@@ -234,6 +234,6 @@ class AuditTrail:
 def entries(conn: Conn, *, limit: int = 50, action: str | None = None) -> list[AuditEntry]:
     """The latest audit rows, newest first."""
     rows = conn.execute(
-        load_sql("queries/audit_list"), {"limit": limit, "action": action}, prepare=False
+        query("audit_list"), {"limit": limit, "action": action}, prepare=False
     ).fetchall()
     return [AuditEntry(int(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7]) for r in rows]

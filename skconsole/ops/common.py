@@ -6,21 +6,18 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
 
-from skconsole.db.sqlfiles import load_sql
-from skconsole.errors import ConfigError
+from skconsole.db.sqlfiles import query
 from skconsole.ops.audit import AuditTrail, BatchTally
-from skconsole.ops.guard import ensure_writable, write_errors
+from skconsole.ops.guard import Privilege, ensure_writable, write_errors
 from skconsole.ops.model import (
-    SAMPLE_SIZE,
     ActionResult,
     Actor,
     JobRow,
-    Preview,
     ProgressCallback,
     Selection,
 )
@@ -30,7 +27,7 @@ _GROUP_ID = re.compile(r"[0-9a-f]{12}")
 
 
 def db_now(conn: Conn) -> datetime:
-    row = conn.execute(load_sql("queries/db_now")).fetchone()
+    row = conn.execute(query("db_now")).fetchone()
     assert row is not None
     return row[0]  # type: ignore[no-any-return]
 
@@ -42,20 +39,11 @@ def freeze(conn: Conn, selection: Selection) -> Selection:
     return selection.frozen(db_now(conn))
 
 
-def require_criteria(action: str, selection: Selection) -> None:
-    if selection.is_empty:
-        raise ConfigError(
-            f"{action} needs a selection: --id, --group, --type, --status or --older-than"
-        )
-
-
 def signature_of(conn: Conn, group: str | None) -> str | None:
     """The signature a ``--group`` names: itself, or the one whose short id it is."""
     if group is None or not _GROUP_ID.fullmatch(group):
         return group
-    rows = conn.execute(
-        load_sql("queries/ops_resolve_group"), {"group_id": group}, prepare=False
-    ).fetchall()
+    rows = conn.execute(query("ops_resolve_group"), {"group_id": group}, prepare=False).fetchall()
     return str(rows[0][0]) if len(rows) == 1 else group
 
 
@@ -69,47 +57,16 @@ def selection_params(conn: Conn, selection: Selection, statuses: Sequence[int]) 
     }
 
 
-def select_rows(conn: Conn, query: str, params: dict[str, Any], limit: int | None) -> list[JobRow]:
-    rows = conn.execute(
-        load_sql(f"queries/{query}"), {**params, "limit": limit}, prepare=False
-    ).fetchall()
+def select_rows(
+    conn: Conn, sql: LiteralString, params: dict[str, Any], limit: int | None
+) -> list[JobRow]:
+    rows = conn.execute(sql, {**params, "limit": limit}, prepare=False).fetchall()
     return [JobRow(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), r[5], r[6]) for r in rows]
 
 
-def capture(
-    conn: Conn,
-    action: str,
-    selection: Selection,
-    query: str,
-    params: dict[str, Any],
-    *,
-    sample_size: int = SAMPLE_SIZE,
-    details: dict[str, Any] | None = None,
-) -> Preview:
-    """A preview that captures every matching id (oldest activity first)."""
-    rows = select_rows(conn, query, params, None)
-    return Preview(
-        action,
-        selection,
-        len(rows),
-        tuple(rows[:sample_size]),
-        tuple(r.task_id for r in rows),
-        details or {},
-    )
-
-
-def ids_or_capture(
-    conn: Conn, ids: Sequence[UUID] | None, query: str, params: dict[str, Any]
-) -> list[UUID]:
-    """The ids to act on: as given (from a preview), else the selection's now."""
-    if ids is not None:
-        return list(dict.fromkeys(ids))
-    return [r.task_id for r in select_rows(conn, query, params, None)]
-
-
 class ActionProgress:
-    """The progress callback ``run_action`` gives its batches; it carries the action's
-    audit trail, so :func:`batch_transaction` can write the audit row in each batch."""
+    """What an action's batches report to: its audit trail (each batch's transaction
+    writes the audit row, see :func:`batch_transaction`) and the caller's callback."""
 
     def __init__(
         self, trail: AuditTrail, on_progress: ProgressCallback | None, requested: int
@@ -118,35 +75,31 @@ class ActionProgress:
         self.on_progress = on_progress
         self.requested = requested
 
-    def __call__(self, changed_so_far: int, handled: int) -> None:
+    def report(self, changed_so_far: int, handled: int) -> None:
         if self.on_progress is not None:
             self.on_progress(handled, self.requested)
 
 
 @contextmanager
-def batch_transaction(conn: Conn, progress: ProgressCallback) -> Iterator[BatchTally]:
+def batch_transaction(conn: Conn, progress: ActionProgress) -> Iterator[BatchTally]:
     """One batch's transaction; add what the batch changed to the tally it yields.
 
-    With the ``progress`` of ``run_action``, the action's audit row is
-    inserted (first batch) or its count raised (later ones) in this same
-    transaction: the batch and its audit commit together or not at all.
+    The action's audit row is inserted (first batch) or its count raised
+    (later ones) in this same transaction: the batch and its audit commit
+    together or not at all.
     """
-    if isinstance(progress, ActionProgress):
-        with progress.trail.batch(conn) as tally:
-            yield tally
-        return
-    tally = BatchTally()
-    with conn.transaction():
+    with progress.trail.batch(conn) as tally:
         yield tally
 
 
 def run_action(
     conn: Conn,
     action: str,
+    needs: Sequence[Privilege],
     selection: Selection,
     actor: Actor,
     requested: int,
-    batches: Callable[[ProgressCallback], tuple[int, dict[str, Any]]],
+    batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]],
     on_progress: ProgressCallback | None,
     details: dict[str, Any] | None = None,
 ) -> ActionResult:
@@ -160,7 +113,7 @@ def run_action(
     batches raise, is marked interrupted (best effort: its count is exact
     either way). An action that ran no batch gets its row at the end.
     """
-    ensure_writable(conn, action)
+    ensure_writable(conn, action, needs)
     trail = AuditTrail(actor, selection, action, requested, details)
     try:
         with write_errors(action):
@@ -187,7 +140,7 @@ def in_batches(
     ids: Sequence[UUID],
     batch_size: int,
     step: Callable[[list[UUID]], int],
-    progress: ProgressCallback,
+    progress: ActionProgress,
 ) -> int:
     """Apply ``step`` to the ids a batch at a time, each batch in its own transaction
     (with the action's audit row: see :func:`batch_transaction`)."""
@@ -197,5 +150,5 @@ def in_batches(
         with batch_transaction(conn, progress) as tally:
             tally.add(step(batch))
         changed += tally.changed
-        progress(changed, start + len(batch))
+        progress.report(changed, start + len(batch))
     return changed

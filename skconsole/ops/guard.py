@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.errors import ReadOnlyError
 
 Conn = psycopg.Connection[Any]
@@ -25,24 +25,17 @@ RESULTS, QUEUE, TYPES, AUDIT = (
     "sk_audit_t",
 )
 
-#: (table, privilege) each action needs, besides writing its audit row.
-NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
-    "requeue": ((RESULTS, "update"), (QUEUE, "update"), (QUEUE, "insert")),
-    "bump": ((QUEUE, "update"), (RESULTS, "update")),
-    "cancel": ((QUEUE, "update"), (QUEUE, "delete"), (RESULTS, "insert"), (RESULTS, "update")),
-    "purge": ((RESULTS, "update"), (RESULTS, "delete")),
-    "reap": ((RESULTS, "update"), (QUEUE, "insert")),
-    "pause": ((TYPES, "insert"), (TYPES, "update")),
-    "resume": ((TYPES, "update"),),
-}
+#: (table, privilege) an action needs, e.g. (QUEUE, "update").
+Privilege = tuple[str, str]
 
 
-def ensure_writable(conn: Conn, action: str) -> None:
-    """Raise ReadOnlyError unless this session may carry out ``action``."""
+def ensure_writable(conn: Conn, action: str, privileges: Sequence[Privilege]) -> None:
+    """Raise ReadOnlyError unless this session may carry out ``action`` (which needs
+    ``privileges``, besides writing its audit row)."""
     # the audit row is inserted with the first batch and updated with each later one
-    needs: Sequence[tuple[str, str]] = (*NEEDS[action], (AUDIT, "insert"), (AUDIT, "update"))
+    needs: Sequence[Privilege] = (*privileges, (AUDIT, "insert"), (AUDIT, "update"))
     row = conn.execute(
-        load_sql("queries/ops_write_access"),
+        query("ops_write_access"),
         {"tables": [t for t, _ in needs], "privileges": [p for _, p in needs]},
         prepare=False,
     ).fetchone()

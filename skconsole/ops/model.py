@@ -20,6 +20,7 @@ from uuid import UUID
 
 from skconsole.errors import ConfigError
 from skconsole.producer import MAX_NAME
+from skconsole.status import JobStatus
 from skconsole.text import is_valid_utf8, quoted
 
 #: Called after each batch with (jobs handled so far, jobs in all).
@@ -31,17 +32,6 @@ SAMPLE_SIZE = 10
 NO_ERROR_GROUP = "(no error text)"
 #: The oldest ``older_than_seconds``: 100 years (36,500 days), as for every duration.
 MAX_OLDER_THAN_S = 36_500 * 86_400.0
-
-STATUS_LABELS = {
-    0: "Unknown",
-    1: "Unprocessed",
-    2: "Processing",
-    3: "Processed",
-    4: "Error",
-    5: "Faulted",
-    6: "Fatal",
-    7: "Cancelled",
-}
 
 
 @dataclass(frozen=True)
@@ -70,7 +60,7 @@ class Selection:
                 )
         if self.group is not None:
             _check_text("--group", self.group)
-        unknown = sorted(set(self.statuses) - set(STATUS_LABELS))
+        unknown = sorted(set(self.statuses) - {int(s) for s in JobStatus})
         if unknown:
             shown = ", ".join(str(s) for s in unknown[:5])
             raise ConfigError(f"unknown status code(s) {shown}: use 0-7")
@@ -129,7 +119,9 @@ class Selection:
         if self.task_type is not None:
             parts.append(f"type {self.task_type}")
         if self.statuses:
-            parts.append("status " + ", ".join(f"{s} {STATUS_LABELS[s]}" for s in self.statuses))
+            parts.append(
+                "status " + ", ".join(f"{s} {JobStatus.label_of(s)}" for s in self.statuses)
+            )
         if self.cutoff is not None:
             parts.append(f"last active before {self.cutoff:%Y-%m-%d %H:%M:%S %Z}")
         elif self.older_than_seconds is not None:
@@ -145,21 +137,6 @@ def _check_text(option: str, value: str) -> None:
         raise ConfigError(f"{option} is not valid UTF-8 text: {quoted(value)}")
     if "\x00" in value:
         raise ConfigError(f"{option} must not contain NUL characters")
-
-
-def effective_statuses(
-    action: str, selection: Selection, allowed: tuple[int, ...], default: tuple[int, ...]
-) -> tuple[int, ...]:
-    """The statuses an action acts on: the selection's (checked) or the action's default."""
-    if not selection.statuses:
-        return default
-    bad = sorted(set(selection.statuses) - set(allowed))
-    if bad:
-        names = ", ".join(f"{s} {STATUS_LABELS[s]}" for s in allowed)
-        raise ConfigError(
-            f"{action} acts on jobs in status {names}; not on {', '.join(map(str, bad))}"
-        )
-    return tuple(sorted(set(selection.statuses)))
 
 
 @dataclass(frozen=True)
@@ -178,7 +155,7 @@ class JobRow:
         return {
             "task_id": str(self.task_id),
             "task_type": self.task_type,
-            "status": STATUS_LABELS.get(self.status, str(self.status)),
+            "status": JobStatus.label_of(self.status),
             "priority": self.priority,
             "error_count": self.error_count,
             "at": self.at.isoformat() if self.at else None,

@@ -8,87 +8,34 @@ claimed meanwhile is left alone, never resurrected or posted twice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
-import psycopg
+from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.spec import JobAction, Params
+from skconsole.status import FAILED, JobStatus
 
-from skconsole.db.sqlfiles import load_sql
-from skconsole.ops.common import (
-    capture,
-    freeze,
-    ids_or_capture,
-    in_batches,
-    require_criteria,
-    run_action,
-    selection_params,
+
+@dataclass(frozen=True)
+class RequeueParams(Params):
+    reset_errors: bool = False  # start the error count again from 0
+
+    def sql(self) -> dict[str, Any]:
+        return {"reset_errors": self.reset_errors}
+
+    def details(self) -> dict[str, Any]:
+        return {"reset_errors": self.reset_errors}
+
+
+REQUEUE = JobAction(
+    name="requeue",
+    verb="requeue",
+    done="requeued",
+    noun="job(s)",
+    params_type=RequeueParams,
+    allowed=(*FAILED, JobStatus.CANCELLED),
+    default=FAILED,
+    select="ops_select_results",
+    write="ops_requeue",
+    needs=((RESULTS, "update"), (QUEUE, "update"), (QUEUE, "insert")),
 )
-from skconsole.ops.model import (
-    BATCH_SIZE,
-    SAMPLE_SIZE,
-    ActionResult,
-    Actor,
-    Preview,
-    ProgressCallback,
-    Selection,
-    effective_statuses,
-)
-
-ACTION = "requeue"
-ALLOWED = (4, 5, 6, 7)
-DEFAULT = (4, 5, 6)
-QUERY = "ops_select_results"
-
-Conn = psycopg.Connection[Any]
-
-
-def _params(conn: Conn, selection: Selection) -> dict[str, Any]:
-    return selection_params(
-        conn, selection, effective_statuses(ACTION, selection, ALLOWED, DEFAULT)
-    )
-
-
-def preview(conn: Conn, selection: Selection, *, sample_size: int = SAMPLE_SIZE) -> Preview:
-    """The failed (4, 5, 6; 7 when selected) jobs a requeue would post again."""
-    require_criteria(ACTION, selection)
-    selection = freeze(conn, selection)
-    return capture(
-        conn, ACTION, selection, QUERY, _params(conn, selection), sample_size=sample_size
-    )
-
-
-def execute(
-    conn: Conn,
-    selection: Selection,
-    *,
-    actor: Actor,
-    ids: Sequence[UUID] | None = None,
-    reset_errors: bool = False,
-    batch_size: int = BATCH_SIZE,
-    on_progress: ProgressCallback | None = None,
-) -> ActionResult:
-    """Requeue ``ids`` (from a preview) or else the selection's jobs as of now."""
-    require_criteria(ACTION, selection)
-    selection = freeze(conn, selection)
-    params = _params(conn, selection)
-    todo = ids_or_capture(conn, ids, QUERY, params)
-
-    def step(batch: list[UUID]) -> int:
-        rows = conn.execute(
-            load_sql("queries/ops_requeue"),
-            {**params, "ids": batch, "reset_errors": reset_errors},
-            prepare=False,
-        ).fetchall()
-        return len(rows)
-
-    return run_action(
-        conn,
-        ACTION,
-        selection,
-        actor,
-        len(todo),
-        lambda progress: (in_batches(conn, todo, batch_size, step, progress), {}),
-        on_progress,
-        {"reset_errors": reset_errors},
-    )

@@ -16,16 +16,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-PANELS: tuple[tuple[str, str], ...] = (
-    ("depth", "Queue depth"),
-    ("inflight", "In flight"),
-    ("failures", "Failures"),
-    ("exec", "Exec times"),
-    ("metrics", "Metrics"),
-    ("workers", "Workers"),
-    ("audit", "Audit log"),
-)
-PANEL_IDS = tuple(p for p, _ in PANELS)
+from skconsole.tui.panels import PANEL_IDS, numbered
+
 TABLE_SCOPES = frozenset({*PANEL_IDS, "jobs"})
 MAIN = frozenset(PANEL_IDS)
 
@@ -56,16 +48,17 @@ class ActionSpec:
 
 
 def _panel_actions() -> list[ActionSpec]:
+    """Keys 1-7: one per panel of :data:`skconsole.tui.panels.PANELS`, in its order."""
     return [
         ActionSpec(
-            f"panel('{pid}')",
+            f"panel('{panel.scope}')",
             str(n),
-            title,
-            f"Show and focus the {title} panel.",
+            panel.label(),
+            f"Show and focus the {panel.label()} panel.",
             scopes=MAIN,
             footer=False,
         )
-        for n, (pid, title) in enumerate(PANELS, 1)
+        for n, panel in numbered()
     ]
 
 

@@ -5,10 +5,15 @@ Rules this module keeps (see DESIGN.md, "The console"):
 - No database call on the UI thread. Every read and write goes through the
   data source inside a ``@work(thread=True, exclusive=True)`` worker; results
   come back as messages.
-- The next refresh is scheduled only when the previous one has finished, so
-  refreshes never pile up however slow the server is.
+- Reads run in poll loops (:class:`~skconsole.tui.polling.PollLoop`): snapshots
+  every ``interval``, trends every TRENDS_EVERY_S. The next read is scheduled
+  only when the previous one has finished, so reads never pile up however slow
+  the server is, and nothing is repainted under an open dialog.
 - A failed refresh keeps the last snapshot on screen, marks it stale and
   retries with back-off; write actions are dimmed until the server is back.
+- Screens get what they need passed in (the App as a
+  :class:`~skconsole.tui.context.Console`) and hear of new data through
+  :class:`~skconsole.tui.messages.DataChanged`; none imports this module.
 - Destructive actions preview first, confirm with the exact scope (default
   No), and execute on the ids the preview captured.
 """
@@ -24,36 +29,42 @@ from typing import Any, ClassVar, Protocol
 from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
+from skconsole import ops
 from skconsole.tui import actions as registry
+from skconsole.tui import targets
 from skconsole.tui.actions import ActionSpec, spec_for
 from skconsole.tui.commands import ActionCommands
 from skconsole.tui.formatting import first_line, fmt_int, fmt_seconds, short_id
 from skconsole.tui.messages import (
-    RefreshFailed,
+    ActionDone,
+    ActionFailed,
+    DataChanged,
+    PreviewReady,
     SchemaFailed,
     SchemaReady,
-    SnapshotReady,
-    TrendsFailed,
-    TrendsReady,
 )
 from skconsole.tui.model import (
+    ActionRequest,
     Snapshot,
+    Target,
     Trends,
 )
+from skconsole.tui.operator_flow import OperatorFlow, is_connection_error
+from skconsole.tui.polling import PollLoop, backoff
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.panel import Panel
 from skconsole.tui.widgets.status_bar import StatusState
-from skconsole.tui.write_actions import WriteActions, is_connection_error
 
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 MAX_BACKOFF_S = 10.0
@@ -75,12 +86,17 @@ class EngineControl(Protocol):
     @property
     def concurrency(self) -> int: ...
 
+    @property
+    def error(self) -> str | None:
+        """Why it failed (state "failed"), else None."""
+        ...
+
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
 
 
-class ConsoleApp(WriteActions):
+class ConsoleApp(App[int]):
     """The console. ``source`` gives data; ``clock`` (epoch seconds) is injectable for tests."""
 
     CSS_PATH = "app.tcss"
@@ -114,23 +130,46 @@ class ConsoleApp(WriteActions):
         self.live_refresh = auto_refresh  # False: refresh only on demand (fixed-data scenes)
         self.snapshot: Snapshot | None = None
         self.connection = "setup" if self.setup_needed else "connecting"
-        self.attempt = 0
         self.error_text: str | None = None
         self.refresh_times_ms: deque[float] = deque(maxlen=1000)  # database reads (worker)
         self.apply_times_ms: deque[float] = deque(maxlen=1000)  # updating the widgets (UI)
         self.refresh_count = 0
         self._last_ok_at: float | None = None
-        self._refreshing = False
-        self._timer: Any = None
-        self._pending: Snapshot | None = None
         self.trends: Trends | None = None
-        self._trends_loading = False
-        self._trends_timer: Any = None
-        self._pending_trends: Trends | None = None
-        self._action_busy = False
+        self.refresh_loop: PollLoop[Snapshot] = PollLoop(
+            self,
+            "refresh",
+            lambda: self.source.snapshot(),
+            self._show_snapshot,
+            every=lambda: self.interval,
+            on_done=self._snapshot_read,
+            on_error=self._refresh_failed,
+            retry=lambda failures: backoff(failures, self.interval, MAX_BACKOFF_S),
+            auto=auto_refresh,
+            ready=self._can_read,
+        )
+        self.trends_loop: PollLoop[Trends] = PollLoop(
+            self,
+            "trends",
+            lambda: self.source.trends(),
+            self._show_trends,
+            every=lambda: TRENDS_EVERY_S,
+            on_done=self._trends_read,
+            auto=auto_refresh,
+            ready=self._can_read,
+        )
+        self.loops: tuple[PollLoop[Any], ...] = (self.refresh_loop, self.trends_loop)
         self._bindings_connected = False
-        self._last_press: dict[str, float] = {}
-        self.main_screen = MainScreen()
+        self.operator = OperatorFlow(
+            self,
+            source,
+            actor=self.actor,
+            read_only=self.read_only,
+            connected=lambda: self.connected,
+            done=self._after_action,
+            report_error=self.report_error,
+        )
+        self.main_screen = MainScreen(self.status_state, self.apply_pending)
 
     # -- screens ---------------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
@@ -165,9 +204,8 @@ class ConsoleApp(WriteActions):
                 f"{engine_state} {self.engine.running_count}/{self.engine.concurrency}"
                 f" · {fmt_int(self.engine.processed)} done"
             )
-            error = getattr(self.engine, "error", None)
-            if engine_state == "failed" and error:
-                engine_text = f"failed: {error}"
+            if engine_state == "failed" and self.engine.error:
+                engine_text = f"failed: {self.engine.error}"
         age = None if self._last_ok_at is None else max(self.clock() - self._last_ok_at, 0.0)
         return StatusState(
             server=self.source.description,
@@ -195,129 +233,73 @@ class ConsoleApp(WriteActions):
             self._bindings_connected = self.connected
             self.refresh_bindings()
 
-    # -- the refresh loop ------------------------------------------------------------
+    # -- the poll loops: snapshots every ``interval``, trends every TRENDS_EVERY_S ---------
     def request_refresh(self) -> None:
-        """Start a refresh now unless one is running; cancels the scheduled one."""
-        if self._refreshing or self.connection == "setup":
-            return
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        self._refreshing = True
-        self._refresh_worker()
+        """Refresh now unless a refresh is running; replaces the scheduled one."""
+        self.refresh_loop.request()
 
-    def _schedule(self, delay: float) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        if self.live_refresh:
-            self._timer = self.set_timer(delay, self.request_refresh)
+    def request_trends(self) -> None:
+        self.trends_loop.request()
 
-    @work(thread=True, exclusive=True, group="refresh", exit_on_error=False)
-    def _refresh_worker(self) -> None:
-        started = time.perf_counter()
-        try:
-            snapshot = self.source.snapshot()
-        except Exception as exc:
-            self.post_message(RefreshFailed(exc, is_connection_error(exc)))
-            return
-        self.post_message(SnapshotReady(snapshot, (time.perf_counter() - started) * 1000.0))
+    def _can_read(self) -> bool:
+        return self.connection != "setup"
 
-    def on_snapshot_ready(self, message: SnapshotReady) -> None:
-        self._refreshing = False
+    @property
+    def attempt(self) -> int:
+        """Failed refreshes in a row (shown while reconnecting)."""
+        return self.refresh_loop.failures
+
+    def on_poll_loop_done(self, message: PollLoop.Done) -> None:
+        message.loop.finished(message.value, message.elapsed_ms)
+
+    def on_poll_loop_failed(self, message: PollLoop.Failed) -> None:
+        message.loop.failed(message.error)
+
+    def _snapshot_read(self, snapshot: Snapshot, elapsed_ms: float) -> None:
         was = self.connection
-        self.connection, self.attempt, self.error_text = "live", 0, None
-        self.snapshot = message.snapshot
+        self.connection, self.error_text = "live", None
+        self.snapshot = snapshot
         self._last_ok_at = self.clock()
         self.refresh_count += 1
-        self.refresh_times_ms.append(message.elapsed_ms)
+        self.refresh_times_ms.append(elapsed_ms)
         if was not in ("live", "connecting"):
             self.notify("Connection restored: the data is live again.", title="Reconnected")
             self.request_trends()
-        if isinstance(self.screen, ModalScreen):
-            self._pending = message.snapshot  # don't repaint under an open dialog
-        else:
-            self._apply(message.snapshot)
         self._status_changed()
-        if not self.paused:
-            self._schedule(self.interval)
 
-    def on_refresh_failed(self, message: RefreshFailed) -> None:
-        self._refreshing = False
-        self.attempt += 1
-        if message.connection_lost:
+    def _refresh_failed(self, error: BaseException) -> None:
+        connection_lost = is_connection_error(error)
+        if connection_lost:
             self.connection, self.error_text = "reconnecting", None
         else:
             self.connection = "error"
-            self.error_text = first_line(str(message.error), 80) or type(message.error).__name__
+            self.error_text = first_line(str(error), 80) or type(error).__name__
         if self.attempt == 1 and self.snapshot is not None:
             self.notify(
                 "Lost the connection: the data on screen is from before; retrying."
-                if message.connection_lost
+                if connection_lost
                 else f"Refresh failed: {self.error_text}",
                 title="Stale data",
                 severity="warning",
             )
         self._status_changed()
-        if not self.paused:
-            self._schedule(
-                min(0.5 * 2 ** (self.attempt - 1), MAX_BACKOFF_S, max(self.interval, 1.0) * 5)
-            )
 
-    # -- the trends loop: per-minute history, read every TRENDS_EVERY_S ----------------
-    def request_trends(self) -> None:
-        if self._trends_loading or self.connection == "setup":
-            return
-        if self._trends_timer is not None:
-            self._trends_timer.stop()
-            self._trends_timer = None
-        self._trends_loading = True
-        self._trends_worker()
-
-    @work(thread=True, exclusive=True, group="trends", exit_on_error=False)
-    def _trends_worker(self) -> None:
-        try:
-            trends = self.source.trends()
-        except Exception as exc:
-            self.post_message(TrendsFailed(exc))
-            return
-        self.post_message(TrendsReady(trends))
-
-    def on_trends_ready(self, message: TrendsReady) -> None:
-        self._trends_loading = False
-        self.trends = message.trends
-        if isinstance(self.screen, ModalScreen):
-            self._pending_trends = message.trends
-        else:
-            self.main_screen.show_trends(message.trends)
-        self._schedule_trends()
-
-    def on_trends_failed(self, _message: TrendsFailed) -> None:
-        self._trends_loading = False  # the refresh loop reports the connection state
-        self._schedule_trends()
-
-    def _schedule_trends(self) -> None:
-        if self.live_refresh and not self.paused:
-            self._trends_timer = self.set_timer(TRENDS_EVERY_S, self.request_trends)
-
-    def _apply(self, snapshot: Snapshot) -> None:
+    def _show_snapshot(self, snapshot: Snapshot) -> None:
         started = time.perf_counter()
-        self._pending = None
         self.main_screen.show_snapshot(snapshot)
         self.apply_times_ms.append((time.perf_counter() - started) * 1000.0)
-        reload = getattr(self.screen, "reload", None)
-        if callable(reload):
-            reload()
+        self.screen.post_message(DataChanged())  # a drill-down reads its own data again
+
+    def _trends_read(self, trends: Trends, _elapsed_ms: float) -> None:
+        self.trends = trends  # failures: the refresh loop reports the connection state
+
+    def _show_trends(self, trends: Trends) -> None:
+        self.main_screen.show_trends(trends)
 
     def apply_pending(self) -> None:
         """Called when a dialog closes: show what arrived while it was open."""
-        if isinstance(self.screen, ModalScreen):
-            return
-        if self._pending is not None:
-            self._apply(self._pending)
-        if self._pending_trends is not None:
-            self.main_screen.show_trends(self._pending_trends)
-            self._pending_trends = None
+        for loop in self.loops:
+            loop.flush()
 
     # -- schema setup ----------------------------------------------------------------
     def _on_setup_answer(self, yes: bool | None) -> None:
@@ -457,28 +439,26 @@ class ConsoleApp(WriteActions):
     def action_pause_refresh(self) -> None:
         self.paused = not self.paused
         if self.paused:
-            for timer in (self._timer, self._trends_timer):
-                if timer is not None:
-                    timer.stop()
-            self._timer = self._trends_timer = None
+            for loop in self.loops:
+                loop.pause()
             self.notify("Refresh paused: the data will age until you press p again.")
         else:
             self.notify("Refresh resumed.")
-            self.request_refresh()
-            self.request_trends()
+            for loop in self.loops:
+                loop.resume()
         self._status_changed()
 
     def action_refresh_now(self) -> None:
-        self.request_refresh()
-        self.request_trends()
+        for loop in self.loops:
+            loop.request()
 
     def _set_interval(self, step: int) -> None:
         index = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
         self.interval = INTERVALS[max(0, min(len(INTERVALS) - 1, index + step))]
         self.notify(f"Refreshing every {fmt_seconds(self.interval)}.")
         self._status_changed()
-        if not self.paused and not self._refreshing and self.connected:
-            self._schedule(self.interval)
+        if self.connected:  # while reconnecting, the back-off keeps its own pace
+            self.refresh_loop.reschedule()
 
     def action_faster(self) -> None:
         self._set_interval(-1)
@@ -502,11 +482,13 @@ class ConsoleApp(WriteActions):
 
     def action_copy(self) -> None:
         screen = self.screen
-        if isinstance(screen, JobDetailScreen) and screen.detail is not None:
-            text = screen.detail.as_text()
+        if isinstance(screen, JobDetailScreen):
+            text = screen.copy_text()
+            if text is None:
+                return
             self.copy_to_clipboard(text)
             self.notify(
-                f"Copied job {short_id(screen.detail.task_id)} ({len(text):,} characters: "
+                f"Copied job {short_id(screen.task_id)} ({len(text):,} characters: "
                 "fields, payload and full error).",
                 title="Copied",
             )
@@ -517,11 +499,77 @@ class ConsoleApp(WriteActions):
             panel = screen.query_one(FailuresPanel)
             group = panel.group(panel.table.selected_key, self.snapshot)
             if group is not None:
-                self.push_screen(GroupJobsScreen(group))
+                self.push_screen(GroupJobsScreen(group, self))
         elif isinstance(screen, GroupJobsScreen):
             task_id = screen.selected_job()
             if task_id is not None:
-                self.push_screen(JobDetailScreen(task_id, screen.group.signature))
+                workers = self.snapshot.workers if self.snapshot is not None else ()
+                self.push_screen(
+                    JobDetailScreen(task_id, self, screen.group.signature, workers=workers)
+                )
+
+    # -- operator actions (skconsole.ops, through OperatorFlow) ----------------------------
+    @property
+    def connected(self) -> bool:
+        return self.connection == "live"
+
+    def _operate(self, action: ops.OperatorAction, target: Target | None, **kw: Any) -> None:
+        params = action.params_type(**kw) if kw else action.default_params()
+        self.operator.start(None if target is None else ActionRequest(action, target, params))
+
+    def _selected(self, action: ops.OperatorAction) -> Target | None:
+        return targets.selected(action, self.screen, self.current_scope(), self.snapshot)
+
+    def action_requeue(self) -> None:
+        self._operate(ops.REQUEUE, self._selected(ops.REQUEUE))
+
+    def action_requeue_shown(self) -> None:
+        if isinstance(self.screen, GroupJobsScreen):
+            target = targets.shown_jobs(self.screen)
+            if target is None:
+                self.notify("No jobs shown.", severity="warning")
+            else:
+                self._operate(ops.REQUEUE, target)
+
+    def action_bump(self) -> None:
+        self._operate(ops.BUMP, self._selected(ops.BUMP), to=0)
+
+    def action_cancel(self) -> None:
+        self._operate(ops.CANCEL, self._selected(ops.CANCEL))
+
+    def action_reap(self) -> None:
+        self._operate(ops.REAP, Target(label="hung jobs"))
+
+    def action_pause_type(self) -> None:
+        row = targets.selected_type(self.screen, self.snapshot)
+        if row is not None:
+            target = Target(label=f"type `{row.task_type}`", task_type=row.task_type)
+            self._operate(ops.RESUME if row.paused else ops.PAUSE, target)
+
+    def action_purge(self) -> None:
+        if self.operator.allowed(ops.PURGE.name):
+            self.push_screen(PurgeAgeScreen(), self._purge_older_than)
+
+    def _purge_older_than(self, seconds: float | None) -> None:
+        if seconds is not None:
+            label = f"finished results older than {fmt_seconds(seconds)}"
+            request = ActionRequest(
+                ops.PURGE, Target(label=label, older_than_s=seconds), ops.PurgeParams()
+            )
+            self.operator.start(request, checked=True)
+
+    def _after_action(self) -> None:
+        self.request_refresh()
+        self.screen.post_message(DataChanged())  # a drill-down reads its own data again
+
+    def on_preview_ready(self, message: PreviewReady) -> None:
+        self.operator.previewed(message.preview)
+
+    def on_action_done(self, message: ActionDone) -> None:
+        self.operator.finished(message.outcome)
+
+    def on_action_failed(self, message: ActionFailed) -> None:
+        self.operator.failed(message)
 
     # -- errors ------------------------------------------------------------------------------
     def report_error(self, what: str, exc: BaseException) -> None:
@@ -532,9 +580,9 @@ class ConsoleApp(WriteActions):
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         """A worker that raised past its own handling: report it, keep the console up."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            if event.worker.group == "refresh":
-                self._refreshing = False
-                self.post_message(RefreshFailed(event.worker.error, False))
+            for loop in self.loops:
+                if event.worker.group == loop.name:
+                    loop.failed(event.worker.error)
             if event.worker.group == "action":
-                self._action_busy = False
+                self.operator.busy = False
             self.report_error("internal error", event.worker.error)

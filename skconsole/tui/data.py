@@ -1,7 +1,7 @@
 """The console's data layer: the one module that calls ``skconsole.stats`` and ``skconsole.ops``.
 
-It turns the read models into the console's immutable snapshots
-(:mod:`skconsole.tui.model`) and the console's action requests into ops
+It gathers the read models into the console's snapshots
+(:mod:`skconsole.tui.model`) and turns the console's action requests into ops
 selections, previews and executions. Everything here blocks on the network,
 so the app calls it only from worker threads.
 
@@ -37,18 +37,11 @@ from skconsole.tui.model import (
     ActionRequest,
     AuditRow,
     DepthRow,
-    ExecStat,
-    FailureGroup,
-    GroupJobs,
-    InflightRow,
-    JobDetail,
-    JobRow,
     MetricRow,
     OutcomeInfo,
     PreviewInfo,
     Snapshot,
     Trends,
-    WorkerRow,
 )
 from skconsole.tui.source import SourceUnavailable
 
@@ -62,16 +55,6 @@ FAILURE_GROUPS_SHOWN = 200
 INFLIGHT_SHOWN = 500
 AUDIT_SHOWN = 50
 SAMPLE_SHOWN = 5
-
-_MODULES: dict[str, Any] = {
-    "requeue": ops.requeue,
-    "bump": ops.bump,
-    "cancel": ops.cancel,
-    "reap": ops.reap,
-    "purge": ops.purge,
-    "pause": ops.pause,
-    "resume": ops.resume,
-}
 
 
 class DatabaseSource:
@@ -172,13 +155,13 @@ class DatabaseSource:
             taken_at=self.clock(),
             server_version=str(version[0]) if version else "",
             depth=self._depth_rows(depth),
-            inflight=tuple(_inflight_row(j) for j in inflight.jobs),
-            failures=tuple(_failure_group(g) for g in groups),
-            exec_stats=tuple(_exec_stat(t) for t in times),
+            inflight=tuple(inflight.jobs),
+            failures=tuple(groups),
+            exec_stats=tuple(times),
             metrics=self._metric_rows(metrics),
-            workers=tuple(_worker_row(w) for w in workers),
+            workers=tuple(workers),
             audit=tuple(_audit_row(a) for a in audit),
-            statuses=tuple((JobStatus.label_of(s), n) for s, n in sorted(statuses.counts.items())),
+            statuses=statuses,
             waiting=tuple(self._waiting),
             read_ms=read_ms,
             timings=tuple(timings),
@@ -229,66 +212,18 @@ class DatabaseSource:
         )
 
     # -- drill-down ----------------------------------------------------------------------
-    def group_jobs(self, group_key: str, limit: int) -> GroupJobs:
+    def group_jobs(self, signature: str, limit: int) -> stats.GroupJobs:
         with self._conn("drill") as conn:
-            got = stats.failure_jobs(conn, group_key, limit=limit)
-        return GroupJobs(
-            group_key,
-            got.total,
-            tuple(
-                JobRow(
-                    str(j.task_id),
-                    j.task_type,
-                    JobStatus.label_of(j.status),
-                    j.error_count,
-                    j.priority,
-                    j.failed_at,
-                    j.error_line,
-                )
-                for j in got.jobs
-            ),
-        )
+            return stats.failure_jobs(conn, signature, limit=limit)
 
-    def job_detail(self, task_id: str) -> JobDetail | None:
+    def job_detail(self, task_id: str) -> stats.JobDetail | None:
         with self._conn("drill") as conn:
-            d = stats.job(conn, UUID(task_id))
-        if d is None:
-            return None
-        extra = []
-        if d.signature:
-            extra.append(("failure group", d.signature))
-        if d.queued_until is not None:
-            extra.append(("eligible from", d.queued_until.strftime("%Y-%m-%d %H:%M:%S")))
-        return JobDetail(
-            task_id=str(d.task_id),
-            task_type=d.task_type,
-            source=d.source,
-            status=JobStatus.label_of(d.status),
-            priority=d.priority,
-            error_count=d.error_count,
-            recoverable=d.recoverable,
-            posted_at=d.posted_at,
-            first_attempt_at=d.first_attempt_at,
-            last_attempt_at=d.last_attempt_at,
-            finalized_at=d.finalized_at,
-            processing_ms=d.processing_ms,
-            attempt=d.attempt,
-            owner=f"worker {short_id(str(d.owner_worker_id))}" if d.owner_worker_id else "-",
-            payload=d.payload,
-            last_error=d.last_error,
-            queued=d.queued,
-            extra=tuple(extra),
-        )
+            return stats.job(conn, UUID(task_id))
 
     # -- actions ---------------------------------------------------------------------------
     def preview(self, request: ActionRequest) -> PreviewInfo:
-        module = _MODULES[request.kind]
-        selection = _selection(request)
         with self._conn("action") as conn:
-            if request.kind == "bump":
-                got = module.preview(conn, selection, to=request.priority or 0)
-            else:
-                got = module.preview(conn, selection)
+            got = request.action.preview(conn, _selection(request), request.params)
         sample = tuple(_sample_line(r) for r in got.sample[:SAMPLE_SHOWN])
         return PreviewInfo(request, int(got.count), sample, got)
 
@@ -297,17 +232,11 @@ class DatabaseSource:
         got = preview.handle
         if not isinstance(got, ops.Preview):
             raise ConfigError("this action was not previewed by the database source")
-        module = _MODULES[request.kind]
         who = ops.Actor(user=actor, host=socket.gethostname())
         with self._conn("action") as conn:
-            if request.kind in ("pause", "resume"):
-                result = module.execute(conn, got.selection, actor=who)
-            elif request.kind == "bump":
-                result = module.execute(
-                    conn, got.selection, actor=who, ids=got.ids, to=request.priority or 0
-                )
-            else:
-                result = module.execute(conn, got.selection, actor=who, ids=got.ids)
+            result = request.action.execute(
+                conn, got.selection, request.params, actor=who, ids=got.ids
+            )
         return OutcomeInfo(
             request, int(result.requested), int(result.changed), int(result.skipped_changed_state)
         )
@@ -316,13 +245,10 @@ class DatabaseSource:
 # -- conversions --------------------------------------------------------------------------
 def _selection(request: ActionRequest) -> ops.Selection:
     t = request.target
-    if request.kind in ("pause", "resume"):
-        return ops.Selection(task_type=t.task_type)
     return ops.Selection(
         ids=tuple(UUID(i) for i in t.ids),
         group=t.group,
         task_type=t.task_type,
-        statuses=t.statuses,
         older_than_seconds=t.older_than_s,
     )
 
@@ -330,66 +256,6 @@ def _selection(request: ActionRequest) -> ops.Selection:
 def _sample_line(row: ops.JobRow) -> str:
     note = f"  {row.note}" if row.note else ""
     return f"{short_id(str(row.task_id))}  {row.task_type}  {JobStatus.label_of(row.status)}{note}"
-
-
-def _inflight_row(j: stats.InflightJob) -> InflightRow:
-    worker = f"{j.worker_host} pid {j.worker_pid}" if j.worker_host else "-"
-    return InflightRow(
-        str(j.task_id),
-        j.task_type,
-        worker,
-        j.running_s,
-        j.heartbeat_age_s,
-        j.attempt,
-        j.state,
-        j.note,
-        j.hung_reason,
-    )
-
-
-def _failure_group(g: stats.FailureGroup) -> FailureGroup:
-    statuses = sorted(
-        ((JobStatus.label_of(s), n) for s, n in g.statuses.items() if n), key=lambda x: -x[1]
-    )
-    return FailureGroup(
-        g.signature,
-        g.signature,
-        g.count,
-        tuple(g.task_types),
-        tuple(statuses),
-        g.first_seen,
-        g.last_seen,
-    )
-
-
-def _exec_stat(t: stats.TypeTimes) -> ExecStat:
-    def f(v: int | float | None) -> float | None:
-        return float(v) if v is not None else None
-
-    return ExecStat(
-        t.task_type,
-        t.cycles,
-        t.avg_ms,
-        t.p50_ms,
-        t.p95_ms,
-        t.p99_ms,
-        f(t.fastest_ms),
-        f(t.longest_ms),
-        f(t.last_ms),
-    )
-
-
-def _worker_row(w: stats.WorkerInfo) -> WorkerRow:
-    return WorkerRow(
-        str(w.worker_id),
-        w.host,
-        w.pid,
-        w.state,
-        w.heartbeat_age_s,
-        w.concurrency,
-        w.in_flight,
-        tuple(w.task_types),
-    )
 
 
 def _audit_row(a: ops.AuditEntry) -> AuditRow:

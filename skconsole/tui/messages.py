@@ -1,36 +1,19 @@
-"""Messages from worker threads to the UI (``post_message`` is thread-safe)."""
+"""Messages from worker threads to the UI (``post_message`` is thread-safe), and the
+notice that the data changed (the poll loops' own are :class:`skconsole.tui.polling.PollLoop`'s)."""
 
 from __future__ import annotations
 
 from textual.message import Message
 
-from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo, Snapshot, Trends
+from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
 
 
-class SnapshotReady(Message):
-    def __init__(self, snapshot: Snapshot, elapsed_ms: float) -> None:
-        super().__init__()
-        self.snapshot = snapshot
-        self.elapsed_ms = elapsed_ms
+class DataChanged(Message, bubble=False):
+    """The data on screen changed: a snapshot was applied, or an operator action ran.
 
-
-class RefreshFailed(Message):
-    def __init__(self, error: BaseException, connection_lost: bool) -> None:
-        super().__init__()
-        self.error = error
-        self.connection_lost = connection_lost
-
-
-class TrendsReady(Message):
-    def __init__(self, trends: Trends) -> None:
-        super().__init__()
-        self.trends = trends
-
-
-class TrendsFailed(Message):
-    def __init__(self, error: BaseException) -> None:
-        super().__init__()
-        self.error = error
+    The app posts it to the current screen (``app.screen.post_message``); the
+    drill-down screens (a failure group's jobs, one job) read theirs again.
+    """
 
 
 class PreviewReady(Message):

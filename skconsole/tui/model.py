@@ -1,10 +1,13 @@
-"""What the console shows: immutable snapshots, built off the UI thread.
+"""What the console shows: snapshots, built off the UI thread.
 
-These are the console's own view of the read models. :mod:`skconsole.tui.data`
-converts whatever ``skconsole.stats`` returns into them, so widgets never
-depend on the shape of a query result, and a fixed data source for snapshot
-tests and screenshots can build them by hand. Frozen dataclasses with tuples:
-a snapshot handed from a worker thread to the UI can never change under it.
+The rows are the read models' own dataclasses (:mod:`skconsole.stats`:
+FailureGroup, InflightJob, TypeTimes, WorkerInfo, StatusCounts, and for the
+drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
+console adds lives here: the snapshot of one refresh cycle, the per-minute
+trends, queue depth with its recent history (DepthRow), metrics with their
+rates (MetricRow) and the audit log in words (AuditRow). Frozen dataclasses
+with tuples, and nothing mutates a read model once read: a snapshot handed
+from a worker thread to the UI never changes under it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from skconsole.ops import OperatorAction, Params
+from skconsole.stats import FailureGroup, InflightJob, StatusCounts, TypeTimes, WorkerInfo
 from skconsole.text import printable
 
 
@@ -29,68 +34,11 @@ class DepthRow:
 
 
 @dataclass(frozen=True)
-class InflightRow:
-    task_id: str
-    task_type: str
-    worker: str  # "host pid N", or "-" when no owner is recorded
-    running_s: float | None
-    heartbeat_age_s: float | None
-    attempt: int
-    state: str  # running, timed out, still running, connection lost, ..., hung (sk_inflight_tasks)
-    note: str | None  # what is known, in words
-    hung_reason: str | None
-
-    @property
-    def hung(self) -> bool:
-        return self.hung_reason is not None
-
-
-@dataclass(frozen=True)
-class FailureGroup:
-    """Failed jobs sharing one normalized error signature."""
-
-    key: str  # what identifies the group to ``ops`` (its selection value)
-    signature: str
-    count: int
-    task_types: tuple[str, ...]
-    statuses: tuple[tuple[str, int], ...]  # (status name, jobs) — most first
-    first_seen: datetime | None
-    last_seen: datetime | None
-
-
-@dataclass(frozen=True)
-class ExecStat:
-    """Execution time of one task type, in milliseconds."""
-
-    task_type: str
-    runs: int
-    avg_ms: float | None
-    p50_ms: float | None
-    p95_ms: float | None
-    p99_ms: float | None
-    fastest_ms: float | None
-    longest_ms: float | None
-    last_ms: float | None
-
-
-@dataclass(frozen=True)
 class MetricRow:
     metric_id: str
     category: str
     value: int
     rate_per_s: float | None  # None until two samples are known
-
-
-@dataclass(frozen=True)
-class WorkerRow:
-    worker_id: str
-    host: str
-    pid: int
-    state: str  # alive, connection lost, lease expiring, unresponsive, gone, stopped
-    heartbeat_age_s: float | None
-    concurrency: int
-    in_flight: int
-    task_types: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -111,13 +59,13 @@ class Snapshot:
     taken_at: float
     server_version: str = ""
     depth: tuple[DepthRow, ...] = ()
-    inflight: tuple[InflightRow, ...] = ()
+    inflight: tuple[InflightJob, ...] = ()
     failures: tuple[FailureGroup, ...] = ()
-    exec_stats: tuple[ExecStat, ...] = ()
+    exec_stats: tuple[TypeTimes, ...] = ()
     metrics: tuple[MetricRow, ...] = ()
-    workers: tuple[WorkerRow, ...] = ()
+    workers: tuple[WorkerInfo, ...] = ()
     audit: tuple[AuditRow, ...] = ()
-    statuses: tuple[tuple[str, int], ...] = ()  # jobs per status name
+    statuses: StatusCounts = field(default_factory=lambda: StatusCounts({}))  # jobs per status
     waiting: tuple[int, ...] = ()  # all waiting jobs at each recent refresh, oldest first
     read_ms: float = 0.0  # how long the database reads took
     timings: tuple[tuple[str, float], ...] = ()  # (read model, ms) of this cycle
@@ -144,79 +92,6 @@ class Trends:
     posted: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class JobRow:
-    """One job in a failure group's list."""
-
-    task_id: str
-    task_type: str
-    status: str
-    error_count: int
-    priority: int
-    last_attempt_at: datetime | None
-    error_line: str
-
-
-@dataclass(frozen=True)
-class GroupJobs:
-    group_key: str
-    total: int
-    jobs: tuple[JobRow, ...]
-
-
-@dataclass(frozen=True)
-class JobDetail:
-    """Everything known about one job: what to read before deciding, and what to copy."""
-
-    task_id: str
-    task_type: str
-    source: str
-    status: str
-    priority: int
-    error_count: int
-    recoverable: bool
-    posted_at: datetime | None
-    first_attempt_at: datetime | None
-    last_attempt_at: datetime | None
-    finalized_at: datetime | None
-    processing_ms: int
-    attempt: int
-    owner: str
-    payload: str | None
-    last_error: str | None
-    queued: bool = False  # a queue row exists (waiting, delayed or backing off)
-    extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)
-
-    def as_text(self) -> str:
-        """The job as plain text, for the clipboard or a bug report."""
-        lines = [
-            f"task_id: {self.task_id}",
-            f"type: {self.task_type}",
-            f"source: {self.source}",
-            f"status: {self.status}",
-            f"priority: {self.priority}",
-            f"errors: {self.error_count} (last recoverable: {'yes' if self.recoverable else 'no'})",
-            f"attempt: {self.attempt}  owner: {self.owner}",
-            f"posted: {_iso(self.posted_at)}",
-            f"first attempt: {_iso(self.first_attempt_at)}",
-            f"last attempt: {_iso(self.last_attempt_at)}",
-            f"finalized: {_iso(self.finalized_at)}",
-            f"processing time: {self.processing_ms} ms",
-            *(f"{k}: {v}" for k, v in self.extra),
-            "",
-            "payload:",
-            self.payload if self.payload is not None else "null",
-            "",
-            "last error:",
-            self.last_error or "-",
-        ]
-        return "\n".join(lines)
-
-
-def _iso(value: datetime | None) -> str:
-    return value.isoformat() if value is not None else "-"
-
-
 # -- actions -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Target:
@@ -229,7 +104,6 @@ class Target:
     ids: tuple[str, ...] = ()
     group: str | None = None
     task_type: str | None = None
-    statuses: tuple[int, ...] = ()
     older_than_s: float | None = None
 
     def __post_init__(self) -> None:
@@ -239,11 +113,11 @@ class Target:
 
 @dataclass(frozen=True)
 class ActionRequest:
-    """One operator action: requeue, bump, cancel, reap, purge, pause or resume."""
+    """One operator action (its ``skconsole.ops`` spec) on a target, with its parameters."""
 
-    kind: str
+    action: OperatorAction
     target: Target
-    priority: int | None = None  # bump: the new priority
+    params: Params
 
 
 @dataclass(frozen=True)

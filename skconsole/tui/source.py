@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from skconsole.stats import GroupJobs, JobDetail
 from skconsole.tui.model import (
     ActionRequest,
-    GroupJobs,
-    JobDetail,
     OutcomeInfo,
     PreviewInfo,
     Snapshot,
@@ -37,8 +36,8 @@ class DataSource(Protocol):
         """Jobs per minute over the last hour (read less often than snapshots)."""
         ...
 
-    def group_jobs(self, group_key: str, limit: int) -> GroupJobs:
-        """The jobs of one failure group, most recent first."""
+    def group_jobs(self, signature: str, limit: int) -> GroupJobs:
+        """The jobs of the failure group ``signature``, most recent first."""
         ...
 
     def job_detail(self, task_id: str) -> JobDetail | None:

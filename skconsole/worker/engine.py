@@ -24,12 +24,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
+from psycopg import sql
 
 from skconsole.db.connect import Database
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.errors import ConfigError
 from skconsole.worker.execution import Executor, Threads
 from skconsole.worker.jobs import Claimed, Ending, JobRun, Outcome
@@ -253,11 +254,11 @@ class Engine:
             ],
             "max_attempts": [t.options.max_attempts if t else None for t in tasks],
         }
-        await conn.execute(load_sql("queries/upsert_task_types"), params)
+        await conn.execute(query("upsert_task_types"), params)
 
     # -- notifications -----------------------------------------------------------
     async def _on_listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        await conn.execute(f"LISTEN {CHANNEL}")
+        await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
         self.metrics.add("listener@reconnect-count")
         self._backlog = True
         self._nudge()  # notifications may have been missed meanwhile
@@ -386,7 +387,7 @@ class Engine:
         params = {"types": self.types, "limit": want, "worker_id": self.worker_id}
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[Claimed]:
-            cur = await conn.execute(load_sql("queries/claim"), params, prepare=True)
+            cur = await conn.execute(query("claim"), params, prepare=True)
             jobs = [Claimed(*r) for r in await cur.fetchall()]
             for job in jobs:  # before any await: a claimed job is never unaccounted for
                 self.held[job.claim_id] = job
@@ -414,7 +415,7 @@ class Engine:
         params = {"types": self.types, "horizon_s": self.config.burst_horizon}
 
         async def op(c: psycopg.AsyncConnection[Any]) -> bool:
-            cur = await c.execute(load_sql("queries/work_pending"), params)
+            cur = await c.execute(query("work_pending"), params)
             row = await cur.fetchone()
             return bool(row and row[0])
 
@@ -435,13 +436,13 @@ class Engine:
                 else:
                     pid, started = identity
                     gone = await link.run(
-                        _fetch_value("queries/end_backend", {"pid": pid, "started": started}),
+                        _fetch_value(query("end_backend"), {"pid": pid, "started": started}),
                         retry=False,
                     )
                     if not gone:
                         return False
             owned = await link.run(
-                _fetch_all("queries/owned_jobs", {"worker_id": self.worker_id, "ids": None}),
+                _fetch_all(query("owned_jobs"), {"worker_id": self.worker_id, "ids": None}),
                 retry=False,
             )
         except (LinkLost, psycopg.Error) as exc:
@@ -572,7 +573,7 @@ class Engine:
         await self.results.flush_all(hold=thread_still_runs)
         await self.upkeep.flush_metrics_now()
         await self.links["upkeep"].run(
-            _execute("queries/worker_stopped", {"worker_id": self.worker_id})
+            _execute(query("worker_stopped"), {"worker_id": self.worker_id})
         )
         # last: from here the process ends within moments (run()), long before
         # these jobs become claimable again
@@ -591,24 +592,24 @@ def _orphan(task_id: uuid.UUID, claim_id: int) -> Claimed:
     return Claimed(task_id, "", "", None, 0, datetime.now(UTC), 0, claim_id, 0)
 
 
-def _execute(name: str, params: dict[str, Any]) -> Any:
+def _execute(statement: LiteralString, params: dict[str, Any]) -> Any:
     async def op(conn: psycopg.AsyncConnection[Any]) -> None:
-        await conn.execute(load_sql(name), params)
+        await conn.execute(statement, params)
 
     return op
 
 
-def _fetch_all(name: str, params: dict[str, Any]) -> Any:
+def _fetch_all(statement: LiteralString, params: dict[str, Any]) -> Any:
     async def op(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
-        cur = await conn.execute(load_sql(name), params)
+        cur = await conn.execute(statement, params)
         return await cur.fetchall()
 
     return op
 
 
-def _fetch_value(name: str, params: dict[str, Any]) -> Any:
+def _fetch_value(statement: LiteralString, params: dict[str, Any]) -> Any:
     async def op(conn: psycopg.AsyncConnection[Any]) -> Any:
-        cur = await conn.execute(load_sql(name), params)
+        cur = await conn.execute(statement, params)
         row = await cur.fetchone()
         return row[0] if row else None
 

@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 
 from skconsole.db.schema import LOCK_CLASS
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
 
 log = logging.getLogger("skconsole.worker")
@@ -109,7 +109,7 @@ class LeaseKeeper:
         await self.link.run(self._take_lock)
 
     async def _register(self, conn: psycopg.AsyncConnection[Any]) -> int:
-        cur = await conn.execute(load_sql("queries/register_worker"), self.registration)
+        cur = await conn.execute(query("register_worker"), self.registration)
         row = await cur.fetchone()
         assert row is not None
         return int(row[0])
@@ -119,13 +119,15 @@ class LeaseKeeper:
         fail while an earlier session of ours still holds it: tried again each round."""
         if self._lock_held_by is conn:
             return
-        cur = await conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, self.lock_key))
+        cur = await conn.execute(
+            query("take_worker_lock"), {"lock_class": LOCK_CLASS, "lock_key": self.lock_key}
+        )
         row = await cur.fetchone()
         if row and row[0]:
             self._lock_held_by = conn
 
     async def _renew(self, conn: psycopg.AsyncConnection[Any]) -> bool:
-        cur = await conn.execute(load_sql("queries/heartbeat"), {"worker_id": self.worker_id})
+        cur = await conn.execute(query("heartbeat"), {"worker_id": self.worker_id})
         row = await cur.fetchone()
         if row is None:  # the registration was deleted by hand: register again
             log.warning("worker %s was no longer registered; registering again", self.worker_id)

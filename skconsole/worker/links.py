@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from skconsole.db.connect import Database
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.errors import ConnectError
 
 log = logging.getLogger("skconsole.worker")
@@ -177,9 +177,7 @@ class Link:
                     self.timeout,
                 )
             if self.track_identity:
-                cur = await asyncio.wait_for(
-                    conn.execute(load_sql("queries/backend_identity")), self.timeout
-                )
+                cur = await asyncio.wait_for(conn.execute(query("backend_identity")), self.timeout)
                 row = await cur.fetchone()
                 self.identity = (int(row[0]), row[1]) if row else None
             if self.on_connect is not None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import psycopg
 
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.worker.jobs import Ending, Outcome
 from skconsole.worker.links import Link, Throttle, is_transient
 from skconsole.worker.metrics import MetricsBuffer
@@ -49,9 +49,9 @@ FINISH_SETTINGS = {
 # pairwise (statistics again) stays milliseconds, not minutes
 WRITE_BATCH = 500
 STATEMENTS = {
-    Ending.SUCCESS: "queries/finish_success",
-    Ending.FAILURE: "queries/finish_failure",
-    Ending.HAND_BACK: "queries/hand_back",
+    Ending.SUCCESS: query("finish_success"),
+    Ending.FAILURE: query("finish_failure"),
+    Ending.HAND_BACK: query("hand_back"),
 }
 #: longest wait before an outcome that could not be written is tried again
 MAX_RETRY_DELAY = 30.0
@@ -261,13 +261,11 @@ class ResultWriter:
                 "recoverable": [o.recoverable for o in group],
                 "delays_ms": [o.delay_ms for o in group],
             }
-        cur = await conn.execute(load_sql(statement), params)
+        cur = await conn.execute(statement, params)
         return await cur.fetchall()
 
     async def _still_ours(
         self, conn: psycopg.AsyncConnection[Any], ids: list[uuid.UUID]
     ) -> set[tuple[uuid.UUID, int]]:
-        cur = await conn.execute(
-            load_sql("queries/owned_jobs"), {"worker_id": self.worker_id, "ids": ids}
-        )
+        cur = await conn.execute(query("owned_jobs"), {"worker_id": self.worker_id, "ids": ids})
         return {(r[0], r[1]) for r in await cur.fetchall()}

@@ -11,11 +11,11 @@ import asyncio
 import logging
 import time
 import uuid
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
 
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
 from skconsole.worker.metrics import MetricsBuffer
 
@@ -84,7 +84,7 @@ class Upkeep:
         }
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
-            cur = await conn.execute(load_sql("queries/reap"), params)
+            cur = await conn.execute(query("reap"), params)
             return await cur.fetchall()
 
         rows = await self.link.run(op, retry=False)
@@ -98,13 +98,13 @@ class Upkeep:
         taken = self.metrics.take()
         try:
             for name, params in (
-                ("queries/add_metrics", taken.metric_params(self.process_id)),
-                ("queries/add_execution_times", taken.time_params(self.process_id)),
+                (query("add_metrics"), taken.metric_params(self.process_id)),
+                (query("add_execution_times"), taken.time_params(self.process_id)),
             ):
                 if params is not None:
                     await self.link.run(_statement(name, params), retry=False)
                     # written: do not write it again if the next one fails
-                    if name == "queries/add_metrics":
+                    if name == query("add_metrics"):
                         taken.counters = {}
                     else:
                         taken.times = {}
@@ -117,12 +117,12 @@ class Upkeep:
 
     async def _forget(self) -> None:
         await self.link.run(
-            _statement("queries/forget_old_workers", {"after_s": FORGET_AFTER_S}), retry=False
+            _statement(query("forget_old_workers"), {"after_s": FORGET_AFTER_S}), retry=False
         )
 
 
-def _statement(name: str, params: dict[str, Any]) -> Any:
+def _statement(sql: LiteralString, params: dict[str, Any]) -> Any:
     async def op(conn: psycopg.AsyncConnection[Any]) -> None:
-        await conn.execute(load_sql(name), params)
+        await conn.execute(sql, params)
 
     return op

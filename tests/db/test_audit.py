@@ -111,7 +111,7 @@ def test_an_action_stopped_after_its_second_batch_audits_exactly_the_jobs_it_cha
             raise StopAction("operator pressed ctrl-c")
 
     with pytest.raises(StopAction):
-        ops.requeue.execute(
+        ops.REQUEUE.execute(
             conn,
             Selection(statuses=(5,)),
             actor=ACTOR,
@@ -141,7 +141,7 @@ def test_while_an_action_runs_its_audit_row_counts_exactly_the_batches_committed
             count, details = audit_row(watcher)
             seen.append((done, count, count_status(watcher, 1), details["state"]))
 
-        result = ops.requeue.execute(
+        result = ops.REQUEUE.execute(
             conn, Selection(statuses=(5,)), actor=ACTOR, batch_size=2, on_progress=look
         )
 
@@ -162,8 +162,12 @@ def test_a_finished_action_s_audit_details_have_the_final_shape_and_no_state(
     for _ in range(3):
         add_job(conn, 5)
 
-    result = ops.requeue.execute(
-        conn, Selection(statuses=(5,)), actor=ACTOR, batch_size=2, reset_errors=True
+    result = ops.REQUEUE.execute(
+        conn,
+        Selection(statuses=(5,)),
+        actor=ACTOR,
+        batch_size=2,
+        params=ops.RequeueParams(reset_errors=True),
     )
 
     count, details = audit_row(conn)
@@ -179,11 +183,11 @@ def test_a_finished_action_s_audit_details_have_the_final_shape_and_no_state(
 
 def test_an_action_that_changes_nothing_still_gets_its_audit_row(conn: Conn) -> None:
     job = add_job(conn, 5)
-    preview = ops.requeue.preview(conn, Selection(ids=(job,)))
+    preview = ops.REQUEUE.preview(conn, Selection(ids=(job,)))
     conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (job,))
 
-    changed_meanwhile = ops.requeue.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
-    nothing_selected = ops.requeue.execute(conn, Selection(task_type="t.none"), actor=ACTOR)
+    changed_meanwhile = ops.REQUEUE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    nothing_selected = ops.REQUEUE.execute(conn, Selection(task_type="t.none"), actor=ACTOR)
 
     assert [(a, c) for a, c, _ in audit_rows(conn)] == [("requeue", 0), ("requeue", 0)]
     assert [d for _, _, d in audit_rows(conn)] == [
@@ -199,7 +203,7 @@ def test_a_batch_whose_audit_update_fails_is_rolled_back_and_not_counted(
 ) -> None:
     for _ in range(6):
         add_job(conn, 5)
-    preview = ops.requeue.preview(conn, Selection(statuses=(5,)))
+    preview = ops.REQUEUE.preview(conn, Selection(statuses=(5,)))
     ids = list(preview.ids or ())
     conn.execute("SET lock_timeout = '300ms'")
     lockers: list[Conn] = []
@@ -212,7 +216,7 @@ def test_a_batch_whose_audit_update_fails_is_rolled_back_and_not_counted(
 
     try:
         with pytest.raises(psycopg.errors.LockNotAvailable):
-            ops.requeue.execute(
+            ops.REQUEUE.execute(
                 conn,
                 preview.selection,
                 actor=ACTOR,
@@ -239,7 +243,7 @@ def test_an_action_whose_audit_row_cannot_be_written_changes_nothing(conn: Conn,
     with psycopg.connect(dsn) as locker:
         locker.execute("LOCK TABLE sk_audit_t IN EXCLUSIVE MODE")  # reads pass, writes wait
         with pytest.raises(psycopg.errors.LockNotAvailable):
-            ops.requeue.execute(conn, Selection(statuses=(5,)), actor=ACTOR, batch_size=2)
+            ops.REQUEUE.execute(conn, Selection(statuses=(5,)), actor=ACTOR, batch_size=2)
         locker.rollback()
 
     assert [status_of(conn, j) for j in jobs] == [5, 5, 5]
@@ -316,7 +320,7 @@ def on_progress(done: int, total: int) -> None:
         time.sleep(120)  # killed here, before the action's final audit update
 
 with psycopg.connect(sys.argv[1], autocommit=True) as conn:
-    ops.requeue.execute(conn, ops.Selection(task_type="t.bulk"),
+    ops.REQUEUE.execute(conn, ops.Selection(task_type="t.bulk"),
                         actor=ops.Actor("tester", "test-host"), batch_size=500,
                         on_progress=on_progress)
 """
@@ -367,7 +371,7 @@ def test_purge_by_selection_audits_each_batch_with_the_results_it_deleted(
         def look(done: int, total: int) -> None:
             seen.append((audit_row(watcher)[0], 7 - count_results(watcher)))
 
-        result = ops.purge.execute(
+        result = ops.PURGE.execute(
             conn, Selection(older_than_seconds=3600), actor=ACTOR, batch_size=3, on_progress=look
         )
 
@@ -393,7 +397,7 @@ def test_purge_by_selection_stopped_after_two_batches_audits_exactly_what_it_del
             raise StopAction("stopped")
 
     with pytest.raises(StopAction):
-        ops.purge.execute(
+        ops.PURGE.execute(
             conn,
             Selection(older_than_seconds=3600),
             actor=ACTOR,
@@ -408,10 +412,10 @@ def test_purge_by_selection_stopped_after_two_batches_audits_exactly_what_it_del
 
 def test_purge_by_ids_audits_exactly_what_it_deleted(conn: Conn) -> None:
     jobs = [add_job(conn, 3, age_s=7200) for _ in range(5)]
-    preview = ops.purge.preview(conn, Selection(older_than_seconds=3600))
+    preview = ops.PURGE.preview(conn, Selection(older_than_seconds=3600))
     conn.execute("DELETE FROM sk_task_results_t WHERE task_id = %s", (jobs[0],))
 
-    result = ops.purge.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids, batch_size=2)
+    result = ops.PURGE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids, batch_size=2)
 
     count, details = audit_row(conn)
     assert count == result.changed == 4
@@ -423,9 +427,9 @@ def test_purge_by_ids_audits_exactly_what_it_deleted(conn: Conn) -> None:
 def test_pause_and_resume_each_write_an_audit_row_counting_the_flip(conn: Conn) -> None:
     sel = Selection(task_type="t.a")
 
-    paused = ops.pause.execute(conn, sel, actor=ACTOR)
-    again = ops.pause.execute(conn, sel, actor=ACTOR)
-    resumed = ops.resume.execute(conn, sel, actor=ACTOR)
+    paused = ops.PAUSE.execute(conn, sel, actor=ACTOR)
+    again = ops.PAUSE.execute(conn, sel, actor=ACTOR)
+    resumed = ops.RESUME.execute(conn, sel, actor=ACTOR)
 
     assert [(a, c) for a, c, _ in audit_rows(conn)] == [("pause", 1), ("pause", 0), ("resume", 1)]
     assert [d for _, _, d in audit_rows(conn)] == [
@@ -462,7 +466,7 @@ def test_a_pause_whose_audit_row_cannot_be_written_leaves_the_type_running(
     with psycopg.connect(dsn) as locker:
         locker.execute("LOCK TABLE sk_audit_t IN EXCLUSIVE MODE")
         with pytest.raises(psycopg.errors.LockNotAvailable):
-            ops.pause.execute(conn, Selection(task_type="t.a"), actor=ACTOR)
+            ops.PAUSE.execute(conn, Selection(task_type="t.a"), actor=ACTOR)
         locker.rollback()
 
     assert conn.execute("SELECT count(*) FROM sk_task_types_t WHERE tt_paused").fetchone() == (0,)
@@ -472,10 +476,14 @@ def test_a_pause_whose_audit_row_cannot_be_written_leaves_the_type_running(
 Execute = Callable[..., ops.ActionResult]
 BATCHED: dict[str, tuple[int, Execute, LiteralString]] = {
     # action: (status of the jobs it acts on, how to run it, what a changed job looks like)
-    "requeue": (5, lambda c, s, **kw: ops.requeue.execute(c, s, **kw), "task_status = 1"),
-    "bump": (1, lambda c, s, **kw: ops.bump.execute(c, s, to=0, **kw), "task_priority = 0"),
-    "cancel": (1, lambda c, s, **kw: ops.cancel.execute(c, s, **kw), "task_status = 7"),
-    "reap": (2, lambda c, s, **kw: ops.reap.execute(c, s, **kw), "task_status = 4"),
+    "requeue": (5, lambda c, s, **kw: ops.REQUEUE.execute(c, s, **kw), "task_status = 1"),
+    "bump": (
+        1,
+        lambda c, s, **kw: ops.BUMP.execute(c, s, params=ops.BumpParams(to=0), **kw),
+        "task_priority = 0",
+    ),
+    "cancel": (1, lambda c, s, **kw: ops.CANCEL.execute(c, s, **kw), "task_status = 7"),
+    "reap": (2, lambda c, s, **kw: ops.REAP.execute(c, s, **kw), "task_status = 4"),
 }
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from skconsole.durations import MAX_DURATION_S, parse_duration
 from skconsole.errors import ConfigError, InvalidJobError
-from skconsole.ops.bump import check_change
+from skconsole.ops.bump import BumpParams
 from skconsole.ops.model import Selection
 from skconsole.producer import MAX_DELAY_S, MAX_PAYLOAD_DEPTH, Job, validate_payload_json
 
@@ -474,4 +474,4 @@ def test_bump_refuses_a_priority_change_out_of_range_or_not_whole(
     by: Any, to: Any, fragment: str
 ) -> None:
     with pytest.raises(ConfigError, match=fragment):
-        check_change(by, to)
+        BumpParams(by=by, to=to)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from skconsole.cli import hoist_connection_options
+from skconsole.cli.app import hoist_connection_options
 
 
 def test_connection_options_after_the_command_move_before_it() -> None:

@@ -56,7 +56,7 @@ def test_a_late_finisher_of_a_purged_and_re_posted_job_changes_nothing(
         task_id = p.post("t.a", {"v": 1}, key="k-1")
     first = _claim(conn, worker)[0]
     assert len(_finish(conn, worker, task_id, first[7])) == 1
-    ops.purge.execute(conn, ops.Selection(ids=(task_id,)), actor=ops.Actor("t", "h"))
+    ops.PURGE.execute(conn, ops.Selection(ids=(task_id,)), actor=ops.Actor("t", "h"))
     with Producer(db) as p:
         p.post("t.a", {"v": 2}, key="k-1")
     second = _claim(conn, worker)[0]

@@ -208,8 +208,8 @@ def test_the_operators_reap_leaves_a_live_workers_jobs_alone_whatever_its_lock_s
     worker, _ = register(conn, heartbeat_age_s=0.15)
     job = add_job(conn, 2, owner=worker)
 
-    preview = ops.reap.preview(conn)
-    result = ops.reap.execute(conn, actor=ops.Actor("t", "h"))
+    preview = ops.REAP.preview(conn)
+    result = ops.REAP.execute(conn, actor=ops.Actor("t", "h"))
 
     assert preview.count == 0
     assert result.changed == 0
@@ -222,7 +222,7 @@ def test_the_operators_reap_re_posts_a_job_whose_workers_lease_lapsed(conn: Conn
     worker, _ = register(conn, heartbeat_age_s=15)
     job = add_job(conn, 2, owner=worker)
 
-    result = ops.reap.execute(conn, actor=ops.Actor("t", "h"))
+    result = ops.REAP.execute(conn, actor=ops.Actor("t", "h"))
 
     assert result.changed == 1
     status, errors, error = conn.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -117,7 +118,7 @@ def test_requeue_by_group_selects_only_that_failure_group(conn: Conn) -> None:
     b = add_job(conn, 6, error=TIMEOUT_B)
     other = add_job(conn, 5, error=DECLINED)
 
-    preview = ops.requeue.preview(conn, Selection(group=error_signature(TIMEOUT_A)))
+    preview = ops.REQUEUE.preview(conn, Selection(group=error_signature(TIMEOUT_A)))
 
     assert set(preview.ids or ()) == {a, b}
     assert other not in (preview.ids or ())
@@ -127,7 +128,7 @@ def test_requeue_accepts_a_group_short_id(conn: Conn) -> None:
     a = add_job(conn, 5, error=TIMEOUT_A)
     add_job(conn, 5, error=DECLINED)
 
-    preview = ops.requeue.preview(conn, Selection(group=group_id(error_signature(TIMEOUT_A))))
+    preview = ops.REQUEUE.preview(conn, Selection(group=group_id(error_signature(TIMEOUT_A))))
 
     assert preview.ids == (a,)
 
@@ -138,8 +139,8 @@ def test_requeue_dry_run_count_equals_what_execute_changes(conn: Conn) -> None:
     add_job(conn, 5, task_type="t.b")
     sel = Selection(task_type="t.a")
 
-    preview = ops.requeue.preview(conn, sel)
-    result = ops.requeue.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    preview = ops.REQUEUE.preview(conn, sel)
+    result = ops.REQUEUE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert preview.count == result.requested == result.changed == 3
     assert result.skipped_changed_state == 0
@@ -150,7 +151,7 @@ def test_requeue_posts_parked_jobs_ready_now_as_unprocessed(conn: Conn) -> None:
     fatal = add_job(conn, 6)
     cancelled = add_job(conn, 7)
 
-    ops.requeue.execute(conn, Selection(statuses=(5, 6, 7)), actor=ACTOR)
+    ops.REQUEUE.execute(conn, Selection(statuses=(5, 6, 7)), actor=ACTOR)
 
     for job in (faulted, fatal, cancelled):
         assert status_of(conn, job) == 1
@@ -163,7 +164,7 @@ def test_requeue_posts_parked_jobs_ready_now_as_unprocessed(conn: Conn) -> None:
 def test_requeue_makes_a_backing_off_job_ready_without_a_second_queue_row(conn: Conn) -> None:
     job = add_job(conn, 4, ready=False)
 
-    result = ops.requeue.execute(conn, Selection(ids=(job,)), actor=ACTOR)
+    result = ops.REQUEUE.execute(conn, Selection(ids=(job,)), actor=ACTOR)
 
     assert result.changed == 1
     assert queue_row(conn, job) == (5, True)
@@ -175,8 +176,13 @@ def test_requeue_resets_the_error_count_only_when_asked(conn: Conn) -> None:
     kept = add_job(conn, 5, error_count=3, task_type="t.keep")
     reset = add_job(conn, 5, error_count=3, task_type="t.reset")
 
-    ops.requeue.execute(conn, Selection(task_type="t.keep"), actor=ACTOR)
-    ops.requeue.execute(conn, Selection(task_type="t.reset"), actor=ACTOR, reset_errors=True)
+    ops.REQUEUE.execute(conn, Selection(task_type="t.keep"), actor=ACTOR)
+    ops.REQUEUE.execute(
+        conn,
+        Selection(task_type="t.reset"),
+        actor=ACTOR,
+        params=ops.RequeueParams(reset_errors=True),
+    )
 
     counts = dict(
         conn.execute("SELECT task_type, task_error_count FROM sk_task_results_t").fetchall()
@@ -188,21 +194,21 @@ def test_requeue_resets_the_error_count_only_when_asked(conn: Conn) -> None:
 def test_requeue_repeated_changes_nothing(conn: Conn) -> None:
     add_job(conn, 5)
     sel = Selection(statuses=(5,))
-    first = ops.requeue.preview(conn, sel)
-    ops.requeue.execute(conn, first.selection, actor=ACTOR, ids=first.ids)
+    first = ops.REQUEUE.preview(conn, sel)
+    ops.REQUEUE.execute(conn, first.selection, actor=ACTOR, ids=first.ids)
 
-    again = ops.requeue.execute(conn, first.selection, actor=ACTOR, ids=first.ids)
+    again = ops.REQUEUE.execute(conn, first.selection, actor=ACTOR, ids=first.ids)
 
     assert (again.requested, again.changed, again.skipped_changed_state) == (1, 0, 1)
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (1,)
-    assert ops.requeue.preview(conn, sel).count == 0
+    assert ops.REQUEUE.preview(conn, sel).count == 0
 
 
 def test_requeue_by_age_takes_only_jobs_idle_for_that_long(conn: Conn) -> None:
     old = add_job(conn, 5, age_s=7200)
     add_job(conn, 5, age_s=60)
 
-    preview = ops.requeue.preview(conn, Selection(older_than_seconds=3600))
+    preview = ops.REQUEUE.preview(conn, Selection(older_than_seconds=3600))
 
     assert preview.ids == (old,)
     assert preview.selection.cutoff is not None
@@ -212,12 +218,12 @@ def test_requeue_leaves_a_job_a_worker_finished_meanwhile_processed(
     conn: Conn, start_worker: Callable[..., Any]
 ) -> None:
     job = add_job(conn, 4, task_type="demo.noop", ready=True)
-    preview = ops.requeue.preview(conn, Selection(ids=(job,)))
+    preview = ops.REQUEUE.preview(conn, Selection(ids=(job,)))
     assert preview.count == 1
 
     run_burst_worker(start_worker, "demo.noop")  # claims the retry and finishes it
     assert status_of(conn, job) == 3
-    result = ops.requeue.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    result = ops.REQUEUE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
     assert status_of(conn, job) == 3
@@ -229,7 +235,7 @@ def test_requeue_skips_a_job_being_claimed_without_waiting(conn: Conn, dsn: str)
     with psycopg.connect(dsn) as claimer:  # a claim in progress holds the queue row
         claimer.execute("SELECT 1 FROM sk_tasks_queue_t WHERE task_id = %s FOR UPDATE", (job,))
         started = time.monotonic()
-        result = ops.requeue.execute(conn, Selection(ids=(job,)), actor=ACTOR)
+        result = ops.REQUEUE.execute(conn, Selection(ids=(job,)), actor=ACTOR)
         elapsed = time.monotonic() - started
         claimer.rollback()
 
@@ -240,12 +246,12 @@ def test_requeue_skips_a_job_being_claimed_without_waiting(conn: Conn, dsn: str)
 
 def test_requeue_refuses_processed_jobs(conn: Conn) -> None:
     with pytest.raises(ConfigError, match="requeue acts on jobs in status"):
-        ops.requeue.preview(conn, Selection(statuses=(3,)))
+        ops.REQUEUE.preview(conn, Selection(statuses=(3,)))
 
 
 def test_an_action_refuses_an_empty_selection(conn: Conn) -> None:
     with pytest.raises(ConfigError, match="needs a selection"):
-        ops.requeue.preview(conn, Selection())
+        ops.REQUEUE.preview(conn, Selection())
 
 
 def test_requeue_runs_in_batches_and_reports_progress(conn: Conn) -> None:
@@ -253,7 +259,7 @@ def test_requeue_runs_in_batches_and_reports_progress(conn: Conn) -> None:
         add_job(conn, 5)
     calls: list[tuple[int, int]] = []
 
-    result = ops.requeue.execute(
+    result = ops.REQUEUE.execute(
         conn,
         Selection(statuses=(5,)),
         actor=ACTOR,
@@ -268,7 +274,9 @@ def test_requeue_runs_in_batches_and_reports_progress(conn: Conn) -> None:
 def test_requeue_writes_an_audit_row(conn: Conn) -> None:
     add_job(conn, 5, task_type="t.a")
 
-    result = ops.requeue.execute(conn, Selection(task_type="t.a"), actor=ACTOR, reset_errors=True)
+    result = ops.REQUEUE.execute(
+        conn, Selection(task_type="t.a"), actor=ACTOR, params=ops.RequeueParams(reset_errors=True)
+    )
 
     rows = audit_rows(conn)
     assert len(rows) == 1
@@ -284,7 +292,7 @@ def test_bump_by_lowers_the_priority_number_down_to_zero(conn: Conn) -> None:
     a = add_job(conn, 1, priority=5)
     b = add_job(conn, 1, priority=2)
 
-    ops.bump.execute(conn, Selection(task_type="t.a"), actor=ACTOR, by=3)
+    ops.BUMP.execute(conn, Selection(task_type="t.a"), actor=ACTOR, params=ops.BumpParams(by=3))
 
     assert queue_row(conn, a) == (2, True)
     assert queue_row(conn, b) == (0, True)
@@ -294,10 +302,14 @@ def test_bump_by_lowers_the_priority_number_down_to_zero(conn: Conn) -> None:
 
 def test_bump_to_sets_it_and_a_repeat_changes_nothing(conn: Conn) -> None:
     job = add_job(conn, 4, priority=9)
-    preview = ops.bump.preview(conn, Selection(ids=(job,)), to=1)
+    preview = ops.BUMP.preview(conn, Selection(ids=(job,)), params=ops.BumpParams(to=1))
 
-    first = ops.bump.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids, to=1)
-    again = ops.bump.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids, to=1)
+    first = ops.BUMP.execute(
+        conn, preview.selection, actor=ACTOR, ids=preview.ids, params=ops.BumpParams(to=1)
+    )
+    again = ops.BUMP.execute(
+        conn, preview.selection, actor=ACTOR, ids=preview.ids, params=ops.BumpParams(to=1)
+    )
 
     assert (preview.count, first.changed) == (1, 1)
     assert (again.changed, again.skipped_changed_state, again.details["unchanged"]) == (0, 0, 1)
@@ -309,7 +321,9 @@ def test_bump_selects_only_waiting_jobs_of_the_group(conn: Conn) -> None:
     add_job(conn, 5, error=DECLINED)  # parked: no queue row
     add_job(conn, 4, error=TIMEOUT_A)
 
-    preview = ops.bump.preview(conn, Selection(group=error_signature(DECLINED)), by=1)
+    preview = ops.BUMP.preview(
+        conn, Selection(group=error_signature(DECLINED)), params=ops.BumpParams(by=1)
+    )
 
     assert preview.ids == (waiting,)
 
@@ -318,10 +332,12 @@ def test_bump_leaves_a_job_a_worker_claimed_meanwhile(
     conn: Conn, start_worker: Callable[..., Any]
 ) -> None:
     job = add_job(conn, 1, task_type="demo.noop")
-    preview = ops.bump.preview(conn, Selection(task_type="demo.noop"), to=0)
+    preview = ops.BUMP.preview(conn, Selection(task_type="demo.noop"), params=ops.BumpParams(to=0))
 
     run_burst_worker(start_worker, "demo.noop")
-    result = ops.bump.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids, to=0)
+    result = ops.BUMP.execute(
+        conn, preview.selection, actor=ACTOR, ids=preview.ids, params=ops.BumpParams(to=0)
+    )
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
     assert status_of(conn, job) == 3
@@ -329,7 +345,7 @@ def test_bump_leaves_a_job_a_worker_claimed_meanwhile(
 
 def test_bump_needs_exactly_one_of_by_and_to(conn: Conn) -> None:
     with pytest.raises(ConfigError, match="exactly one"):
-        ops.bump.preview(conn, Selection(task_type="t.a"), by=1, to=1)
+        ops.BUMP.preview(conn, Selection(task_type="t.a"), params=ops.BumpParams(by=1, to=1))
 
 
 # -- purge -----------------------------------------------------------------------------------
@@ -341,8 +357,8 @@ def test_purge_deletes_only_old_final_results(conn: Conn) -> None:
     backing_off = add_job(conn, 4, age_s=40 * 86400)
     running = add_job(conn, 2, age_s=40 * 86400, owner=uuid.uuid4())
 
-    preview = ops.purge.preview(conn, Selection(older_than_seconds=30 * 86400))
-    result = ops.purge.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    preview = ops.PURGE.preview(conn, Selection(older_than_seconds=30 * 86400))
+    result = ops.PURGE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert set(preview.ids or ()) == set(old)
     assert preview.count == result.changed == 3
@@ -354,9 +370,12 @@ def test_purge_deletes_faulted_results_only_when_asked(conn: Conn) -> None:
     faulted = add_job(conn, 5, age_s=40 * 86400)
 
     with pytest.raises(ConfigError, match="--include-faulted"):
-        ops.purge.preview(conn, Selection(statuses=(5,), older_than_seconds=86400))
-    result = ops.purge.execute(
-        conn, Selection(older_than_seconds=86400), actor=ACTOR, include_faulted=True
+        ops.PURGE.preview(conn, Selection(statuses=(5,), older_than_seconds=86400))
+    result = ops.PURGE.execute(
+        conn,
+        Selection(older_than_seconds=86400),
+        actor=ACTOR,
+        params=ops.PurgeParams(include_faulted=True),
     )
 
     assert result.changed == 1
@@ -365,7 +384,7 @@ def test_purge_deletes_faulted_results_only_when_asked(conn: Conn) -> None:
 
 def test_purge_needs_an_age_or_ids(conn: Conn) -> None:
     with pytest.raises(ConfigError, match="--older-than"):
-        ops.purge.preview(conn, Selection(task_type="t.a"))
+        ops.PURGE.preview(conn, Selection(task_type="t.a"))
 
 
 def test_purge_of_a_large_selection_runs_batch_by_batch_with_progress(conn: Conn) -> None:
@@ -373,7 +392,7 @@ def test_purge_of_a_large_selection_runs_batch_by_batch_with_progress(conn: Conn
         add_job(conn, 3, age_s=7200)
     calls: list[tuple[int, int]] = []
 
-    result = ops.purge.execute(
+    result = ops.PURGE.execute(
         conn,
         Selection(older_than_seconds=3600),
         actor=ACTOR,
@@ -388,7 +407,7 @@ def test_purge_of_a_large_selection_runs_batch_by_batch_with_progress(conn: Conn
 
 def test_purge_spares_a_job_re_posted_since_the_preview(conn: Conn) -> None:
     job = add_job(conn, 3, age_s=7200)
-    preview = ops.purge.preview(conn, Selection(older_than_seconds=3600))
+    preview = ops.PURGE.preview(conn, Selection(older_than_seconds=3600))
     conn.execute("UPDATE sk_task_results_t SET task_status = 1 WHERE task_id = %s", (job,))
     conn.execute(
         "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_priority, "
@@ -396,7 +415,7 @@ def test_purge_spares_a_job_re_posted_since_the_preview(conn: Conn) -> None:
         (job,),
     )
 
-    result = ops.purge.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    result = ops.PURGE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
     assert status_of(conn, job) == 1
@@ -405,9 +424,9 @@ def test_purge_spares_a_job_re_posted_since_the_preview(conn: Conn) -> None:
 def test_purge_repeated_deletes_nothing_and_still_audits(conn: Conn) -> None:
     add_job(conn, 3, age_s=7200)
     sel = Selection(older_than_seconds=3600)
-    ops.purge.execute(conn, sel, actor=ACTOR)
+    ops.PURGE.execute(conn, sel, actor=ACTOR)
 
-    again = ops.purge.execute(conn, sel, actor=ACTOR)
+    again = ops.PURGE.execute(conn, sel, actor=ACTOR)
 
     assert again.changed == 0
     assert [r[2] for r in audit_rows(conn)] == ["purge", "purge"]
@@ -417,8 +436,8 @@ def test_purge_repeated_deletes_nothing_and_still_audits(conn: Conn) -> None:
 def test_reap_re_posts_a_job_whose_worker_is_gone_and_says_why(conn: Conn) -> None:
     job = add_job(conn, 2, owner=uuid.uuid4())
 
-    preview = ops.reap.preview(conn)
-    result = ops.reap.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    preview = ops.REAP.preview(conn)
+    result = ops.REAP.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert preview.count == result.changed == 1
     assert preview.sample[0].note == "worker gone (no longer registered)"
@@ -442,15 +461,15 @@ def test_reap_leaves_a_job_of_a_live_worker_alone(conn: Conn, dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as alive:
         alive.execute("SELECT pg_advisory_lock(%s)", (key[0],))
 
-        assert ops.reap.preview(conn).count == 0
+        assert ops.REAP.preview(conn).count == 0
 
 
 def test_reap_leaves_a_job_that_finished_meanwhile(conn: Conn) -> None:
     job = add_job(conn, 2, owner=uuid.uuid4())
-    preview = ops.reap.preview(conn)
+    preview = ops.REAP.preview(conn)
     conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (job,))
 
-    result = ops.reap.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    result = ops.REAP.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
     assert status_of(conn, job) == 3
@@ -459,10 +478,10 @@ def test_reap_leaves_a_job_that_finished_meanwhile(conn: Conn) -> None:
 
 def test_reap_repeated_reaps_nothing(conn: Conn) -> None:
     add_job(conn, 2, owner=uuid.uuid4())
-    preview = ops.reap.preview(conn)
-    ops.reap.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    preview = ops.REAP.preview(conn)
+    ops.REAP.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
-    again = ops.reap.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    again = ops.REAP.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert again.changed == 0
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (1,)
@@ -474,8 +493,8 @@ def test_cancel_removes_waiting_jobs_from_the_queue(conn: Conn) -> None:
     b = add_job(conn, 4, ready=False)
     running = add_job(conn, 2, owner=uuid.uuid4())
 
-    preview = ops.cancel.preview(conn, Selection(task_type="t.a"))
-    result = ops.cancel.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    preview = ops.CANCEL.preview(conn, Selection(task_type="t.a"))
+    result = ops.CANCEL.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert set(preview.ids or ()) == {a, b}
     assert result.changed == 2
@@ -487,10 +506,10 @@ def test_cancel_leaves_a_job_a_worker_claimed_meanwhile(
     conn: Conn, start_worker: Callable[..., Any]
 ) -> None:
     job = add_job(conn, 1, task_type="demo.noop")
-    preview = ops.cancel.preview(conn, Selection(ids=(job,)))
+    preview = ops.CANCEL.preview(conn, Selection(ids=(job,)))
 
     run_burst_worker(start_worker, "demo.noop")
-    result = ops.cancel.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    result = ops.CANCEL.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
     assert status_of(conn, job) == 3
@@ -498,10 +517,10 @@ def test_cancel_leaves_a_job_a_worker_claimed_meanwhile(
 
 def test_cancel_repeated_changes_nothing(conn: Conn) -> None:
     job = add_job(conn, 1)
-    preview = ops.cancel.preview(conn, Selection(ids=(job,)))
-    ops.cancel.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    preview = ops.CANCEL.preview(conn, Selection(ids=(job,)))
+    ops.CANCEL.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
-    again = ops.cancel.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    again = ops.CANCEL.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert again.changed == 0
     assert status_of(conn, job) == 7
@@ -515,7 +534,7 @@ def test_cancel_of_a_hand_posted_job_records_it_cancelled(conn: Conn) -> None:
         (job,),
     )
 
-    result = ops.cancel.execute(conn, Selection(task_type="t.raw"), actor=ACTOR)
+    result = ops.CANCEL.execute(conn, Selection(task_type="t.raw"), actor=ACTOR)
 
     assert result.changed == 1
     assert status_of(conn, job) == 7
@@ -527,37 +546,37 @@ def test_a_paused_type_is_not_claimed_until_resumed(
 ) -> None:
     job = add_job(conn, 1, task_type="demo.noop")
     sel = Selection(task_type="demo.noop")
-    assert ops.pause.preview(conn, sel).count == 1
+    assert ops.PAUSE.preview(conn, sel).count == 1
 
-    ops.pause.execute(conn, sel, actor=ACTOR)
+    ops.PAUSE.execute(conn, sel, actor=ACTOR)
     run_burst_worker(start_worker, "demo.noop")
     assert status_of(conn, job) == 1
 
-    ops.resume.execute(conn, sel, actor=ACTOR)
+    ops.RESUME.execute(conn, sel, actor=ACTOR)
     run_burst_worker(start_worker, "demo.noop")
     assert status_of(conn, job) == 3
 
 
 def test_pausing_twice_changes_nothing_the_second_time(conn: Conn) -> None:
     sel = Selection(task_type="t.a")
-    first = ops.pause.execute(conn, sel, actor=ACTOR)
-    second = ops.pause.execute(conn, sel, actor=ACTOR)
+    first = ops.PAUSE.execute(conn, sel, actor=ACTOR)
+    second = ops.PAUSE.execute(conn, sel, actor=ACTOR)
 
     assert (first.changed, second.changed) == (1, 0)
-    assert ops.pause.preview(conn, sel).details["paused"] is True
+    assert ops.PAUSE.preview(conn, sel).details["paused"] is True
     assert [r[2] for r in audit_rows(conn)] == ["pause", "pause"]
 
 
 def test_pause_needs_a_type_and_nothing_else(conn: Conn) -> None:
     with pytest.raises(ConfigError, match="--type"):
-        ops.pause.preview(conn, Selection(statuses=(1,)))
+        ops.PAUSE.preview(conn, Selection(statuses=(1,)))
 
 
 # -- audit ----------------------------------------------------------------------------------
 def test_audit_entries_list_every_execution_newest_first(conn: Conn) -> None:
     add_job(conn, 5)
-    ops.requeue.execute(conn, Selection(statuses=(5,)), actor=ACTOR)
-    ops.pause.execute(conn, Selection(task_type="t.a"), actor=ACTOR)
+    ops.REQUEUE.execute(conn, Selection(statuses=(5,)), actor=ACTOR)
+    ops.PAUSE.execute(conn, Selection(task_type="t.a"), actor=ACTOR)
 
     entries = ops.audit.entries(conn)
 
@@ -588,7 +607,7 @@ def test_a_long_action_holds_no_lock_a_worker_waits_for(conn: Conn, dsn: str) ->
                 ).fetchall()
                 claimed.append(len(rows))
 
-    result = ops.requeue.execute(
+    result = ops.REQUEUE.execute(
         conn,
         Selection(statuses=(5,)),
         actor=ACTOR,
@@ -607,8 +626,8 @@ def test_an_action_from_a_worker_thread_works(conn: Conn, dsn: str) -> None:
 
     def run() -> None:
         with psycopg.connect(dsn, autocommit=True) as c:
-            p = ops.requeue.preview(c, Selection(statuses=(5,)))
-            results.append(ops.requeue.execute(c, p.selection, actor=ACTOR, ids=p.ids).changed)
+            p = ops.REQUEUE.preview(c, Selection(statuses=(5,)))
+            results.append(ops.REQUEUE.execute(c, p.selection, actor=ACTOR, ids=p.ids).changed)
 
     t = threading.Thread(target=run)
     t.start()
@@ -618,14 +637,14 @@ def test_an_action_from_a_worker_thread_works(conn: Conn, dsn: str) -> None:
 
 
 def test_a_purge_preview_beyond_the_capture_limit_re_evaluates_its_frozen_selection(
-    conn: Conn, monkeypatch: pytest.MonkeyPatch
+    conn: Conn,
 ) -> None:
-    monkeypatch.setattr(ops.purge, "CAPTURE_LIMIT", 2)
+    purge = dataclasses.replace(ops.PURGE, capture_limit=2)
     old = [add_job(conn, 3, age_s=7200) for _ in range(3)]
-    preview = ops.purge.preview(conn, Selection(older_than_seconds=3600))
+    preview = purge.preview(conn, Selection(older_than_seconds=3600))
     fresh = add_job(conn, 3)  # finished after the preview: after its cutoff
 
-    result = ops.purge.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
+    result = purge.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (preview.count, preview.ids, len(preview.sample)) == (3, None, 3)
     assert result.changed == 3

@@ -23,13 +23,18 @@ CLI = Callable[..., subprocess.CompletedProcess[str]]
 ACTOR = Actor("tester", "test-host")
 
 ACTIONS: list[tuple[str, Callable[[Conn], Any]]] = [
-    ("requeue", lambda c: ops.requeue.execute(c, Selection(statuses=(5,)), actor=ACTOR)),
-    ("bump", lambda c: ops.bump.execute(c, Selection(task_type="t.a"), actor=ACTOR, to=0)),
-    ("purge", lambda c: ops.purge.execute(c, Selection(older_than_seconds=0), actor=ACTOR)),
-    ("reap", lambda c: ops.reap.execute(c, actor=ACTOR)),
-    ("cancel", lambda c: ops.cancel.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
-    ("pause", lambda c: ops.pause.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
-    ("resume", lambda c: ops.resume.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
+    ("requeue", lambda c: ops.REQUEUE.execute(c, Selection(statuses=(5,)), actor=ACTOR)),
+    (
+        "bump",
+        lambda c: ops.BUMP.execute(
+            c, Selection(task_type="t.a"), actor=ACTOR, params=ops.BumpParams(to=0)
+        ),
+    ),
+    ("purge", lambda c: ops.PURGE.execute(c, Selection(older_than_seconds=0), actor=ACTOR)),
+    ("reap", lambda c: ops.REAP.execute(c, actor=ACTOR)),
+    ("cancel", lambda c: ops.CANCEL.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
+    ("pause", lambda c: ops.PAUSE.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
+    ("resume", lambda c: ops.RESUME.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
 ]
 CLI_ACTIONS = [
     ("requeue", "--status", "5"),
@@ -102,8 +107,8 @@ def test_previews_and_read_models_work_on_a_read_only_session(
     dsn: str, jobs: dict[str, uuid.UUID]
 ) -> None:
     with Database(dsn, read_only=True).connect() as ro:
-        assert ops.requeue.preview(ro, Selection(statuses=(5,))).ids == (jobs["failed"],)
-        assert ops.reap.preview(ro).count == 1
+        assert ops.REQUEUE.preview(ro, Selection(statuses=(5,))).ids == (jobs["failed"],)
+        assert ops.REAP.preview(ro).count == 1
         assert stats.depth(ro).ready == 1
         assert stats.inflight(ro).hung == 1
         assert len(stats.failure_groups(ro)) == 1
@@ -169,7 +174,7 @@ def test_a_select_only_role_still_reads_and_previews(
     select_only_dsn: str, jobs: dict[str, uuid.UUID]
 ) -> None:
     with psycopg.connect(select_only_dsn, autocommit=True) as ro:
-        assert ops.cancel.preview(ro, Selection(task_type="t.a")).ids == (jobs["waiting"],)
+        assert ops.CANCEL.preview(ro, Selection(task_type="t.a")).ids == (jobs["waiting"],)
         assert stats.overview(ro)["statuses"]["Faulted"] == 1
 
 

@@ -294,7 +294,7 @@ def test_every_status_view_prints_a_table_and_json(run_cli: CLI, conn: Conn) -> 
 
 
 def stats_views() -> tuple[str, ...]:
-    from skconsole.cli_status import VIEWS
+    from skconsole.cli.status import VIEWS
 
     return VIEWS
 

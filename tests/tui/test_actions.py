@@ -25,7 +25,7 @@ Conn = psycopg.Connection[Any]
 def _select_group(app: ConsoleApp, prefix: str) -> None:
     panel = app.main_screen.query_one(FailuresPanel)
     assert app.snapshot is not None
-    key = next(g.key for g in app.snapshot.failures if g.signature.startswith(prefix))
+    key = next(g.signature for g in app.snapshot.failures if g.signature.startswith(prefix))
     assert panel.table.select_key(key)
     panel.table.focus()
 

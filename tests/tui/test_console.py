@@ -11,14 +11,17 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole import ops
 from skconsole.db.connect import Database
 from skconsole.errors import ReadOnlyError
 from skconsole.producer import Job, Producer
+from skconsole.status import JobStatus
 from skconsole.tui import actions
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.commands import ActionCommands
 from skconsole.tui.data import DatabaseSource
 from skconsole.tui.model import ActionRequest, Snapshot, Target
+from skconsole.tui.panels import PANEL_IDS
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
@@ -78,8 +81,8 @@ def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, ds
     try:
         with source._conn("action") as c:
             assert c.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
-        target = Target("group", group=source.snapshot().failures[0].key)
-        preview = source.preview(ActionRequest("requeue", target))
+        target = Target("group", group=source.snapshot().failures[0].signature)
+        preview = source.preview(ActionRequest(ops.REQUEUE, target, ops.RequeueParams()))
         assert preview.count > 0
         with pytest.raises(ReadOnlyError):
             source.execute(preview, "tester")
@@ -115,7 +118,9 @@ async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app:
         panel = _failures(app)
         assert app.snapshot is not None
         key = next(
-            g.key for g in app.snapshot.failures if g.signature.startswith(TIMEOUT_SIGNATURE_PREFIX)
+            g.signature
+            for g in app.snapshot.failures
+            if g.signature.startswith(TIMEOUT_SIGNATURE_PREFIX)
         )
         panel.table.select_key(key)
         await pilot.press("3", "enter")
@@ -125,7 +130,7 @@ async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app:
         jobs = app.screen
         assert isinstance(jobs, GroupJobsScreen)
         assert jobs.jobs is not None and jobs.jobs.total == 6 and len(jobs.jobs.jobs) == 6
-        assert all(j.status == "Faulted" for j in jobs.jobs.jobs)
+        assert all(j.status == JobStatus.FAULTED for j in jobs.jobs.jobs)
         await pilot.press("enter")
         await until(
             pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None
@@ -137,7 +142,7 @@ async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app:
         assert detail.detail.last_error.startswith("Traceback (most recent call last):")
         assert '"n"' in (detail.detail.payload or "")
         await pilot.press("c")
-        assert detail.detail.task_id in app.clipboard
+        assert str(detail.detail.task_id) in app.clipboard
         assert "UpstreamTimeout: timeout after" in app.clipboard
         assert any(m.startswith("Copied job") for m in notices(app))
         await pilot.press("escape")
@@ -155,7 +160,7 @@ async def test_rows_are_keyed_so_the_cursor_stays_on_its_row(
         await loaded(pilot)
         panel = _failures(app)
         table = panel.table
-        declined = next(g.key for g in app.snapshot.failures if "declined" in g.signature)  # type: ignore[union-attr]
+        declined = next(g.signature for g in app.snapshot.failures if "declined" in g.signature)  # type: ignore[union-attr]
         await pilot.press("3")
         table.select_key(declined)
         assert table.cursor_row == 1
@@ -227,7 +232,7 @@ async def test_pause_and_interval_keys(seeded: Database, make_app: MakeApp) -> N
         assert app.status_state().interval_s == 1.0
         await pilot.press("p")
         assert app.paused and app.status_state().paused
-        await until(pilot, lambda: not app._refreshing)  # one may have been under way
+        await until(pilot, lambda: not app.refresh_loop.busy)  # one may have been under way
         count = app.refresh_count
         await pilot.pause(2.5)
         assert app.refresh_count == count  # no refresh while paused
@@ -256,7 +261,7 @@ async def test_number_keys_switch_panels(seeded: Database, make_app: MakeApp) ->
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        for n, (scope, _) in enumerate(actions.PANELS, 1):
+        for n, scope in enumerate(PANEL_IDS, 1):
             await pilot.press(str(n))
             assert app.current_scope() == scope
 
@@ -332,6 +337,6 @@ def test_burst_helper_leaves_the_expected_groups(seeded: Database) -> None:
         snap = source.snapshot()
     finally:
         source.close()
-    counts = sorted((g.count, g.statuses) for g in snap.failures)
-    assert counts == [(3, (("Fatal", 3),)), (6, (("Faulted", 6),))]
+    counts = sorted((g.count, {s: n for s, n in g.statuses.items() if n}) for g in snap.failures)
+    assert counts == [(3, {JobStatus.FATAL: 3}), (6, {JobStatus.FAULTED: 6})]
     run_burst(seeded)  # idempotent: nothing left to run

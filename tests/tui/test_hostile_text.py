@@ -76,7 +76,7 @@ async def test_every_panel_draws_control_characters_as_visible_escapes(
 async def _open_group(pilot: Pilot[Any], app: ConsoleApp) -> GroupJobsScreen:
     panel = app.main_screen.query_one(FailuresPanel)
     assert app.snapshot is not None
-    key = next(g.key for g in app.snapshot.failures if g.count == 2)
+    key = next(g.signature for g in app.snapshot.failures if g.count == 2)
     await pilot.press("3")
     panel.table.select_key(key)
     await pilot.press("enter")
@@ -151,7 +151,7 @@ async def test_a_confirmation_names_the_group_with_visible_escapes(
         await loaded(pilot)
         panel = app.main_screen.query_one(FailuresPanel)
         assert app.snapshot is not None
-        key = next(g.key for g in app.snapshot.failures if g.count == 2)
+        key = next(g.signature for g in app.snapshot.failures if g.count == 2)
         await pilot.press("3")
         panel.table.select_key(key)
         await pilot.press("R")

@@ -2,42 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from textual import work
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from skconsole.stats import FailureGroup, GroupJobs
 from skconsole.text import printable
+from skconsole.tui.context import Console
 from skconsole.tui.formatting import fmt_ago
-from skconsole.tui.model import FailureGroup, GroupJobs
+from skconsole.tui.messages import DataChanged
 from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.status_bar import StatusBar
-
-if TYPE_CHECKING:
-    from skconsole.tui.app import ConsoleApp
 
 JOB_LIMIT = 200
 
 
 class GroupJobsScreen(Screen[None]):
-    """Loads the group's jobs in a worker thread, again after every refresh and action."""
+    """Loads the group's jobs in a worker thread, again whenever the data changes
+    (:class:`DataChanged`: after every refresh and action)."""
 
-    def __init__(self, group: FailureGroup) -> None:
+    def __init__(self, group: FailureGroup, console: Console) -> None:
         super().__init__()
         self.group = group
+        self.console = console
         self.jobs: GroupJobs | None = None
         self._loading = False
 
-    @property
-    def console(self) -> ConsoleApp:
-        return cast("ConsoleApp", self.app)
-
     def compose(self) -> ComposeResult:
-        yield StatusBar()
+        yield StatusBar(self.console.status_state)
         yield Static("", id="group-header")
         yield JobsPanel(id="panel-jobs")
         yield Footer()
@@ -47,6 +42,9 @@ class GroupJobsScreen(Screen[None]):
         panel = self.query_one(JobsPanel)
         panel.loading = True
         panel.table.focus()
+        self.reload()
+
+    def on_data_changed(self, _message: DataChanged) -> None:
         self.reload()
 
     def _show_header(self) -> None:
@@ -71,7 +69,7 @@ class GroupJobsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="drilldown", exit_on_error=False)
     def _load(self) -> None:
         try:
-            jobs = self.console.source.group_jobs(self.group.key, JOB_LIMIT)
+            jobs = self.console.source.group_jobs(self.group.signature, JOB_LIMIT)
         except Exception as exc:
             self.app.call_from_thread(self._failed, exc)
             return

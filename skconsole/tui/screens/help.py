@@ -11,9 +11,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from skconsole.tui.actions import ACTIONS, MAIN, PANELS, TABLE_SCOPES, ActionSpec
+from skconsole.tui.actions import ACTIONS, MAIN, TABLE_SCOPES, ActionSpec
+from skconsole.tui.panels import PANEL_IDS, PANELS
 
-_SCOPE_NAMES = {**dict(PANELS), "jobs": "group jobs", "job": "job detail"}
+_SCOPE_NAMES = {**{p.scope: p.label() for p in PANELS}, "jobs": "group jobs", "job": "job detail"}
 
 
 def where(spec: ActionSpec) -> str:
@@ -27,7 +28,7 @@ def where(spec: ActionSpec) -> str:
 
 
 def _order(scope: str) -> int:
-    names = [p for p, _ in PANELS] + ["jobs", "job"]
+    names = [*PANEL_IDS, "jobs", "job"]
     return names.index(scope) if scope in names else 99
 
 

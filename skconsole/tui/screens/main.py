@@ -2,47 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane, Tabs
 
-from skconsole.tui.actions import PANELS
 from skconsole.tui.model import Snapshot, Trends
-from skconsole.tui.widgets.audit_panel import AuditPanel
-from skconsole.tui.widgets.depth_panel import DepthPanel
-from skconsole.tui.widgets.exec_panel import ExecPanel
+from skconsole.tui.panels import PANEL_IDS, numbered, panel_class
 from skconsole.tui.widgets.failures_panel import FailuresPanel
-from skconsole.tui.widgets.inflight_panel import InflightPanel
-from skconsole.tui.widgets.metrics_panel import MetricsPanel
 from skconsole.tui.widgets.panel import Panel
-from skconsole.tui.widgets.status_bar import StatusBar
+from skconsole.tui.widgets.status_bar import StatusBar, StatusState
 from skconsole.tui.widgets.throughput import ThroughputBox
-from skconsole.tui.widgets.workers_panel import WorkersPanel
 
-TABBED: tuple[type[Panel], ...] = (
-    InflightPanel,
-    FailuresPanel,
-    ExecPanel,
-    MetricsPanel,
-    WorkersPanel,
-    AuditPanel,
-)
-TITLES = dict(PANELS)
+
+def tab_label(number: int, panel: type[Panel], note: str | None = None) -> str:
+    """A tab's label: "3 Failures", with the panel's note ("3 Failures 6") when it has one."""
+    return f"{number} {panel.label()}" + (f" {note}" if note else "")
 
 
 class MainScreen(Screen[None]):
-    """Everything at a glance; number keys focus a panel, Enter drills into failures."""
+    """Everything at a glance; number keys focus a panel, Enter drills into failures.
+
+    The panels are those of :data:`skconsole.tui.panels.PANELS`, in its order:
+    untabbed ones above the tabs, beside the trend. ``status`` gives the status
+    line; ``on_resume`` runs whenever the screen is back on top (a dialog closed).
+    """
+
+    def __init__(self, status: Callable[[], StatusState], on_resume: Callable[[], None]) -> None:
+        super().__init__()
+        self._status = status
+        self._on_resume = on_resume
 
     def compose(self) -> ComposeResult:
-        yield StatusBar()
+        yield StatusBar(self._status)
         with Horizontal(id="top"):
-            yield DepthPanel()
+            for n, cls in numbered():
+                if not cls.tabbed:
+                    yield cls(number=n)
             yield ThroughputBox()
-        with TabbedContent(initial="tab-failures", id="tabs"):
-            for n, cls in enumerate(TABBED, 2):
-                with TabPane(f"{n} {TITLES[cls.scope]}", id=f"tab-{cls.scope}"):
-                    yield cls()
+        with TabbedContent(initial=f"tab-{FailuresPanel.scope}", id="tabs"):
+            for n, cls in numbered():
+                if cls.tabbed:
+                    with TabPane(tab_label(n, cls), id=f"tab-{cls.scope}"):
+                        yield cls(number=n)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -70,10 +74,10 @@ class MainScreen(Screen[None]):
         if panel is not None:
             return panel.scope
         tabs = self.query_one(TabbedContent)
-        return tabs.active.removeprefix("tab-") if tabs.active else "depth"
+        return tabs.active.removeprefix("tab-") if tabs.active else PANEL_IDS[0]
 
     def show_panel(self, scope: str) -> None:
-        if scope != "depth":
+        if panel_class(scope).tabbed:
             self.query_one(TabbedContent).active = f"tab-{scope}"
         self.panel(scope).table.focus()
 
@@ -90,21 +94,19 @@ class MainScreen(Screen[None]):
 
     def _label_tabs(self, snapshot: Snapshot) -> None:
         tabs = self.query_one(TabbedContent)
-        hung = snapshot.hung_count
-        labels = {
-            "inflight": f"2 In flight {len(snapshot.inflight):,}"
-            + (f" · {hung} HUNG" if hung else ""),
-            "failures": f"3 Failures {len(snapshot.failures):,}",
-            "workers": f"6 Workers {len(snapshot.workers):,}",
-        }
         relabelled = False
-        for scope, label in labels.items():
-            tab = tabs.get_tab(f"tab-{scope}")
-            if tab.label.plain != label:
-                tab.label = label
-                relabelled = True
-            tab.set_class(scope == "inflight" and hung > 0, "-alarm")
-            tab.set_class(scope == "failures" and bool(snapshot.failures), "-alarm")
+        for n, cls in numbered():
+            if not cls.tabbed:
+                continue
+            panel = self.panel(cls.scope)
+            note = panel.tab_note(snapshot)
+            tab = tabs.get_tab(f"tab-{cls.scope}")
+            if note is not None:
+                label = tab_label(n, cls, note)
+                if tab.label.plain != label:
+                    tab.label = label
+                    relabelled = True
+            tab.set_class(panel.alarm(snapshot), "-alarm")
 
         if relabelled:
             # Tabs re-places its underline on a relabel, but (with animations off)
@@ -117,6 +119,4 @@ class MainScreen(Screen[None]):
             realign(animate=False)
 
     def on_screen_resume(self) -> None:
-        apply = getattr(self.app, "apply_pending", None)
-        if callable(apply):
-            apply()
+        self._on_resume()

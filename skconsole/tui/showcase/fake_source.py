@@ -11,23 +11,29 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from uuid import UUID
 
+from skconsole import ops
+from skconsole.stats import (
+    FailedJob,
+    FailureGroup,
+    GroupJobs,
+    InflightJob,
+    JobDetail,
+    StatusCounts,
+    TypeTimes,
+    WorkerInfo,
+)
+from skconsole.status import JobStatus
 from skconsole.tui.model import (
     ActionRequest,
     AuditRow,
     DepthRow,
-    ExecStat,
-    FailureGroup,
-    GroupJobs,
-    InflightRow,
-    JobDetail,
-    JobRow,
     MetricRow,
     OutcomeInfo,
     PreviewInfo,
     Snapshot,
     Trends,
-    WorkerRow,
 )
 from skconsole.tui.source import SourceUnavailable
 
@@ -59,66 +65,162 @@ def _id(n: int) -> str:
     return f"{n:08x}-7c1e-4b9a-9f3d-{n * 7919:012x}"
 
 
+def _group(
+    signature: str,
+    count: int,
+    task_types: tuple[str, ...],
+    statuses: dict[int, int],
+    first_seen: datetime,
+    last_seen: datetime,
+) -> FailureGroup:
+    return FailureGroup(
+        signature=signature,
+        count=count,
+        statuses=statuses,
+        task_types=list(task_types),
+        first_seen=first_seen,
+        last_seen=last_seen,
+        sample_task_id=None,
+        sample_error=None,
+    )
+
+
+def _inflight(
+    n: int,
+    task_type: str,
+    worker: tuple[str, int],
+    running_s: float,
+    heartbeat_age_s: float,
+    attempt: int,
+    state: str,
+    note: str,
+    hung_reason: str | None,
+) -> InflightJob:
+    host, pid = worker
+    return InflightJob(
+        task_id=UUID(_id(n)),
+        task_type=task_type,
+        attempt=attempt,
+        error_count=attempt - 1,
+        started_at=_ago(running_s),
+        running_s=running_s,
+        worker_id=None,
+        worker_host=host,
+        worker_pid=pid,
+        worker_connected=state != "connection lost",
+        heartbeat_age_s=heartbeat_age_s,
+        timeout_s=None,
+        state=state,
+        note=note,
+        hung_reason=hung_reason,
+        reapable_in_s=None,
+    )
+
+
+def _times(
+    task_type: str,
+    cycles: int,
+    avg_ms: int,
+    pcts: tuple[float, float, float],
+    spread: tuple[int, int, int],
+) -> TypeTimes:
+    """Execution times: ``pcts`` are p50, p95, p99; ``spread`` fastest, longest, last (ms)."""
+    fastest, longest, last = spread
+    p50, p95, p99 = pcts
+    return TypeTimes(
+        task_type=task_type,
+        cycles=cycles,
+        total_ms=avg_ms * cycles,
+        fastest_ms=fastest,
+        longest_ms=longest,
+        last_ms=last,
+        sample=min(cycles, 10_000),
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+    )
+
+
+def _worker(
+    n: int,
+    host: str,
+    pid: int,
+    state: str,
+    heartbeat_age_s: float,
+    concurrency: int,
+    in_flight: int,
+    task_types: tuple[str, ...],
+) -> WorkerInfo:
+    return WorkerInfo(
+        worker_id=UUID(_id(n)),
+        process_id=f"{host}:{pid}",
+        host=host,
+        pid=pid,
+        concurrency=concurrency,
+        task_types=list(task_types),
+        started_at=_ago(heartbeat_age_s + 86_400),
+        heartbeat_age_s=heartbeat_age_s,
+        stopped=state == "stopped",
+        connected=state in ("alive", "lease expiring", "unresponsive"),
+        in_flight=in_flight,
+        state=state,
+        note="",
+        lease_s=30.0,
+    )
+
+
 TIMEOUT_SIG = (
     "UpstreamTimeout: timeout after <n>s calling https://api.partner.example/v2/orders/<n>"
 )
 
+E, F, X = JobStatus.ERROR, JobStatus.FAULTED, JobStatus.FATAL
+
 GROUPS = (
-    FailureGroup(
-        "g-timeout",
-        TIMEOUT_SIG,
-        1284,
-        ("payments.charge",),
-        (("Error", 1190), ("Faulted", 94)),
-        _ago(3 * 3600 + 240),
-        _ago(4),
+    _group(
+        TIMEOUT_SIG, 1284, ("payments.charge",), {E: 1190, F: 94}, _ago(3 * 3600 + 240), _ago(4)
     ),
-    FailureGroup(
-        "g-declined",
+    _group(
         "PaymentDeclined: card declined for customer cus_<n>: insufficient funds",
         342,
         ("payments.charge",),
-        (("Fatal", 342),),
+        {X: 342},
         _ago(26 * 3600),
         _ago(95),
     ),
-    FailureGroup(
-        "g-refused",
+    _group(
         "ConnectionRefusedError: connection refused by cache-<n>.internal:6379",
         97,
         ("emails.send", "webhooks.deliver"),
-        (("Error", 88), ("Faulted", 9)),
+        {E: 88, F: 9},
         _ago(1800),
         _ago(12),
     ),
-    FailureGroup(
-        "g-keyerror",
+    _group(
         "KeyError: \"'shipping_address' missing in order <n>\"",
         41,
         ("orders.ship",),
-        (("Faulted", 41),),
+        {F: 41},
         _ago(5 * 3600),
         _ago(600),
     ),
-    FailureGroup(
-        "g-hung",
+    _group(
         "skconsole.HungJob: worker gone (<host> pid <n>): no heartbeat for <n> s",
         7,
         ("reports.nightly",),
-        (("Error", 7),),
+        {E: 7},
         _ago(420),
         _ago(380),
     ),
-    FailureGroup(
-        "g-value",
+    _group(
         "ValueError: cannot parse amount '<n>,00' for invoice INV-<n>",
         12,
         ("invoices.import",),
-        (("Fatal", 12),),
+        {X: 12},
         _ago(7200),
         _ago(3000),
     ),
 )
+OWNER = _id(902)  # web-2 pid 2201: the worker of the job shown in detail
 
 TRACEBACK = """Traceback (most recent call last):
   File "/srv/app/skconsole/worker/engine.py", line 342, in _run_job
@@ -144,10 +246,10 @@ def _snapshot() -> Snapshot:
         DepthRow("webhooks.deliver", 88, 3, 6, 3.2, False, _wave(30, 90, 40, 2, 3)),
     )
     inflight = (
-        InflightRow(
-            _id(101),
+        _inflight(
+            101,
             "reports.nightly",
-            "batch-2 pid 3310",
+            ("batch-2", 3310),
             4210.0,
             95.0,
             1,
@@ -155,10 +257,10 @@ def _snapshot() -> Snapshot:
             "silent for 95.4 s, still connected",
             "worker unresponsive (batch-2 pid 3310): no heartbeat for 95.4 s, connection still open",
         ),
-        InflightRow(
-            _id(102),
+        _inflight(
+            102,
             "orders.ship",
-            "web-7 pid 4412",
+            ("web-7", 4412),
             380.0,
             381.0,
             2,
@@ -166,10 +268,10 @@ def _snapshot() -> Snapshot:
             "silent for 381 s, no connection",
             "worker gone (web-7 pid 4412): no heartbeat for 381 s",
         ),
-        InflightRow(
-            _id(103),
+        _inflight(
+            103,
             "webhooks.deliver",
-            "web-3 pid 2207",
+            ("web-3", 2207),
             75.4,
             1.2,
             1,
@@ -177,10 +279,10 @@ def _snapshot() -> Snapshot:
             "timed out 15.4 s ago, still running",
             None,
         ),
-        InflightRow(
-            _id(104),
+        _inflight(
+            104,
             "payments.charge",
-            "web-2 pid 2201",
+            ("web-2", 2201),
             12.5,
             0.2,
             1,
@@ -189,10 +291,10 @@ def _snapshot() -> Snapshot:
             None,
         ),
         *(
-            InflightRow(
-                _id(200 + i),
+            _inflight(
+                200 + i,
                 typ,
-                f"web-{1 + i % 3} pid {2200 + i % 3}",
+                (f"web-{1 + i % 3}", 2200 + i % 3),
                 0.4 + i * 0.7,
                 1.1,
                 1,
@@ -209,23 +311,17 @@ def _snapshot() -> Snapshot:
         ),
     )
     exec_stats = (
-        ExecStat("emails.send", 184_220, 412.0, 380.0, 910.0, 1840.0, 31.0, 29_800.0, 402.0),
-        ExecStat("orders.ship", 12_004, 1210.0, 990.0, 3100.0, 5200.0, 120.0, 61_000.0, 870.0),
-        ExecStat(
-            "payments.charge", 48_310, 2240.0, 1400.0, 30_100.0, 31_900.0, 88.0, 33_000.0, 31_020.0
-        ),
-        ExecStat(
+        _times("emails.send", 184_220, 412, (380.0, 910.0, 1840.0), (31, 29_800, 402)),
+        _times("orders.ship", 12_004, 1210, (990.0, 3100.0, 5200.0), (120, 61_000, 870)),
+        _times("payments.charge", 48_310, 2240, (1400.0, 30_100.0, 31_900.0), (88, 33_000, 31_020)),
+        _times(
             "reports.nightly",
             61,
-            184_000.0,
-            171_000.0,
-            402_000.0,
-            433_000.0,
-            95_000.0,
-            433_000.0,
-            190_400.0,
+            184_000,
+            (171_000.0, 402_000.0, 433_000.0),
+            (95_000, 433_000, 190_400),
         ),
-        ExecStat("webhooks.deliver", 96_400, 95.0, 61.0, 310.0, 1200.0, 4.0, 60_000.0, 58.0),
+        _times("webhooks.deliver", 96_400, 95, (61.0, 310.0, 1200.0), (4, 60_000, 58)),
     )
     metrics = (
         MetricRow("listener@reconnect-count", "task-queue-notification-listener", 3, 0.0),
@@ -243,11 +339,9 @@ def _snapshot() -> Snapshot:
         MetricRow("worker@total-processing-time", "task-worker", 120_551_004, 6_310.0),
     )
     workers = (
-        WorkerRow(
-            _id(901), "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")
-        ),
-        WorkerRow(
-            _id(902),
+        _worker(901, "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")),
+        _worker(
+            902,
             "web-2",
             2201,
             "connection lost",
@@ -256,12 +350,10 @@ def _snapshot() -> Snapshot:
             6,
             ("emails.send", "payments.charge"),
         ),
-        WorkerRow(
-            _id(903), "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")
-        ),
-        WorkerRow(_id(904), "batch-2", 3310, "unresponsive", 95.0, 2, 1, ("reports.nightly",)),
-        WorkerRow(_id(905), "web-7", 4412, "gone", 381.0, 10, 1, ("orders.ship",)),
-        WorkerRow(_id(906), "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
+        _worker(903, "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")),
+        _worker(904, "batch-2", 3310, "unresponsive", 95.0, 2, 1, ("reports.nightly",)),
+        _worker(905, "web-7", 4412, "gone", 381.0, 10, 1, ("orders.ship",)),
+        _worker(906, "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
     )
     audit = (
         AuditRow(
@@ -282,14 +374,16 @@ def _snapshot() -> Snapshot:
         metrics=metrics,
         workers=workers,
         audit=audit,
-        statuses=(
-            ("Unprocessed", 6781),
-            ("Processing", 20),
-            ("Processed", 339_191),
-            ("Error", 1285),
-            ("Faulted", 144),
-            ("Fatal", 354),
-            ("Cancelled", 12),
+        statuses=StatusCounts(
+            {
+                JobStatus.UNPROCESSED: 6781,
+                JobStatus.PROCESSING: 20,
+                JobStatus.PROCESSED: 339_191,
+                JobStatus.ERROR: 1285,
+                JobStatus.FAULTED: 144,
+                JobStatus.FATAL: 354,
+                JobStatus.CANCELLED: 12,
+            }
         ),
         waiting=tuple(sum(d.trend[i] for d in depth) for i in range(30)),
         read_ms=38.0,
@@ -297,20 +391,20 @@ def _snapshot() -> Snapshot:
 
 
 def _group_jobs(group: FailureGroup) -> GroupJobs:
-    statuses = [name for name, n in group.statuses for _ in range(min(n, 40))]
-    jobs = tuple(
-        JobRow(
-            _id(5000 + i),
-            group.task_types[i % len(group.task_types)],
-            statuses[i % len(statuses)],
-            1 + i % 5,
-            i % 3,
-            _ago(4 + i * 37),
-            group.signature.replace("<n>", str(48213 + i * 7)),
+    statuses = [status for status, n in group.statuses.items() for _ in range(min(n, 40))]
+    jobs = [
+        FailedJob(
+            task_id=UUID(_id(5000 + i)),
+            task_type=group.task_types[i % len(group.task_types)],
+            status=statuses[i % len(statuses)],
+            priority=i % 3,
+            error_count=1 + i % 5,
+            failed_at=_ago(4 + i * 37),
+            error_line=group.signature.replace("<n>", str(48213 + i * 7)),
         )
         for i in range(min(group.count, 60))
-    )
-    return GroupJobs(group.key, group.count, jobs)
+    ]
+    return GroupJobs(group.signature, group.count, jobs)
 
 
 @dataclass
@@ -337,10 +431,10 @@ class FixedSource:
             posted=_wave(60, 1150, 200, 5),
         )
 
-    def group_jobs(self, group_key: str, limit: int) -> GroupJobs:
+    def group_jobs(self, signature: str, limit: int) -> GroupJobs:
         if self.offline:
             raise SourceUnavailable("connection refused")
-        group = next(g for g in GROUPS if g.key == group_key)
+        group = next(g for g in GROUPS if g.signature == signature)
         jobs = _group_jobs(group)
         return replace(jobs, jobs=jobs.jobs[:limit])
 
@@ -348,22 +442,24 @@ class FixedSource:
         if self.offline:
             raise SourceUnavailable("connection refused")
         return JobDetail(
-            task_id=task_id,
+            task_id=UUID(task_id),
             task_type="payments.charge",
             source="checkout@web-2:2201",
-            status="Faulted",
+            payload='{"order_id": 48213, "amount": "129.90", "currency": "EUR", "customer": "cus_00048213"}',
+            status=JobStatus.FAULTED,
             priority=1,
             error_count=5,
+            last_error=TRACEBACK,
             recoverable=True,
+            processing_ms=155_210,
             posted_at=_ago(3 * 3600 + 240),
             first_attempt_at=_ago(3 * 3600 + 239),
             last_attempt_at=_ago(35),
             finalized_at=_ago(4),
-            processing_ms=155_210,
+            owner_worker_id=UUID(OWNER),
             attempt=5,
-            owner="web-2 pid 2201",
-            payload='{"order_id": 48213, "amount": "129.90", "currency": "EUR", "customer": "cus_00048213"}',
-            last_error=TRACEBACK,
+            signature=None,
+            queued_until=None,
         )
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
@@ -373,10 +469,10 @@ class FixedSource:
         if target.ids:
             count = len(target.ids)
         elif target.group:
-            count = next(g.count for g in GROUPS if g.key == target.group)
-        elif request.kind == "reap":
+            count = next(g.count for g in GROUPS if g.signature == target.group)
+        elif request.action is ops.REAP:
             count = 3
-        elif request.kind == "purge":
+        elif request.action is ops.PURGE:
             count = 1_204_331
         else:
             count = 1284

@@ -13,7 +13,6 @@ from skconsole.tui.widgets.panel import Panel
 class AuditPanel(Panel):
     scope = "audit"
     title = "Audit log"
-    number = 7
     COLUMNS = (
         Column("when", "when", 12, right=True),
         Column("who", "who", 24),

@@ -13,7 +13,7 @@ from skconsole.tui.widgets.panel import Panel
 class DepthPanel(Panel):
     scope = "depth"
     title = "Queue depth"
-    number = 1
+    tabbed = False
     COLUMNS = (
         Column("type", "type", 22, flex=True),
         Column("ready", "ready", 7, right=True),

@@ -13,7 +13,7 @@ from skconsole.tui.widgets.panel import Panel
 class ExecPanel(Panel):
     scope = "exec"
     title = "Execution time"
-    number = 4
+    short_title = "Exec times"
     COLUMNS = (
         Column("type", "type", 24, flex=True),
         Column("runs", "runs", 9, right=True),
@@ -32,7 +32,7 @@ class ExecPanel(Panel):
                 s.task_type,
                 (
                     s.task_type,
-                    fmt_int(s.runs),
+                    fmt_int(s.cycles),
                     fmt_ms(s.avg_ms),
                     fmt_ms(s.p50_ms),
                     fmt_ms(s.p95_ms),
@@ -46,4 +46,4 @@ class ExecPanel(Panel):
         ]
 
     def summarize(self, snapshot: Snapshot) -> str:
-        return f"{sum(s.runs for s in snapshot.exec_stats):,} runs"
+        return f"{sum(s.cycles for s in snapshot.exec_stats):,} runs"

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from skconsole.stats import FailureGroup
+from skconsole.status import JobStatus
 from skconsole.tui.formatting import fmt_ago, fmt_int
-from skconsole.tui.model import FailureGroup, Snapshot
+from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column, Row
 from skconsole.tui.widgets.panel import Panel
 
 
 def statuses_text(group: FailureGroup) -> str:
-    return ", ".join(f"{name} {n:,}" for name, n in group.statuses)
+    """The group's jobs per status, most first: "Error 1,190, Faulted 94"."""
+    counts = sorted(((s, n) for s, n in group.statuses.items() if n), key=lambda x: -x[1])
+    return ", ".join(f"{JobStatus.label_of(s)} {n:,}" for s, n in counts)
 
 
 class FailuresPanel(Panel):
     scope = "failures"
     title = "Failure groups"
-    number = 3
+    short_title = "Failures"
     COLUMNS = (
         Column("signature", "error signature", 41, flex=True),
         Column("count", "jobs", 7, right=True),
@@ -31,7 +35,7 @@ class FailuresPanel(Panel):
         now = snapshot.taken_at
         return [
             (
-                g.key,
+                g.signature,
                 (
                     (g.signature, "bad"),
                     fmt_int(g.count),
@@ -44,10 +48,17 @@ class FailuresPanel(Panel):
             for g in snapshot.failures
         ]
 
+    def tab_note(self, snapshot: Snapshot) -> str | None:
+        return f"{len(snapshot.failures):,}"
+
+    def alarm(self, snapshot: Snapshot) -> bool:
+        return bool(snapshot.failures)
+
     def summarize(self, snapshot: Snapshot) -> str:
         return f"{len(snapshot.failures):,} groups · {snapshot.failed_jobs:,} jobs"
 
     def group(self, key: str | None, snapshot: Snapshot | None) -> FailureGroup | None:
+        """The group of the row ``key`` (its signature) in ``snapshot``."""
         if key is None or snapshot is None:
             return None
-        return next((g for g in snapshot.failures if g.key == key), None)
+        return next((g for g in snapshot.failures if g.signature == key), None)

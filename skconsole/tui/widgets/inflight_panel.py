@@ -5,13 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from skconsole.stats import InflightJob
 from skconsole.tui.formatting import format_age, short_id
-from skconsole.tui.model import InflightRow, Snapshot
+from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Cell, Column, Row
 from skconsole.tui.widgets.panel import Panel
 
 
-def _state(r: InflightRow) -> Cell:
+def worker_text(j: InflightJob) -> str:
+    """The job's worker as "host pid N", or "-" when no owner is recorded."""
+    return f"{j.worker_host} pid {j.worker_pid}" if j.worker_host else "-"
+
+
+def _state(r: InflightJob) -> Cell:
     if r.hung:
         return (f"HUNG: {r.note or r.hung_reason}", "bad")
     if r.state == "running":
@@ -22,7 +28,6 @@ def _state(r: InflightRow) -> Cell:
 class InflightPanel(Panel):
     scope = "inflight"
     title = "In flight"
-    number = 2
     COLUMNS = (
         Column("job", "job", 8),
         Column("type", "type", 15),
@@ -35,15 +40,15 @@ class InflightPanel(Panel):
 
     def rows(self, snapshot: Snapshot) -> Sequence[Row]:
         ordered = sorted(
-            snapshot.inflight, key=lambda r: (not r.hung, -(r.running_s or 0.0), r.task_id)
+            snapshot.inflight, key=lambda r: (not r.hung, -(r.running_s or 0.0), str(r.task_id))
         )
         return [
             (
-                r.task_id,
+                str(r.task_id),
                 (
-                    short_id(r.task_id),
+                    short_id(str(r.task_id)),
                     r.task_type,
-                    r.worker,
+                    worker_text(r),
                     format_age(r.running_s),
                     format_age(r.heartbeat_age_s),
                     str(r.attempt),
@@ -52,6 +57,10 @@ class InflightPanel(Panel):
             )
             for r in ordered
         ]
+
+    def tab_note(self, snapshot: Snapshot) -> str | None:
+        hung = snapshot.hung_count
+        return f"{len(snapshot.inflight):,}" + (f" · {hung} HUNG" if hung else "")
 
     def summarize(self, snapshot: Snapshot) -> str:
         hung = snapshot.hung_count

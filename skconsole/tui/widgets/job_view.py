@@ -8,14 +8,68 @@ as a visible escape (``\x1b``), never written raw.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from datetime import datetime
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from skconsole.tui.formatting import fmt_ago, printable
-from skconsole.tui.model import JobDetail
+from skconsole.stats import JobDetail, WorkerInfo
+from skconsole.status import JobStatus
+from skconsole.tui.formatting import fmt_ago, printable, short_id
+
+
+def owner_text(job: JobDetail, workers: Iterable[WorkerInfo] = ()) -> str:
+    """Who last owned the job: "host pid N" when the worker is among ``workers``,
+    else "worker <short id>"; "-" when no owner is recorded."""
+    if job.owner_worker_id is None:
+        return "-"
+    known = next((w for w in workers if w.worker_id == job.owner_worker_id), None)
+    if known is not None:
+        return f"{known.host} pid {known.pid}"
+    return f"worker {short_id(str(job.owner_worker_id))}"
+
+
+def extra_fields(job: JobDetail) -> list[tuple[str, str]]:
+    """The fields shown only when known: its failure group, when it becomes eligible."""
+    out = []
+    if job.signature:
+        out.append(("failure group", job.signature))
+    if job.queued_until is not None:
+        out.append(("eligible from", job.queued_until.strftime("%Y-%m-%d %H:%M:%S")))
+    return out
+
+
+def _iso(value: datetime | None) -> str:
+    return value.isoformat() if value is not None else "-"
+
+
+def job_text(job: JobDetail, owner: str) -> str:
+    """The job as plain text, for the clipboard or a bug report."""
+    lines = [
+        f"task_id: {job.task_id}",
+        f"type: {job.task_type}",
+        f"source: {job.source}",
+        f"status: {JobStatus.label_of(job.status)}",
+        f"priority: {job.priority}",
+        f"errors: {job.error_count} (last recoverable: {'yes' if job.recoverable else 'no'})",
+        f"attempt: {job.attempt}  owner: {owner}",
+        f"posted: {_iso(job.posted_at)}",
+        f"first attempt: {_iso(job.first_attempt_at)}",
+        f"last attempt: {_iso(job.last_attempt_at)}",
+        f"finalized: {_iso(job.finalized_at)}",
+        f"processing time: {job.processing_ms} ms",
+        *(f"{k}: {v}" for k, v in extra_fields(job)),
+        "",
+        "payload:",
+        job.payload if job.payload is not None else "null",
+        "",
+        "last error:",
+        job.last_error or "-",
+    ]
+    return "\n".join(lines)
 
 
 def pretty_payload(payload: str | None) -> str:
@@ -39,31 +93,30 @@ class JobView(VerticalScroll):
         yield Static("last error", classes="job-heading")
         yield Static("", id="job-error")
 
-    def show(self, job: JobDetail, now: float) -> None:
-        def when(value: object) -> str:
-            from datetime import datetime
-
-            if not isinstance(value, datetime):
+    def show(self, job: JobDetail, now: float, owner: str) -> None:
+        def when(value: datetime | None) -> str:
+            if value is None:
                 return "-"
             return f"{value.strftime('%Y-%m-%d %H:%M:%S')} ({fmt_ago(value, now)})"
 
+        status = JobStatus.label_of(job.status)
         fields = [
-            ("job", job.task_id),
+            ("job", str(job.task_id)),
             ("type", job.task_type),
-            ("status", job.status + ("  (waiting in the queue)" if job.queued else "")),
+            ("status", status + ("  (waiting in the queue)" if job.queued else "")),
             ("priority", str(job.priority)),
             (
                 "errors",
                 f"{job.error_count}  last one recoverable: {'yes' if job.recoverable else 'no'}",
             ),
-            ("attempt", f"{job.attempt}  owner: {job.owner}"),
+            ("attempt", f"{job.attempt}  owner: {owner}"),
             ("source", job.source),
             ("posted", when(job.posted_at)),
             ("first attempt", when(job.first_attempt_at)),
             ("last attempt", when(job.last_attempt_at)),
             ("finalized", when(job.finalized_at)),
             ("processing", f"{job.processing_ms:,} ms in total"),
-            *job.extra,
+            *extra_fields(job),
         ]
         shown = [(printable(k), printable(v)) for k, v in fields]
         width = max(len(k) for k, _ in shown)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from skconsole.stats import GroupJobs
+from skconsole.status import JobStatus
 from skconsole.tui.formatting import fmt_ago, fmt_int, short_id
-from skconsole.tui.model import GroupJobs
 from skconsole.tui.widgets.keyed_table import Column, Row, Tone
 from skconsole.tui.widgets.panel import Panel
 
-_TONES: dict[str, Tone] = {"Faulted": "bad", "Fatal": "bad", "Error": "warn", "Cancelled": "muted"}
+_TONES: dict[int, Tone] = {
+    JobStatus.FAULTED: "bad",
+    JobStatus.FATAL: "bad",
+    JobStatus.ERROR: "warn",
+    JobStatus.CANCELLED: "muted",
+}
 
 
 class JobsPanel(Panel):
@@ -28,14 +34,14 @@ class JobsPanel(Panel):
     def job_rows(self, jobs: GroupJobs, now: float) -> Sequence[Row]:
         return [
             (
-                j.task_id,
+                str(j.task_id),
                 (
-                    short_id(j.task_id),
+                    short_id(str(j.task_id)),
                     j.task_type,
-                    (j.status, _TONES.get(j.status, "")),
+                    (JobStatus.label_of(j.status), _TONES.get(j.status, "")),
                     fmt_int(j.error_count),
                     str(j.priority),
-                    fmt_ago(j.last_attempt_at, now),
+                    fmt_ago(j.failed_at, now),
                     j.error_line,
                 ),
             )

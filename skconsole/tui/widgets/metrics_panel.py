@@ -13,7 +13,7 @@ from skconsole.tui.widgets.panel import Panel
 class MetricsPanel(Panel):
     scope = "metrics"
     title = "App metrics"
-    number = 5
+    short_title = "Metrics"
     COLUMNS = (
         Column("metric", "metric", 44, flex=True),
         Column("category", "category", 34),

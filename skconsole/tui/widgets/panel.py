@@ -21,16 +21,29 @@ from skconsole.tui.widgets.keyed_table import Column, KeyedTable, Row
 
 
 class Panel(Vertical):
-    """Base class: ``scope`` names the panel in the action registry."""
+    """Base class. A main-screen panel says who it is in class attributes, once:
+
+    ``scope`` names it in the action registry, ``title`` heads its border and
+    ``short_title`` (when shorter) names it on its key, tab, help and command
+    palette entries. Its number (and so its key and order) is its place in
+    :data:`skconsole.tui.panels.PANELS`, given to it when the screen composes it.
+    """
 
     scope: ClassVar[str] = ""
     title: ClassVar[str] = ""
-    number: ClassVar[int | None] = None
+    short_title: ClassVar[str] = ""
+    tabbed: ClassVar[bool] = True  # False: shown above the tabs, always in view
     COLUMNS: ClassVar[tuple[Column, ...]] = ()
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, number: int | None = None, id: str | None = None) -> None:
         super().__init__(id=id or f"panel-{self.scope}", classes="panel")
+        self.number = number
         self.summary = ""
+
+    @classmethod
+    def label(cls) -> str:
+        """The panel's name on its key, tab, help line and palette entry."""
+        return cls.short_title or cls.title
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter (esc clears)", classes="panel-filter")
@@ -56,6 +69,14 @@ class Panel(Vertical):
     def summarize(self, snapshot: Snapshot) -> str:
         """A few words for the title (totals, hung count)."""
         return ""
+
+    def tab_note(self, snapshot: Snapshot) -> str | None:
+        """What the panel's tab adds to its label (a count); None: the plain label."""
+        return None
+
+    def alarm(self, snapshot: Snapshot) -> bool:
+        """Whether the panel's tab is marked as needing attention."""
+        return False
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         self.summary = self.summarize(snapshot)

@@ -8,6 +8,7 @@ the classes set here and the .tcss file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.app import ComposeResult
@@ -56,7 +57,12 @@ def connection_text(state: StatusState) -> str:
 
 
 class StatusBar(Horizontal):
-    """One line at the top of every screen."""
+    """One line at the top of every screen; ``state`` tells it what to show (and is asked
+    again every second, so the data age keeps counting)."""
+
+    def __init__(self, state: Callable[[], StatusState]) -> None:
+        super().__init__()
+        self._state = state
 
     def compose(self) -> ComposeResult:
         yield Label(" skconsole ", id="sb-brand")
@@ -69,15 +75,11 @@ class StatusBar(Horizontal):
         yield Label("", id="sb-engine")
 
     def on_mount(self) -> None:
-        getter = getattr(self.app, "status_state", None)
-        if callable(getter):
-            self.show(getter())
+        self.show(self._state())
         self.set_interval(1.0, self._tick)
 
     def _tick(self) -> None:
-        getter = getattr(self.app, "status_state", None)
-        if callable(getter):
-            self.show(getter())
+        self.show(self._state())
 
     def show(self, state: StatusState) -> None:
         self.query_one("#sb-server", Label).update(Content(state.server))

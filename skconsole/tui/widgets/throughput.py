@@ -7,7 +7,16 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Label, Sparkline
 
+from skconsole.status import JobStatus
 from skconsole.tui.model import Snapshot, Trends
+
+SHOWN_STATUSES = (
+    JobStatus.PROCESSED,
+    JobStatus.ERROR,
+    JobStatus.FAULTED,
+    JobStatus.FATAL,
+    JobStatus.CANCELLED,
+)
 
 
 class ThroughputBox(Vertical):
@@ -33,10 +42,9 @@ class ThroughputBox(Vertical):
             Content(f"waiting {waiting[-1] if waiting else 0:,}")
         )
         self.query_one("#tp-waiting", Sparkline).data = list(waiting) or [0]
-        counts = dict(snapshot.statuses)
-        shown = ("Processed", "Error", "Faulted", "Fatal", "Cancelled")
+        counts = snapshot.statuses.counts
         self.query_one("#tp-statuses", Label).update(
-            Content(" · ".join(f"{n} {counts.get(n, 0):,}" for n in shown))
+            Content(" · ".join(f"{s.label} {counts.get(s, 0):,}" for s in SHOWN_STATUSES))
         )
 
     def show_trends(self, trends: Trends) -> None:

@@ -22,7 +22,6 @@ _TONES: dict[str, Tone] = {
 class WorkersPanel(Panel):
     scope = "workers"
     title = "Workers"
-    number = 6
     COLUMNS = (
         Column("worker", "worker", 8),
         Column("host", "host", 18),
@@ -37,9 +36,9 @@ class WorkersPanel(Panel):
     def rows(self, snapshot: Snapshot) -> Sequence[Row]:
         return [
             (
-                w.worker_id,
+                str(w.worker_id),
                 (
-                    short_id(w.worker_id),
+                    short_id(str(w.worker_id)),
                     w.host,
                     str(w.pid),
                     (w.state, _TONES.get(w.state, "")),
@@ -51,6 +50,9 @@ class WorkersPanel(Panel):
             )
             for w in snapshot.workers
         ]
+
+    def tab_note(self, snapshot: Snapshot) -> str | None:
+        return f"{len(snapshot.workers):,}"
 
     def summarize(self, snapshot: Snapshot) -> str:
         alive = sum(1 for w in snapshot.workers if w.state == "alive")

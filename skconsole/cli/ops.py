@@ -3,55 +3,52 @@
 Each runs the same ``skconsole.ops`` functions the console does: preview,
 confirm (a terminal prompt that defaults to No; ``--yes`` for scripts, and
 required when stdin is not a terminal), execute on the previewed ids, report.
-``--dry-run`` only previews, and works in read-only mode too.
+``--dry-run`` only previews, and works in read-only mode too. The sample and
+audit tables fit the terminal (``--wide``: every column at full width).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from skconsole import ops
-from skconsole.cli import MAX_LIST_ROWS, _opts, app, check_range, check_text, err, out
+from skconsole.cli.app import app
+from skconsole.cli.options import (
+    MAX_LIST_ROWS,
+    DryRunOpt,
+    GroupOpt,
+    IdsOpt,
+    JsonOpt,
+    LimitOpt,
+    OlderOpt,
+    StatusOpt,
+    TypeOpt,
+    WideOpt,
+    YesOpt,
+    check_range,
+    check_text,
+    options_of,
+)
+from skconsole.cli.output import Column, err, out, print_json, print_table
 from skconsole.durations import parse_duration
 from skconsole.errors import ConfigError
-from skconsole.ops.model import STATUS_LABELS, ActionResult, Preview, ProgressCallback, Selection
+from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection
+from skconsole.ops.spec import P
 from skconsole.stats import HungPolicy
+from skconsole.status import JobStatus
 from skconsole.text import printable, quoted
 
+
 # -- the selection syntax, shared by every action -----------------------------------------
-IdsOpt = Annotated[
-    list[str] | None, typer.Option("--id", help="A job id (repeat for several)", show_default=False)
-]
-GroupOpt = Annotated[
-    str | None,
-    typer.Option("--group", help="A failure group: its signature or short id (status failures)"),
-]
-TypeOpt = Annotated[str | None, typer.Option("--type", help="Only jobs of this task type")]
-StatusOpt = Annotated[
-    list[int] | None,
-    typer.Option("--status", help="Only jobs in this status code (repeat for several)"),
-]
-OlderOpt = Annotated[
-    str | None,
-    typer.Option("--older-than", help="Only jobs with no activity for this long, e.g. 30d, 2h"),
-]
-DryRunOpt = Annotated[
-    bool, typer.Option("--dry-run", help="Show the count and a sample; change nothing")
-]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document (shape in the README)")]
-
-
 def _uuid(text: str) -> UUID:
     try:
         return UUID(text.strip())
@@ -79,36 +76,41 @@ def selection_from(
 
 
 # -- output -----------------------------------------------------------------------------
-def _print_json(doc: dict[str, Any]) -> None:
-    # ensure_ascii (json's default) writes every control character as a \u escape
-    print(json.dumps(doc, default=str, ensure_ascii=True))
+SAMPLE_COLUMNS = (
+    Column("job", key=True),
+    Column("type", 1),
+    Column("status", 2),
+    Column("priority", 5, "right"),
+    Column("errors", 4, "right"),
+    Column("last active", 3),
+    Column("note", flexible=True),
+)
 
 
-def _sample_table(preview: Preview) -> Table:
-    t = Table(show_edge=False, pad_edge=False)
-    for col in ("job", "type", "status", "priority", "errors", "last active", "note"):
-        t.add_column(col, justify="right" if col in ("priority", "errors") else "left")
-    for r in preview.sample:
-        t.add_row(
+def _show_sample(preview: Preview, wide: bool) -> None:
+    rows = [
+        [
             str(r.task_id),
             escape(r.task_type),
-            STATUS_LABELS.get(r.status, str(r.status)),
+            JobStatus.label_of(r.status),
             str(r.priority),
             str(r.error_count),
             r.at.strftime("%Y-%m-%d %H:%M:%S") if r.at else "-",
             escape((r.note or "")[:80]),
-        )
-    return t
+        ]
+        for r in preview.sample
+    ]
+    print_table(SAMPLE_COLUMNS, rows, wide=wide, edge=False)
 
 
-def _show_preview(preview: Preview, verb: str, noun: str) -> None:
+def _show_preview(preview: Preview, verb: str, noun: str, wide: bool) -> None:
     scope = escape(preview.selection.describe())
     out.print(f"would {verb} {preview.count:,} {noun} ({scope})", highlight=False)
     if preview.sample:
         shown = len(preview.sample)
         more = f", first {shown} shown" if preview.count > shown else ""
         out.print(f"sample{more}:")
-        out.print(_sample_table(preview))
+        _show_sample(preview, wide)
 
 
 def _show_result(result: ActionResult, done: str, noun: str) -> None:
@@ -171,50 +173,57 @@ def _confirm(prompt: str, yes: bool, *, type_count: int | None = None) -> None:
 
 def _run(
     ctx: typer.Context,
-    *,
-    name: str,
-    verb: str,
-    done: str,
-    noun: str,
+    action: ops.JobAction[P],
     selection: Selection,
-    preview: Callable[[Any, Selection], Preview],
-    execute: Callable[[Any, Preview, ProgressCallback], ActionResult],
+    params: P,
+    *,
     dry_run: bool,
     yes: bool,
     as_json: bool,
-    type_count: bool = False,
+    wide: bool,
 ) -> None:
     """Preview, then (unless --dry-run) confirm, execute on the previewed ids and report."""
-    db = _opts(ctx).open(f"skconsole-{name}", write=not dry_run)
+    verb, noun = action.verb, action.noun
+    db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
     with db.connect() as conn:
-        p = preview(conn, selection)
+        p = action.preview(conn, selection, params)
         if dry_run:
             if as_json:
-                _print_json(p.as_dict())
+                print_json(p.as_dict())
             else:
-                _show_preview(p, verb, noun)
+                _show_preview(p, verb, noun, wide)
             return
         if p.count == 0:
             if as_json:
-                _print_json(
-                    {**ActionResult(name, 0, 0, 0).as_dict(), "selection": p.selection.as_dict()}
+                print_json(
+                    {
+                        **ActionResult(action.name, 0, 0, 0).as_dict(),
+                        "selection": p.selection.as_dict(),
+                    }
                 )
             else:
                 out.print(f"nothing to {verb} ({escape(p.selection.describe())})", highlight=False)
             return
         if not as_json:
-            _show_preview(p, verb, noun)
+            _show_preview(p, verb, noun, wide)
         _confirm(
             f"{verb.capitalize()} {p.count:,} {noun}?",
             yes,
-            type_count=p.count if type_count else None,
+            type_count=p.count if action.confirm is ops.Confirm.TYPE_COUNT else None,
         )
-        with _progress(p.count, f"{name}", enabled=not as_json) as on_progress:
-            result = execute(conn, p, on_progress)
+        with _progress(p.count, action.name, enabled=not as_json) as on_progress:
+            result = action.execute(
+                conn,
+                p.selection,
+                params,
+                actor=ops.Actor.current(),
+                ids=p.ids,
+                on_progress=on_progress,
+            )
     if as_json:
-        _print_json({**result.as_dict(), "selection": p.selection.as_dict()})
+        print_json({**result.as_dict(), "selection": p.selection.as_dict()})
     else:
-        _show_result(result, done, noun)
+        _show_result(result, action.done, noun)
 
 
 # -- the actions ----------------------------------------------------------------------------
@@ -232,28 +241,19 @@ def requeue(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Post failed jobs again, ready now (statuses 4, 5, 6 by default; 7 when selected)."""
     sel = selection_from(ids, group, task_type, statuses, older_than)
     _run(
         ctx,
-        name="requeue",
-        verb="requeue",
-        done="requeued",
-        noun="job(s)",
-        selection=sel,
-        preview=lambda conn, s: ops.requeue.preview(conn, s),
-        execute=lambda conn, p, cb: ops.requeue.execute(
-            conn,
-            p.selection,
-            actor=ops.Actor.current(),
-            ids=p.ids,
-            reset_errors=reset_errors,
-            on_progress=cb,
-        ),
+        ops.REQUEUE,
+        sel,
+        ops.RequeueParams(reset_errors=reset_errors),
         dry_run=dry_run,
         yes=yes,
         as_json=as_json,
+        wide=wide,
     )
 
 
@@ -272,24 +272,20 @@ def bump(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Run waiting jobs sooner: lower their priority number (--by N) or set it (--to N)."""
-    ops.bump.check_change(by, to)
+    params = ops.BumpParams(by=by, to=to)
     sel = selection_from(ids, group, task_type, statuses, older_than)
     _run(
         ctx,
-        name="bump",
-        verb="bump",
-        done="bumped",
-        noun="waiting job(s)",
-        selection=sel,
-        preview=lambda conn, s: ops.bump.preview(conn, s, by=by, to=to),
-        execute=lambda conn, p, cb: ops.bump.execute(
-            conn, p.selection, actor=ops.Actor.current(), ids=p.ids, by=by, to=to, on_progress=cb
-        ),
+        ops.BUMP,
+        sel,
+        params,
         dry_run=dry_run,
         yes=yes,
         as_json=as_json,
+        wide=wide,
     )
 
 
@@ -307,29 +303,19 @@ def purge(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Delete old final results (3, 6, 7; 5 with --include-faulted), in short batches."""
     sel = selection_from(ids, group, task_type, statuses, older_than)
     _run(
         ctx,
-        name="purge",
-        verb="purge",
-        done="purged",
-        noun="result(s)",
-        selection=sel,
-        preview=lambda conn, s: ops.purge.preview(conn, s, include_faulted=include_faulted),
-        execute=lambda conn, p, cb: ops.purge.execute(
-            conn,
-            p.selection,
-            actor=ops.Actor.current(),
-            ids=p.ids,
-            include_faulted=include_faulted,
-            on_progress=cb,
-        ),
+        ops.PURGE,
+        sel,
+        ops.PurgeParams(include_faulted=include_faulted),
         dry_run=dry_run,
         yes=yes,
         as_json=as_json,
-        type_count=True,
+        wide=wide,
     )
 
 
@@ -348,6 +334,7 @@ def reap(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Re-post hung jobs now (as `status inflight` judges them: the worker's lease has
     lapsed, so it has stopped them or is dead), recording why."""
@@ -355,18 +342,13 @@ def reap(
     sel = selection_from(ids, None, task_type, None, older_than)
     _run(
         ctx,
-        name="reap",
-        verb="reap",
-        done="reaped",
-        noun="hung job(s)",
-        selection=sel,
-        preview=lambda conn, s: ops.reap.preview(conn, s, policy=policy),
-        execute=lambda conn, p, cb: ops.reap.execute(
-            conn, p.selection, actor=ops.Actor.current(), ids=p.ids, policy=policy, on_progress=cb
-        ),
+        ops.REAP,
+        sel,
+        ops.ReapParams(policy=policy),
         dry_run=dry_run,
         yes=yes,
         as_json=as_json,
+        wide=wide,
     )
 
 
@@ -381,40 +363,41 @@ def cancel(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Take waiting jobs out of the queue: 7 Cancelled."""
     sel = selection_from(ids, group, task_type, statuses, older_than)
     _run(
         ctx,
-        name="cancel",
-        verb="cancel",
-        done="cancelled",
-        noun="waiting job(s)",
-        selection=sel,
-        preview=lambda conn, s: ops.cancel.preview(conn, s),
-        execute=lambda conn, p, cb: ops.cancel.execute(
-            conn, p.selection, actor=ops.Actor.current(), ids=p.ids, on_progress=cb
-        ),
+        ops.CANCEL,
+        sel,
+        ops.NoParams(),
         dry_run=dry_run,
         yes=yes,
         as_json=as_json,
+        wide=wide,
     )
 
 
 def _switch(
-    ctx: typer.Context, name: str, task_type: str | None, dry_run: bool, yes: bool, as_json: bool
+    ctx: typer.Context,
+    action: ops.TypeAction,
+    task_type: str | None,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
 ) -> None:
+    name = action.name
     if not task_type:
         raise ConfigError(f"{name} needs a task type: skconsole {name} TYPE")
-    module = ops.pause if name == "pause" else ops.resume
     sel = Selection(task_type=task_type)
-    db = _opts(ctx).open(f"skconsole-{name}", write=not dry_run)
+    db = options_of(ctx).open(f"skconsole-{name}", write=not dry_run)
     with db.connect() as conn:
-        p = module.preview(conn, sel)
+        p = action.preview(conn, sel)
         state = "paused" if p.details["paused"] else "running"
         if dry_run:
             if as_json:
-                _print_json(p.as_dict())
+                print_json(p.as_dict())
             else:
                 out.print(
                     f"{escape(task_type)} is {state} ({p.details['waiting']:,} waiting, "
@@ -425,13 +408,12 @@ def _switch(
             return
         if p.count:
             _confirm(f"{name.capitalize()} task type {task_type}?", yes)
-        result = module.execute(conn, sel, actor=ops.Actor.current())
+        result = action.execute(conn, sel, actor=ops.Actor.current())
     if as_json:
-        _print_json({**result.as_dict(), "selection": sel.as_dict()})
+        print_json({**result.as_dict(), "selection": sel.as_dict()})
     elif result.changed:
         out.print(
-            f"{escape(task_type)} {'paused' if name == 'pause' else 'resumed'} "
-            f"(audit #{result.audit_id})",
+            f"{escape(task_type)} {action.done} (audit #{result.audit_id})",
             highlight=False,
         )
     else:
@@ -451,7 +433,7 @@ def pause(
     as_json: JsonOpt = False,
 ) -> None:
     """Stop workers claiming a task type (running jobs finish)."""
-    _switch(ctx, "pause", task_type_arg or task_type, dry_run, yes, as_json)
+    _switch(ctx, ops.PAUSE, task_type_arg or task_type, dry_run, yes, as_json)
 
 
 @app.command()
@@ -464,41 +446,47 @@ def resume(
     as_json: JsonOpt = False,
 ) -> None:
     """Let workers claim a paused task type again."""
-    _switch(ctx, "resume", task_type_arg or task_type, dry_run, yes, as_json)
+    _switch(ctx, ops.RESUME, task_type_arg or task_type, dry_run, yes, as_json)
 
 
 @app.command()
 def audit(
     ctx: typer.Context,
-    limit: Annotated[
-        int, typer.Option("--limit", help=f"How many, newest first (1 to {MAX_LIST_ROWS:,})")
-    ] = 50,
+    limit: LimitOpt = 50,
     action: Annotated[str | None, typer.Option("--action", help="Only this action")] = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """The operator actions executed on this queue: who, when, what, how many."""
+    """The operator actions executed on this queue: who, when, what, how many (newest first)."""
     check_range("--limit", limit, 1, MAX_LIST_ROWS)
     check_text("--action", action)
-    db = _opts(ctx).open("skconsole-audit")
+    db = options_of(ctx).open("skconsole-audit")
     with db.connect() as conn:
         rows = ops.audit.entries(conn, limit=limit, action=action)
     if as_json:
-        _print_json({"entries": [r.as_dict() for r in rows]})
+        print_json({"entries": [r.as_dict() for r in rows]})
         return
-    t = Table(title="Audit", title_justify="left")
-    for col in ("#", "when", "who", "action", "selection", "changed", "left alone"):
-        t.add_column(col, justify="right" if col in ("#", "changed", "left alone") else "left")
-    for r in rows:
-        details = r.details or {}
-        t.add_row(
+    columns = [
+        Column("#", justify="right", key=True),
+        Column("when", 2),
+        Column("who", 3),
+        Column("action"),
+        Column("selection", flexible=True),
+        Column("changed", 1, "right"),
+        Column("left alone", 4, "right"),
+    ]
+    cells = [
+        [
             str(r.audit_id),
             r.at.strftime("%Y-%m-%d %H:%M:%S"),
             escape(f"{r.user}@{r.host}"),
             r.action,
             escape(json.dumps(r.selection, default=str)[:60]),
             f"{r.count:,}",
-            f"{int(details.get('skipped_changed_state', 0) or 0):,}",
-        )
-    out.print(t)
+            f"{int((r.details or {}).get('skipped_changed_state', 0) or 0):,}",
+        ]
+        for r in rows
+    ]
+    print_table(columns, cells, wide=wide, title="Audit")
     if not rows:
         out.print("no operator action recorded yet")

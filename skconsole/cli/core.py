@@ -1,228 +1,38 @@
-"""The ``skconsole`` command line (Typer).
-
-Every command accepts the connection options, before or after its name;
-errors that a person can act on are printed as one line with a non-zero exit
-code, never as a traceback (set SKCONSOLE_DEBUG=1 to see one).
-"""
+"""The commands that post, run and host: demo, setup, enqueue, worker, bench, and
+``db start`` / ``stop`` / ``status`` / ``uri`` (the embedded server)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import psycopg
 import typer
-from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
-from rich.segment import Segment
-from rich.text import Text
 
-from skconsole.db.connect import Database, connect_error_message
-from skconsole.db.embedded import EmbeddedServer, default_data_dir
+from skconsole.cli.app import app, db_app
+from skconsole.cli.options import (
+    MAX_BATCH_SIZE,
+    MAX_BENCH_JOBS,
+    MAX_BENCH_RATE,
+    MAX_CONCURRENCY,
+    MAX_DEMO_RATE,
+    MAX_ENQUEUE_COUNT,
+    MAX_GRACE_S,
+    MAX_LATENCY_JOBS,
+    MAX_PROCESSES,
+    POLL_BOUNDS_S,
+    check_range,
+    check_text,
+    options_of,
+    refresh_interval,
+)
+from skconsole.cli.output import err, out
+from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
-from skconsole.db.target import open_database, resolve_database
+from skconsole.db.target import resolve_database
 from skconsole.durations import parse_duration
-from skconsole.errors import ConfigError, ReadOnlyError, SkconsoleError
-from skconsole.text import is_valid_utf8, printable, quoted
-
-app = typer.Typer(
-    name="skconsole",
-    help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout)."
-    " The connection options (--dsn, --data-dir, --no-setup, --read-only) go before or after"
-    " the command.",
-    no_args_is_help=False,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-db_app = typer.Typer(
-    help="Run the embedded PostgreSQL server in the background.", no_args_is_help=True
-)
-app.add_typer(db_app, name="db")
-
-
-class PrintableConsole(Console):
-    """A rich Console that never writes a control character it was given as text.
-
-    Task types, errors, hosts and metric ids come from other systems; an ESC or
-    a C1 or bidi control among them would reach the terminal raw. Every string
-    this console prints (table cells and titles included) passes through
-    :func:`skconsole.text.printable` before rich measures it, and every text
-    segment is checked again on the way out, so a view added later is safe
-    without doing anything. Rich's own control segments (cursor moves of a
-    progress bar) are left alone.
-    """
-
-    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
-        return super().render_str(printable(text), *args, **kwargs)
-
-    def render(
-        self, renderable: RenderableType, options: ConsoleOptions | None = None
-    ) -> Iterable[Segment]:
-        for segment in super().render(renderable, options):
-            text, style, control = segment
-            if control or text.isprintable():
-                yield segment
-            else:
-                yield Segment(printable(text, keep_newlines=True), style, control)
-
-
-out = PrintableConsole()
-err = PrintableConsole(stderr=True)
-
-# -- bounds of the options (the README's table of limits) ---------------------------------
-#: enqueue --count: jobs posted by one command (they are built in memory first)
-MAX_ENQUEUE_COUNT = 1_000_000
-#: worker --concurrency, console --workers, demo --workers, bench --concurrency
-MAX_CONCURRENCY = 10_000
-#: worker --processes, bench --processes
-MAX_PROCESSES = 64
-#: worker --batch-size: jobs claimed per round trip
-MAX_BATCH_SIZE = 10_000
-#: worker --poll: between 10 ms and 1 hour
-POLL_BOUNDS_S = (0.01, 3600.0)
-#: worker --grace: at most 1 day
-MAX_GRACE_S = 86_400.0
-#: status --limit, audit --limit: rows listed
-MAX_LIST_ROWS = 100_000
-#: status metrics --sample: at most 1 hour between the two reads
-MAX_SAMPLE_S = 3600.0
-#: bench --jobs, --latency-jobs, --rate; demo --rate
-MAX_BENCH_JOBS = 10_000_000
-MAX_LATENCY_JOBS = 100_000
-MAX_BENCH_RATE = 100_000.0
-MAX_DEMO_RATE = 1_000.0
-
-
-def _number(value: float) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        value = int(value)
-    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
-
-
-def check_range(option: str, value: float, low: float, high: float) -> None:
-    """A ConfigError (exit 2) unless ``low <= value <= high`` (NaN never is)."""
-    if not low <= value <= high:
-        raise ConfigError(
-            f"{option} must be between {_number(low)} and {_number(high)}, got {_number(value)}"
-        )
-
-
-def check_text(option: str, value: str | None) -> None:
-    """A ConfigError (exit 2) when ``value`` is not UTF-8 text a query can carry."""
-    if value is None:
-        return
-    if not is_valid_utf8(value):
-        raise ConfigError(f"{option} is not valid UTF-8 text: {quoted(value)}")
-    if "\x00" in value:
-        raise ConfigError(f"{option} must not contain NUL characters")
-
-
-@dataclass
-class Options:
-    dsn: str | None
-    data_dir: Path | None
-    setup: bool
-    read_only: bool
-
-    def open(self, application_name: str = "skconsole-cli", *, write: bool = False) -> Database:
-        if write and self.read_only:
-            raise ReadOnlyError("refused: read-only mode (--read-only or SKCONSOLE_READ_ONLY=1)")
-        return open_database(
-            self.dsn,
-            self.data_dir,
-            setup=self.setup,
-            read_only=self.read_only,
-            application_name=application_name,
-        )
-
-
-def _opts(ctx: typer.Context) -> Options:
-    opts = ctx.find_root().obj
-    assert isinstance(opts, Options)
-    return opts
-
-
-@app.callback(invoke_without_command=True)
-def main_options(
-    ctx: typer.Context,
-    dsn: Annotated[
-        str | None,
-        typer.Option(
-            "--dsn",
-            envvar="SKCONSOLE_DSN",
-            help="PostgreSQL DSN; default: libpq environment, else embedded server.",
-        ),
-    ] = None,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--data-dir",
-            envvar="SKCONSOLE_DATA_DIR",
-            help=f"Embedded server data directory [default: {default_data_dir()}]",
-        ),
-    ] = None,
-    no_setup: Annotated[
-        bool, typer.Option("--no-setup", help="Do not create missing schema objects; fail instead.")
-    ] = False,
-    read_only: Annotated[
-        bool,
-        typer.Option(
-            "--read-only",
-            envvar="SKCONSOLE_READ_ONLY",
-            help="Refuse every write; sessions are read-only too.",
-        ),
-    ] = False,
-    refresh: Annotated[
-        str,
-        typer.Option(
-            "--refresh", help="Console: refresh interval (0.5s to 60s; + and - change it live)."
-        ),
-    ] = "2s",
-    tasks: Annotated[
-        str | None,
-        typer.Option(
-            "--tasks",
-            help="Console: run these task handlers (module or module:attr) in an embedded engine.",
-        ),
-    ] = None,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers",
-            help=f"Console: jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,}).",
-        ),
-    ] = 4,
-) -> None:
-    """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
-    ctx.obj = Options(dsn=dsn, data_dir=data_dir, setup=not no_setup, read_only=read_only)
-    if ctx.invoked_subcommand is None:
-        from skconsole.tui.launch import ConsoleOptions, run_console
-
-        check_range("--workers", workers, 1, MAX_CONCURRENCY)
-        code = run_console(
-            ConsoleOptions(
-                dsn=dsn,
-                data_dir=data_dir,
-                setup=not no_setup,
-                read_only=read_only,
-                refresh=_refresh_interval(refresh),
-                tasks=tasks,
-                workers=workers,
-            )
-        )
-        raise typer.Exit(code)
-
-
-def _refresh_interval(text: str) -> float:
-    seconds = parse_duration(text, option="--refresh")
-    if not 0.5 <= seconds <= 60:
-        raise ConfigError(f"--refresh must be between 0.5s and 60s, got {quoted(text)}")
-    return seconds
+from skconsole.errors import ConfigError, ReadOnlyError
 
 
 # -- demo ----------------------------------------------------------------------------
@@ -255,7 +65,7 @@ def demo(
 
     check_range("--rate", rate, 0, MAX_DEMO_RATE)
     check_range("--workers", workers, 1, MAX_CONCURRENCY)
-    o = _opts(ctx)
+    o = options_of(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: the demo posts and runs jobs, and read-only mode is on")
     root = ctx.find_root()
@@ -263,7 +73,7 @@ def demo(
     source = root.get_parameter_source("dsn")
     dsn = o.dsn if source is not None and source.name == "COMMANDLINE" else None
     code = run_demo(
-        dsn, o.data_dir, rate=rate, workers=workers, refresh=_refresh_interval(refresh), seed=seed
+        dsn, o.data_dir, rate=rate, workers=workers, refresh=refresh_interval(refresh), seed=seed
     )
     raise typer.Exit(code)
 
@@ -272,7 +82,7 @@ def demo(
 @app.command()
 def setup(ctx: typer.Context) -> None:
     """Create the Stakhanovise tables and skconsole's additions (idempotent)."""
-    o = _opts(ctx)
+    o = options_of(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: setup writes to the database and read-only mode is on")
     db = resolve_database(o.dsn, o.data_dir, application_name="skconsole-setup")
@@ -324,7 +134,7 @@ def enqueue(
         Job(task_type, priority=priority, delay=seconds, key=key, source=source, payload_json=text)
         for _ in range(count)
     ]
-    db = _opts(ctx).open("skconsole-enqueue", write=True)
+    db = options_of(ctx).open("skconsole-enqueue", write=True)
     with Producer(db) as producer:
         result = producer.post_many(jobs)
     if count == 1:
@@ -398,7 +208,7 @@ def worker(
     poll_s = parse_duration(
         poll, option="--poll", minimum=POLL_BOUNDS_S[0], maximum=POLL_BOUNDS_S[1]
     )
-    o = _opts(ctx)
+    o = options_of(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: a worker writes results and read-only mode is on")
     lease_s = parse_duration(lease, option="--lease", minimum=5.0, maximum=600.0)
@@ -470,7 +280,7 @@ def bench(
             f"--rate must be above 0 and at most {MAX_BENCH_RATE:,.0f} jobs per second,"
             f" got {rate:g}"
         )
-    o = _opts(ctx)
+    o = options_of(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: the benchmark writes jobs and read-only mode is on")
     db = o.open("skconsole-bench", write=True)
@@ -497,7 +307,7 @@ def bench(
 
 # -- db ------------------------------------------------------------------------------
 def _server(ctx: typer.Context) -> EmbeddedServer:
-    o = _opts(ctx)
+    o = options_of(ctx)
     if o.dsn:
         raise ConfigError(
             "`skconsole db` manages the embedded server; it does not apply with --dsn"
@@ -551,69 +361,3 @@ def db_uri(ctx: typer.Context) -> None:
     if not st.running or not st.uri:
         raise ConfigError("the embedded server is not running: start it with `skconsole db start`")
     print(st.uri)
-
-
-def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
-
-
-def _register_commands() -> None:
-    """Commands that live in modules of their own add themselves to ``app``."""
-    import skconsole.cli_ops  # noqa: F401
-    from skconsole import cli_status  # noqa: F401
-
-
-_VALUE_OPTIONS = ("--dsn", "--data-dir")
-_FLAG_OPTIONS = ("--no-setup", "--read-only")
-
-
-def hoist_connection_options(argv: list[str]) -> list[str]:
-    """Move the connection options to the front, where Click reads a group's options.
-
-    People type ``skconsole worker --tasks m --dsn ...``; without this Click
-    rejects ``--dsn`` there. Order is kept, so when an option is given twice the
-    later one still wins. Nothing after ``--`` is touched.
-    """
-    hoisted: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            rest.extend(argv[i:])
-            break
-        if arg in _FLAG_OPTIONS or (arg.partition("=")[0] in _VALUE_OPTIONS and "=" in arg):
-            hoisted.append(arg)
-        elif arg in _VALUE_OPTIONS and i + 1 < len(argv):
-            hoisted += [arg, argv[i + 1]]
-            i += 1
-        else:
-            rest.append(arg)
-        i += 1
-    return hoisted + rest
-
-
-def main() -> None:
-    """Entry point: run the app, turning expected failures into one clear line."""
-    debug = bool(os.environ.get("SKCONSOLE_DEBUG"))
-    try:
-        _register_commands()
-        app(args=hoist_connection_options(sys.argv[1:]), prog_name="skconsole")
-    except SkconsoleError as exc:
-        if debug:
-            raise
-        _fail(str(exc))
-        sys.exit(exc.exit_code)
-    except psycopg.OperationalError as exc:
-        if debug:
-            raise
-        _fail(connect_error_message("", exc))
-        sys.exit(3)
-    except psycopg.Error as exc:
-        if debug:
-            raise
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        _fail(f"database error: {first}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)

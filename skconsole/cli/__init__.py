@@ -1,0 +1,19 @@
+"""The ``skconsole`` command line (Typer).
+
+- :mod:`.options`: the connection options, the bounds and checks of every option,
+  and the option types several commands share;
+- :mod:`.output`: the console that writes (control characters made visible), JSON,
+  the one-line error, and tables that fit the terminal;
+- :mod:`.app`: the Typer app, the root command and :func:`main`;
+- the commands: :mod:`.core` (demo, setup, enqueue, worker, bench, db),
+  :mod:`.status` (``status [VIEW]``) and :mod:`.ops` (the operator actions, audit).
+
+Importing this package registers every command on :data:`app`.
+"""
+
+from __future__ import annotations
+
+from skconsole.cli import core, ops, status
+from skconsole.cli.app import app, main
+
+__all__ = ["app", "core", "main", "ops", "status"]

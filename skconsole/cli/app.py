@@ -1,0 +1,165 @@
+"""The Typer application: the root command (connection options; without a command,
+the console), the ``db`` group, and :func:`main`, the entry point.
+
+Every command accepts the connection options, before or after its name;
+errors that a person can act on are printed as one line with a non-zero exit
+code, never as a traceback (set SKCONSOLE_DEBUG=1 to see one). The commands
+live in the modules beside this one and add themselves to :data:`app` when
+``skconsole.cli`` is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import psycopg
+import typer
+
+from skconsole.cli.options import MAX_CONCURRENCY, Options, check_range, refresh_interval
+from skconsole.cli.output import print_error
+from skconsole.db.connect import connect_error_message
+from skconsole.db.embedded import default_data_dir
+from skconsole.errors import SkconsoleError
+
+app = typer.Typer(
+    name="skconsole",
+    help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout)."
+    " The connection options (--dsn, --data-dir, --no-setup, --read-only) go before or after"
+    " the command.",
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+db_app = typer.Typer(
+    help="Run the embedded PostgreSQL server in the background.", no_args_is_help=True
+)
+app.add_typer(db_app, name="db")
+
+
+@app.callback(invoke_without_command=True)
+def main_options(
+    ctx: typer.Context,
+    dsn: Annotated[
+        str | None,
+        typer.Option(
+            "--dsn",
+            envvar="SKCONSOLE_DSN",
+            help="PostgreSQL DSN; default: libpq environment, else embedded server.",
+        ),
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            envvar="SKCONSOLE_DATA_DIR",
+            help=f"Embedded server data directory [default: {default_data_dir()}]",
+        ),
+    ] = None,
+    no_setup: Annotated[
+        bool, typer.Option("--no-setup", help="Do not create missing schema objects; fail instead.")
+    ] = False,
+    read_only: Annotated[
+        bool,
+        typer.Option(
+            "--read-only",
+            envvar="SKCONSOLE_READ_ONLY",
+            help="Refuse every write; sessions are read-only too.",
+        ),
+    ] = False,
+    refresh: Annotated[
+        str,
+        typer.Option(
+            "--refresh", help="Console: refresh interval (0.5s to 60s; + and - change it live)."
+        ),
+    ] = "2s",
+    tasks: Annotated[
+        str | None,
+        typer.Option(
+            "--tasks",
+            help="Console: run these task handlers (module or module:attr) in an embedded engine.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help=f"Console: jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,}).",
+        ),
+    ] = 4,
+) -> None:
+    """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
+    ctx.obj = Options(dsn=dsn, data_dir=data_dir, setup=not no_setup, read_only=read_only)
+    if ctx.invoked_subcommand is None:
+        from skconsole.tui.launch import ConsoleOptions, run_console
+
+        check_range("--workers", workers, 1, MAX_CONCURRENCY)
+        code = run_console(
+            ConsoleOptions(
+                dsn=dsn,
+                data_dir=data_dir,
+                setup=not no_setup,
+                read_only=read_only,
+                refresh=refresh_interval(refresh),
+                tasks=tasks,
+                workers=workers,
+            )
+        )
+        raise typer.Exit(code)
+
+
+_VALUE_OPTIONS = ("--dsn", "--data-dir")
+_FLAG_OPTIONS = ("--no-setup", "--read-only")
+
+
+def hoist_connection_options(argv: list[str]) -> list[str]:
+    """Move the connection options to the front, where Click reads a group's options.
+
+    People type ``skconsole worker --tasks m --dsn ...``; without this Click
+    rejects ``--dsn`` there. Order is kept, so when an option is given twice the
+    later one still wins. Nothing after ``--`` is touched.
+    """
+    hoisted: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest.extend(argv[i:])
+            break
+        if arg in _FLAG_OPTIONS or (arg.partition("=")[0] in _VALUE_OPTIONS and "=" in arg):
+            hoisted.append(arg)
+        elif arg in _VALUE_OPTIONS and i + 1 < len(argv):
+            hoisted += [arg, argv[i + 1]]
+            i += 1
+        else:
+            rest.append(arg)
+        i += 1
+    return hoisted + rest
+
+
+def main() -> None:
+    """Entry point: run the app, turning expected failures into one clear line."""
+    debug = bool(os.environ.get("SKCONSOLE_DEBUG"))
+    try:
+        app(args=hoist_connection_options(sys.argv[1:]), prog_name="skconsole")
+    except SkconsoleError as exc:
+        if debug:
+            raise
+        print_error(str(exc))
+        sys.exit(exc.exit_code)
+    except psycopg.OperationalError as exc:
+        if debug:
+            raise
+        print_error(connect_error_message("", exc))
+        sys.exit(3)
+    except psycopg.Error as exc:
+        if debug:
+            raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print_error(f"database error: {first}")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,135 @@
+"""What every command shares: the connection options, the bounds of the options and
+their checks, and the option types more than one command takes (each defined once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skconsole.db.connect import Database
+from skconsole.db.target import open_database
+from skconsole.durations import parse_duration
+from skconsole.errors import ConfigError, ReadOnlyError
+from skconsole.text import is_valid_utf8, quoted
+
+# -- bounds of the options (the README's table of limits) ---------------------------------
+#: enqueue --count: jobs posted by one command (they are built in memory first)
+MAX_ENQUEUE_COUNT = 1_000_000
+#: worker --concurrency, console --workers, demo --workers, bench --concurrency
+MAX_CONCURRENCY = 10_000
+#: worker --processes, bench --processes
+MAX_PROCESSES = 64
+#: worker --batch-size: jobs claimed per round trip
+MAX_BATCH_SIZE = 10_000
+#: worker --poll: between 10 ms and 1 hour
+POLL_BOUNDS_S = (0.01, 3600.0)
+#: worker --grace: at most 1 day
+MAX_GRACE_S = 86_400.0
+#: status --limit, audit --limit: rows listed
+MAX_LIST_ROWS = 100_000
+#: status metrics --sample: at most 1 hour between the two reads
+MAX_SAMPLE_S = 3600.0
+#: bench --jobs, --latency-jobs, --rate; demo --rate
+MAX_BENCH_JOBS = 10_000_000
+MAX_LATENCY_JOBS = 100_000
+MAX_BENCH_RATE = 100_000.0
+MAX_DEMO_RATE = 1_000.0
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def check_range(option: str, value: float, low: float, high: float) -> None:
+    """A ConfigError (exit 2) unless ``low <= value <= high`` (NaN never is)."""
+    if not low <= value <= high:
+        raise ConfigError(
+            f"{option} must be between {_number(low)} and {_number(high)}, got {_number(value)}"
+        )
+
+
+def check_text(option: str, value: str | None) -> None:
+    """A ConfigError (exit 2) when ``value`` is not UTF-8 text a query can carry."""
+    if value is None:
+        return
+    if not is_valid_utf8(value):
+        raise ConfigError(f"{option} is not valid UTF-8 text: {quoted(value)}")
+    if "\x00" in value:
+        raise ConfigError(f"{option} must not contain NUL characters")
+
+
+def refresh_interval(text: str) -> float:
+    """The console's --refresh, in seconds (0.5s to 60s)."""
+    seconds = parse_duration(text, option="--refresh")
+    if not 0.5 <= seconds <= 60:
+        raise ConfigError(f"--refresh must be between 0.5s and 60s, got {quoted(text)}")
+    return seconds
+
+
+# -- the connection options ---------------------------------------------------------------
+@dataclass
+class Options:
+    """The root command's connection options, as every command reads them."""
+
+    dsn: str | None
+    data_dir: Path | None
+    setup: bool
+    read_only: bool
+
+    def open(self, application_name: str = "skconsole-cli", *, write: bool = False) -> Database:
+        if write and self.read_only:
+            raise ReadOnlyError("refused: read-only mode (--read-only or SKCONSOLE_READ_ONLY=1)")
+        return open_database(
+            self.dsn,
+            self.data_dir,
+            setup=self.setup,
+            read_only=self.read_only,
+            application_name=application_name,
+        )
+
+
+def options_of(ctx: typer.Context) -> Options:
+    """The connection options the root command stored for this invocation."""
+    opts = ctx.find_root().obj
+    assert isinstance(opts, Options)
+    return opts
+
+
+# -- options more than one command takes ----------------------------------------------------
+JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document (shape in the README)")]
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide", help="Tables: every column at full width, whatever the terminal's width"
+    ),
+]
+LimitOpt = Annotated[
+    int, typer.Option("--limit", help=f"At most this many rows (1 to {MAX_LIST_ROWS:,})")
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Show the count and a sample; change nothing")
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation")]
+
+# the selection syntax, shared by every action (and --group by `status failures`)
+IdsOpt = Annotated[
+    list[str] | None, typer.Option("--id", help="A job id (repeat for several)", show_default=False)
+]
+GroupOpt = Annotated[
+    str | None,
+    typer.Option("--group", help="A failure group: its signature or short id (status failures)"),
+]
+TypeOpt = Annotated[str | None, typer.Option("--type", help="Only jobs of this task type")]
+StatusOpt = Annotated[
+    list[int] | None,
+    typer.Option("--status", help="Only jobs in this status code (repeat for several)"),
+]
+OlderOpt = Annotated[
+    str | None,
+    typer.Option("--older-than", help="Only jobs with no activity for this long, e.g. 30d, 2h"),
+]

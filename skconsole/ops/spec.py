@@ -1,0 +1,378 @@
+"""Operator actions as specs: what each action is, said once; how any of them runs, written once.
+
+An action is a :class:`JobAction` (it changes jobs: requeue, bump, cancel,
+purge, reap) or a :class:`TypeAction` (it flips a task type: pause, resume).
+The spec holds everything that differs between actions: names and verbs for
+messages, the statuses it may touch, its select and write queries, the
+privileges it needs, how it must be confirmed, and the type of its
+parameters. Everything else — freezing the selection, the preview that
+captures ids, the batches, each batch's audit row, the result — is the one
+flow below, so the CLI, the console and the tests run every action the same
+way, and a new action is a spec, its SQL and its key.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+from uuid import UUID
+
+import psycopg
+
+from skconsole.db.sqlfiles import query
+from skconsole.errors import ConfigError
+from skconsole.ops.common import (
+    ActionProgress,
+    batch_transaction,
+    freeze,
+    in_batches,
+    run_action,
+    select_rows,
+    selection_params,
+)
+from skconsole.ops.guard import Privilege
+from skconsole.ops.model import (
+    BATCH_SIZE,
+    SAMPLE_SIZE,
+    ActionResult,
+    Actor,
+    JobRow,
+    Preview,
+    ProgressCallback,
+    Selection,
+)
+from skconsole.status import JobStatus
+
+Conn = psycopg.Connection[Any]
+Row = tuple[Any, ...]
+
+
+class Confirm(enum.Enum):
+    """How a person confirms the action before it runs."""
+
+    ASK = "ask"  # a question that defaults to No
+    TYPE_COUNT = "type count"  # type the number of jobs (irreversible and possibly huge)
+    NONE = "none"  # reversible: no question in the console (the CLI still asks)
+
+
+@dataclass(frozen=True)
+class Params:
+    """An action's parameters beyond the selection; subclasses check themselves on creation."""
+
+    def sql(self) -> dict[str, Any]:
+        """Extra parameters of the action's statements."""
+        return {}
+
+    def details(self) -> dict[str, Any]:
+        """What the preview, the result and the audit row record of these parameters."""
+        return {}
+
+    def phrase(self) -> str:
+        """Words a confirmation adds after the scope, e.g. " to priority 0"."""
+        return ""
+
+    def check(self, action: str, selection: Selection) -> None:
+        """Refuse a selection these parameters do not allow (ConfigError)."""
+
+    def extra_statuses(self) -> tuple[JobStatus, ...]:
+        """Statuses these parameters let the action touch beyond its own."""
+        return ()
+
+
+@dataclass(frozen=True)
+class NoParams(Params):
+    """For an action that takes none."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What one batch's rows say: jobs changed, and named counts to add up."""
+
+    changed: int
+    counts: tuple[tuple[str, int], ...] = ()
+
+
+def count_rows(rows: Sequence[Row]) -> Tally:
+    """The usual tally: the write statement returns one row per job it changed."""
+    return Tally(len(rows))
+
+
+def needs_criteria(action: str, selection: Selection) -> None:
+    if selection.is_empty:
+        raise ConfigError(
+            f"{action} needs a selection: --id, --group, --type, --status or --older-than"
+        )
+
+
+def any_selection(action: str, selection: Selection) -> None:
+    """An empty selection means all the jobs the action applies to."""
+
+
+def effective_statuses(
+    action: str,
+    selection: Selection,
+    allowed: tuple[JobStatus, ...],
+    default: tuple[JobStatus, ...],
+) -> tuple[int, ...]:
+    """The statuses an action acts on: the selection's (checked) or the action's default."""
+    if not selection.statuses:
+        return tuple(int(s) for s in default)
+    bad = sorted(set(selection.statuses) - set(allowed))
+    if bad:
+        names = ", ".join(f"{int(s)} {s.label}" for s in allowed)
+        raise ConfigError(
+            f"{action} acts on jobs in status {names}; not on {', '.join(map(str, bad))}"
+        )
+    return tuple(sorted(set(selection.statuses)))
+
+
+P = TypeVar("P", bound=Params)
+
+
+@dataclass(frozen=True)
+class JobAction(Generic[P]):
+    """An action on jobs, run as preview (count, sample, captured ids) then execute."""
+
+    name: str
+    verb: str  # "requeue": "would requeue 3 job(s)"
+    done: str  # "requeued": "requeued 3 job(s)"
+    noun: str  # "job(s)", "waiting job(s)", "result(s)"
+    params_type: type[P]
+    allowed: tuple[JobStatus, ...]  # statuses a selection may name
+    default: tuple[JobStatus, ...]  # statuses when it names none
+    select: str  # query: the selection's jobs as JobRow columns, oldest activity first
+    write: str  # query: one batch (ids, or a LIMIT of ``batch`` for a frozen selection)
+    needs: tuple[Privilege, ...]  # what the database role must be allowed
+    check_selection: Callable[[str, Selection], None] = needs_criteria
+    tally: Callable[[Sequence[Row]], Tally] = count_rows
+    counted: tuple[str, ...] = ()  # the named counts of its tallies (0 when no batch ran)
+    confirm: Confirm = Confirm.ASK
+    warning: str = ""  # the sentence a console confirmation ends with
+    groups: bool = True  # whether --group may select
+    #: above this many jobs, a preview keeps a sample only and execute re-runs
+    #: the frozen selection in batches (for actions whose result cannot newly match)
+    capture_limit: int | None = None
+    count_query: str | None = None  # needed with capture_limit
+
+    def __post_init__(self) -> None:
+        for name in (self.select, self.write, self.count_query):
+            if name is not None:
+                query(name)  # a misspelt query name fails at import
+
+    def default_params(self) -> P:
+        return self.params_type()
+
+    def _statuses(self, selection: Selection, params: P) -> tuple[int, ...]:
+        extra = params.extra_statuses()
+        return effective_statuses(
+            self.name, selection, (*self.allowed, *extra), (*self.default, *extra)
+        )
+
+    def _prepare(
+        self, conn: Conn, selection: Selection, params: P
+    ) -> tuple[Selection, dict[str, Any]]:
+        if not self.groups and selection.group is not None:
+            raise ConfigError(
+                f"{self.name} selects jobs by --id, --type or --older-than, not --group"
+            )
+        self.check_selection(self.name, selection)
+        params.check(self.name, selection)
+        statuses = self._statuses(selection, params)
+        selection = freeze(conn, selection)
+        return selection, {**selection_params(conn, selection, statuses), **params.sql()}
+
+    def _count(self, conn: Conn, where: dict[str, Any]) -> int:
+        assert self.count_query is not None
+        row = conn.execute(query(self.count_query), where, prepare=False).fetchone()
+        return int(row[0]) if row else 0
+
+    def _rows(self, conn: Conn, where: dict[str, Any], limit: int | None) -> list[JobRow]:
+        return select_rows(conn, query(self.select), where, limit)
+
+    def preview(
+        self,
+        conn: Conn,
+        selection: Selection | None = None,
+        params: P | None = None,
+        *,
+        sample_size: int = SAMPLE_SIZE,
+    ) -> Preview:
+        """The jobs the action would change, as seen now, with their ids captured."""
+        params = params if params is not None else self.default_params()
+        selection, where = self._prepare(conn, selection or Selection(), params)
+        details = params.details()
+        if self.capture_limit is not None:
+            count = self._count(conn, where)
+            if count > self.capture_limit:
+                sample = self._rows(conn, where, sample_size)
+                return Preview(self.name, selection, count, tuple(sample), None, details)
+        rows = self._rows(conn, where, None)
+        ids = tuple(r.task_id for r in rows)
+        return Preview(self.name, selection, len(rows), tuple(rows[:sample_size]), ids, details)
+
+    def execute(
+        self,
+        conn: Conn,
+        selection: Selection | None = None,
+        params: P | None = None,
+        *,
+        actor: Actor,
+        ids: Sequence[UUID] | None = None,
+        batch_size: int = BATCH_SIZE,
+        on_progress: ProgressCallback | None = None,
+    ) -> ActionResult:
+        """Act on ``ids`` (a preview's) or else on the selection's jobs as of now.
+
+        Each job's state is re-checked by the write statement, so jobs that
+        changed since the preview are left alone and counted as such.
+        """
+        params = params if params is not None else self.default_params()
+        selection, where = self._prepare(conn, selection or Selection(), params)
+        counts = dict.fromkeys(self.counted, 0)
+
+        def step(batch_where: dict[str, Any]) -> int:
+            tally = self.tally(
+                conn.execute(query(self.write), batch_where, prepare=False).fetchall()
+            )
+            for key, n in tally.counts:
+                counts[key] = counts.get(key, 0) + n
+            return tally.changed
+
+        def by_ids(todo: list[UUID]) -> Callable[[ActionProgress], tuple[int, dict[str, Any]]]:
+            def run(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+                def one(batch: list[UUID]) -> int:
+                    return step({**where, "ids": batch, "batch": len(batch), "limit": len(batch)})
+
+                return in_batches(conn, todo, batch_size, one, progress), dict(counts)
+
+            return run
+
+        def by_selection(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+            # a frozen selection of final results: nothing can newly match it
+            done = 0
+            while True:
+                with batch_transaction(conn, progress) as batch:
+                    n = batch.add(step({**where, "batch": batch_size, "limit": batch_size}))
+                done += n
+                progress.report(done, min(done, total))
+                if n < batch_size:
+                    return done, dict(counts)
+
+        if ids is None and self.capture_limit is not None:
+            total = self._count(conn, where)
+            return run_action(
+                conn,
+                self.name,
+                self.needs,
+                selection,
+                actor,
+                total,
+                by_selection,
+                on_progress,
+                params.details(),
+            )
+        todo = (
+            list(dict.fromkeys(ids))
+            if ids is not None
+            else [r.task_id for r in self._rows(conn, where, None)]
+        )
+        return run_action(
+            conn,
+            self.name,
+            self.needs,
+            selection,
+            actor,
+            len(todo),
+            by_ids(todo),
+            on_progress,
+            params.details(),
+        )
+
+
+@dataclass(frozen=True)
+class TypeAction:
+    """An action on a task type (pause, resume): one row flips, nothing is batched."""
+
+    name: str
+    verb: str
+    done: str
+    paused: bool  # the state it sets
+    write: str  # query: flip the type; returns a row when it changed
+    needs: tuple[Privilege, ...]
+    noun: str = "task type"
+    confirm: Confirm = Confirm.NONE
+    warning: str = ""
+    params_type: type[NoParams] = NoParams
+
+    def __post_init__(self) -> None:
+        query(self.write)
+
+    def default_params(self) -> NoParams:
+        return NoParams()
+
+    def _task_type(self, selection: Selection) -> str:
+        if (
+            selection.task_type is None
+            or selection.ids
+            or selection.group
+            or selection.statuses
+            or (selection.older_than_seconds is not None)
+        ):
+            raise ConfigError(f"{self.name} applies to a task type: give --type T and nothing else")
+        return selection.task_type
+
+    def preview(
+        self,
+        conn: Conn,
+        selection: Selection | None = None,
+        params: Params | None = None,
+        *,
+        sample_size: int = SAMPLE_SIZE,
+    ) -> Preview:
+        """Whether the flip would change anything (count 1 or 0), and what the type holds."""
+        selection = selection or Selection()
+        task_type = self._task_type(selection)
+        row = conn.execute(
+            query("ops_type_state"), {"task_type": task_type}, prepare=False
+        ).fetchone()
+        assert row is not None
+        paused, waiting, running = bool(row[0]), int(row[1]), int(row[2])
+        details: dict[str, Any] = {
+            "task_type": task_type,
+            "paused": paused,
+            "waiting": waiting,
+            "in_flight": running,
+        }
+        return Preview(self.name, selection, int(paused != self.paused), (), None, details)
+
+    def execute(
+        self,
+        conn: Conn,
+        selection: Selection | None = None,
+        params: Params | None = None,
+        *,
+        actor: Actor,
+        ids: Sequence[UUID] | None = None,
+        batch_size: int = BATCH_SIZE,
+        on_progress: ProgressCallback | None = None,
+    ) -> ActionResult:
+        """Flip the type (idempotent: a type already in that state is unchanged, not skipped)."""
+        selection = selection or Selection()
+        task_type = self._task_type(selection)
+
+        def flip(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+            with batch_transaction(conn, progress) as batch:  # the flip and its audit row
+                rows = conn.execute(
+                    query(self.write), {"task_type": task_type}, prepare=False
+                ).fetchall()
+                batch.add(len(rows))
+            progress.report(len(rows), 1)
+            return len(rows), {"task_type": task_type, "unchanged": 0 if rows else 1}
+
+        return run_action(conn, self.name, self.needs, selection, actor, 1, flip, on_progress)
+
+
+#: Any operator action.
+OperatorAction = JobAction[Any] | TypeAction

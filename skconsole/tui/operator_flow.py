@@ -1,0 +1,211 @@
+"""The console's operator actions: preview, confirm, execute, report — for any action spec.
+
+The flow is the same for every action in ``skconsole.ops``: the preview
+counts the jobs and captures their ids (in a worker thread, through the data
+source), the confirmation states the exact scope as the spec words it and
+defaults to No (a purge asks for the count to be typed; a reversible action
+asks nothing), the execution acts on the captured ids, and the outcome
+("Requeued 1,279; 5 had changed state meanwhile ...") comes back as a
+notification. Repeat presses are ignored briefly. The app owns one
+:class:`OperatorFlow` and forwards the flow's three messages to it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from textual.app import App
+
+from skconsole.errors import ConnectError
+from skconsole.ops import Confirm, TypeAction
+from skconsole.tui.messages import ActionDone, ActionFailed, PreviewReady
+from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
+from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
+from skconsole.tui.source import DataSource, SourceUnavailable
+
+REPEAT_GUARD_S = 0.8  # repeat presses of a write key within this are ignored
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    return isinstance(
+        exc, SourceUnavailable | ConnectError | psycopg.OperationalError | psycopg.InterfaceError
+    )
+
+
+class OperatorFlow:
+    """One action at a time, from key press to outcome.
+
+    ``connected`` says whether the console's data is live (writes wait while
+    it is not); ``done`` runs after an action changed something (refresh);
+    ``report_error`` shows an error the operator must read.
+    """
+
+    def __init__(
+        self,
+        app: App[Any],
+        source: DataSource,
+        *,
+        actor: str,
+        read_only: bool,
+        connected: Callable[[], bool],
+        done: Callable[[], None],
+        report_error: Callable[[str, BaseException], None],
+    ) -> None:
+        self.app = app
+        self.source = source
+        self.actor = actor
+        self.read_only = read_only
+        self.connected = connected
+        self.done = done
+        self.report_error = report_error
+        self.busy = False
+        self._last_press: dict[str, float] = {}
+
+    # -- starting --------------------------------------------------------------------
+    def allowed(self, name: str) -> bool:
+        """False (and a notice) when a write cannot run now; ignores quick repeats."""
+        now = time.monotonic()
+        last = self._last_press.get(name, 0.0)
+        self._last_press[name] = now
+        if now - last < REPEAT_GUARD_S or self.busy:
+            return False
+        if self.read_only:
+            self.app.notify("Read-only mode: no changes are possible.", severity="warning")
+            return False
+        if not self.connected():
+            self.app.notify(
+                "Not connected: write actions wait until the server is back.", severity="warning"
+            )
+            return False
+        return True
+
+    def start(self, request: ActionRequest | None, *, checked: bool = False) -> None:
+        """Preview ``request`` (None: nothing is selected); ``checked``: already allowed."""
+        if request is None:
+            self.app.notify("Select a row first.", severity="warning")
+            return
+        if not checked and not self.allowed(request.action.name):
+            return
+        self.busy = True
+        self.app.run_worker(
+            lambda: self._preview(request),
+            thread=True,
+            exclusive=True,
+            group="action",
+            exit_on_error=False,
+        )
+
+    def _preview(self, request: ActionRequest) -> None:  # worker thread
+        try:
+            preview = self.source.preview(request)
+        except Exception as exc:
+            self.app.post_message(ActionFailed(request, exc, is_connection_error(exc)))
+            return
+        self.app.post_message(PreviewReady(preview))
+
+    # -- confirming ------------------------------------------------------------------
+    def previewed(self, preview: PreviewInfo) -> None:
+        request = preview.request
+        action = request.action
+        if preview.count == 0:
+            self.busy = False
+            self.app.notify(f"Nothing to {action.verb}: no {request.target.label} match now.")
+            return
+        answer = lambda ok: self._answered(preview, ok)  # noqa: E731
+        if action.confirm is Confirm.NONE:  # reversible
+            self._execute(preview)
+        elif action.confirm is Confirm.TYPE_COUNT:
+            self.app.push_screen(PurgeConfirmScreen(question(preview), preview.count), answer)
+        else:
+            self.app.push_screen(
+                ConfirmScreen(
+                    f"Confirm {action.verb}",
+                    question(preview),
+                    preview.sample[:5],
+                    f"Yes, {action.verb} {preview.count:,}",
+                    f"For example ({min(len(preview.sample), 5)} of {preview.count:,}):",
+                ),
+                answer,
+            )
+
+    def _answered(self, preview: PreviewInfo, ok: bool | None) -> None:
+        if ok:
+            self._execute(preview)
+        else:
+            self.busy = False
+            self.app.notify("Nothing was changed.", title="Cancelled")
+
+    # -- executing -------------------------------------------------------------------
+    def _execute(self, preview: PreviewInfo) -> None:
+        self.app.run_worker(
+            lambda: self._run(preview),
+            thread=True,
+            exclusive=True,
+            group="action",
+            exit_on_error=False,
+        )
+
+    def _run(self, preview: PreviewInfo) -> None:  # worker thread
+        try:
+            outcome = self.source.execute(preview, self.actor)
+        except Exception as exc:
+            self.app.post_message(ActionFailed(preview.request, exc, is_connection_error(exc)))
+            return
+        self.app.post_message(ActionDone(outcome))
+
+    def finished(self, outcome: OutcomeInfo) -> None:
+        self.busy = False
+        self.app.notify(outcome_text(outcome), title="Done")
+        self.done()
+
+    def failed(self, message: ActionFailed) -> None:
+        self.busy = False
+        verb = message.request.action.verb.capitalize()
+        if message.connection_lost:
+            self.app.notify(
+                f"{verb} failed: the connection was lost; nothing was confirmed.", severity="error"
+            )
+            self.done()
+        else:
+            self.report_error(f"{verb} failed", message.error)
+
+
+def _counted(n: int, label: str) -> str:
+    """``n`` and the label's noun: "3 hung jobs", "1 hung job"."""
+    if n == 1:
+        label = label.replace("jobs", "job", 1)
+    return f"{n:,} {label}"
+
+
+def question(preview: PreviewInfo) -> str:
+    """The confirmation question, with the exact scope, worded by the action's spec."""
+    request = preview.request
+    target = request.target
+    n = preview.count
+    if (
+        target.ids and len(target.ids) == 1 and target.label.startswith("job ")
+    ) or target.label.startswith("the "):
+        scope = target.label
+    elif target.group:
+        scope = f"{n:,} {'job' if n == 1 else 'jobs'} in {target.label}"
+    else:
+        scope = _counted(n, target.label)
+    warning = f" {request.action.warning}" if request.action.warning else ""
+    return f"{request.action.verb.capitalize()} {scope}{request.params.phrase()}?{warning}"
+
+
+def outcome_text(outcome: OutcomeInfo) -> str:
+    action = outcome.request.action
+    done = action.done.capitalize()
+    if isinstance(action, TypeAction):
+        return f"{done} {outcome.request.target.label}."
+    text = f"{done} {outcome.changed:,}"
+    if outcome.skipped:
+        text += f"; {outcome.skipped:,} had changed state meanwhile and were left alone"
+    elif outcome.changed < outcome.requested:
+        text += f" of {outcome.requested:,}"
+    return text + "."

@@ -1,0 +1,197 @@
+"""One cadence of background reads: the refresh loop, the trends loop, and any to come.
+
+A :class:`PollLoop` reads in a worker thread (``run_worker(thread=True,
+exclusive=True, group=name)``, what ``@work`` does), so no database call runs
+on the UI thread, and keeps these rules for every cadence:
+
+- No overlapping reads: a read starts only when none is running, and the next
+  one is scheduled only once the previous one has finished, however slow the
+  server is. ``request()`` while a read runs is a no-op.
+- After a failure the next read waits ``retry(failures)`` seconds (a back-off)
+  when given, else the usual interval.
+- Paused, it schedules nothing (a read already under way still lands, and
+  ``request()`` still reads once: "refresh now").
+- It never repaints under a modal dialog: a result that arrives while one is
+  open is kept as ``pending`` and shown by ``flush()`` when the dialog closes.
+
+The worker posts :class:`PollLoop.Done` or :class:`PollLoop.Failed` to the
+host App, whose handlers hand them back to the loop (``finished``/``failed``):
+one handler each serves every loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
+
+from textual.message import Message
+from textual.screen import ModalScreen
+
+T = TypeVar("T")
+
+
+class _Timer(Protocol):
+    def stop(self) -> None: ...
+
+
+class PollHost(Protocol):
+    """What a loop needs of the App (a Textual ``App`` has all of it)."""
+
+    @property
+    def screen(self) -> object: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def set_timer(self, delay: float, callback: Callable[[], Any]) -> _Timer: ...
+
+    def run_worker(
+        self,
+        work: Callable[[], None],
+        *,
+        group: str,
+        exclusive: bool,
+        thread: bool,
+        exit_on_error: bool,
+    ) -> object: ...
+
+
+def backoff(failures: int, interval: float, cap: float) -> float:
+    """Seconds before retrying after ``failures`` failed reads in a row: 0.5 s doubling
+    up to ``cap``, and never more than five intervals (one second at least)."""
+    return min(0.5 * 2.0 ** (failures - 1), cap, max(interval, 1.0) * 5)
+
+
+class PollLoop(Generic[T]):
+    """Reads ``read()`` every ``every()`` seconds and shows the result with ``show``.
+
+    ``on_done(value, elapsed_ms)`` and ``on_error(error)`` run on the UI thread
+    after each read, before the result is shown (bookkeeping: connection state,
+    timings); ``auto`` False reads only on ``request()`` (fixed-data scenes);
+    while ``ready()`` is false (the schema is being set up) nothing is read.
+    """
+
+    class Done(Message):
+        def __init__(self, loop: PollLoop[Any], value: object, elapsed_ms: float) -> None:
+            super().__init__()
+            self.loop = loop
+            self.value = value
+            self.elapsed_ms = elapsed_ms
+
+    class Failed(Message):
+        def __init__(self, loop: PollLoop[Any], error: BaseException) -> None:
+            super().__init__()
+            self.loop = loop
+            self.error = error
+
+    def __init__(
+        self,
+        host: PollHost,
+        name: str,
+        read: Callable[[], T],
+        show: Callable[[T], None],
+        *,
+        every: Callable[[], float],
+        on_done: Callable[[T, float], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        retry: Callable[[int], float] | None = None,
+        auto: bool = True,
+        ready: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.host = host
+        self.name = name  # also the worker group
+        self._read = read
+        self._show = show
+        self._every = every
+        self._on_done = on_done
+        self._on_error = on_error
+        self._retry = retry
+        self.auto = auto
+        self._ready = ready
+        self.busy = False
+        self.paused = False
+        self.failures = 0  # failed reads in a row
+        self.pending: T | None = None
+        self._timer: _Timer | None = None
+
+    # -- reading -------------------------------------------------------------------
+    def request(self) -> None:
+        """Read now unless a read is running; replaces the scheduled one."""
+        if self.busy or not self._ready():
+            return
+        self._cancel_timer()
+        self.busy = True
+        self.host.run_worker(
+            self._work, group=self.name, exclusive=True, thread=True, exit_on_error=False
+        )
+
+    def _work(self) -> None:
+        """The worker thread: the read, and its result posted to the UI."""
+        started = time.perf_counter()
+        try:
+            value = self._read()
+        except Exception as exc:
+            self.host.post_message(self.Failed(self, exc))
+            return
+        self.host.post_message(self.Done(self, value, (time.perf_counter() - started) * 1000.0))
+
+    # -- results (UI thread) -------------------------------------------------------------
+    def finished(self, value: T, elapsed_ms: float) -> None:
+        self.busy = False
+        self.failures = 0
+        if self._on_done is not None:
+            self._on_done(value, elapsed_ms)
+        if self.held:
+            self.pending = value  # don't repaint under an open dialog
+        else:
+            self.pending = None
+            self._show(value)
+        self._schedule(self._every())
+
+    def failed(self, error: BaseException) -> None:
+        self.busy = False
+        self.failures += 1
+        if self._on_error is not None:
+            self._on_error(error)
+        retry = self._retry
+        self._schedule(retry(self.failures) if retry is not None else self._every())
+
+    @property
+    def held(self) -> bool:
+        """A modal dialog is open: results wait in ``pending``."""
+        return isinstance(self.host.screen, ModalScreen)
+
+    def flush(self) -> None:
+        """Show what arrived while a dialog was open (once none is open)."""
+        if self.held or self.pending is None:
+            return
+        value, self.pending = self.pending, None
+        self._show(value)
+
+    # -- cadence -------------------------------------------------------------------------
+    def pause(self) -> None:
+        self.paused = True
+        self._cancel_timer()
+
+    def resume(self) -> None:
+        self.paused = False
+        self.request()
+
+    def reschedule(self) -> None:
+        """The interval changed: wait the new one from now (unless a read is running)."""
+        if not self.busy:
+            self._schedule(self._every())
+
+    def _schedule(self, delay: float) -> None:
+        self._cancel_timer()
+        if self.auto and not self.paused:
+            self._timer = self.host.set_timer(delay, self.request)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    @property
+    def scheduled(self) -> bool:
+        return self._timer is not None

@@ -1,0 +1,58 @@
+"""The fixed data source of the snapshot tests builds the read models' own dataclasses."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from skconsole import stats
+from skconsole.status import JobStatus
+from skconsole.tui.showcase.fake_source import GROUPS, FixedSource
+from skconsole.tui.widgets.failures_panel import statuses_text
+from skconsole.tui.widgets.job_view import job_text, owner_text
+
+
+def test_snapshot_rows_are_read_model_dataclasses() -> None:
+    snap = FixedSource().snapshot()
+    assert all(isinstance(g, stats.FailureGroup) for g in snap.failures)
+    assert all(isinstance(j, stats.InflightJob) for j in snap.inflight)
+    assert all(isinstance(t, stats.TypeTimes) for t in snap.exec_stats)
+    assert all(isinstance(w, stats.WorkerInfo) for w in snap.workers)
+    assert isinstance(snap.statuses, stats.StatusCounts)
+    assert snap.hung_count == 2
+    assert snap.failed_jobs == sum(g.count for g in GROUPS)
+
+
+def test_statuses_are_job_status_members() -> None:
+    snap = FixedSource().snapshot()
+    for group in snap.failures:
+        assert all(isinstance(s, JobStatus) and s.is_failed for s in group.statuses)
+    assert all(isinstance(s, JobStatus) for s in snap.statuses.counts)
+    jobs = FixedSource().group_jobs(GROUPS[0].signature, 200)
+    assert all(isinstance(j.status, JobStatus) for j in jobs.jobs)
+    detail = FixedSource().job_detail(str(jobs.jobs[0].task_id))
+    assert detail is not None and detail.status is JobStatus.FAULTED
+
+
+def test_group_jobs_are_the_groups_own_failed_jobs() -> None:
+    group = GROUPS[0]
+    jobs = FixedSource().group_jobs(group.signature, 10)
+    assert isinstance(jobs, stats.GroupJobs)
+    assert jobs.signature == group.signature and jobs.total == group.count
+    assert len(jobs.jobs) == 10
+    assert all(isinstance(j, stats.FailedJob) and isinstance(j.task_id, UUID) for j in jobs.jobs)
+    assert {j.status for j in jobs.jobs} <= set(group.statuses)
+
+
+def test_group_statuses_read_as_labels_most_first() -> None:
+    assert statuses_text(GROUPS[0]) == "Error 1,190, Faulted 94"
+
+
+def test_job_detail_owner_is_named_by_a_known_worker() -> None:
+    source = FixedSource()
+    detail = source.job_detail("00001388-7c1e-4b9a-9f3d-0000025c2bf8")
+    assert isinstance(detail, stats.JobDetail)
+    workers = source.snapshot().workers
+    assert owner_text(detail, workers) == "web-2 pid 2201"
+    assert owner_text(detail) == f"worker {str(detail.owner_worker_id)[:8]}"
+    text = job_text(detail, owner_text(detail, workers))
+    assert "status: Faulted" in text and "owner: web-2 pid 2201" in text

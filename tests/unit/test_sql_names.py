@@ -1,0 +1,84 @@
+"""Every named query exists, and every query file is used (no database)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import skconsole
+from skconsole import ops
+from skconsole.db.sqlfiles import QUERIES, query
+
+PACKAGE = Path(skconsole.__file__).parent
+#: Where a query name may be a variable: the spec flow reads the names its specs hold.
+NAMES_FROM_SPECS = {PACKAGE / "ops" / "spec.py"}
+
+
+def _query_calls() -> list[tuple[Path, ast.Call]]:
+    calls = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "query"
+            ):
+                calls.append((path, node))
+    return calls
+
+
+def _literal_names() -> set[str]:
+    return {
+        call.args[0].value
+        for _, call in _query_calls()
+        if call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    }
+
+
+def _spec_names() -> set[str]:
+    names: set[str] = set()
+    for action in ops.ACTIONS:
+        for field in ("select", "write", "count_query"):
+            value = getattr(action, field, None)
+            if value is not None:
+                names.add(value)
+    return names
+
+
+def test_every_query_named_in_the_code_has_its_file() -> None:
+    missing = sorted((_literal_names() | _spec_names()) - set(QUERIES))
+    assert missing == []
+
+
+def test_every_query_file_is_used() -> None:
+    unused = sorted(set(QUERIES) - _literal_names() - _spec_names())
+    assert unused == []
+
+
+def test_query_names_are_literals_outside_the_spec_flow() -> None:
+    built = [
+        f"{path.relative_to(PACKAGE)}:{call.lineno}"
+        for path, call in _query_calls()
+        if path not in NAMES_FROM_SPECS
+        and path.name != "sqlfiles.py"
+        and not (call.args and isinstance(call.args[0], ast.Constant))
+    ]
+    assert built == []
+
+
+def test_a_missing_query_is_refused_with_its_file_name() -> None:
+    try:
+        query("no_such_query")
+    except KeyError as exc:
+        assert "sql/queries/no_such_query.sql" in str(exc)
+    else:
+        raise AssertionError("a missing query was not refused")
+
+
+def test_every_action_spec_names_existing_queries() -> None:
+    for action in ops.ACTIONS:
+        assert action.write in QUERIES, action.name
+        if isinstance(action, ops.JobAction):
+            assert action.select in QUERIES, action.name
