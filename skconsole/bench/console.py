@@ -18,6 +18,7 @@ import asyncio
 import json
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from skconsole.db.connect import Database
@@ -93,6 +94,16 @@ def _record_loaded(screen_class: Any, marks: dict[str, float], name: str) -> Non
     screen_class._loaded = loaded
 
 
+#: the drill-down timed: from the failures panel to a group's jobs, then to one job
+#: (each screen, its name in the result, and the attribute that holds its data)
+DRILL_DOWN = ((GroupJobsScreen, "group_jobs", "jobs"), (JobDetailScreen, "job_detail", "detail"))
+
+
+def _showing(app: ConsoleApp, screen_class: Any, attr: str) -> Callable[[], bool]:
+    """Whether the console shows a ``screen_class`` screen with its data loaded."""
+    return lambda: isinstance(app.screen, screen_class) and getattr(app.screen, attr) is not None
+
+
 async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
     before = memory_mb()
     source = _Recording(Database(dsn, read_only=True, application_name="skconsole-bench"))
@@ -119,31 +130,16 @@ async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
         result["reads_ms"] = {k: _stats(v) for k, v in per_model.items()}
         result["trends_read (own 20 s cycle)"] = _stats(source.trend_reads_ms)
         marks: dict[str, float] = {}
-        _record_loaded(GroupJobsScreen, marks, "group_jobs")
-        _record_loaded(JobDetailScreen, marks, "job_detail")
+        for screen_class, name, _attr in DRILL_DOWN:
+            _record_loaded(screen_class, marks, name)
         await pilot.press("3")
-        started = time.perf_counter()
-        await pilot.press("enter")
-        await _wait(
-            app,
-            pilot,
-            lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None,
-            60,
-        )
-        jobs_ms = (marks["group_jobs"] - started) * 1000.0
-        started = time.perf_counter()
-        await pilot.press("enter")
-        await _wait(
-            app,
-            pilot,
-            lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None,
-            60,
-        )
-        job_ms = (marks["job_detail"] - started) * 1000.0
-        result["drilldown_to_data_ms"] = {
-            "group_jobs": round(jobs_ms, 1),
-            "job_detail": round(job_ms, 1),
-        }
+        drilldown: dict[str, float] = {}
+        for screen_class, name, attr in DRILL_DOWN:
+            started = time.perf_counter()
+            await pilot.press("enter")
+            await _wait(app, pilot, _showing(app, screen_class, attr), 60)
+            drilldown[name] = round((marks[name] - started) * 1000.0, 1)
+        result["drilldown_to_data_ms"] = drilldown
         reads = list(app.refresh_times_ms)
         applies = list(app.apply_times_ms)
         result["refresh_read"] = _stats(reads[1:])  # the first one also connects

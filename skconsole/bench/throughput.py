@@ -16,7 +16,9 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, LiteralString, TypeVar
+
+import psycopg
 
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
@@ -24,6 +26,7 @@ from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 BENCH_TYPE = "skconsole.bench.noop"
 tasks = TaskRegistry(TaskOptions(timeout=60.0))
+T = TypeVar("T")
 
 
 @tasks.task(BENCH_TYPE)
@@ -92,6 +95,18 @@ def _wait_for(db: Database, sql: Any, params: tuple[Any, ...], want: int, timeou
     raise TimeoutError(f"benchmark did not reach {want} within {timeout:.0f}s")
 
 
+def _column(
+    c: psycopg.Connection[Any],
+    sql: LiteralString,
+    params: tuple[Any, ...],
+    convert: Callable[[Any], T],
+    *,
+    index: int = 0,
+) -> list[T]:
+    """Column ``index`` of every row the query returns, each passed through ``convert``."""
+    return [convert(r[index]) for r in c.execute(sql, params).fetchall()]
+
+
 def run_bench(
     db: Database, cfg: BenchConfig, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
@@ -144,14 +159,14 @@ def run_bench(
                 "FROM sk_task_results_t WHERE task_type = %s",
                 (t0_row[0] if t0_row else None, BENCH_TYPE),
             ).fetchone()
-            per_second = [
-                int(r[1])
-                for r in c.execute(
-                    "SELECT date_trunc('second', task_processing_finalized_at_ts), count(*) "
-                    "FROM sk_task_results_t WHERE task_type = %s GROUP BY 1 ORDER BY 1",
-                    (BENCH_TYPE,),
-                ).fetchall()
-            ]
+            per_second = _column(
+                c,
+                "SELECT date_trunc('second', task_processing_finalized_at_ts), count(*) "
+                "FROM sk_task_results_t WHERE task_type = %s GROUP BY 1 ORDER BY 1",
+                (BENCH_TYPE,),
+                int,
+                index=1,
+            )
         drain_s = float(row[0]) if row and row[0] else float("nan")
         say("drain per second: " + " ".join(map(str, per_second)))
         say(f"pickup latency: {cfg.latency_jobs} jobs at {cfg.rate:g}/s")
@@ -171,14 +186,13 @@ def run_bench(
             120,
         )
         with db.connect() as c:
-            lat = [
-                float(r[0])
-                for r in c.execute(
-                    "SELECT extract(epoch FROM task_first_processing_attempted_at_ts - task_posted_at_ts) * 1000 "
-                    "FROM sk_task_results_t WHERE task_id = ANY(%s)",
-                    (ids,),
-                ).fetchall()
-            ]
+            lat = _column(
+                c,
+                "SELECT extract(epoch FROM task_first_processing_attempted_at_ts - task_posted_at_ts) * 1000 "
+                "FROM sk_task_results_t WHERE task_id = ANY(%s)",
+                (ids,),
+                float,
+            )
     finally:
         os.killpg(procs.pid, signal.SIGTERM)
         try:

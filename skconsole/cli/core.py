@@ -22,6 +22,7 @@ from skconsole.cli.options import (
     MAX_LATENCY_JOBS,
     MAX_PROCESSES,
     POLL_BOUNDS_S,
+    ConcurrencyOpt,
     check_range,
     check_text,
     options_of,
@@ -158,12 +159,7 @@ def worker(
             "--tasks", help="Module (or module:attr) with the TaskRegistry, e.g. skconsole.demo"
         ),
     ],
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            "--concurrency", help=f"Jobs run at once per process (1 to {MAX_CONCURRENCY:,})"
-        ),
-    ] = 10,
+    concurrency: ConcurrencyOpt = 10,
     processes: Annotated[
         int, typer.Option("--processes", help=f"Worker processes (1 to {MAX_PROCESSES})")
     ] = 1,
@@ -260,12 +256,7 @@ def bench(
             help=f"Jobs per second for the pickup-latency phase (above 0, at most {MAX_BENCH_RATE:,.0f})",
         ),
     ] = 100.0,
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            "--concurrency", help=f"Jobs run at once per process (1 to {MAX_CONCURRENCY:,})"
-        ),
-    ] = 200,
+    concurrency: ConcurrencyOpt = 200,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
 ) -> None:
     """Measure enqueue rate, drain rate and pickup latency with no-op jobs."""

@@ -183,7 +183,7 @@ def _run(
     wide: bool,
 ) -> None:
     """Preview, then (unless --dry-run) confirm, execute on the previewed ids and report."""
-    verb, noun = action.verb, action.noun
+    verb, noun = action.wording.verb, action.wording.noun
     db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
     with db.connect() as conn:
         p = action.preview(conn, selection, params)
@@ -223,7 +223,7 @@ def _run(
     if as_json:
         print_json({**result.as_dict(), "selection": p.selection.as_dict()})
     else:
-        _show_result(result, action.done, noun)
+        _show_result(result, action.wording.done, noun)
 
 
 # -- the actions ----------------------------------------------------------------------------
@@ -413,7 +413,7 @@ def _switch(
         print_json({**result.as_dict(), "selection": sel.as_dict()})
     elif result.changed:
         out.print(
-            f"{escape(task_type)} {action.done} (audit #{result.audit_id})",
+            f"{escape(task_type)} {action.wording.done} (audit #{result.audit_id})",
             highlight=False,
         )
     else:

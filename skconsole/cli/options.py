@@ -115,6 +115,11 @@ DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Show the count and a sample; change nothing")
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation")]
+# worker and bench
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option("--concurrency", help=f"Jobs run at once per process (1 to {MAX_CONCURRENCY:,})"),
+]
 
 # the selection syntax, shared by every action (and --group by `status failures`)
 IdsOpt = Annotated[

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -96,14 +96,7 @@ def record(conn: Conn, actor: Actor, selection: Selection, result: ActionResult)
     audit_id = _insert(
         conn, actor, selection, result.action, result.changed, _final_details(result)
     )
-    return ActionResult(
-        result.action,
-        result.requested,
-        result.changed,
-        result.skipped_changed_state,
-        result.details,
-        audit_id,
-    )
+    return replace(result, audit_id=audit_id)
 
 
 class BatchTally:
@@ -200,14 +193,7 @@ class AuditTrail:
         ).fetchone()
         if row is None:
             raise AuditLost(f"audit row #{self.audit_id} of this {self.action} is gone")
-        return ActionResult(
-            result.action,
-            result.requested,
-            result.changed,
-            result.skipped_changed_state,
-            result.details,
-            self.audit_id,
-        )
+        return replace(result, audit_id=self.audit_id)
 
     def interrupted(self, conn: Conn, error: BaseException) -> None:
         """Best effort: mark the row interrupted (its count is already exact).

@@ -14,7 +14,7 @@ from typing import Any
 
 from skconsole.errors import ConfigError
 from skconsole.ops.guard import QUEUE, RESULTS
-from skconsole.ops.spec import JobAction, Params, Row, Tally
+from skconsole.ops.spec import JobAction, Needs, Params, Queries, Row, StatusRule, Tally, Wording
 from skconsole.status import WAITING
 
 MAX_PRIORITY = 2**31 - 1
@@ -57,16 +57,11 @@ def _tally(rows: Sequence[Row]) -> Tally:
 
 
 BUMP = JobAction(
-    name="bump",
-    verb="bump",
-    done="bumped",
-    noun="waiting job(s)",
-    params_type=BumpParams,
-    allowed=WAITING,
-    default=WAITING,
-    select="ops_select_queued",
-    write="ops_bump",
-    needs=((QUEUE, "update"), (RESULTS, "update")),
+    Wording("bump", "bumped", "waiting job(s)"),
+    BumpParams,
+    StatusRule(allowed=WAITING),
+    Queries(select="ops_select_queued", write="ops_bump"),
+    Needs(update=(QUEUE, RESULTS)),
     tally=_tally,
     counted=("unchanged",),
 )

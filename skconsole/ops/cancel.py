@@ -7,19 +7,14 @@ has claimed since the preview, runs on and is reported as left alone.
 from __future__ import annotations
 
 from skconsole.ops.guard import QUEUE, RESULTS
-from skconsole.ops.spec import JobAction, NoParams
+from skconsole.ops.spec import JobAction, Needs, NoParams, Queries, StatusRule, Wording
 from skconsole.status import WAITING
 
 CANCEL = JobAction(
-    name="cancel",
-    verb="cancel",
-    done="cancelled",
-    noun="waiting job(s)",
-    params_type=NoParams,
-    allowed=WAITING,
-    default=WAITING,
-    select="ops_select_queued",
-    write="ops_cancel",
-    needs=((QUEUE, "update"), (QUEUE, "delete"), (RESULTS, "insert"), (RESULTS, "update")),
+    Wording("cancel", "cancelled", "waiting job(s)"),
+    NoParams,
+    StatusRule(allowed=WAITING),
+    Queries(select="ops_select_queued", write="ops_cancel"),
+    Needs(update=(QUEUE, RESULTS), insert=(RESULTS,), delete=(QUEUE,)),
     warning="They will not run.",
 )

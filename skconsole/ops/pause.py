@@ -7,13 +7,11 @@ switch lives in sk_task_types_t.tt_paused, which the console shows.
 from __future__ import annotations
 
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import TypeAction
+from skconsole.ops.spec import Needs, TypeAction, Wording
 
 PAUSE = TypeAction(
-    name="pause",
-    verb="pause",
-    done="paused",
+    Wording("pause", "paused", "task type"),
     paused=True,
     write="ops_pause",
-    needs=((TYPES, "insert"), (TYPES, "update")),
+    needs=Needs(update=(TYPES,), insert=(TYPES,)),
 )

@@ -16,7 +16,7 @@ from typing import Any
 from skconsole.errors import ConfigError
 from skconsole.ops.guard import RESULTS
 from skconsole.ops.model import Selection
-from skconsole.ops.spec import Confirm, JobAction, Params
+from skconsole.ops.spec import Confirm, JobAction, Needs, Params, Queries, StatusRule, Wording
 from skconsole.status import FINAL, JobStatus
 
 CAPTURE_LIMIT = 50_000
@@ -45,19 +45,13 @@ def _age_or_ids(action: str, selection: Selection) -> None:
 
 
 PURGE = JobAction(
-    name="purge",
-    verb="purge",
-    done="purged",
-    noun="result(s)",
-    params_type=PurgeParams,
-    allowed=FINAL,
-    default=FINAL,
-    select="ops_select_results",
-    write="ops_purge",
-    needs=((RESULTS, "update"), (RESULTS, "delete")),
+    Wording("purge", "purged", "result(s)"),
+    PurgeParams,
+    StatusRule(allowed=FINAL),
+    Queries(select="ops_select_results", write="ops_purge", count="ops_count_results"),
+    Needs(update=(RESULTS,), delete=(RESULTS,)),
     check_selection=_age_or_ids,
     confirm=Confirm.TYPE_COUNT,
     warning="They are deleted for ever.",
     capture_limit=CAPTURE_LIMIT,
-    count_query="ops_count_results",
 )

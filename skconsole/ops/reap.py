@@ -18,7 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skconsole.ops.guard import QUEUE, RESULTS
-from skconsole.ops.spec import JobAction, Params, Row, Tally, any_selection
+from skconsole.ops.spec import (
+    JobAction,
+    Needs,
+    Params,
+    Queries,
+    Row,
+    StatusRule,
+    Tally,
+    Wording,
+    any_selection,
+)
 from skconsole.stats import HungPolicy
 from skconsole.status import JobStatus
 
@@ -46,16 +56,11 @@ def _tally(rows: Sequence[Row]) -> Tally:
 
 
 REAP = JobAction(
-    name="reap",
-    verb="reap",
-    done="reaped",
-    noun="hung job(s)",
-    params_type=ReapParams,
-    allowed=(JobStatus.PROCESSING,),
-    default=(JobStatus.PROCESSING,),
-    select="ops_select_hung",
-    write="reap",
-    needs=((RESULTS, "update"), (QUEUE, "insert")),
+    Wording("reap", "reaped", "hung job(s)"),
+    ReapParams,
+    StatusRule(allowed=(JobStatus.PROCESSING,)),
+    Queries(select="ops_select_hung", write="reap"),
+    Needs(update=(RESULTS,), insert=(QUEUE,)),
     check_selection=any_selection,
     tally=_tally,
     counted=("parked_faulted",),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skconsole.ops.guard import QUEUE, RESULTS
-from skconsole.ops.spec import JobAction, Params
+from skconsole.ops.spec import JobAction, Needs, Params, Queries, StatusRule, Wording
 from skconsole.status import FAILED, JobStatus
 
 
@@ -28,14 +28,9 @@ class RequeueParams(Params):
 
 
 REQUEUE = JobAction(
-    name="requeue",
-    verb="requeue",
-    done="requeued",
-    noun="job(s)",
-    params_type=RequeueParams,
-    allowed=(*FAILED, JobStatus.CANCELLED),
-    default=FAILED,
-    select="ops_select_results",
-    write="ops_requeue",
-    needs=((RESULTS, "update"), (QUEUE, "update"), (QUEUE, "insert")),
+    Wording("requeue", "requeued"),
+    RequeueParams,
+    StatusRule(allowed=(*FAILED, JobStatus.CANCELLED), default=FAILED),
+    Queries(select="ops_select_results", write="ops_requeue"),
+    Needs(update=(RESULTS, QUEUE), insert=(QUEUE,)),
 )

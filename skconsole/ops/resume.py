@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import TypeAction
+from skconsole.ops.spec import Needs, TypeAction, Wording
 
 RESUME = TypeAction(
-    name="resume",
-    verb="resume",
-    done="resumed",
+    Wording("resume", "resumed", "task type"),
     paused=False,
     write="ops_resume",
-    needs=((TYPES, "update"),),
+    needs=Needs(update=(TYPES,)),
 )

@@ -14,6 +14,7 @@ way, and a new action is a spec, its SQL and its key.
 from __future__ import annotations
 
 import enum
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -128,23 +129,164 @@ def effective_statuses(
     return tuple(sorted(set(selection.statuses)))
 
 
-P = TypeVar("P", bound=Params)
+@dataclass(frozen=True)
+class Steps:
+    """How an execution proceeds: who acts, on which ids, in what batches, reporting to whom."""
+
+    actor: Actor
+    ids: Sequence[UUID] | None
+    batch_size: int
+    on_progress: ProgressCallback | None
 
 
 @dataclass(frozen=True)
-class JobAction(Generic[P]):
+class Wording:
+    """How messages name the action: "would requeue 3 job(s)", "requeued 3 job(s)"."""
+
+    verb: str  # also the action's name (CLI command, audit rows)
+    done: str
+    noun: str = "job(s)"
+
+
+@dataclass(frozen=True)
+class StatusRule:
+    """The statuses an action may touch, and those it touches when none are named."""
+
+    allowed: tuple[JobStatus, ...]
+    default: tuple[JobStatus, ...] | None = None  # None: all it may touch
+
+    @property
+    def defaults(self) -> tuple[JobStatus, ...]:
+        return self.allowed if self.default is None else self.default
+
+
+@dataclass(frozen=True)
+class Queries:
+    """An action's statements (names in sql/queries, checked when the spec is made)."""
+
+    select: str  # the selection's jobs as JobRow columns, oldest activity first
+    write: str  # one batch: ids, or a LIMIT of ``batch`` for a frozen selection
+    count: str | None = None  # the selection's size (needed with a capture limit)
+
+    def __post_init__(self) -> None:
+        for name in (self.select, self.write, self.count):
+            if name is not None:
+                query(name)  # a misspelt query name fails at import
+
+
+@dataclass(frozen=True)
+class Needs:
+    """The tables an action writes, by privilege, besides its audit row."""
+
+    update: tuple[str, ...] = ()
+    insert: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+
+    @property
+    def privileges(self) -> tuple[Privilege, ...]:
+        return tuple(
+            (table, privilege)
+            for privilege, tables in (
+                ("update", self.update),
+                ("insert", self.insert),
+                ("delete", self.delete),
+            )
+            for table in tables
+        )
+
+
+P = TypeVar("P", bound=Params)
+
+
+class Action(ABC, Generic[P]):
+    """What every spec answers to: its name (its wording's verb) and its two steps,
+    ``preview`` then ``execute``, taking the same arguments for every action."""
+
+    wording: Wording
+    params_type: type[P]
+    needs: Needs
+
+    @property
+    def name(self) -> str:
+        return self.wording.verb
+
+    def default_params(self) -> P:
+        return self.params_type()
+
+    def preview(
+        self,
+        conn: Conn,
+        selection: Selection | None = None,
+        params: P | None = None,
+        *,
+        sample_size: int = SAMPLE_SIZE,
+    ) -> Preview:
+        """What the action would change, as seen now (for jobs: their ids captured)."""
+        params = params if params is not None else self.default_params()
+        return self._preview(conn, selection or Selection(), params, sample_size)
+
+    def execute(
+        self,
+        conn: Conn,
+        selection: Selection | None = None,
+        params: P | None = None,
+        *,
+        actor: Actor,
+        ids: Sequence[UUID] | None = None,
+        batch_size: int = BATCH_SIZE,
+        on_progress: ProgressCallback | None = None,
+    ) -> ActionResult:
+        """Act on ``ids`` (a preview's) or else on the selection as of now, with its audit row.
+
+        Each job's state is re-checked by the write statement, so jobs that
+        changed since the preview are left alone and counted as such.
+        """
+        params = params if params is not None else self.default_params()
+        steps = Steps(actor, ids, batch_size, on_progress)
+        return self._execute(conn, selection or Selection(), params, steps)
+
+    def _audited(
+        self,
+        conn: Conn,
+        selection: Selection,
+        steps: Steps,
+        requested: int,
+        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]],
+        details: dict[str, Any] | None = None,
+    ) -> ActionResult:
+        """Run ``batches`` after the write-access check, each with the audit row."""
+        return run_action(
+            conn,
+            self.name,
+            self.needs.privileges,
+            selection,
+            steps.actor,
+            requested,
+            batches,
+            steps.on_progress,
+            details,
+        )
+
+    @abstractmethod
+    def _preview(
+        self, conn: Conn, selection: Selection, params: P, sample_size: int
+    ) -> Preview: ...
+
+    @abstractmethod
+    def _execute(
+        self, conn: Conn, selection: Selection, params: P, steps: Steps
+    ) -> ActionResult: ...
+
+
+@dataclass(frozen=True)
+class JobAction(Action[P]):
     """An action on jobs, run as preview (count, sample, captured ids) then execute."""
 
-    name: str
-    verb: str  # "requeue": "would requeue 3 job(s)"
-    done: str  # "requeued": "requeued 3 job(s)"
-    noun: str  # "job(s)", "waiting job(s)", "result(s)"
+    wording: Wording
     params_type: type[P]
-    allowed: tuple[JobStatus, ...]  # statuses a selection may name
-    default: tuple[JobStatus, ...]  # statuses when it names none
-    select: str  # query: the selection's jobs as JobRow columns, oldest activity first
-    write: str  # query: one batch (ids, or a LIMIT of ``batch`` for a frozen selection)
-    needs: tuple[Privilege, ...]  # what the database role must be allowed
+    statuses: StatusRule
+    queries: Queries
+    needs: Needs
     check_selection: Callable[[str, Selection], None] = needs_criteria
     tally: Callable[[Sequence[Row]], Tally] = count_rows
     counted: tuple[str, ...] = ()  # the named counts of its tallies (0 when no batch ran)
@@ -154,20 +296,12 @@ class JobAction(Generic[P]):
     #: above this many jobs, a preview keeps a sample only and execute re-runs
     #: the frozen selection in batches (for actions whose result cannot newly match)
     capture_limit: int | None = None
-    count_query: str | None = None  # needed with capture_limit
-
-    def __post_init__(self) -> None:
-        for name in (self.select, self.write, self.count_query):
-            if name is not None:
-                query(name)  # a misspelt query name fails at import
-
-    def default_params(self) -> P:
-        return self.params_type()
 
     def _statuses(self, selection: Selection, params: P) -> tuple[int, ...]:
         extra = params.extra_statuses()
+        rule = self.statuses
         return effective_statuses(
-            self.name, selection, (*self.allowed, *extra), (*self.default, *extra)
+            self.name, selection, (*rule.allowed, *extra), (*rule.defaults, *extra)
         )
 
     def _prepare(
@@ -184,24 +318,15 @@ class JobAction(Generic[P]):
         return selection, {**selection_params(conn, selection, statuses), **params.sql()}
 
     def _count(self, conn: Conn, where: dict[str, Any]) -> int:
-        assert self.count_query is not None
-        row = conn.execute(query(self.count_query), where, prepare=False).fetchone()
+        assert self.queries.count is not None
+        row = conn.execute(query(self.queries.count), where, prepare=False).fetchone()
         return int(row[0]) if row else 0
 
     def _rows(self, conn: Conn, where: dict[str, Any], limit: int | None) -> list[JobRow]:
-        return select_rows(conn, query(self.select), where, limit)
+        return select_rows(conn, query(self.queries.select), where, limit)
 
-    def preview(
-        self,
-        conn: Conn,
-        selection: Selection | None = None,
-        params: P | None = None,
-        *,
-        sample_size: int = SAMPLE_SIZE,
-    ) -> Preview:
-        """The jobs the action would change, as seen now, with their ids captured."""
-        params = params if params is not None else self.default_params()
-        selection, where = self._prepare(conn, selection or Selection(), params)
+    def _preview(self, conn: Conn, selection: Selection, params: P, sample_size: int) -> Preview:
+        selection, where = self._prepare(conn, selection, params)
         details = params.details()
         if self.capture_limit is not None:
             count = self._count(conn, where)
@@ -212,29 +337,14 @@ class JobAction(Generic[P]):
         ids = tuple(r.task_id for r in rows)
         return Preview(self.name, selection, len(rows), tuple(rows[:sample_size]), ids, details)
 
-    def execute(
-        self,
-        conn: Conn,
-        selection: Selection | None = None,
-        params: P | None = None,
-        *,
-        actor: Actor,
-        ids: Sequence[UUID] | None = None,
-        batch_size: int = BATCH_SIZE,
-        on_progress: ProgressCallback | None = None,
-    ) -> ActionResult:
-        """Act on ``ids`` (a preview's) or else on the selection's jobs as of now.
-
-        Each job's state is re-checked by the write statement, so jobs that
-        changed since the preview are left alone and counted as such.
-        """
-        params = params if params is not None else self.default_params()
-        selection, where = self._prepare(conn, selection or Selection(), params)
+    def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
+        selection, where = self._prepare(conn, selection, params)
+        batch_size = steps.batch_size
         counts = dict.fromkeys(self.counted, 0)
 
         def step(batch_where: dict[str, Any]) -> int:
             tally = self.tally(
-                conn.execute(query(self.write), batch_where, prepare=False).fetchall()
+                conn.execute(query(self.queries.write), batch_where, prepare=False).fetchall()
             )
             for key, n in tally.counts:
                 counts[key] = counts.get(key, 0) + n
@@ -260,57 +370,35 @@ class JobAction(Generic[P]):
                 if n < batch_size:
                     return done, dict(counts)
 
-        if ids is None and self.capture_limit is not None:
-            total = self._count(conn, where)
-            return run_action(
-                conn,
-                self.name,
-                self.needs,
-                selection,
-                actor,
-                total,
-                by_selection,
-                on_progress,
-                params.details(),
+        requested: int
+        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]]
+        if steps.ids is None and self.capture_limit is not None:
+            requested = total = self._count(conn, where)
+            batches = by_selection
+        else:
+            todo = (
+                list(dict.fromkeys(steps.ids))
+                if steps.ids is not None
+                else [r.task_id for r in self._rows(conn, where, None)]
             )
-        todo = (
-            list(dict.fromkeys(ids))
-            if ids is not None
-            else [r.task_id for r in self._rows(conn, where, None)]
-        )
-        return run_action(
-            conn,
-            self.name,
-            self.needs,
-            selection,
-            actor,
-            len(todo),
-            by_ids(todo),
-            on_progress,
-            params.details(),
-        )
+            requested, batches = len(todo), by_ids(todo)
+        return self._audited(conn, selection, steps, requested, batches, params.details())
 
 
 @dataclass(frozen=True)
-class TypeAction:
+class TypeAction(Action[Params]):
     """An action on a task type (pause, resume): one row flips, nothing is batched."""
 
-    name: str
-    verb: str
-    done: str
+    wording: Wording
     paused: bool  # the state it sets
     write: str  # query: flip the type; returns a row when it changed
-    needs: tuple[Privilege, ...]
-    noun: str = "task type"
+    needs: Needs
     confirm: Confirm = Confirm.NONE
     warning: str = ""
-    params_type: type[NoParams] = NoParams
+    params_type: type[Params] = NoParams
 
     def __post_init__(self) -> None:
         query(self.write)
-
-    def default_params(self) -> NoParams:
-        return NoParams()
 
     def _task_type(self, selection: Selection) -> str:
         if (
@@ -323,16 +411,10 @@ class TypeAction:
             raise ConfigError(f"{self.name} applies to a task type: give --type T and nothing else")
         return selection.task_type
 
-    def preview(
-        self,
-        conn: Conn,
-        selection: Selection | None = None,
-        params: Params | None = None,
-        *,
-        sample_size: int = SAMPLE_SIZE,
+    def _preview(
+        self, conn: Conn, selection: Selection, params: Params, sample_size: int
     ) -> Preview:
         """Whether the flip would change anything (count 1 or 0), and what the type holds."""
-        selection = selection or Selection()
         task_type = self._task_type(selection)
         row = conn.execute(
             query("ops_type_state"), {"task_type": task_type}, prepare=False
@@ -347,19 +429,10 @@ class TypeAction:
         }
         return Preview(self.name, selection, int(paused != self.paused), (), None, details)
 
-    def execute(
-        self,
-        conn: Conn,
-        selection: Selection | None = None,
-        params: Params | None = None,
-        *,
-        actor: Actor,
-        ids: Sequence[UUID] | None = None,
-        batch_size: int = BATCH_SIZE,
-        on_progress: ProgressCallback | None = None,
+    def _execute(
+        self, conn: Conn, selection: Selection, params: Params, steps: Steps
     ) -> ActionResult:
         """Flip the type (idempotent: a type already in that state is unchanged, not skipped)."""
-        selection = selection or Selection()
         task_type = self._task_type(selection)
 
         def flip(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
@@ -371,7 +444,7 @@ class TypeAction:
             progress.report(len(rows), 1)
             return len(rows), {"task_type": task_type, "unchanged": 0 if rows else 1}
 
-        return run_action(conn, self.name, self.needs, selection, actor, 1, flip, on_progress)
+        return self._audited(conn, selection, steps, 1, flip)
 
 
 #: Any operator action.

@@ -20,6 +20,7 @@ from skconsole.tui.panels import PANEL_IDS, numbered
 
 TABLE_SCOPES = frozenset({*PANEL_IDS, "jobs"})
 MAIN = frozenset(PANEL_IDS)
+SELECTED = frozenset({"failures", "jobs", "job", "depth"})  # a selected job, group or task type
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "R",
         "Requeue",
         "Requeue the selected job, the selected failure group, or every failed job of the selected type.",
-        scopes=frozenset({"failures", "jobs", "job", "depth"}),
+        scopes=SELECTED,
         destructive=True,
         needs_write=True,
         home="failures",
@@ -113,7 +114,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "B",
         "Bump",
         "Move waiting jobs to the front: priority 0 (the selected job, group or type).",
-        scopes=frozenset({"failures", "jobs", "job", "depth"}),
+        scopes=SELECTED,
         destructive=True,
         needs_write=True,
         home="depth",
@@ -123,7 +124,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "X",
         "Cancel",
         "Cancel jobs so they never run again (the selected job, group, or waiting jobs of a type).",
-        scopes=frozenset({"failures", "jobs", "job", "depth"}),
+        scopes=SELECTED,
         destructive=True,
         needs_write=True,
         home="failures",

@@ -63,7 +63,7 @@ from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
-from skconsole.tui.widgets.panel import Panel
+from skconsole.tui.widgets.panel import panel_of
 from skconsole.tui.widgets.status_bar import StatusState
 
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -360,7 +360,7 @@ class ConsoleApp(App[int]):
     def _can_go_back(self) -> bool:
         if isinstance(self.screen, GroupJobsScreen | JobDetailScreen):
             return True
-        panel = self._focused_panel()
+        panel = panel_of(self.focused)
         return panel is not None and (bool(panel.table.filter_text) or panel.filter_input.display)
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
@@ -413,23 +413,15 @@ class ConsoleApp(App[int]):
     def action_panel(self, scope: str) -> None:
         self.main_screen.show_panel(scope)
 
-    def _focused_panel(self) -> Panel | None:
-        node = self.focused
-        while node is not None:
-            if isinstance(node, Panel):
-                return node
-            node = node.parent  # type: ignore[assignment]
-        return None
-
     def action_filter(self) -> None:
-        panel = self._focused_panel()
+        panel = panel_of(self.focused)
         if panel is None and isinstance(self.screen, MainScreen):
             panel = self.main_screen.panel(self.current_scope())
         if panel is not None:
             panel.open_filter()
 
     def action_leave(self) -> None:
-        panel = self._focused_panel()
+        panel = panel_of(self.focused)
         if panel is not None and (panel.table.filter_text or panel.filter_input.display):
             panel.clear_filter()
         elif isinstance(self.screen, GroupJobsScreen | JobDetailScreen):

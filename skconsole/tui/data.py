@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import asdict
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -32,17 +33,8 @@ from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.errors import ConfigError, ConnectError
 from skconsole.status import JobStatus
+from skconsole.tui import model
 from skconsole.tui.formatting import format_age, short_id
-from skconsole.tui.model import (
-    ActionRequest,
-    AuditRow,
-    DepthRow,
-    MetricRow,
-    OutcomeInfo,
-    PreviewInfo,
-    Snapshot,
-    Trends,
-)
 from skconsole.tui.source import SourceUnavailable
 
 Conn = psycopg.Connection[Any]
@@ -114,7 +106,7 @@ class DatabaseSource:
             setup_schema(conn)
 
     # -- the refresh cycle ---------------------------------------------------------------
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> model.Snapshot:
         """One refresh: every panel's read model.
 
         Failure groups, the costliest read (tens of ms on a big results table),
@@ -151,7 +143,7 @@ class DatabaseSource:
         finally:
             groups = pending_groups.result()  # never leave it running into the next cycle
         read_ms = (time.perf_counter() - started) * 1000.0
-        return Snapshot(
+        return model.Snapshot(
             taken_at=self.clock(),
             server_version=str(version[0]) if version else "",
             depth=self._depth_rows(depth),
@@ -167,39 +159,29 @@ class DatabaseSource:
             timings=tuple(timings),
         )
 
-    def trends(self) -> Trends:
+    def trends(self) -> model.Trends:
         with self._conn("trends") as conn:
             history = stats.history(conn, minutes=HISTORY_MINUTES)
-        return Trends(
+        return model.Trends(
             processed=tuple(history.series("processed")),
             failed=tuple(history.series("failed")),
             posted=tuple(history.series("posted")),
         )
 
-    def _depth_rows(self, depth: stats.Depth) -> tuple[DepthRow, ...]:
+    def _depth_rows(self, depth: stats.Depth) -> tuple[model.DepthRow, ...]:
         seen = set()
         rows = []
         for t in depth.types:
             seen.add(t.task_type)
             trend = self._trends.setdefault(t.task_type, deque(maxlen=TREND_POINTS))
             trend.append(t.ready + t.scheduled)
-            rows.append(
-                DepthRow(
-                    t.task_type,
-                    t.ready,
-                    t.scheduled,
-                    t.in_flight,
-                    t.oldest_ready_s,
-                    t.paused,
-                    tuple(trend),
-                )
-            )
+            rows.append(model.DepthRow(**asdict(t), trend=tuple(trend)))
         for gone in set(self._trends) - seen:
             del self._trends[gone]
         self._waiting.append(depth.ready + depth.scheduled)
         return tuple(rows)
 
-    def _metric_rows(self, snap: stats.MetricsSnapshot) -> tuple[MetricRow, ...]:
+    def _metric_rows(self, snap: stats.MetricsSnapshot) -> tuple[model.MetricRow, ...]:
         now = snap.taken_at
         rates: dict[str, float | None] = {}
         if self._metrics_before is not None:
@@ -207,7 +189,7 @@ class DatabaseSource:
             rates = stats.metric_rates(before, snap, now - at)
         self._metrics_before = (snap, now)
         return tuple(
-            MetricRow(m.metric_id, m.category, m.value, rates.get(m.metric_id))
+            model.MetricRow(m.metric_id, m.category, m.value, rates.get(m.metric_id))
             for m in sorted(snap.metrics, key=lambda m: m.metric_id)
         )
 
@@ -221,13 +203,13 @@ class DatabaseSource:
             return stats.job(conn, UUID(task_id))
 
     # -- actions ---------------------------------------------------------------------------
-    def preview(self, request: ActionRequest) -> PreviewInfo:
+    def preview(self, request: model.ActionRequest) -> model.PreviewInfo:
         with self._conn("action") as conn:
             got = request.action.preview(conn, _selection(request), request.params)
         sample = tuple(_sample_line(r) for r in got.sample[:SAMPLE_SHOWN])
-        return PreviewInfo(request, int(got.count), sample, got)
+        return model.PreviewInfo(request, int(got.count), sample, got)
 
-    def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:
+    def execute(self, preview: model.PreviewInfo, actor: str) -> model.OutcomeInfo:
         request = preview.request
         got = preview.handle
         if not isinstance(got, ops.Preview):
@@ -237,13 +219,13 @@ class DatabaseSource:
             result = request.action.execute(
                 conn, got.selection, request.params, actor=who, ids=got.ids
             )
-        return OutcomeInfo(
+        return model.OutcomeInfo(
             request, int(result.requested), int(result.changed), int(result.skipped_changed_state)
         )
 
 
 # -- conversions --------------------------------------------------------------------------
-def _selection(request: ActionRequest) -> ops.Selection:
+def _selection(request: model.ActionRequest) -> ops.Selection:
     t = request.target
     return ops.Selection(
         ids=tuple(UUID(i) for i in t.ids),
@@ -258,8 +240,8 @@ def _sample_line(row: ops.JobRow) -> str:
     return f"{short_id(str(row.task_id))}  {row.task_type}  {JobStatus.label_of(row.status)}{note}"
 
 
-def _audit_row(a: ops.AuditEntry) -> AuditRow:
-    return AuditRow(
+def _audit_row(a: ops.AuditEntry) -> model.AuditRow:
+    return model.AuditRow(
         a.audit_id, a.at, a.user, a.host, a.action, describe_selection(a.selection), a.count
     )
 

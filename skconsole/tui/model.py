@@ -4,10 +4,11 @@ The rows are the read models' own dataclasses (:mod:`skconsole.stats`:
 FailureGroup, InflightJob, TypeTimes, WorkerInfo, StatusCounts, and for the
 drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
 console adds lives here: the snapshot of one refresh cycle, the per-minute
-trends, queue depth with its recent history (DepthRow), metrics with their
-rates (MetricRow) and the audit log in words (AuditRow). Frozen dataclasses
-with tuples, and nothing mutates a read model once read: a snapshot handed
-from a worker thread to the UI never changes under it.
+trends, queue depth with its recent history (DepthRow: the read model's
+TypeDepth and a trend), metrics with their rates (MetricRow) and the audit log
+in words (AuditRow). Frozen dataclasses with tuples (but DepthRow, a read model
+like the others), and nothing mutates a read model once read: a snapshot
+handed from a worker thread to the UI never changes under it.
 """
 
 from __future__ import annotations
@@ -16,20 +17,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from skconsole.ops import OperatorAction, Params
-from skconsole.stats import FailureGroup, InflightJob, StatusCounts, TypeTimes, WorkerInfo
+from skconsole.stats import (
+    FailureGroup,
+    InflightJob,
+    StatusCounts,
+    TypeDepth,
+    TypeTimes,
+    WorkerInfo,
+)
 from skconsole.text import printable
 
 
-@dataclass(frozen=True)
-class DepthRow:
-    """Queue depth of one task type, with its recent history for the trend."""
+@dataclass
+class DepthRow(TypeDepth):
+    """Queue depth of one task type (the read model's), with its recent history for the trend."""
 
-    task_type: str
-    ready: int
-    scheduled: int
-    in_flight: int
-    oldest_ready_s: float | None
-    paused: bool
     trend: tuple[int, ...] = ()  # waiting (ready + scheduled) at each recent refresh
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import psycopg
@@ -36,6 +37,7 @@ def is_connection_error(exc: BaseException) -> bool:
     )
 
 
+@dataclass(eq=False)
 class OperatorFlow:
     """One action at a time, from key press to outcome.
 
@@ -44,26 +46,16 @@ class OperatorFlow:
     ``report_error`` shows an error the operator must read.
     """
 
-    def __init__(
-        self,
-        app: App[Any],
-        source: DataSource,
-        *,
-        actor: str,
-        read_only: bool,
-        connected: Callable[[], bool],
-        done: Callable[[], None],
-        report_error: Callable[[str, BaseException], None],
-    ) -> None:
-        self.app = app
-        self.source = source
-        self.actor = actor
-        self.read_only = read_only
-        self.connected = connected
-        self.done = done
-        self.report_error = report_error
-        self.busy = False
-        self._last_press: dict[str, float] = {}
+    app: App[Any]
+    source: DataSource
+    _: KW_ONLY
+    actor: str
+    read_only: bool
+    connected: Callable[[], bool]
+    done: Callable[[], None]
+    report_error: Callable[[str, BaseException], None]
+    busy: bool = field(default=False, init=False)
+    _last_press: dict[str, float] = field(default_factory=dict, init=False)
 
     # -- starting --------------------------------------------------------------------
     def allowed(self, name: str) -> bool:
@@ -91,13 +83,11 @@ class OperatorFlow:
         if not checked and not self.allowed(request.action.name):
             return
         self.busy = True
-        self.app.run_worker(
-            lambda: self._preview(request),
-            thread=True,
-            exclusive=True,
-            group="action",
-            exit_on_error=False,
-        )
+        self._in_thread(lambda: self._preview(request))
+
+    def _in_thread(self, step: Callable[[], None]) -> None:
+        """Run a step that talks to the database off the UI thread, one at a time."""
+        self.app.run_worker(step, thread=True, exclusive=True, group="action", exit_on_error=False)
 
     def _preview(self, request: ActionRequest) -> None:  # worker thread
         try:
@@ -113,7 +103,9 @@ class OperatorFlow:
         action = request.action
         if preview.count == 0:
             self.busy = False
-            self.app.notify(f"Nothing to {action.verb}: no {request.target.label} match now.")
+            self.app.notify(
+                f"Nothing to {action.wording.verb}: no {request.target.label} match now."
+            )
             return
         answer = lambda ok: self._answered(preview, ok)  # noqa: E731
         if action.confirm is Confirm.NONE:  # reversible
@@ -123,10 +115,10 @@ class OperatorFlow:
         else:
             self.app.push_screen(
                 ConfirmScreen(
-                    f"Confirm {action.verb}",
+                    f"Confirm {action.wording.verb}",
                     question(preview),
                     preview.sample[:5],
-                    f"Yes, {action.verb} {preview.count:,}",
+                    f"Yes, {action.wording.verb} {preview.count:,}",
                     f"For example ({min(len(preview.sample), 5)} of {preview.count:,}):",
                 ),
                 answer,
@@ -141,13 +133,7 @@ class OperatorFlow:
 
     # -- executing -------------------------------------------------------------------
     def _execute(self, preview: PreviewInfo) -> None:
-        self.app.run_worker(
-            lambda: self._run(preview),
-            thread=True,
-            exclusive=True,
-            group="action",
-            exit_on_error=False,
-        )
+        self._in_thread(lambda: self._run(preview))
 
     def _run(self, preview: PreviewInfo) -> None:  # worker thread
         try:
@@ -164,7 +150,7 @@ class OperatorFlow:
 
     def failed(self, message: ActionFailed) -> None:
         self.busy = False
-        verb = message.request.action.verb.capitalize()
+        verb = message.request.action.wording.verb.capitalize()
         if message.connection_lost:
             self.app.notify(
                 f"{verb} failed: the connection was lost; nothing was confirmed.", severity="error"
@@ -195,12 +181,12 @@ def question(preview: PreviewInfo) -> str:
     else:
         scope = _counted(n, target.label)
     warning = f" {request.action.warning}" if request.action.warning else ""
-    return f"{request.action.verb.capitalize()} {scope}{request.params.phrase()}?{warning}"
+    return f"{request.action.wording.verb.capitalize()} {scope}{request.params.phrase()}?{warning}"
 
 
 def outcome_text(outcome: OutcomeInfo) -> str:
     action = outcome.request.action
-    done = action.done.capitalize()
+    done = action.wording.done.capitalize()
     if isinstance(action, TypeAction):
         return f"{done} {outcome.request.target.label}."
     text = f"{done} {outcome.changed:,}"

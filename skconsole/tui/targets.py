@@ -58,7 +58,7 @@ def selected(
         row = selected_type(screen, snapshot)
         if row is None:
             return None
-        failed = isinstance(action, JobAction) and action.default == FAILED
+        failed = isinstance(action, JobAction) and action.statuses.default == FAILED
         jobs = "failed" if failed else "waiting"
         return Target(label=f"{jobs} jobs of type `{row.task_type}`", task_type=row.task_type)
     return None

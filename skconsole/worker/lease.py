@@ -27,7 +27,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import psycopg
@@ -73,33 +73,24 @@ class Lease:
         return self.renewed_at + self.length
 
 
+@dataclass(eq=False)
 class LeaseKeeper:
     """Registers the worker, renews its lease, holds its liveness lock, and
     calls ``on_expired`` / ``on_renewed`` when the lease lapses and comes back."""
 
-    def __init__(
-        self,
-        link: Link,
-        lease: Lease,
-        *,
-        worker_id: uuid.UUID,
-        registration: dict[str, Any],
-        interval: float,
-        on_expired: Callable[[], None],
-        on_renewed: Callable[[], None],
-    ) -> None:
-        self.link = link
-        self.lease = lease
-        self.worker_id = worker_id
-        self.registration = registration
-        self.interval = interval
-        self.on_expired = on_expired
-        self.on_renewed = on_renewed
-        self.lock_key: int | None = None
-        self.expired = False
-        self.renewals = 0
-        self._lock_held_by: psycopg.AsyncConnection[Any] | None = None
-        self._throttle = Throttle()
+    link: Link
+    lease: Lease
+    _: KW_ONLY
+    worker_id: uuid.UUID
+    registration: dict[str, Any]
+    interval: float
+    on_expired: Callable[[], None]
+    on_renewed: Callable[[], None]
+    lock_key: int | None = field(default=None, init=False)
+    expired: bool = field(default=False, init=False)
+    renewals: int = field(default=0, init=False)
+    _lock_held_by: psycopg.AsyncConnection[Any] | None = field(default=None, init=False)
+    _throttle: Throttle = field(default_factory=Throttle, init=False)
 
     async def register(self) -> None:
         """First registration (also the first renewal); retried until it succeeds."""

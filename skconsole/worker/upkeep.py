@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 import uuid
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, LiteralString
 
 import psycopg
@@ -25,31 +26,23 @@ UPKEEP_SETTINGS = {"lock_timeout": "2s"}
 FORGET_AFTER_S = 86_400
 
 
+@dataclass(eq=False)
 class Upkeep:
-    def __init__(
-        self,
-        link: Link,
-        *,
-        worker_id: uuid.UUID,
-        process_id: str,
-        metrics: MetricsBuffer,
-        reap: bool,
-        reap_interval: float,
-        metrics_interval: float,
-        unowned_after: float,
-        default_max_attempts: int,
-    ) -> None:
-        self.link = link
-        self.worker_id = worker_id
-        self.process_id = process_id
-        self.metrics = metrics
-        self.reap = reap
-        self.reap_interval = reap_interval
-        self.metrics_interval = metrics_interval
-        self.unowned_after = unowned_after
-        self.default_max_attempts = default_max_attempts
-        self.reaped = 0
-        self._throttle = Throttle()
+    """Housekeeping on a connection of its own (reaping others' hung jobs, metrics,
+    forgetting old workers), so none of it can hold up liveness or result writes."""
+
+    link: Link
+    _: KW_ONLY
+    worker_id: uuid.UUID
+    process_id: str
+    metrics: MetricsBuffer
+    reap: bool
+    reap_interval: float
+    metrics_interval: float
+    unowned_after: float
+    default_max_attempts: int
+    reaped: int = field(default=0, init=False)
+    _throttle: Throttle = field(default_factory=Throttle, init=False)
 
     async def run(self) -> None:
         last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0}

@@ -7,29 +7,19 @@ given is shown printable (control characters as visible escapes).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Static
 
 from skconsole.text import printable
+from skconsole.tui.screens.yes_no import YesNoScreen
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Returns True only for an explicit Yes (the y key or the Yes button).
+class ConfirmScreen(YesNoScreen):
+    """Says what the action does and to which jobs; Yes runs it."""
 
-    The No button has the focus, so Enter, Esc and n all answer No.
-    """
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Yes", show=False),
-        Binding("n", "answer(False)", "No", show=False),
-        Binding("escape", "answer(False)", "No", show=False),
-    ]
+    DIALOG_ID = "confirm"
 
     def __init__(
         self,
@@ -39,37 +29,20 @@ class ConfirmScreen(ModalScreen[bool]):
         yes_label: str,
         sample_note: str = "",
     ) -> None:
-        super().__init__(classes="dialog-screen")
+        super().__init__(title, yes_label)
         self.sample_note = printable(sample_note)
-        self.title_text = printable(title)
         self.question = printable(question)
         self.sample = tuple(printable(line) for line in sample)
-        self.yes_label = printable(yes_label)
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="confirm", classes="dialog"):
-            yield Static(Content(self.title_text), classes="dialog-title")
-            yield Static(Content(self.question), id="confirm-question")
-            if self.sample:
-                lines = [self.sample_note, *self.sample] if self.sample_note else list(self.sample)
-                yield Static(Content("\n".join(lines)), id="confirm-sample")
-            yield Static(
-                Content(
-                    "Acts on exactly the jobs counted now; any that change state meanwhile "
-                    "are left alone. y = yes · n, Esc or Enter = no"
-                ),
-                classes="dialog-hint",
-            )
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("No", id="no", variant="primary")
-                yield Button(Content(self.yes_label), id="yes", variant="error")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "yes")
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def compose_body(self) -> ComposeResult:
+        yield Static(Content(self.question), id="confirm-question")
+        if self.sample:
+            lines = [self.sample_note, *self.sample] if self.sample_note else list(self.sample)
+            yield Static(Content("\n".join(lines)), id="confirm-sample")
+        yield Static(
+            Content(
+                "Acts on exactly the jobs counted now; any that change state meanwhile "
+                "are left alone. y = yes · n, Esc or Enter = no"
+            ),
+            classes="dialog-hint",
+        )

@@ -12,7 +12,7 @@ from textual.widgets import Footer, TabbedContent, TabPane, Tabs
 from skconsole.tui.model import Snapshot, Trends
 from skconsole.tui.panels import PANEL_IDS, numbered, panel_class
 from skconsole.tui.widgets.failures_panel import FailuresPanel
-from skconsole.tui.widgets.panel import Panel
+from skconsole.tui.widgets.panel import Panel, panel_of
 from skconsole.tui.widgets.status_bar import StatusBar, StatusState
 from skconsole.tui.widgets.throughput import ThroughputBox
 
@@ -61,16 +61,8 @@ class MainScreen(Screen[None]):
     def panel(self, scope: str) -> Panel:
         return self.query_one(f"#panel-{scope}", Panel)
 
-    def focused_panel(self) -> Panel | None:
-        node = self.focused
-        while node is not None:
-            if isinstance(node, Panel):
-                return node
-            node = node.parent  # type: ignore[assignment]
-        return None
-
     def current_scope(self) -> str:
-        panel = self.focused_panel()
+        panel = panel_of(self.focused)
         if panel is not None:
             return panel.scope
         tabs = self.query_one(TabbedContent)

@@ -7,48 +7,34 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Static
+
+from skconsole.tui.screens.yes_no import YesNoScreen
 
 
-class SchemaSetupScreen(ModalScreen[bool]):
+class SchemaSetupScreen(YesNoScreen):
     """True: create the schema now. False (the default): quit and say how to do it later."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "answer(False)", "Quit", show=False),
-        Binding("n", "answer(False)", "No", show=False),
-        Binding("y", "answer(True)", "Yes", show=False),
     ]
+    DIALOG_ID = "schema-setup"
+    NO_LABEL = "No, quit"
+    YES_VARIANT = "warning"
 
     def __init__(self, server: str, missing: Sequence[str]) -> None:
-        super().__init__(classes="dialog-screen")
+        super().__init__("No skconsole schema here", "Set up the schema")
         self.server = server
         self.missing = tuple(missing)
 
-    def compose(self) -> ComposeResult:
+    def compose_body(self) -> ComposeResult:
         shown = ", ".join(self.missing[:4]) + (" ..." if len(self.missing) > 4 else "")
-        with Vertical(id="schema-setup", classes="dialog"):
-            yield Static("No skconsole schema here", classes="dialog-title")
-            yield Static(
-                Content(
-                    f"The database at {self.server} has no skconsole schema (missing: {shown}).\n\n"
-                    "Set it up now? This only adds tables, indexes and a function; it changes "
-                    "nothing that exists, so it is safe on a database a Stakhanovise.NET "
-                    "application already uses. (Later: `skconsole setup`.)"
-                )
+        yield Static(
+            Content(
+                f"The database at {self.server} has no skconsole schema (missing: {shown}).\n\n"
+                "Set it up now? This only adds tables, indexes and a function; it changes "
+                "nothing that exists, so it is safe on a database a Stakhanovise.NET "
+                "application already uses. (Later: `skconsole setup`.)"
             )
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("No, quit", id="no", variant="primary")
-                yield Button("Set up the schema", id="yes", variant="warning")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "yes")
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        )

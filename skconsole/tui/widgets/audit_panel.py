@@ -3,36 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from skconsole.tui.formatting import fmt_ago, fmt_int
-from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Column, Row
+from skconsole.tui.model import AuditRow, Snapshot
+from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
 
 
 class AuditPanel(Panel):
     scope = "audit"
     title = "Audit log"
-    COLUMNS = (
-        Column("when", "when", 12, right=True),
-        Column("who", "who", 24),
-        Column("action", "action", 10),
-        Column("count", "jobs", 10, right=True),
-        Column("selection", "selection", 30, flex=True),
+    COLUMNS: ClassVar[tuple[Column[AuditRow], ...]] = (
+        Column("when", "when", 12, right=True, cell=lambda a, now: fmt_ago(a.at, now)),
+        Column("who", "who", 24, cell=lambda a, _: f"{a.user}@{a.host}"),
+        Column("action", "action", 10, cell=lambda a, _: (a.action, "accent")),
+        Column("count", "jobs", 10, right=True, cell=lambda a, _: fmt_int(a.count)),
+        Column("selection", "selection", 30, flex=True, cell=lambda a, _: a.selection),
     )
 
-    def rows(self, snapshot: Snapshot) -> Sequence[Row]:
-        now = snapshot.taken_at
-        return [
-            (
-                str(a.audit_id),
-                (
-                    fmt_ago(a.at, now),
-                    f"{a.user}@{a.host}",
-                    (a.action, "accent"),
-                    fmt_int(a.count),
-                    a.selection,
-                ),
-            )
-            for a in snapshot.audit
-        ]
+    def items(self, snapshot: Snapshot) -> Sequence[AuditRow]:
+        return snapshot.audit
+
+    def row_key(self, item: AuditRow) -> str:
+        return str(item.audit_id)

@@ -3,48 +3,40 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from skconsole.tui.formatting import fmt_int, format_age, spark
-from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Cell, Column, Row
+from skconsole.tui.model import DepthRow, Snapshot
+from skconsole.tui.widgets.keyed_table import Cell, Column
 from skconsole.tui.widgets.panel import Panel
+
+
+def _oldest(d: DepthRow) -> Cell:
+    """The age of the type's oldest ready job, in amber past five minutes."""
+    age = format_age(d.oldest_ready_s)
+    stale = d.oldest_ready_s is not None and d.oldest_ready_s > 300
+    return (age, "warn") if stale else age
 
 
 class DepthPanel(Panel):
     scope = "depth"
     title = "Queue depth"
     tabbed = False
-    COLUMNS = (
-        Column("type", "type", 22, flex=True),
-        Column("ready", "ready", 7, right=True),
-        Column("scheduled", "scheduled", 9, right=True),
-        Column("in_flight", "in flight", 9, right=True),
-        Column("oldest", "oldest", 7, right=True),
-        Column("paused", "paused", 6),
-        Column("trend", "trend", 12),
+    COLUMNS: ClassVar[tuple[Column[DepthRow], ...]] = (
+        Column("type", "type", 22, flex=True, cell=lambda d, _: d.task_type),
+        Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_int(d.ready)),
+        Column("scheduled", "scheduled", 9, right=True, cell=lambda d, _: fmt_int(d.scheduled)),
+        Column("in_flight", "in flight", 9, right=True, cell=lambda d, _: fmt_int(d.in_flight)),
+        Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
+        Column("paused", "paused", 6, cell=lambda d, _: ("paused", "warn") if d.paused else ""),
+        Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent")),
     )
 
-    def rows(self, snapshot: Snapshot) -> Sequence[Row]:
-        out: list[Row] = []
-        for d in snapshot.depth:
-            age = format_age(d.oldest_ready_s)
-            stale = d.oldest_ready_s is not None and d.oldest_ready_s > 300
-            oldest: Cell = (age, "warn") if stale else age
-            out.append(
-                (
-                    d.task_type,
-                    (
-                        d.task_type,
-                        fmt_int(d.ready),
-                        fmt_int(d.scheduled),
-                        fmt_int(d.in_flight),
-                        oldest,
-                        ("paused", "warn") if d.paused else "",
-                        (spark(d.trend, 12), "accent"),
-                    ),
-                )
-            )
-        return out
+    def items(self, snapshot: Snapshot) -> Sequence[DepthRow]:
+        return snapshot.depth
+
+    def row_key(self, item: DepthRow) -> str:
+        return item.task_type
 
     def summarize(self, snapshot: Snapshot) -> str:
         ready = sum(d.ready for d in snapshot.depth)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import ClassVar
 
 from skconsole.stats import FailureGroup
 from skconsole.status import JobStatus
 from skconsole.tui.formatting import fmt_ago, fmt_int
 from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Column, Row
+from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
 
 
@@ -18,35 +20,31 @@ def statuses_text(group: FailureGroup) -> str:
     return ", ".join(f"{JobStatus.label_of(s)} {n:,}" for s, n in counts)
 
 
+def _ago(at: datetime | None, now: float) -> str:
+    """How long ago, without "ago": the headers say "first seen" and "last seen"."""
+    return fmt_ago(at, now, suffix=False)
+
+
 class FailuresPanel(Panel):
     scope = "failures"
     title = "Failure groups"
     short_title = "Failures"
-    COLUMNS = (
-        Column("signature", "error signature", 41, flex=True),
-        Column("count", "jobs", 7, right=True),
-        Column("types", "types", 16),
-        Column("statuses", "statuses", 20),
-        Column("first", "first seen", 10, right=True),
-        Column("last", "last seen", 10, right=True),
+    COLUMNS: ClassVar[tuple[Column[FailureGroup], ...]] = (
+        Column(
+            "signature", "error signature", 41, flex=True, cell=lambda g, _: (g.signature, "bad")
+        ),
+        Column("count", "jobs", 7, right=True, cell=lambda g, _: fmt_int(g.count)),
+        Column("types", "types", 16, cell=lambda g, _: ", ".join(g.task_types)),
+        Column("statuses", "statuses", 20, cell=lambda g, _: statuses_text(g)),
+        Column("first", "first seen", 10, right=True, cell=lambda g, now: _ago(g.first_seen, now)),
+        Column("last", "last seen", 10, right=True, cell=lambda g, now: _ago(g.last_seen, now)),
     )
 
-    def rows(self, snapshot: Snapshot) -> Sequence[Row]:
-        now = snapshot.taken_at
-        return [
-            (
-                g.signature,
-                (
-                    (g.signature, "bad"),
-                    fmt_int(g.count),
-                    ", ".join(g.task_types),
-                    statuses_text(g),
-                    fmt_ago(g.first_seen, now, suffix=False),
-                    fmt_ago(g.last_seen, now, suffix=False),
-                ),
-            )
-            for g in snapshot.failures
-        ]
+    def items(self, snapshot: Snapshot) -> Sequence[FailureGroup]:
+        return snapshot.failures
+
+    def row_key(self, item: FailureGroup) -> str:
+        return item.signature
 
     def tab_note(self, snapshot: Snapshot) -> str | None:
         return f"{len(snapshot.failures):,}"

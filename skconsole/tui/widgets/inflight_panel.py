@@ -4,11 +4,12 @@ its worker's liveness (sk_inflight_tasks: the one definition of "hung")."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from skconsole.stats import InflightJob
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Cell, Column, Row
+from skconsole.tui.widgets.keyed_table import Cell, Column
 from skconsole.tui.widgets.panel import Panel
 
 
@@ -28,35 +29,26 @@ def _state(r: InflightJob) -> Cell:
 class InflightPanel(Panel):
     scope = "inflight"
     title = "In flight"
-    COLUMNS = (
-        Column("job", "job", 8),
-        Column("type", "type", 15),
-        Column("worker", "worker", 15),
-        Column("running", "running", 7, right=True),
-        Column("heartbeat", "heartbeat", 9, right=True),
-        Column("attempt", "try", 3, right=True),
-        Column("state", "state", 36, flex=True),
+    COLUMNS: ClassVar[tuple[Column[InflightJob], ...]] = (
+        Column("job", "job", 8, cell=lambda r, _: short_id(str(r.task_id))),
+        Column("type", "type", 15, cell=lambda r, _: r.task_type),
+        Column("worker", "worker", 15, cell=lambda r, _: worker_text(r)),
+        Column("running", "running", 7, right=True, cell=lambda r, _: format_age(r.running_s)),
+        Column(
+            "heartbeat", "heartbeat", 9, right=True, cell=lambda r, _: format_age(r.heartbeat_age_s)
+        ),
+        Column("attempt", "try", 3, right=True, cell=lambda r, _: str(r.attempt)),
+        Column("state", "state", 36, flex=True, cell=lambda r, _: _state(r)),
     )
 
-    def rows(self, snapshot: Snapshot) -> Sequence[Row]:
-        ordered = sorted(
+    def items(self, snapshot: Snapshot) -> Sequence[InflightJob]:
+        """Hung jobs first, then the longest running."""
+        return sorted(
             snapshot.inflight, key=lambda r: (not r.hung, -(r.running_s or 0.0), str(r.task_id))
         )
-        return [
-            (
-                str(r.task_id),
-                (
-                    short_id(str(r.task_id)),
-                    r.task_type,
-                    worker_text(r),
-                    format_age(r.running_s),
-                    format_age(r.heartbeat_age_s),
-                    str(r.attempt),
-                    _state(r),
-                ),
-            )
-            for r in ordered
-        ]
+
+    def row_key(self, item: InflightJob) -> str:
+        return str(item.task_id)
 
     def tab_note(self, snapshot: Snapshot) -> str | None:
         hung = snapshot.hung_count

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import ClassVar
 
-from skconsole.stats import GroupJobs
+from skconsole.stats import FailedJob
 from skconsole.status import JobStatus
 from skconsole.tui.formatting import fmt_ago, fmt_int, short_id
-from skconsole.tui.widgets.keyed_table import Column, Row, Tone
+from skconsole.tui.widgets.keyed_table import Cell, Column, Tone
 from skconsole.tui.widgets.panel import Panel
 
 _TONES: dict[int, Tone] = {
@@ -18,32 +18,24 @@ _TONES: dict[int, Tone] = {
 }
 
 
+def _status(job: FailedJob) -> Cell:
+    return (JobStatus.label_of(job.status), _TONES.get(job.status, ""))
+
+
 class JobsPanel(Panel):
     scope = "jobs"
     title = "Jobs"
-    COLUMNS = (
-        Column("job", "job", 8),
-        Column("type", "type", 16),
-        Column("status", "status", 11),
-        Column("errors", "errors", 6, right=True),
-        Column("priority", "prio", 5, right=True),
-        Column("last", "last attempt", 12, right=True),
-        Column("error", "error", 44, flex=True),
+    COLUMNS: ClassVar[tuple[Column[FailedJob], ...]] = (
+        Column("job", "job", 8, cell=lambda j, _: short_id(str(j.task_id))),
+        Column("type", "type", 16, cell=lambda j, _: j.task_type),
+        Column("status", "status", 11, cell=lambda j, _: _status(j)),
+        Column("errors", "errors", 6, right=True, cell=lambda j, _: fmt_int(j.error_count)),
+        Column("priority", "prio", 5, right=True, cell=lambda j, _: str(j.priority)),
+        Column(
+            "last", "last attempt", 12, right=True, cell=lambda j, now: fmt_ago(j.failed_at, now)
+        ),
+        Column("error", "error", 44, flex=True, cell=lambda j, _: j.error_line),
     )
 
-    def job_rows(self, jobs: GroupJobs, now: float) -> Sequence[Row]:
-        return [
-            (
-                str(j.task_id),
-                (
-                    short_id(str(j.task_id)),
-                    j.task_type,
-                    (JobStatus.label_of(j.status), _TONES.get(j.status, "")),
-                    fmt_int(j.error_count),
-                    str(j.priority),
-                    fmt_ago(j.failed_at, now),
-                    j.error_line,
-                ),
-            )
-            for j in jobs.jobs
-        ]
+    def row_key(self, item: FailedJob) -> str:
+        return str(item.task_id)

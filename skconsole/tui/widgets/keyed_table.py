@@ -15,9 +15,9 @@ keeps the printable text, so the filter matches what is on screen.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar, Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from rich.text import Text
 from textual import events
@@ -29,17 +29,23 @@ from skconsole.text import printable
 Tone = Literal["bad", "warn", "good", "muted", "accent", ""]
 Cell = str | tuple[str, Tone]
 Row = tuple[str, tuple[Cell, ...]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Column:
-    """``width`` None sizes to content; ``flex`` columns share the spare width (at least ``width``)."""
+class Column(Generic[T]):
+    """``width`` None sizes to content; ``flex`` columns share the spare width (at least ``width``).
+
+    ``cell`` shows a row's item (a ``T``) in this column, given the time its data
+    was read (for ages): the table itself only needs the header and the width.
+    """
 
     key: str
     label: str
     width: int | None = None
     right: bool = False
     flex: bool = False
+    cell: Callable[[T, float], Cell] = field(kw_only=True)
 
 
 def cell_text(cell: Cell) -> str:
@@ -71,7 +77,7 @@ class KeyedTable(DataTable[Text]):
         "keyed-table--accent",
     }
 
-    def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
+    def __init__(self, columns: Sequence[Column[Any]], *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self.columns_spec = tuple(columns)
         self._all: list[Row] = []
@@ -152,7 +158,7 @@ class KeyedTable(DataTable[Text]):
             if needle in r[0].casefold() or any(needle in cell_text(c).casefold() for c in r[1])
         ]
 
-    def _cell_text(self, cell: Cell, column: Column) -> Text:
+    def _cell_text(self, cell: Cell, column: Column[Any]) -> Text:
         text, tone = (cell, "") if isinstance(cell, str) else cell
         text = printable(text)  # already done by set_rows: a no-op there, a guard elsewhere
         style = self.get_component_rich_style(f"keyed-table--{tone}") if tone else ""

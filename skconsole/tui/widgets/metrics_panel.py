@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from skconsole.tui.formatting import fmt_int, fmt_rate
-from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Column, Row
+from skconsole.tui.model import MetricRow, Snapshot
+from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
 
 
@@ -14,18 +15,15 @@ class MetricsPanel(Panel):
     scope = "metrics"
     title = "App metrics"
     short_title = "Metrics"
-    COLUMNS = (
-        Column("metric", "metric", 44, flex=True),
-        Column("category", "category", 34),
-        Column("value", "value", 14, right=True),
-        Column("rate", "rate", 12, right=True),
+    COLUMNS: ClassVar[tuple[Column[MetricRow], ...]] = (
+        Column("metric", "metric", 44, flex=True, cell=lambda m, _: m.metric_id),
+        Column("category", "category", 34, cell=lambda m, _: (m.category, "muted")),
+        Column("value", "value", 14, right=True, cell=lambda m, _: fmt_int(m.value)),
+        Column("rate", "rate", 12, right=True, cell=lambda m, _: fmt_rate(m.rate_per_s)),
     )
 
-    def rows(self, snapshot: Snapshot) -> Sequence[Row]:
-        return [
-            (
-                m.metric_id,
-                (m.metric_id, (m.category, "muted"), fmt_int(m.value), fmt_rate(m.rate_per_s)),
-            )
-            for m in snapshot.metrics
-        ]
+    def items(self, snapshot: Snapshot) -> Sequence[MetricRow]:
+        return snapshot.metrics
+
+    def row_key(self, item: MetricRow) -> str:
+        return item.metric_id

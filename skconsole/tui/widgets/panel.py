@@ -1,18 +1,21 @@
 """A titled table panel with its own filter: the building block of every view.
 
-A panel turns a snapshot into keyed rows (subclasses say how) and shows the
-active filter and the shown/total counts in its border title, so a filtered
+A panel lists items (jobs, groups, task types), one a row: a subclass says
+which items a snapshot holds, each row's key, and its columns (each with how an
+item shows in it); this class turns them into the table and its rows. It shows
+the active filter and the shown/total counts in its border title, so a filtered
 view never passes for the whole picture.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.widgets import Input
 
 from skconsole.text import printable
@@ -33,7 +36,7 @@ class Panel(Vertical):
     title: ClassVar[str] = ""
     short_title: ClassVar[str] = ""
     tabbed: ClassVar[bool] = True  # False: shown above the tabs, always in view
-    COLUMNS: ClassVar[tuple[Column, ...]] = ()
+    COLUMNS: ClassVar[tuple[Column[Any], ...]] = ()
 
     def __init__(self, *, number: int | None = None, id: str | None = None) -> None:
         super().__init__(id=id or f"panel-{self.scope}", classes="panel")
@@ -62,9 +65,22 @@ class Panel(Vertical):
         return self.query_one(Input)
 
     # -- data ------------------------------------------------------------------
+    def items(self, snapshot: Snapshot) -> Sequence[Any]:
+        """What the panel lists from this snapshot (one a row), in display order."""
+        return ()
+
+    def row_key(self, item: Any) -> str:
+        """The key of the item's row (the cursor stays on it across refreshes)."""
+        raise NotImplementedError
+
+    def rows_of(self, items: Iterable[Any], now: float) -> list[Row]:
+        """The items as rows, their cells as the columns show them; ``now`` is when
+        the data was read (ages count from it)."""
+        return [(self.row_key(i), tuple(c.cell(i, now) for c in self.COLUMNS)) for i in items]
+
     def rows(self, snapshot: Snapshot) -> Sequence[Row]:
         """The rows for this snapshot, in display order."""
-        return ()
+        return self.rows_of(self.items(snapshot), snapshot.taken_at)
 
     def summarize(self, snapshot: Snapshot) -> str:
         """A few words for the title (totals, hung count)."""
@@ -128,3 +144,12 @@ class Panel(Vertical):
             shown = f"{len(table.visible_keys):,} of {table.total_rows:,}"
             parts.append(f"filter “{table.filter_text}”: {shown}")
         self.border_title = Content(printable(" · ".join(parts)))
+
+
+def panel_of(node: DOMNode | None) -> Panel | None:
+    """The panel that holds ``node`` (the focused widget, say), or None."""
+    while node is not None:
+        if isinstance(node, Panel):
+            return node
+        node = node.parent
+    return None
