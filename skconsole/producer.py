@@ -15,7 +15,7 @@ import os
 import re
 import socket
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,9 @@ KEY_NAMESPACE = uuid.UUID("5b0e7a53-3c1f-4f55-9d0b-0c5a6b2f8e11")
 MAX_PRIORITY = 2**31 - 1
 MAX_NAME = 250
 BATCH_ROWS = 5_000
+#: The statements of a post: one job (plain parameters), or many (arrays).
+POST_ONE = query("post_job")
+POST_MANY = query("post_jobs")
 #: The longest delay: 100 years (36,500 days), so the run-after time stays a date.
 MAX_DELAY_S = 36_500 * 86_400.0
 #: The deepest nesting of arrays and objects a payload may have: deeper ones
@@ -170,33 +173,45 @@ class PostResult:
         return len(self.ids) - self.posted - self.rerun_requested
 
 
-def _batches(
-    jobs: Sequence[Job], default_src: str
-) -> Iterable[tuple[dict[str, Any], dict[str, Any] | None]]:
+def _batches(jobs: Sequence[Job], default_src: str) -> list[dict[str, Any]]:
+    """The parameters of post_jobs.sql, BATCH_ROWS jobs a statement."""
+    batches = []
     for start in range(0, len(jobs), BATCH_ROWS):
         chunk = jobs[start : start + BATCH_ROWS]
         ids = [j.task_id for j in chunk]
         if len(set(ids)) != len(ids):
             raise InvalidJobError("the same job key appears twice in one post")
-        params = {
-            "ids": ids,
-            "types": [j.task_type for j in chunk],
-            "sources": [j.source or default_src for j in chunk],
-            "payloads": [j.payload_json for j in chunk],
-            "priorities": [j.priority for j in chunk],
-            "delays_ms": [j.delay * 1000.0 for j in chunk],
-        }
-        keyed = [j for j in chunk if j.key is not None]
-        rerun = (
+        batches.append(
             {
-                "ids": [j.task_id for j in keyed],
-                "payloads": [j.payload_json for j in keyed],
-                "priorities": [j.priority for j in keyed],
+                "ids": ids,
+                "types": [j.task_type for j in chunk],
+                "sources": [j.source or default_src for j in chunk],
+                "payloads": [j.payload_json for j in chunk],
+                "priorities": [j.priority for j in chunk],
+                "delays_ms": [j.delay * 1000.0 for j in chunk],
+                "keyed": [j.key is not None for j in chunk],
             }
-            if keyed
-            else None
         )
-        yield params, rerun
+    return batches
+
+
+def _one(job: Job, default_src: str) -> dict[str, Any]:
+    """The parameters of post_job.sql: a lone post, no arrays."""
+    return {
+        "id": job.task_id,
+        "type": job.task_type,
+        "source": job.source or default_src,
+        "payload": job.payload_json,
+        "priority": job.priority,
+        "delay_ms": job.delay * 1000.0,
+        "keyed": job.key is not None,
+    }
+
+
+def _add(result: PostResult, row: tuple[Any, ...] | None) -> None:
+    if row is not None:
+        result.posted += int(row[0])
+        result.rerun_requested += int(row[2])
 
 
 def _as_jobs(task_type: str, payload: Any, **kw: Any) -> list[Job]:
@@ -221,19 +236,27 @@ class Producer:
         return self.post_many(_as_jobs(task_type, payload, **kw)).ids[0]
 
     def post_many(self, jobs: Sequence[Job]) -> PostResult:
-        """Post all jobs atomically, a few thousand rows per statement."""
+        """Post all jobs atomically, a few thousand rows per statement.
+
+        Up to BATCH_ROWS jobs take one statement and one round trip (the
+        connection autocommits); more share one transaction.
+        """
         result = PostResult(ids=[j.task_id for j in jobs], posted=0)
         if not jobs:
             return result
         conn = self._connection()
+        if len(jobs) == 1:
+            _add(
+                result, conn.execute(POST_ONE, _one(jobs[0], self.source), prepare=True).fetchone()
+            )
+            return result
+        batches = _batches(jobs, self.source)
+        if len(batches) == 1:
+            _add(result, conn.execute(POST_MANY, batches[0], prepare=True).fetchone())
+            return result
         with conn.transaction():
-            for params, rerun in _batches(jobs, self.source):
-                if rerun is not None:
-                    result.rerun_requested += len(
-                        conn.execute(query("request_rerun"), rerun).fetchall()
-                    )
-                row = conn.execute(query("post_jobs"), params).fetchone()
-                result.posted += int(row[0]) if row else 0
+            for params in batches:
+                _add(result, conn.execute(POST_MANY, params, prepare=True).fetchone())
         return result
 
     def close(self) -> None:
@@ -269,14 +292,19 @@ class AsyncProducer:
         if not jobs:
             return result
         conn = await self._connection()
+        if len(jobs) == 1:
+            cur = await conn.execute(POST_ONE, _one(jobs[0], self.source), prepare=True)
+            _add(result, await cur.fetchone())
+            return result
+        batches = _batches(jobs, self.source)
+        if len(batches) == 1:
+            cur = await conn.execute(POST_MANY, batches[0], prepare=True)
+            _add(result, await cur.fetchone())
+            return result
         async with conn.transaction():
-            for params, rerun in _batches(jobs, self.source):
-                if rerun is not None:
-                    cur = await conn.execute(query("request_rerun"), rerun)
-                    result.rerun_requested += len(await cur.fetchall())
-                cur = await conn.execute(query("post_jobs"), params)
-                row = await cur.fetchone()
-                result.posted += int(row[0]) if row else 0
+            for params in batches:
+                cur = await conn.execute(POST_MANY, params, prepare=True)
+                _add(result, await cur.fetchone())
         return result
 
     async def close(self) -> None:

@@ -20,7 +20,7 @@ from uuid import UUID
 import psycopg
 
 from skconsole.db.sqlfiles import query
-from skconsole.status import JobStatus
+from skconsole.status import FAILED, JobStatus
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
 DEPTH_EXACT_LIMIT = 200_000
@@ -297,7 +297,7 @@ def failure_groups(conn: Conn, *, limit: int = 200) -> list[FailureGroup]:
         FailureGroup(
             signature=r[0],
             count=int(r[1]),
-            statuses={4: int(r[2]), 5: int(r[3]), 6: int(r[4])},
+            statuses=dict(zip(FAILED, (int(r[2]), int(r[3]), int(r[4])), strict=True)),
             task_types=sorted(r[5] or []),
             first_seen=r[6],
             last_seen=r[7],

@@ -150,9 +150,10 @@ def start_worker(dsn: str) -> Iterator[Callable[..., subprocess.Popen[str]]]:
 
     yield start
     for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait(10)
+        # the whole process group: a supervisor's children too
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait(10)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 60.0, interval: float = 0.1) -> None:

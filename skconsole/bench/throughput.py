@@ -22,9 +22,12 @@ import psycopg
 
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
+from skconsole.status import JobStatus
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 BENCH_TYPE = "skconsole.bench.noop"
+#: bound as a parameter: the code of a succeeded job
+PROCESSED = int(JobStatus.PROCESSED)
 tasks = TaskRegistry(TaskOptions(timeout=60.0))
 T = TypeVar("T")
 
@@ -73,12 +76,12 @@ def _clean(db: Database) -> None:
         c.execute("VACUUM ANALYZE sk_task_results_t")
 
 
-def _set_paused(db: Database, paused: bool) -> None:
+def _set_paused(db: Database, paused: bool, task_type: str = BENCH_TYPE) -> None:
     with db.connect() as c:
         c.execute(
             "INSERT INTO sk_task_types_t (task_type, tt_paused) VALUES (%s, %s) "
             "ON CONFLICT (task_type) DO UPDATE SET tt_paused = EXCLUDED.tt_paused",
-            (BENCH_TYPE, paused),
+            (task_type, paused),
         )
         if not paused:
             c.execute("SELECT pg_notify('sk_task_queue_item_added', '')")
@@ -120,7 +123,7 @@ def run_bench(
     _set_paused(db, True)
     env = {**os.environ, "SKCONSOLE_DSN": db.dsn}
     cmd = [
-        sys.executable, "-m", "skconsole", "worker", "--tasks", "skconsole.bench:tasks",
+        sys.executable, "-m", "skconsole", "worker", "--tasks", "skconsole.bench.throughput:tasks",
         "--concurrency", str(cfg.concurrency), "--batch-size", str(cfg.batch_size),
         "--processes", str(cfg.processes), "--grace", "5s",
     ]  # fmt: skip
@@ -148,8 +151,8 @@ def run_bench(
         _set_paused(db, False)
         _wait_for(
             db,
-            "SELECT count(*) FROM sk_task_results_t WHERE task_type = %s AND task_status = 3",
-            (BENCH_TYPE,),
+            "SELECT count(*) FROM sk_task_results_t WHERE task_type = %s AND task_status = %s",
+            (BENCH_TYPE, PROCESSED),
             cfg.jobs,
             cfg.timeout,
         )
@@ -180,8 +183,8 @@ def run_bench(
                 time.sleep(max(0.0, next_at - time.perf_counter()))
         _wait_for(
             db,
-            "SELECT count(*) FROM sk_task_results_t WHERE task_id = ANY(%s) AND task_status = 3",
-            (ids,),
+            "SELECT count(*) FROM sk_task_results_t WHERE task_id = ANY(%s) AND task_status = %s",
+            (ids, PROCESSED),
             len(ids),
             120,
         )

@@ -5,13 +5,19 @@
 -- result row is missing (posted by hand) gets one, so nothing runs untracked.
 WITH picked AS (
     -- per type, the head of that type's queue in claim order (an index walk
-    -- that needs no table statistics to stay cheap), then the best of those
+    -- that needs no table statistics to stay cheap), then the best of those.
+    -- The type is matched as a range, not with "=": an equality makes the
+    -- planner drop task_type from the ORDER BY, and with one type holding the
+    -- backlog it then walks Stakhanovise's (priority, ...) index for each of
+    -- the other types, through every row, finding nothing: 2.8 ms a type, 560
+    -- ms a claim for a worker of 200 types. As a range it keeps the type in
+    -- the order, which only the type-led claim-order index gives.
     SELECT c.task_id
     FROM unnest(%(types)s::varchar[]) AS t(name)
     CROSS JOIN LATERAL (
         SELECT q.task_id, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
         FROM sk_tasks_queue_t q
-        WHERE q.task_type = t.name AND q.task_locked_until_ts < now()
+        WHERE q.task_type >= t.name AND q.task_type <= t.name AND q.task_locked_until_ts < now()
         -- task_type leads (it is fixed here) so only the claim-order index fits
         ORDER BY q.task_type, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
         LIMIT %(limit)s

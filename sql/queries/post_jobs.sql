@@ -1,14 +1,27 @@
--- Post many jobs in one statement: a result row (1 Unprocessed) and a queue row
--- each, then one NOTIFY for the whole batch. A keyed job whose result row
--- already exists is left alone while it waits (1, 4) or runs (2), and posted
--- again when it has finished (3, 5, 6, 7). sk_attempt is never reset: it fences
--- late finishers of earlier attempts.
+-- Post jobs in one statement (one round trip for a single job): a result row
+-- (1 Unprocessed) and a queue row each, then one NOTIFY for the whole batch.
+-- A keyed job whose result row already exists is left alone while it waits
+-- (1, 4), posted again when it has finished (3, 5, 6, 7), and, while it runs
+-- (2), asked to run once more with the new payload when the current attempt
+-- ends (sk_rerun_requested). sk_attempt is never reset: it fences late
+-- finishers of earlier attempts.
 WITH d AS (
     SELECT *
     FROM unnest(
         %(ids)s::uuid[], %(types)s::varchar[], %(sources)s::varchar[],
-        %(payloads)s::text[], %(priorities)s::integer[], %(delays_ms)s::double precision[]
-    ) WITH ORDINALITY AS d(task_id, task_type, task_source, task_payload, task_priority, delay_ms, ord)
+        %(payloads)s::text[], %(priorities)s::integer[], %(delays_ms)s::double precision[],
+        %(keyed)s::boolean[]
+    ) WITH ORDINALITY
+        AS d(task_id, task_type, task_source, task_payload, task_priority, delay_ms, keyed, ord)
+),
+rerun AS (
+    -- only rows the INSERT below leaves alone: a row changed twice in one
+    -- statement is an error
+    UPDATE sk_task_results_t AS t
+    SET sk_rerun_requested = true, task_payload = d.task_payload, task_priority = d.task_priority
+    FROM d
+    WHERE t.task_id = d.task_id AND d.keyed AND t.task_status = 2
+    RETURNING t.task_id
 ),
 r AS (
     INSERT INTO sk_task_results_t AS t (
@@ -17,6 +30,7 @@ r AS (
         task_posted_at_ts)
     SELECT task_id, task_type, task_source, task_payload, 1, task_priority, 0, false, 0, now()
     FROM d
+    WHERE NOT EXISTS (SELECT 1 FROM rerun x WHERE x.task_id = d.task_id)
     ON CONFLICT (task_id) DO UPDATE SET
         task_status = 1,
         task_type = EXCLUDED.task_type,
@@ -46,5 +60,6 @@ q AS (
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
 )
-SELECT s.posted, CASE WHEN s.posted > 0 THEN pg_notify('sk_task_queue_item_added', '') END
+SELECT s.posted, CASE WHEN s.posted > 0 THEN pg_notify('sk_task_queue_item_added', '') END,
+    (SELECT count(*) FROM rerun) AS rerun_requested
 FROM (SELECT count(*) AS posted FROM q) AS s

@@ -17,7 +17,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole.db.sqlfiles import load_sql
+from skconsole.db.sqlfiles import load_sql, query
+from skconsole.worker.engine import CLAIM_SETTINGS
 from skconsole.worker.results import FINISH_SETTINGS
 
 ROWS = 20_000
@@ -131,3 +132,87 @@ def test_reaping_computes_the_verdict_once_and_looks_hung_jobs_up_by_primary_key
     update = plan[plan.index("Update on sk_task_results_t") : plan.index("CTE q")]
     assert "Index Scan using pk_task_results_task_id" in update, plan
     assert "idx_sk_task_results_processing" not in update, plan
+
+
+# -- the claim: its cost must not depend on how many types a worker runs ------------------
+TYPES = [f"plan.type{i:03d}" for i in range(200)]
+BUSY = TYPES[7]
+
+
+def _fill_one_type(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(
+        "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload,"
+        " task_priority, task_posted_at_ts, task_locked_until_ts)"
+        " SELECT gen_random_uuid(), %s, 'test', 'null', 0, now(), now() - interval '1 s'"
+        " FROM generate_series(1, %s)",
+        (BUSY, ROWS),
+    )
+
+
+def _claim_plan(conn: psycopg.Connection[Any]) -> str:
+    """The claim's plan for a worker of 200 types, on the worker's claim connection."""
+    for name, value in CLAIM_SETTINGS.items():
+        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+    params = {"types": TYPES, "limit": 100, "worker_id": uuid.uuid4()}
+    plans = []
+    for mode in ("force_generic_plan", "force_custom_plan"):
+        conn.execute("SELECT set_config('plan_cache_mode', %s, false)", (mode,))
+        plans.append("\n".join(r[0] for r in conn.execute("EXPLAIN " + query("claim"), params)))
+    conn.execute("RESET plan_cache_mode")
+    return "\n".join(plans)
+
+
+def _assert_walks_each_types_claim_order(plan: str) -> None:
+    # the per-type head comes from the type-led index, read in order and stopped early
+    assert "idx_sk_tasks_queue_type_claim_order" in plan, plan
+    # not Stakhanovise's (priority, ...) index walked through every row for each type
+    assert "idx_tasks_queue_sort_index" not in plan, plan
+    # not all of a type's rows read and sorted
+    assert "Bitmap Heap Scan on sk_tasks_queue_t" not in plan, plan
+    assert "Seq Scan on sk_tasks_queue_t" not in plan, plan
+
+
+def test_a_claim_for_many_types_walks_each_types_head_with_fresh_statistics(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """With statistics that say one type holds every row, an equality on the type let
+    the planner walk the (priority, ...) index for each of the 200 types: 560 ms a claim."""
+    _fill_one_type(conn)
+    conn.execute("ANALYZE sk_tasks_queue_t")
+
+    _assert_walks_each_types_claim_order(_claim_plan(conn))
+
+
+def test_a_claim_for_many_types_walks_each_types_head_on_an_empty_tables_statistics(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Analyzed empty, then a burst: the planner thinks a type has a few rows and
+    would read them all (bitmap scan) to sort them."""
+    conn.execute("VACUUM ANALYZE sk_tasks_queue_t")
+    _fill_one_type(conn)
+
+    _assert_walks_each_types_claim_order(_claim_plan(conn))
+
+
+# -- the post: one statement, whatever the statistics ---------------------------------------
+def test_a_post_finds_a_keyed_jobs_result_row_by_primary_key(
+    conn: psycopg.Connection[Any], burst_on_stale_statistics: tuple[uuid.UUID, list[Any]]
+) -> None:
+    """The re-run request rides in the post statement: it must look the job up by its
+    id, not scan the results table (20,000 rows the statistics call empty)."""
+    _, ids = burst_on_stale_statistics
+    params = {
+        "ids": [ids[0]],
+        "types": ["burst"],
+        "sources": ["test"],
+        "payloads": ["null"],
+        "priorities": [0],
+        "delays_ms": [0.0],
+        "keyed": [True],
+    }
+    conn.execute("SET plan_cache_mode = force_generic_plan")
+    plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query("post_jobs"), params))
+    conn.execute("RESET plan_cache_mode")
+
+    assert "Seq Scan on sk_task_results_t" not in plan, plan
+    assert "pk_task_results_task_id" in plan, plan
