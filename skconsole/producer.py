@@ -17,7 +17,7 @@ import socket
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
 
@@ -30,7 +30,9 @@ KEY_NAMESPACE = uuid.UUID("5b0e7a53-3c1f-4f55-9d0b-0c5a6b2f8e11")
 MAX_PRIORITY = 2**31 - 1
 MAX_NAME = 250
 BATCH_ROWS = 5_000
-#: The statements of a post: one job (plain parameters), or many (arrays).
+#: The statements of a post: one job without a key (nothing to conflict with),
+#: one keyed job (plain parameters), or many (arrays).
+POST_NEW = query("post_new_job")
 POST_ONE = query("post_job")
 POST_MANY = query("post_jobs")
 #: The longest delay: 100 years (36,500 days), so the run-after time stays a date.
@@ -208,6 +210,11 @@ def _one(job: Job, default_src: str) -> dict[str, Any]:
     }
 
 
+def _single(job: Job) -> LiteralString:
+    """The statement that posts ``job`` alone."""
+    return POST_ONE if job.key is not None else POST_NEW
+
+
 def _add(result: PostResult, row: tuple[Any, ...] | None) -> None:
     if row is not None:
         result.posted += int(row[0])
@@ -293,7 +300,7 @@ class AsyncProducer:
             return result
         conn = await self._connection()
         if len(jobs) == 1:
-            cur = await conn.execute(POST_ONE, _one(jobs[0], self.source), prepare=True)
+            cur = await conn.execute(_single(jobs[0]), _one(jobs[0], self.source), prepare=True)
             _add(result, await cur.fetchone())
             return result
         batches = _batches(jobs, self.source)

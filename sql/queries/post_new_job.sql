@@ -1,0 +1,18 @@
+-- Post one job that has no key: its id is new (uuid4), so there is nothing to
+-- conflict with and nothing to re-run: the two rows and the NOTIFY, the least
+-- a post can be (keyed jobs go through post_job.sql).
+WITH r AS (
+    INSERT INTO sk_task_results_t (
+        task_id, task_type, task_source, task_payload, task_status, task_priority,
+        task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
+        task_posted_at_ts)
+    VALUES (%(id)s, %(type)s, %(source)s, %(payload)s, 1, %(priority)s, 0, false, 0, now())
+),
+q AS (
+    INSERT INTO sk_tasks_queue_t (
+        task_id, task_type, task_source, task_payload, task_priority,
+        task_posted_at_ts, task_locked_until_ts)
+    VALUES (%(id)s, %(type)s, %(source)s, %(payload)s, %(priority)s,
+        now(), now() + %(delay_ms)s::double precision * interval '1 millisecond')
+)
+SELECT 1, pg_notify('sk_task_queue_item_added', ''), 0
