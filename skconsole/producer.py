@@ -198,7 +198,7 @@ def _batches(jobs: Sequence[Job], default_src: str) -> list[dict[str, Any]]:
 
 
 def _one(job: Job, default_src: str) -> dict[str, Any]:
-    """The parameters of post_job.sql: a lone post, no arrays."""
+    """The parameters of a lone post (post_job.sql, post_new_job.sql): no arrays."""
     return {
         "id": job.task_id,
         "type": job.task_type,
@@ -253,9 +253,8 @@ class Producer:
             return result
         conn = self._connection()
         if len(jobs) == 1:
-            _add(
-                result, conn.execute(POST_ONE, _one(jobs[0], self.source), prepare=True).fetchone()
-            )
+            cur = conn.execute(_single(jobs[0]), _one(jobs[0], self.source), prepare=True)
+            _add(result, cur.fetchone())
             return result
         batches = _batches(jobs, self.source)
         if len(batches) == 1:
