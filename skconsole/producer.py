@@ -17,7 +17,7 @@ import socket
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, LiteralString
+from typing import Any
 
 import psycopg
 
@@ -30,10 +30,9 @@ KEY_NAMESPACE = uuid.UUID("5b0e7a53-3c1f-4f55-9d0b-0c5a6b2f8e11")
 MAX_PRIORITY = 2**31 - 1
 MAX_NAME = 250
 BATCH_ROWS = 5_000
-#: The statements of a post: one job without a key (nothing to conflict with),
-#: one keyed job (plain parameters), or many (arrays).
+#: The statements of a post: one job without a key (nothing to conflict with,
+#: plain parameters), or any jobs (arrays; keys and re-run requests).
 POST_NEW = query("post_new_job")
-POST_ONE = query("post_job")
 POST_MANY = query("post_jobs")
 #: The longest delay: 100 years (36,500 days), so the run-after time stays a date.
 MAX_DELAY_S = 36_500 * 86_400.0
@@ -197,8 +196,8 @@ def _batches(jobs: Sequence[Job], default_src: str) -> list[dict[str, Any]]:
     return batches
 
 
-def _one(job: Job, default_src: str) -> dict[str, Any]:
-    """The parameters of a lone post (post_job.sql, post_new_job.sql): no arrays."""
+def _new(job: Job, default_src: str) -> dict[str, Any]:
+    """The parameters of post_new_job.sql: a lone job without a key, no arrays."""
     return {
         "id": job.task_id,
         "type": job.task_type,
@@ -206,13 +205,7 @@ def _one(job: Job, default_src: str) -> dict[str, Any]:
         "payload": job.payload_json,
         "priority": job.priority,
         "delay_ms": job.delay * 1000.0,
-        "keyed": job.key is not None,
     }
-
-
-def _single(job: Job) -> LiteralString:
-    """The statement that posts ``job`` alone."""
-    return POST_ONE if job.key is not None else POST_NEW
 
 
 def _add(result: PostResult, row: tuple[Any, ...] | None) -> None:
@@ -252,9 +245,10 @@ class Producer:
         if not jobs:
             return result
         conn = self._connection()
-        if len(jobs) == 1:
-            cur = conn.execute(_single(jobs[0]), _one(jobs[0], self.source), prepare=True)
-            _add(result, cur.fetchone())
+        if len(jobs) == 1 and jobs[0].key is None:
+            _add(
+                result, conn.execute(POST_NEW, _new(jobs[0], self.source), prepare=True).fetchone()
+            )
             return result
         batches = _batches(jobs, self.source)
         if len(batches) == 1:
@@ -298,8 +292,8 @@ class AsyncProducer:
         if not jobs:
             return result
         conn = await self._connection()
-        if len(jobs) == 1:
-            cur = await conn.execute(_single(jobs[0]), _one(jobs[0], self.source), prepare=True)
+        if len(jobs) == 1 and jobs[0].key is None:
+            cur = await conn.execute(POST_NEW, _new(jobs[0], self.source), prepare=True)
             _add(result, await cur.fetchone())
             return result
         batches = _batches(jobs, self.source)

@@ -1,6 +1,6 @@
 -- Post one job that has no key: its id is new (uuid4), so there is nothing to
 -- conflict with and nothing to re-run: the two rows and the NOTIFY, the least
--- a post can be (keyed jobs go through post_job.sql).
+-- a post can be (keyed jobs go through post_jobs.sql).
 WITH r AS (
     INSERT INTO sk_task_results_t (
         task_id, task_type, task_source, task_payload, task_status, task_priority,
