@@ -52,3 +52,16 @@ class FatalTaskError(Exception):
 
     Any other exception is treated as recoverable and retried with back-off.
     """
+
+
+class PostInterrupted(SkconsoleError):
+    """A streamed post stopped part-way: its earlier chunks are committed, the rest
+    are not (post them again: jobs without keys would be posted twice)."""
+
+    def __init__(self, jobs_committed: int, posted: int, cause: BaseException) -> None:
+        self.jobs_committed = jobs_committed
+        self.posted = posted
+        super().__init__(
+            f"the post stopped after {jobs_committed:,} job(s) were committed"
+            f" ({posted:,} posted); the rest were not posted: {cause}"
+        )

@@ -36,12 +36,18 @@ SELECT pg_notify('sk_task_queue_item_added', '')
 """
 
 
-def _clean(db: Database) -> None:
+def clean(db: Database) -> None:
     with db.connect() as c:
         c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = %s", (TYPE,))
         c.execute("DELETE FROM sk_task_results_t WHERE task_type = %s", (TYPE,))
         c.execute("VACUUM ANALYZE sk_tasks_queue_t")
         c.execute("VACUUM ANALYZE sk_task_results_t")
+
+
+def server_version(dsn: str) -> str:
+    with psycopg.connect(dsn) as c:
+        version = c.execute("SHOW server_version").fetchone()
+    return str(version[0]) if version else "?"
 
 
 def raw(db: Database, posts: int) -> float:
@@ -68,16 +74,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     db = Database(args.dsn)
-    with psycopg.connect(args.dsn) as c:
-        version = c.execute("SHOW server_version").fetchone()
-    print(f"server {version[0] if version else '?'}; {args.posts:,} posts a side per round")
+    print(f"server {server_version(args.dsn)}; {args.posts:,} posts a side per round")
     for n in range(1, args.rounds + 1):
-        _clean(db)
+        clean(db)
         r = raw(db, args.posts)
-        _clean(db)
+        clean(db)
         p = producer(db, args.posts)
         print(f"round {n}: raw {r:,.0f}/s, Producer.post {p:,.0f}/s, ratio {p / r:.2f}", flush=True)
-    _clean(db)
+    clean(db)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from typing import Annotated
@@ -28,12 +29,13 @@ from skconsole.cli.options import (
     options_of,
     refresh_interval,
 )
-from skconsole.cli.output import err, out
+from skconsole.cli.output import err, out, progress_bar
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
 from skconsole.db.target import resolve_database
 from skconsole.durations import parse_duration
 from skconsole.errors import ConfigError, ReadOnlyError
+from skconsole.producer import STREAM_CHUNK, Job, PostCounts, Producer, validate_payload_json
 
 
 # -- demo ----------------------------------------------------------------------------
@@ -112,7 +114,11 @@ def enqueue(
         int,
         typer.Option(
             "--count",
-            help=f"Post this many copies in one round trip (at most {MAX_ENQUEUE_COUNT:,})",
+            help=(
+                f"Post this many copies (at most {MAX_ENQUEUE_COUNT:,}); up to"
+                f" {STREAM_CHUNK:,} all or none, above that in committed chunks of"
+                f" {STREAM_CHUNK:,}"
+            ),
         ),
     ] = 1,
     source: Annotated[
@@ -120,8 +126,6 @@ def enqueue(
     ] = None,
 ) -> None:
     """Post jobs."""
-    from skconsole.producer import Job, Producer, validate_payload_json
-
     check_text("TYPE", task_type)
     check_text("--payload", payload)
     check_text("--key", key)
@@ -131,22 +135,35 @@ def enqueue(
         raise ConfigError("--key posts one job; it cannot be combined with --count > 1")
     text = validate_payload_json(payload)
     seconds = parse_duration(delay, option="--delay")
-    jobs = [
-        Job(task_type, priority=priority, delay=seconds, key=key, source=source, payload_json=text)
-        for _ in range(count)
-    ]
+    job = Job(
+        task_type, priority=priority, delay=seconds, key=key, source=source, payload_json=text
+    )
     db = options_of(ctx).open("skconsole-enqueue", write=True)
     with Producer(db) as producer:
-        result = producer.post_many(jobs)
-    if count == 1:
-        state = (
-            "posted"
-            if result.posted
-            else ("re-run requested" if result.rerun_requested else "already waiting (key)")
-        )
-        out.print(f"{result.ids[0]} {state}")
-    else:
-        out.print(f"posted {result.posted:,} job(s) of type {escape(task_type)}", highlight=False)
+        if count == 1:
+            result = producer.post_many([job])
+            state = (
+                "posted"
+                if result.posted
+                else ("re-run requested" if result.rerun_requested else "already waiting (key)")
+            )
+            out.print(f"{result.ids[0]} {state}")
+            return
+        copies = itertools.chain([job], (job.another() for _ in range(count - 1)))
+        committed = 0
+
+        def advance(done: PostCounts) -> None:
+            nonlocal committed
+            committed = done.posted
+            shown(done.posted)
+
+        try:
+            with progress_bar(count, f"posting {escape(task_type)}") as shown:
+                posted = producer.post_stream(copies, progress=advance).posted
+        except KeyboardInterrupt:
+            out.print(f"interrupted: {committed:,} job(s) posted, the rest not", highlight=False)
+            raise typer.Exit(130) from None
+    out.print(f"posted {posted:,} job(s) of type {escape(task_type)}", highlight=False)
 
 
 # -- worker --------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from skconsole.text import is_valid_utf8, quoted
 
 # -- bounds of the options (the README's table of limits) ---------------------------------
 #: enqueue --count: jobs posted by one command (they are built in memory first)
-MAX_ENQUEUE_COUNT = 1_000_000
+MAX_ENQUEUE_COUNT = 100_000_000
 #: worker --concurrency, console --workers, demo --workers, bench --concurrency
 MAX_CONCURRENCY = 10_000
 #: worker --processes, bench --processes

@@ -1,5 +1,5 @@
 """How the command line writes: a console that never lets a control character
-through, JSON for scripts, the one-line error, and tables that fit the terminal.
+through, JSON for scripts, the one-line error, progress bars, and tables that fit the terminal.
 
 A table declares its columns (:class:`Column`); :func:`pick_columns` decides,
 for a terminal width, which of them to show and how wide the one flexible text
@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType
 from rich.markup import escape
+from rich.progress import MofNCompleteColumn, Progress
 from rich.segment import Segment
 from rich.style import StyleType
 from rich.table import Table
@@ -54,6 +56,9 @@ class PrintableConsole(Console):
                 yield Segment(printable(text, keep_newlines=True), style, control)
 
 
+#: The largest piece of work shown without a progress bar.
+PROGRESS_ABOVE = 100_000
+
 out = PrintableConsole()
 err = PrintableConsole(stderr=True)
 
@@ -67,6 +72,19 @@ def print_json(doc: dict[str, Any]) -> None:
 def print_error(message: str) -> None:
     """The one line an expected failure prints on stderr."""
     err.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None]]:
+    """A bar on stderr for work of ``total`` steps above PROGRESS_ABOVE (a short post
+    prints only its result); yields the callback to tell it how many are done."""
+    if total <= PROGRESS_ABOVE:
+        yield lambda done: None
+        return
+    columns = (*Progress.get_default_columns(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.update(task, completed=done)
 
 
 # -- tables that fit the terminal ------------------------------------------------------------

@@ -1,0 +1,40 @@
+"""Posting jobs, from Python (sync or async) and from ``skconsole enqueue``.
+
+``job`` checks a job when it is made; ``plan`` decides how a post is written
+(one statement, or binary COPY for many jobs without keys); ``client`` holds
+the producers and their atomicity rules.
+"""
+
+from skconsole.producer.client import AsyncProducer, Producer, Progress
+from skconsole.producer.job import (
+    MAX_DELAY_S,
+    MAX_NAME,
+    MAX_PAYLOAD_DEPTH,
+    MAX_PRIORITY,
+    Job,
+    PostCounts,
+    PostResult,
+    default_source,
+    job_id_for_key,
+    validate_payload_json,
+)
+from skconsole.producer.plan import BATCH_ROWS, COPY_MIN_ROWS, STREAM_CHUNK
+
+__all__ = [
+    "BATCH_ROWS",
+    "COPY_MIN_ROWS",
+    "MAX_DELAY_S",
+    "MAX_NAME",
+    "MAX_PAYLOAD_DEPTH",
+    "MAX_PRIORITY",
+    "STREAM_CHUNK",
+    "AsyncProducer",
+    "Job",
+    "PostCounts",
+    "PostResult",
+    "Producer",
+    "Progress",
+    "default_source",
+    "job_id_for_key",
+    "validate_payload_json",
+]

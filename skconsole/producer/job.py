@@ -1,0 +1,189 @@
+"""A job to post, checked when it is made, so a bad one never reaches the server.
+
+A job key makes the id deterministic (uuid5), which turns a repeated post into
+a no-op while the job waits and into a re-run once it has finished.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import socket
+import uuid
+from copy import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from skconsole.errors import InvalidJobError
+from skconsole.text import is_valid_utf8
+
+KEY_NAMESPACE = uuid.UUID("5b0e7a53-3c1f-4f55-9d0b-0c5a6b2f8e11")
+MAX_PRIORITY = 2**31 - 1
+MAX_NAME = 250
+#: The longest delay: 100 years (36,500 days), so the run-after time stays a date.
+MAX_DELAY_S = 36_500 * 86_400.0
+#: The deepest nesting of arrays and objects a payload may have: deeper ones
+#: are refused when posted rather than failing every reader that parses them.
+MAX_PAYLOAD_DEPTH = 500
+_TOO_DEEP = (
+    f"payload is nested too deeply (at most {MAX_PAYLOAD_DEPTH} levels of arrays and objects)"
+)
+
+
+#: One encoder for every payload: ``json.dumps`` with options builds a new one a call.
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+
+
+def default_source() -> str:
+    return f"skconsole@{socket.gethostname()}:{os.getpid()}"[:MAX_NAME]
+
+
+def job_id_for_key(key: str) -> uuid.UUID:
+    """The id a keyed job always gets: the same key, the same job."""
+    return uuid.uuid5(KEY_NAMESPACE, key)
+
+
+@dataclass
+class Job:
+    """One job to post. ``payload`` is any JSON-serialisable value, or use ``payload_json``."""
+
+    task_type: str
+    payload: Any = None
+    priority: int = 0
+    delay: float = 0.0
+    key: str | None = None
+    source: str | None = None
+    payload_json: str | None = None
+    task_id: uuid.UUID = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task_type, str) or not self.task_type.strip():
+            raise InvalidJobError("task type must be a non-empty string")
+        _check_text("task type", self.task_type, MAX_NAME)
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
+            raise InvalidJobError(f"priority must be an integer, got {self.priority!r}")
+        if not 0 <= self.priority <= MAX_PRIORITY:
+            raise InvalidJobError(
+                f"priority must be between 0 and {MAX_PRIORITY}, got {self.priority}"
+            )
+        if isinstance(self.delay, bool) or not isinstance(self.delay, int | float):
+            raise InvalidJobError(f"delay must be a number of seconds, got {self.delay!r}")
+        if not math.isfinite(self.delay) or not 0 <= self.delay <= MAX_DELAY_S:
+            raise InvalidJobError(
+                f"delay must be between 0 and {MAX_DELAY_S:,.0f} seconds (100 years),"
+                f" got {self.delay}"
+            )
+        if self.key is not None:
+            if not isinstance(self.key, str):
+                raise InvalidJobError(f"key must be a string, got {type(self.key).__name__}")
+            if not is_valid_utf8(self.key):
+                raise InvalidJobError("key is not valid UTF-8 text")
+        if self.source is not None:
+            if not isinstance(self.source, str):
+                raise InvalidJobError(f"source must be a string, got {type(self.source).__name__}")
+            _check_text("source", self.source, MAX_NAME)
+        if self.payload_json is not None:
+            self.payload_json = validate_payload_json(self.payload_json)
+        else:
+            try:
+                self.payload_json = _ENCODER.encode(self.payload)
+            except RecursionError:
+                raise InvalidJobError(_TOO_DEEP) from None
+            except (TypeError, ValueError) as exc:
+                raise InvalidJobError(f"payload is not JSON-serialisable: {exc}") from None
+            _check_depth(self.payload_json)
+        if "\x00" in self.payload_json:
+            raise InvalidJobError(
+                "payload must not contain NUL characters (PostgreSQL text cannot hold them)"
+            )
+        self.task_id = job_id_for_key(self.key) if self.key is not None else uuid.uuid4()
+
+    def another(self) -> Job:
+        """The same job under a new id, without checking it again: ``enqueue --count``
+        makes millions of copies of one job, and parsing its payload each time
+        would cost more than posting it."""
+        if self.key is not None:
+            raise InvalidJobError("a keyed job has one id: it cannot be copied")
+        twin = copy(self)
+        twin.task_id = uuid.uuid4()
+        return twin
+
+
+def _check_text(what: str, value: str, max_length: int | None = None) -> None:
+    """Text PostgreSQL can store: valid UTF-8, no NUL, not too long."""
+    if not is_valid_utf8(value):
+        raise InvalidJobError(f"{what} is not valid UTF-8 text")
+    if "\x00" in value:
+        raise InvalidJobError(f"{what} must not contain NUL characters")
+    if max_length is not None and len(value) > max_length:
+        raise InvalidJobError(f"{what} is longer than {max_length} characters")
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+#: "{" and "}" read as "[" and "]"; every other ASCII character deleted
+_BRACKETS_ONLY = str.maketrans(
+    "{}", "[]", "".join(chr(c) for c in range(128) if chr(c) not in "[]{}")
+)
+
+
+def _check_depth(text: str) -> None:
+    """Refuse JSON nested deeper than MAX_PAYLOAD_DEPTH, before anything parses it."""
+    if text.count("[") + text.count("{") <= MAX_PAYLOAD_DEPTH:
+        return  # cannot be that deep: the common case, decided without a scan
+    # only the brackets outside strings, all written "[" and "]"
+    brackets = _JSON_STRING.sub("", text).translate(_BRACKETS_ONLY)
+    # each pass removes the innermost pairs: whatever survives MAX passes is deeper
+    for _ in range(MAX_PAYLOAD_DEPTH):
+        shorter = brackets.replace("[]", "")
+        if len(shorter) == len(brackets):
+            return
+        brackets = shorter
+    if "[]" in brackets:
+        raise InvalidJobError(_TOO_DEEP)
+
+
+def validate_payload_json(text: str) -> str:
+    """The text itself if it is one valid JSON document, else a clear InvalidJobError.
+
+    Valid means: UTF-8 text, parseable JSON, nested at most MAX_PAYLOAD_DEPTH deep.
+    """
+    if not isinstance(text, str):
+        raise InvalidJobError(f"payload JSON must be a string, got {type(text).__name__}")
+    if not is_valid_utf8(text):
+        raise InvalidJobError("payload is not valid UTF-8 text")
+    _check_depth(text)
+    try:
+        json.loads(text)
+    except RecursionError:
+        raise InvalidJobError(_TOO_DEEP) from None
+    except ValueError as exc:
+        raise InvalidJobError(f"payload is not valid JSON: {exc}") from None
+    return text
+
+
+@dataclass
+class PostCounts:
+    """What a post did: of ``jobs``, how many were queued, marked for re-run or skipped
+    (a keyed job already waiting)."""
+
+    jobs: int = 0
+    posted: int = 0
+    rerun_requested: int = 0
+
+    @property
+    def skipped(self) -> int:
+        return self.jobs - self.posted - self.rerun_requested
+
+    def add(self, other: PostCounts) -> None:
+        self.jobs += other.jobs
+        self.posted += other.posted
+        self.rerun_requested += other.rerun_requested
+
+
+@dataclass
+class PostResult(PostCounts):
+    """A post's counts and the ids of its jobs, in input order."""
+
+    ids: list[uuid.UUID] = field(default_factory=list)

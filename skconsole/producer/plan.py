@@ -1,0 +1,167 @@
+"""How a post is written: which jobs go by COPY, which by statement.
+
+A post of one job without a key is two plain inserts (post_new_job.sql, one
+round trip). Keyed jobs need the conflict rules of post_jobs.sql (skip while
+waiting, re-run when finished), so they always go by statement, BATCH_ROWS a
+statement. Many jobs without keys cannot conflict with anything (their ids
+are new uuid4s) and go by binary COPY into both tables: no arrays to build
+and unpack, no conflict checks, half the cost per row. Below COPY_MIN_ROWS
+the five round trips of a COPY post (clock, two COPYs, NOTIFY, COMMIT) cost
+more than they save, and the statement is used.
+
+The sync and async producers share this module and differ only in how they
+await their round trips.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from skconsole.db.sqlfiles import query
+from skconsole.errors import InvalidJobError
+from skconsole.producer.job import Job, PostCounts
+
+#: Jobs per post_jobs.sql statement.
+BATCH_ROWS = 5_000
+#: The fewest jobs without keys worth a COPY (see the module docstring and
+#: ``python -m skconsole.bench.bulk_posting --sizes``).
+COPY_MIN_ROWS = 200
+#: Jobs per transaction of a streamed post.
+STREAM_CHUNK = 50_000
+
+POST_NEW = query("post_new_job")
+POST_MANY = query("post_jobs")
+COPY_RESULTS = query("copy_results")
+COPY_QUEUE = query("copy_queue")
+NOTIFY = query("notify_posted")
+DB_NOW = query("db_now")
+
+#: The binary COPY types of copy_results.sql's and copy_queue.sql's columns.
+RESULT_TYPES = (
+    "uuid",
+    "varchar",
+    "varchar",
+    "text",
+    "int4",
+    "int4",
+    "int4",
+    "bool",
+    "int8",
+    "timestamptz",
+)
+QUEUE_TYPES = ("uuid", "varchar", "varchar", "text", "int4", "timestamptz", "timestamptz")
+
+
+@dataclass
+class Plan:
+    """The writes of one post: a lone job, COPY rows, statements, or a mix."""
+
+    lone: dict[str, Any] | None
+    copied: Sequence[Job]
+    statements: list[dict[str, Any]]
+
+    @property
+    def one_round_trip(self) -> bool:
+        """Whether the post is one statement, needing no transaction of its own."""
+        return self.lone is not None or (not self.copied and len(self.statements) == 1)
+
+
+def plan(jobs: Sequence[Job], default_source: str) -> Plan:
+    """Split a post into its writes (see the module docstring)."""
+    if len(jobs) == 1 and jobs[0].key is None:
+        return Plan(_lone(jobs[0], default_source), (), [])
+    keyless = [j for j in jobs if j.key is None]
+    if len(keyless) < COPY_MIN_ROWS:
+        return Plan(None, (), statements(jobs, default_source))
+    if len(keyless) == len(jobs):
+        return Plan(None, jobs, [])
+    return Plan(None, keyless, statements([j for j in jobs if j.key is not None], default_source))
+
+
+def _lone(job: Job, default_source: str) -> dict[str, Any]:
+    """The parameters of post_new_job.sql."""
+    return {
+        "id": job.task_id,
+        "type": job.task_type,
+        "source": job.source or default_source,
+        "payload": job.payload_json,
+        "priority": job.priority,
+        "delay_ms": job.delay * 1000.0,
+    }
+
+
+def statements(jobs: Sequence[Job], default_source: str) -> list[dict[str, Any]]:
+    """The parameters of post_jobs.sql, BATCH_ROWS jobs a statement."""
+    ids = [j.task_id for j in jobs if j.key is not None]
+    if len(set(ids)) != len(ids):
+        raise InvalidJobError("the same job key appears twice in one post")
+    batches = []
+    for start in range(0, len(jobs), BATCH_ROWS):
+        chunk = jobs[start : start + BATCH_ROWS]
+        batches.append(
+            {
+                "ids": [j.task_id for j in chunk],
+                "types": [j.task_type for j in chunk],
+                "sources": [j.source or default_source for j in chunk],
+                "payloads": [j.payload_json for j in chunk],
+                "priorities": [j.priority for j in chunk],
+                "delays_ms": [j.delay * 1000.0 for j in chunk],
+                "keyed": [j.key is not None for j in chunk],
+            }
+        )
+    return batches
+
+
+def result_rows(
+    jobs: Iterable[Job], default_source: str, now: dt.datetime
+) -> Iterator[tuple[Any, ...]]:
+    """copy_results.sql's rows: Unprocessed, no errors, posted at the server's ``now``."""
+    for j in jobs:
+        yield (
+            j.task_id,
+            j.task_type,
+            j.source or default_source,
+            j.payload_json,
+            1,
+            j.priority,
+            0,
+            False,
+            0,
+            now,
+        )
+
+
+def queue_rows(
+    jobs: Iterable[Job], default_source: str, now: dt.datetime
+) -> Iterator[tuple[Any, ...]]:
+    """copy_queue.sql's rows: runnable at ``now`` plus each job's delay, by the server's clock."""
+    for j in jobs:
+        yield (
+            j.task_id,
+            j.task_type,
+            j.source or default_source,
+            j.payload_json,
+            j.priority,
+            now,
+            now + dt.timedelta(seconds=j.delay) if j.delay else now,
+        )
+
+
+def counts(row: tuple[Any, ...] | None, jobs: int) -> PostCounts:
+    """The counts a post_new_job.sql or post_jobs.sql statement returned."""
+    if row is None:
+        return PostCounts(jobs)
+    return PostCounts(jobs, int(row[0]), int(row[2]))
+
+
+def chunks(jobs: Iterable[Job], size: int) -> Iterator[list[Job]]:
+    """``jobs`` in lists of ``size``, read as they are needed."""
+    if size < 1:
+        raise ValueError("chunk size must be at least 1")
+    it = iter(jobs)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
