@@ -9,6 +9,7 @@ rows, measured with jobs posted one by one at a steady rate to idle workers.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -26,6 +27,10 @@ from skconsole.status import JobStatus
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 BENCH_TYPE = "skconsole.bench.noop"
+#: handlers that wait 10 ms as real ones do: on I/O (async) or in a blocking call (sync)
+ASYNC_10MS_TYPE = "skconsole.bench.async_10ms"
+SYNC_10MS_TYPE = "skconsole.bench.sync_10ms"
+BENCH_TYPES = [BENCH_TYPE, ASYNC_10MS_TYPE, SYNC_10MS_TYPE]
 #: bound as a parameter: the code of a succeeded job
 PROCESSED = int(JobStatus.PROCESSED)
 tasks = TaskRegistry(TaskOptions(timeout=60.0))
@@ -37,6 +42,18 @@ async def noop(payload: Any) -> None:
     """Nothing: the benchmark measures the engine."""
 
 
+@tasks.task(ASYNC_10MS_TYPE)
+async def async_10ms(payload: Any) -> None:
+    """10 ms of waiting on I/O, as an HTTP call or a query would."""
+    await asyncio.sleep(0.01)
+
+
+@tasks.task(SYNC_10MS_TYPE)
+def sync_10ms(payload: Any) -> None:
+    """10 ms in a blocking call (a worker thread), as a sync client library would."""
+    time.sleep(0.01)
+
+
 @dataclass
 class BenchConfig:
     jobs: int = 50_000
@@ -46,6 +63,7 @@ class BenchConfig:
     concurrency: int = 200
     batch_size: int = 200
     timeout: float = 900.0
+    task_type: str = BENCH_TYPE
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -70,8 +88,8 @@ def _spread(values: list[int]) -> dict[str, float | None]:
 
 def _clean(db: Database) -> None:
     with db.connect() as c:
-        c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = %s", (BENCH_TYPE,))
-        c.execute("DELETE FROM sk_task_results_t WHERE task_type = %s", (BENCH_TYPE,))
+        c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = ANY(%s)", (BENCH_TYPES,))
+        c.execute("DELETE FROM sk_task_results_t WHERE task_type = ANY(%s)", (BENCH_TYPES,))
         c.execute("VACUUM ANALYZE sk_tasks_queue_t")
         c.execute("VACUUM ANALYZE sk_task_results_t")
 
@@ -120,7 +138,7 @@ def run_bench(
         ).fetchone()
         assert version is not None
     _clean(db)
-    _set_paused(db, True)
+    _set_paused(db, True, cfg.task_type)
     env = {**os.environ, "SKCONSOLE_DSN": db.dsn}
     cmd = [
         sys.executable, "-m", "skconsole", "worker", "--tasks", "skconsole.bench.throughput:tasks",
@@ -135,24 +153,24 @@ def run_bench(
             db,
             "SELECT count(*) FROM sk_workers_t WHERE %s = ANY(worker_task_types) AND worker_stopped_at_ts IS NULL "
             "AND worker_heartbeat_at_ts > now() - interval '10 seconds'",
-            (BENCH_TYPE,),
+            (cfg.task_type,),
             cfg.processes,
             60,
         )
         say(f"posting {cfg.jobs:,} jobs")
-        jobs = [Job(BENCH_TYPE, None) for _ in range(cfg.jobs)]
+        job = Job(cfg.task_type, None)
         started = time.perf_counter()
         with Producer(db) as producer:
-            producer.post_many(jobs)
+            producer.post_stream(job.another() for _ in range(cfg.jobs))
         enqueue_s = time.perf_counter() - started
         say(f"draining with {cfg.processes} process(es)")
         with db.connect() as c:
             t0_row = c.execute("SELECT clock_timestamp()").fetchone()
-        _set_paused(db, False)
+        _set_paused(db, False, cfg.task_type)
         _wait_for(
             db,
             "SELECT count(*) FROM sk_task_results_t WHERE task_type = %s AND task_status = %s",
-            (BENCH_TYPE, PROCESSED),
+            (cfg.task_type, PROCESSED),
             cfg.jobs,
             cfg.timeout,
         )
@@ -160,13 +178,13 @@ def run_bench(
             row = c.execute(
                 "SELECT extract(epoch FROM max(task_processing_finalized_at_ts) - %s) "
                 "FROM sk_task_results_t WHERE task_type = %s",
-                (t0_row[0] if t0_row else None, BENCH_TYPE),
+                (t0_row[0] if t0_row else None, cfg.task_type),
             ).fetchone()
             per_second = _column(
                 c,
                 "SELECT date_trunc('second', task_processing_finalized_at_ts), count(*) "
                 "FROM sk_task_results_t WHERE task_type = %s GROUP BY 1 ORDER BY 1",
-                (BENCH_TYPE,),
+                (cfg.task_type,),
                 int,
                 index=1,
             )
@@ -178,7 +196,7 @@ def run_bench(
             interval = 1.0 / cfg.rate
             next_at = time.perf_counter()
             for _ in range(cfg.latency_jobs):
-                ids.append(producer.post(BENCH_TYPE, None))
+                ids.append(producer.post(cfg.task_type, None))
                 next_at += interval
                 time.sleep(max(0.0, next_at - time.perf_counter()))
         _wait_for(
@@ -202,7 +220,7 @@ def run_bench(
             procs.wait(30)
         except subprocess.TimeoutExpired:
             os.killpg(procs.pid, signal.SIGKILL)
-        _set_paused(db, False)
+        _set_paused(db, False, cfg.task_type)
     _clean(db)
     return {
         "server_version": version[0],
@@ -215,6 +233,7 @@ def run_bench(
         "drain_seconds": round(drain_s, 3),
         # whole seconds only (the first and last are partial): does throughput hold?
         "drain_per_second": _spread(per_second[1:-1]),
+        "drain_per_second_series": per_second,
         "pickup_latency_ms": {
             "p50": round(_percentile(lat, 0.50), 2),
             "p90": round(_percentile(lat, 0.90), 2),
