@@ -216,10 +216,10 @@ class Engine:
             await self._drain()
             await self.results.stop()
             await self._final_writes()
-            if self.config.own_process and self.threads.alive:
+            if self.config.own_process and self.threads.busy:
                 log.warning(
                     "ending the process: %d sync handler thread(s) still run and end with it",
-                    self.threads.alive,
+                    self.threads.busy,
                 )
                 logging.shutdown()
                 os._exit(0)
@@ -230,6 +230,7 @@ class Engine:
                 self._fence_exit.cancel()
             for link in self.links.values():
                 await link.close()
+            self.threads.close()
             self.state = "stopped"
         if self._crashed is not None:
             raise self._crashed
@@ -344,7 +345,7 @@ class Engine:
             # claims instead of letting Processing rows (and write batches) pile up
             4 * cfg.concurrency - len(self.held),
             # a timed-out sync handler keeps its thread: at most 2 x concurrency threads
-            2 * cfg.concurrency - self.threads.alive,
+            2 * cfg.concurrency - self.threads.busy,
         )
 
     async def _claim_loop(self) -> None:
