@@ -6,9 +6,15 @@ Rules this module keeps (see DESIGN.md, "The console"):
   data source inside a ``@work(thread=True, exclusive=True)`` worker; results
   come back as messages.
 - Reads run in poll loops (:class:`~skconsole.tui.polling.PollLoop`): snapshots
-  every ``interval``, trends every TRENDS_EVERY_S. The next read is scheduled
-  only when the previous one has finished, so reads never pile up however slow
-  the server is, and nothing is repainted under an open dialog.
+  every ``interval``; failure groups every FAILURES_EVERY_S (they aggregate
+  every failed row: off the refresh path, read again at once on entering their
+  panel and right after the refresh that follows an action, their age in the
+  panel's title); trends every TRENDS_EVERY_S. The next read is scheduled only
+  when the previous one has finished, so reads never pile up however slow the
+  server is, and nothing is repainted under an open dialog. The two slower
+  loops follow the refresh loop: they read right after a snapshot was shown
+  (the first one included, so they never hold up the first paint), in the gap
+  before the next refresh rather than beside it.
 - A failed refresh keeps the last snapshot on screen, marks it stale and
   retries with back-off; write actions are dimmed until the server is back.
 - Screens get what they need passed in (the App as a
@@ -30,7 +36,7 @@ from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
 from textual.screen import Screen
-from textual.widgets import Input
+from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from skconsole import ops
@@ -49,6 +55,7 @@ from skconsole.tui.messages import (
 )
 from skconsole.tui.model import (
     ActionRequest,
+    FailureGroups,
     Snapshot,
     Target,
     Trends,
@@ -69,6 +76,9 @@ from skconsole.tui.widgets.status_bar import StatusState
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 MAX_BACKOFF_S = 10.0
 TRENDS_EVERY_S = 20.0  # per-minute history: its own, slower cycle
+#: failure groups: their own, slower cycle (right after a refresh once this has passed)
+FAILURES_EVERY_S = 10.0
+FAILURES_FRESH_S = 2.0  # entering their panel reads them again once they are this old
 
 
 class EngineControl(Protocol):
@@ -136,6 +146,8 @@ class ConsoleApp(App[int]):
         self.refresh_count = 0
         self._last_ok_at: float | None = None
         self.trends: Trends | None = None
+        self.failure_groups: FailureGroups | None = None
+        self.failure_reads_ms: deque[float] = deque(maxlen=1000)  # their database reads
         self.refresh_loop: PollLoop[Snapshot] = PollLoop(
             self,
             "refresh",
@@ -157,8 +169,25 @@ class ConsoleApp(App[int]):
             on_done=self._trends_read,
             auto=auto_refresh,
             ready=self._can_read,
+            follows=self.refresh_loop,
         )
-        self.loops: tuple[PollLoop[Any], ...] = (self.refresh_loop, self.trends_loop)
+        self.failures_loop: PollLoop[FailureGroups] = PollLoop(
+            self,
+            "failures",
+            lambda: self.source.failure_groups(),
+            self._show_failures,
+            every=lambda: FAILURES_EVERY_S,
+            on_done=self._failures_read,
+            on_error=self._failures_failed,
+            auto=auto_refresh,
+            ready=self._can_read,
+            follows=self.refresh_loop,
+        )
+        self.loops: tuple[PollLoop[Any], ...] = (
+            self.refresh_loop,
+            self.failures_loop,
+            self.trends_loop,
+        )
         self._bindings_connected = False
         self.operator = OperatorFlow(
             self,
@@ -192,8 +221,7 @@ class ConsoleApp(App[int]):
             self.engine.start()
         if self.snapshot is None:
             self.main_screen.set_loading(True)
-        self.request_refresh()
-        self.request_trends()
+        self.request_refresh()  # the slower loops follow: they read once it is shown
 
     # -- status ----------------------------------------------------------------------
     def status_state(self) -> StatusState:
@@ -233,13 +261,19 @@ class ConsoleApp(App[int]):
             self._bindings_connected = self.connected
             self.refresh_bindings()
 
-    # -- the poll loops: snapshots every ``interval``, trends every TRENDS_EVERY_S ---------
+    # -- the poll loops: snapshots every ``interval``, failures and trends slower ---------
     def request_refresh(self) -> None:
         """Refresh now unless a refresh is running; replaces the scheduled one."""
         self.refresh_loop.request()
 
     def request_trends(self) -> None:
         self.trends_loop.request()
+
+    def request_failures(self) -> None:
+        """Read the failure groups now unless they are being read (or nothing is shown yet:
+        they follow the first snapshot)."""
+        if self.snapshot is not None:
+            self.failures_loop.request()
 
     def _can_read(self) -> bool:
         return self.connection != "setup"
@@ -258,13 +292,14 @@ class ConsoleApp(App[int]):
     def _snapshot_read(self, snapshot: Snapshot, elapsed_ms: float) -> None:
         was = self.connection
         self.connection, self.error_text = "live", None
-        self.snapshot = snapshot
+        self.snapshot = snapshot.with_failures(self.failure_groups)
         self._last_ok_at = self.clock()
         self.refresh_count += 1
         self.refresh_times_ms.append(elapsed_ms)
         if was not in ("live", "connecting"):
             self.notify("Connection restored: the data is live again.", title="Reconnected")
-            self.request_trends()
+            self.failures_loop.request_soon()  # right after this snapshot is shown
+            self.trends_loop.request_soon()
         self._status_changed()
 
     def _refresh_failed(self, error: BaseException) -> None:
@@ -286,9 +321,25 @@ class ConsoleApp(App[int]):
 
     def _show_snapshot(self, snapshot: Snapshot) -> None:
         started = time.perf_counter()
-        self.main_screen.show_snapshot(snapshot)
+        self.main_screen.show_snapshot(snapshot.with_failures(self.failure_groups))
         self.apply_times_ms.append((time.perf_counter() - started) * 1000.0)
         self.screen.post_message(DataChanged())  # a drill-down reads its own data again
+
+    def _failures_read(self, groups: FailureGroups, _elapsed_ms: float) -> None:
+        self.failure_groups = groups
+        self.failure_reads_ms.append(groups.read_ms)
+        if self.snapshot is not None:
+            self.snapshot = self.snapshot.with_failures(groups)
+
+    def _failures_failed(self, error: BaseException) -> None:
+        """The refresh loop reports a lost connection; anything else is said once."""
+        if self.failures_loop.failures == 1 and not is_connection_error(error):
+            self.report_error("could not read the failure groups", error)
+
+    def _show_failures(self, _groups: FailureGroups) -> None:
+        if self.snapshot is not None:  # else the first snapshot shows them
+            self.main_screen.show_failures(self.snapshot)
+        self.screen.post_message(DataChanged(failures=True))  # a group's jobs too
 
     def _trends_read(self, trends: Trends, _elapsed_ms: float) -> None:
         self.trends = trends  # failures: the refresh loop reports the connection state
@@ -412,6 +463,18 @@ class ConsoleApp(App[int]):
 
     def action_panel(self, scope: str) -> None:
         self.main_screen.show_panel(scope)
+        if scope == FailuresPanel.scope:
+            self._entered_failures()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == f"tab-{FailuresPanel.scope}":
+            self._entered_failures()
+
+    def _entered_failures(self) -> None:
+        """Entering the failures panel (key or click) reads the groups again, unless fresh."""
+        groups = self.failure_groups
+        if groups is None or self.clock() - groups.taken_at >= FAILURES_FRESH_S:
+            self.request_failures()
 
     def action_filter(self) -> None:
         panel = panel_of(self.focused)
@@ -441,8 +504,9 @@ class ConsoleApp(App[int]):
         self._status_changed()
 
     def action_refresh_now(self) -> None:
+        """Every cadence reads now: the slower ones right after this refresh."""
         for loop in self.loops:
-            loop.request()
+            loop.request_soon()
 
     def _set_interval(self, step: int) -> None:
         index = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
@@ -552,7 +616,8 @@ class ConsoleApp(App[int]):
 
     def _after_action(self) -> None:
         self.request_refresh()
-        self.screen.post_message(DataChanged())  # a drill-down reads its own data again
+        self.failures_loop.request_soon()  # right after that refresh
+        self.screen.post_message(DataChanged(failures=True))  # a drill-down reads its own again
 
     def on_preview_ready(self, message: PreviewReady) -> None:
         self.operator.previewed(message.preview)

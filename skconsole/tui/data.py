@@ -5,7 +5,8 @@ It gathers the read models into the console's snapshots
 selections, previews and executions. Everything here blocks on the network,
 so the app calls it only from worker threads.
 
-Connections: one per purpose (refresh, drill-down, actions), opened lazily
+Connections: one per purpose (refresh, failure groups, trends, drill-down,
+actions), opened lazily
 and kept, so the worker groups never share a connection. A connection that
 breaks is dropped and :class:`SourceUnavailable` raised; the next call
 reconnects. History the console shows as trends (depth per type, metric
@@ -20,7 +21,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any, TypeVar
@@ -44,6 +44,9 @@ TREND_POINTS = 30  # refreshes of history kept per type
 HISTORY_MINUTES = 60
 
 FAILURE_GROUPS_SHOWN = 200
+#: The console counts a status exactly only up to this many rows (planner
+#: estimate) on each refresh; a bigger one is the planner's estimate, shown as such.
+REFRESH_STATUS_EXACT_LIMIT = 10_000
 INFLIGHT_SHOWN = 500
 AUDIT_SHOWN = 50
 SAMPLE_SHOWN = 5
@@ -61,7 +64,6 @@ class DatabaseSource:
         self._locks: dict[str, threading.Lock] = {
             p: threading.Lock() for p in ("refresh", "failures", "trends", "drill", "action")
         }
-        self._side_reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skconsole-reads")
         self._trends: dict[str, deque[int]] = {}
         self._waiting: deque[int] = deque(maxlen=TREND_POINTS)
         self._metrics_before: tuple[stats.MetricsSnapshot, float] | None = None
@@ -92,7 +94,6 @@ class DatabaseSource:
                 conn.close()
 
     def close(self) -> None:
-        self._side_reads.shutdown(wait=True)
         for purpose in list(self._conns):
             self._drop(purpose)
 
@@ -107,11 +108,13 @@ class DatabaseSource:
 
     # -- the refresh cycle ---------------------------------------------------------------
     def snapshot(self) -> model.Snapshot:
-        """One refresh: every panel's read model.
+        """One refresh: every panel's read model but the failure groups.
 
-        Failure groups, the costliest read (tens of ms on a big results table),
-        run on their own connection while the rest run on the refresh one, so a
-        cycle takes about as long as the slower half instead of the sum.
+        Each read stays cheap on a big queue: depth samples the queue, and a
+        status with more than REFRESH_STATUS_EXACT_LIMIT rows is the planner's estimate
+        (both flagged, and shown as estimates). The failure groups, which
+        aggregate every failed row, are :meth:`failure_groups`, on a slower
+        cadence of their own.
         """
         started = time.perf_counter()
         timings: list[tuple[str, float]] = []
@@ -122,33 +125,24 @@ class DatabaseSource:
             timings.append((name, (time.perf_counter() - t0) * 1000.0))
             return value
 
-        def read_groups() -> list[stats.FailureGroup]:
-            with self._conn("failures") as conn:
-                return timed(
-                    "failure_groups",
-                    lambda: stats.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN),
-                )
-
-        pending_groups = self._side_reads.submit(read_groups)
-        try:
-            with self._conn("refresh") as conn:
-                depth = timed("depth", lambda: stats.depth(conn))
-                inflight = timed("inflight", lambda: stats.inflight(conn, limit=INFLIGHT_SHOWN))
-                times = timed("execution_stats", lambda: stats.execution_stats(conn))
-                metrics = timed("metrics", lambda: stats.metrics(conn, taken_at=time.monotonic()))
-                workers = timed("workers", lambda: stats.workers(conn))
-                statuses = timed("status_summary", lambda: stats.status_summary(conn))
-                audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
-                version = conn.execute("SHOW server_version").fetchone()
-        finally:
-            groups = pending_groups.result()  # never leave it running into the next cycle
+        with self._conn("refresh") as conn:
+            depth = timed("depth", lambda: stats.depth(conn))
+            inflight = timed("inflight", lambda: stats.inflight(conn, limit=INFLIGHT_SHOWN))
+            times = timed("execution_stats", lambda: stats.execution_stats(conn))
+            metrics = timed("metrics", lambda: stats.metrics(conn, taken_at=time.monotonic()))
+            workers = timed("workers", lambda: stats.workers(conn))
+            statuses = timed(
+                "status_summary",
+                lambda: stats.status_summary(conn, exact_limit=REFRESH_STATUS_EXACT_LIMIT),
+            )
+            audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
+            version = conn.execute("SHOW server_version").fetchone()
         read_ms = (time.perf_counter() - started) * 1000.0
         return model.Snapshot(
             taken_at=self.clock(),
             server_version=str(version[0]) if version else "",
             depth=self._depth_rows(depth),
             inflight=tuple(inflight.jobs),
-            failures=tuple(groups),
             exec_stats=tuple(times),
             metrics=self._metric_rows(metrics),
             workers=tuple(workers),
@@ -158,6 +152,15 @@ class DatabaseSource:
             read_ms=read_ms,
             timings=tuple(timings),
         )
+
+    def failure_groups(self) -> model.FailureGroups:
+        """The failure groups, on their own connection (their own, slower cadence)."""
+        with self._conn("failures") as conn:
+            taken_at = self.clock()  # the data is as of the start of the read
+            started = time.perf_counter()
+            groups = stats.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN)
+            read_ms = (time.perf_counter() - started) * 1000.0
+        return model.FailureGroups(tuple(groups), taken_at=taken_at, read_ms=read_ms)
 
     def trends(self) -> model.Trends:
         with self._conn("trends") as conn:
@@ -175,7 +178,7 @@ class DatabaseSource:
             seen.add(t.task_type)
             trend = self._trends.setdefault(t.task_type, deque(maxlen=TREND_POINTS))
             trend.append(t.ready + t.scheduled)
-            rows.append(model.DepthRow(**asdict(t), trend=tuple(trend)))
+            rows.append(model.DepthRow(**asdict(t), trend=tuple(trend), estimated=depth.estimated))
         for gone in set(self._trends) - seen:
             del self._trends[gone]
         self._waiting.append(depth.ready + depth.scheduled)

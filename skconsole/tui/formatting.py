@@ -20,6 +20,8 @@ __all__ = [
     "first_line",
     "fmt_age_s",
     "fmt_ago",
+    "fmt_count",
+    "fmt_estimate",
     "fmt_int",
     "fmt_ms",
     "fmt_rate",
@@ -31,10 +33,25 @@ __all__ = [
 ]
 
 _BARS = "▁▂▃▄▅▆▇█"
+_SCALES = ((1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
 def fmt_int(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
+
+
+def fmt_estimate(value: int) -> str:
+    """An estimated count, no more precise than it is: "≈950", "≈40.1k", "≈3.87M"."""
+    if value < 1000:
+        return f"≈{value}"
+    # the largest unit that does not round to 1,000 of the next smaller one
+    size, unit = next((s, u) for s, u in _SCALES if value >= s * 0.9995)
+    return f"≈{value / size:.3g}{unit}"
+
+
+def fmt_count(value: int, estimated: bool) -> str:
+    """A count: exact as "12,345", estimated as "≈12.3k"."""
+    return fmt_estimate(value) if estimated else f"{value:,}"
 
 
 def fmt_ms(ms: float | None) -> str:

@@ -9,11 +9,17 @@ from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
 
 
 class DataChanged(Message, bubble=False):
-    """The data on screen changed: a snapshot was applied, or an operator action ran.
+    """The data on screen changed: a snapshot was applied, new failure groups were
+    read (``failures``), or an operator action ran (``failures`` too).
 
     The app posts it to the current screen (``app.screen.post_message``); the
-    drill-down screens (a failure group's jobs, one job) read theirs again.
+    drill-down screens (a failure group's jobs, one job) read theirs again: a
+    group's jobs only with the failure groups, on their slower cadence.
     """
+
+    def __init__(self, *, failures: bool = False) -> None:
+        super().__init__()
+        self.failures = failures
 
 
 class PreviewReady(Message):

@@ -4,8 +4,9 @@ The rows are the read models' own dataclasses (:mod:`skconsole.stats`:
 FailureGroup, InflightJob, TypeTimes, WorkerInfo, StatusCounts, and for the
 drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
 console adds lives here: the snapshot of one refresh cycle, the per-minute
-trends, queue depth with its recent history (DepthRow: the read model's
-TypeDepth and a trend), metrics with their rates (MetricRow) and the audit log
+trends, the failure groups read on their own cadence (FailureGroups), queue
+depth with its recent history (DepthRow: the read model's TypeDepth and a
+trend), metrics with their rates (MetricRow) and the audit log
 in words (AuditRow). Frozen dataclasses with tuples (but DepthRow, a read model
 like the others), and nothing mutates a read model once read: a snapshot
 handed from a worker thread to the UI never changes under it.
@@ -13,7 +14,7 @@ handed from a worker thread to the UI never changes under it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from skconsole.ops import OperatorAction, Params
@@ -33,6 +34,8 @@ class DepthRow(TypeDepth):
     """Queue depth of one task type (the read model's), with its recent history for the trend."""
 
     trend: tuple[int, ...] = ()  # waiting (ready + scheduled) at each recent refresh
+    #: ready and scheduled are scaled up from a sample of the queue (a big queue)
+    estimated: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,14 +58,31 @@ class AuditRow:
 
 
 @dataclass(frozen=True)
+class FailureGroups:
+    """Failed jobs grouped by error signature, as read at ``taken_at`` (console clock).
+
+    A costly read on a big results table (it aggregates every failed row), so
+    it has a slower cadence of its own, off the refresh path, and the console
+    shows its age.
+    """
+
+    groups: tuple[FailureGroup, ...]
+    taken_at: float
+    read_ms: float = 0.0
+
+
+@dataclass(frozen=True)
 class Snapshot:
-    """Everything one refresh cycle read, at one moment (``taken_at``, console clock)."""
+    """Everything one refresh cycle read, at one moment (``taken_at``, console clock),
+    with the latest failure groups (``failures``), read on their own cadence as of
+    ``failures_at`` (None until they are first read)."""
 
     taken_at: float
     server_version: str = ""
     depth: tuple[DepthRow, ...] = ()
     inflight: tuple[InflightJob, ...] = ()
     failures: tuple[FailureGroup, ...] = ()
+    failures_at: float | None = None
     exec_stats: tuple[TypeTimes, ...] = ()
     metrics: tuple[MetricRow, ...] = ()
     workers: tuple[WorkerInfo, ...] = ()
@@ -79,6 +99,23 @@ class Snapshot:
     @property
     def failed_jobs(self) -> int:
         return sum(g.count for g in self.failures)
+
+    @property
+    def depth_estimated(self) -> bool:
+        return any(d.estimated for d in self.depth)
+
+    @property
+    def failures_age_s(self) -> float | None:
+        """How old the failure groups are at ``taken_at``; None: not read yet."""
+        if self.failures_at is None:
+            return None
+        return max(self.taken_at - self.failures_at, 0.0)
+
+    def with_failures(self, groups: FailureGroups | None) -> Snapshot:
+        """This snapshot showing ``groups`` (the latest failure-groups read)."""
+        if groups is None:
+            return self
+        return replace(self, failures=groups.groups, failures_at=groups.taken_at)
 
 
 @dataclass(frozen=True)

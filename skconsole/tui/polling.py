@@ -1,4 +1,5 @@
-"""One cadence of background reads: the refresh loop, the trends loop, and any to come.
+"""One cadence of background reads: the refresh loop, the failure groups, the trends, and
+any to come.
 
 A :class:`PollLoop` reads in a worker thread (``run_worker(thread=True,
 exclusive=True, group=name)``, what ``@work`` does), so no database call runs
@@ -13,6 +14,13 @@ on the UI thread, and keeps these rules for every cadence:
   ``request()`` still reads once: "refresh now").
 - It never repaints under a modal dialog: a result that arrives while one is
   open is kept as ``pending`` and shown by ``flush()`` when the dialog closes.
+- A slower loop may *follow* another (``follows``): once its interval has
+  passed it is only ``due``, and it reads right after the loop it follows
+  finished a read, in the gap before that one's next read, instead of at any
+  moment (on a small machine a costly read that overlaps a refresh makes the
+  refresh twice as slow). It is due from the start: its first read comes
+  right after the first one of the loop it follows. ``request()`` still reads
+  at once; ``request_soon()`` makes it due (and holds while paused).
 
 The worker posts :class:`PollLoop.Done` or :class:`PollLoop.Failed` to the
 host App, whose handlers hand them back to the loop (``finished``/``failed``):
@@ -97,6 +105,7 @@ class PollLoop(Generic[T]):
         retry: Callable[[int], float] | None = None,
         auto: bool = True,
         ready: Callable[[], bool] = lambda: True,
+        follows: PollLoop[Any] | None = None,
     ) -> None:
         self.host = host
         self.name = name  # also the worker group
@@ -113,6 +122,11 @@ class PollLoop(Generic[T]):
         self.failures = 0  # failed reads in a row
         self.pending: T | None = None
         self._timer: _Timer | None = None
+        self.follows = follows
+        self.due = follows is not None  # a follower reads after its leader's first read
+        self._followers: list[PollLoop[Any]] = []
+        if follows is not None:
+            follows._followers.append(self)
 
     # -- reading -------------------------------------------------------------------
     def request(self) -> None:
@@ -121,9 +135,21 @@ class PollLoop(Generic[T]):
             return
         self._cancel_timer()
         self.busy = True
+        self.due = False
         self.host.run_worker(
             self._work, group=self.name, exclusive=True, thread=True, exit_on_error=False
         )
+
+    def request_soon(self) -> None:
+        """A follower: read right after the next read of the loop it follows; else now."""
+        if self.follows is None:
+            self.request()
+        else:
+            self.due = True
+
+    def _leader_finished(self) -> None:
+        if self.due:  # set by its timer, or asked for (which holds while paused too)
+            self.request()
 
     def _work(self) -> None:
         """The worker thread: the read, and its result posted to the UI."""
@@ -147,6 +173,8 @@ class PollLoop(Generic[T]):
             self.pending = None
             self._show(value)
         self._schedule(self._every())
+        for follower in self._followers:  # the gap before this loop's next read
+            follower._leader_finished()
 
     def failed(self, error: BaseException) -> None:
         self.busy = False
@@ -175,7 +203,7 @@ class PollLoop(Generic[T]):
 
     def resume(self) -> None:
         self.paused = False
-        self.request()
+        self.request_soon()
 
     def reschedule(self) -> None:
         """The interval changed: wait the new one from now (unless a read is running)."""
@@ -185,7 +213,7 @@ class PollLoop(Generic[T]):
     def _schedule(self, delay: float) -> None:
         self._cancel_timer()
         if self.auto and not self.paused:
-            self._timer = self.host.set_timer(delay, self.request)
+            self._timer = self.host.set_timer(delay, self.request_soon)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

@@ -13,6 +13,7 @@ from typing import Protocol
 from skconsole.stats import GroupJobs, JobDetail
 from skconsole.tui.model import (
     ActionRequest,
+    FailureGroups,
     OutcomeInfo,
     PreviewInfo,
     Snapshot,
@@ -29,7 +30,11 @@ class DataSource(Protocol):
     read_only: bool
 
     def snapshot(self) -> Snapshot:
-        """One refresh cycle: every read model at one moment."""
+        """One refresh cycle: every read model at one moment, but the failure groups."""
+        ...
+
+    def failure_groups(self) -> FailureGroups:
+        """Failed jobs grouped by error signature (read less often than snapshots)."""
         ...
 
     def trends(self) -> Trends:

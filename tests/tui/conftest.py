@@ -74,10 +74,24 @@ async def until(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float
     raise AssertionError(f"condition not met within {timeout:.0f}s")
 
 
+async def reread(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Like :func:`until`, pressing "r" (read everything now) while waiting: for data
+    read on a slower cadence than the refresh (the failure groups)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.press("r")
+        await pilot.pause(0.1)
+        if predicate():
+            await pilot.pause()
+            return
+    raise AssertionError(f"condition not met within {timeout:.0f}s")
+
+
 async def loaded(pilot: Pilot[Any]) -> ConsoleApp:
+    """The console once every panel has its data (the failure groups come after the rest)."""
     app = pilot.app
     assert isinstance(app, ConsoleApp)
-    await until(pilot, lambda: app.snapshot is not None)
+    await until(pilot, lambda: app.snapshot is not None and app.snapshot.failures_at is not None)
     return app
 
 

@@ -33,6 +33,7 @@ from tests.tui.conftest import (
     TIMEOUT_SIGNATURE_PREFIX,
     loaded,
     notices,
+    reread,
     run_burst,
     statuses,
     until,
@@ -81,7 +82,7 @@ def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, ds
     try:
         with source._conn("action") as c:
             assert c.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
-        target = Target("group", group=source.snapshot().failures[0].signature)
+        target = Target("group", group=source.failure_groups().groups[0].signature)
         preview = source.preview(ActionRequest(ops.REQUEUE, target, ops.RequeueParams()))
         assert preview.count > 0
         with pytest.raises(ReadOnlyError):
@@ -170,12 +171,12 @@ async def test_rows_are_keyed_so_the_cursor_stays_on_its_row(
                 "UPDATE sk_task_results_t SET task_status = 6, "
                 "task_last_error = 'ZeroDivisionError: division by zero' WHERE task_type = 'tui.ok'"
             )
-        await until(pilot, lambda: table.total_rows == 3)
+        await reread(pilot, lambda: table.total_rows == 3)
         assert table.selected_key == declined and table.cursor_row == 2
         # and one that goes away below it: still on the same row
         with db.connect() as c:
             c.execute("DELETE FROM sk_task_results_t WHERE task_type = 'tui.ok'")
-        await until(pilot, lambda: table.total_rows == 2)
+        await reread(pilot, lambda: table.total_rows == 2)
         assert table.selected_key == declined and table.cursor_row == 1
 
 
@@ -334,9 +335,9 @@ async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn:
 def test_burst_helper_leaves_the_expected_groups(seeded: Database) -> None:
     source = DatabaseSource(seeded)
     try:
-        snap = source.snapshot()
+        groups = source.failure_groups().groups
     finally:
         source.close()
-    counts = sorted((g.count, {s: n for s, n in g.statuses.items() if n}) for g in snap.failures)
+    counts = sorted((g.count, {s: n for s, n in g.statuses.items() if n}) for g in groups)
     assert counts == [(3, {JobStatus.FATAL: 3}), (6, {JobStatus.FAULTED: 6})]
     run_burst(seeded)  # idempotent: nothing left to run

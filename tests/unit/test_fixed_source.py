@@ -12,7 +12,8 @@ from skconsole.tui.widgets.job_view import job_text, owner_text
 
 
 def test_snapshot_rows_are_read_model_dataclasses() -> None:
-    snap = FixedSource().snapshot()
+    source = FixedSource()
+    snap = source.snapshot().with_failures(source.failure_groups())
     assert all(isinstance(g, stats.FailureGroup) for g in snap.failures)
     assert all(isinstance(j, stats.InflightJob) for j in snap.inflight)
     assert all(isinstance(t, stats.TypeTimes) for t in snap.exec_stats)
@@ -24,7 +25,7 @@ def test_snapshot_rows_are_read_model_dataclasses() -> None:
 
 def test_statuses_are_job_status_members() -> None:
     snap = FixedSource().snapshot()
-    for group in snap.failures:
+    for group in FixedSource().failure_groups().groups:
         assert all(isinstance(s, JobStatus) and s.is_failed for s in group.statuses)
     assert all(isinstance(s, JobStatus) for s in snap.statuses.counts)
     jobs = FixedSource().group_jobs(GROUPS[0].signature, 200)

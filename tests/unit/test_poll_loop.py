@@ -229,3 +229,64 @@ def test_reschedule_waits_the_new_interval_unless_a_read_runs() -> None:
     host.live_timers[0].callback()
     loop.reschedule()  # a read is running: the next one is scheduled when it finishes
     assert host.live_timers == []
+
+
+def test_a_follower_reads_right_after_the_loop_it_follows() -> None:
+    host = FakeHost()
+    shown: list[int] = []
+    slow: list[int] = []
+    leader = make_loop(host, Reader(), shown)
+    follower = PollLoop(host, "slow", Reader(), slow.append, every=lambda: 10.0, follows=leader)
+    leader.request()
+    assert len(host.workers) == 1  # not yet: it is due after the first snapshot
+    host.run_next_worker()
+    assert shown == [1] and follower.busy and not follower.due
+    host.run_next_worker()
+    assert slow == [1]
+    follower_timer = next(t for t in host.live_timers if t.delay == 10.0)
+    leader.request()
+    host.run_next_worker()
+    assert not follower.busy and len(host.workers) == 0  # not due: the leader reads alone
+    follower_timer.callback()  # its interval passed: due, but it does not read now
+    assert follower.due and not follower.busy
+    leader.request()
+    assert not follower.busy  # not while the leader reads
+    host.run_next_worker()
+    assert follower.busy  # right after it
+    host.run_next_worker()
+    assert slow == [1, 2]
+
+
+def test_a_follower_asked_for_reads_after_the_next_leader_read_even_paused() -> None:
+    host = FakeHost()
+    shown: list[int] = []
+    slow: list[int] = []
+    leader = make_loop(host, Reader(), shown)
+    follower = PollLoop(host, "slow", Reader(), slow.append, every=lambda: 10.0, follows=leader)
+    follower.due = False
+    for loop in (leader, follower):
+        loop.pause()
+    follower.request_soon()
+    assert follower.due and not follower.busy
+    leader.request()  # "refresh now" while paused
+    host.run_next_worker()
+    host.run_next_worker()
+    assert shown == [1] and slow == [1] and host.live_timers == []
+    follower.request()  # at once, whatever the leader does
+    assert follower.busy
+
+
+def test_a_failed_leader_read_leaves_a_due_follower_waiting() -> None:
+    host, reader = FakeHost(), Reader()
+    shown: list[int] = []
+    slow: list[int] = []
+    leader = make_loop(host, reader, shown)
+    follower = PollLoop(host, "slow", Reader(), slow.append, every=lambda: 10.0, follows=leader)
+    reader.fail_with = RuntimeError("down")
+    leader.request()
+    host.run_next_worker()
+    assert follower.due and not follower.busy
+    reader.fail_with = None
+    leader.request()
+    host.run_next_worker()
+    assert follower.busy

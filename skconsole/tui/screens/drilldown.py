@@ -21,10 +21,13 @@ B = TypeVar("B", bound=Widget)  # the widget that shows it
 
 class DrillDownScreen(Screen[None], Generic[T, B]):
     """Loads its data (``fetch``) in a worker thread, again whenever the data changes
-    (:class:`DataChanged`: after every refresh and action), and shows it (``show``)."""
+    (:class:`DataChanged`: after every refresh and action; with ``FAILURE_DATA``, only
+    when the failure groups were read again or an action ran), and shows it (``show``)."""
 
     HEADER_ID: ClassVar[str] = ""
     WHAT: ClassVar[str] = ""  # what it loads, in "could not load ..."
+    #: it shows failed jobs: read again on the failure groups' cadence, not every refresh
+    FAILURE_DATA: ClassVar[bool] = False
 
     def __init__(self, console: Console, body: B) -> None:
         super().__init__()
@@ -48,8 +51,9 @@ class DrillDownScreen(Screen[None], Generic[T, B]):
         self.focus_body()
         self.reload()
 
-    def on_data_changed(self, _message: DataChanged) -> None:
-        self.reload()
+    def on_data_changed(self, message: DataChanged) -> None:
+        if message.failures or not self.FAILURE_DATA:
+            self.reload()
 
     # -- what a drill-down says ----------------------------------------------------------
     def show_header(self) -> None:

@@ -20,6 +20,7 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, JobsPanel]):
 
     HEADER_ID = "group-header"
     WHAT = "the group's jobs"
+    FAILURE_DATA = True  # a big group is a costly read: not on every refresh
 
     def __init__(self, group: FailureGroup, console: Console) -> None:
         super().__init__(console, JobsPanel(id="panel-jobs"))

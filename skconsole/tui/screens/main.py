@@ -28,12 +28,17 @@ class MainScreen(Screen[None]):
     The panels are those of :data:`skconsole.tui.panels.PANELS`, in its order:
     untabbed ones above the tabs, beside the trend. ``status`` gives the status
     line; ``on_resume`` runs whenever the screen is back on top (a dialog closed).
+
+    Only the panels in view (the untabbed ones and the active tab's) are
+    updated on each refresh: a panel in a hidden tab catches up with the latest
+    snapshot when its tab is shown, so a big table nobody looks at costs nothing.
     """
 
     def __init__(self, status: Callable[[], StatusState], on_resume: Callable[[], None]) -> None:
         super().__init__()
         self._status = status
         self._on_resume = on_resume
+        self._snapshot: Snapshot | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self._status)
@@ -71,15 +76,43 @@ class MainScreen(Screen[None]):
     def show_panel(self, scope: str) -> None:
         if panel_class(scope).tabbed:
             self.query_one(TabbedContent).active = f"tab-{scope}"
-        self.panel(scope).table.focus()
+        panel = self.panel(scope)
+        self._catch_up(panel)
+        panel.table.focus()
+
+    def in_view(self, panel: Panel) -> bool:
+        """Whether ``panel`` is on screen: untabbed, or in the active tab."""
+        return not panel.tabbed or self.query_one(TabbedContent).active == f"tab-{panel.scope}"
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        scope = (event.pane.id or "").removeprefix("tab-")
+        if scope in PANEL_IDS:
+            self._catch_up(self.panel(scope))
 
     # -- data --------------------------------------------------------------------
     def show_snapshot(self, snapshot: Snapshot) -> None:
-        self.set_loading(False)
+        """Show ``snapshot`` in the panels in view (the others catch up when shown)."""
+        self._snapshot = snapshot
         for panel in self.query(Panel):
-            panel.show_snapshot(snapshot)
+            self._show(panel, snapshot)
         self.query_one(ThroughputBox).show_snapshot(snapshot)
         self._label_tabs(snapshot)
+
+    def show_failures(self, snapshot: Snapshot) -> None:
+        """New failure groups (their own cadence) in ``snapshot``: only their panel changes."""
+        self._snapshot = snapshot
+        self._show(self.query_one(FailuresPanel), snapshot)
+        self._label_tabs(snapshot)
+
+    def _show(self, panel: Panel, snapshot: Snapshot) -> None:
+        panel.loading = not panel.has_data(snapshot)  # the spinner until its data is read
+        if self.in_view(panel):
+            panel.show_snapshot(snapshot)
+
+    def _catch_up(self, panel: Panel) -> None:
+        """A panel coming into view shows the latest snapshot, unless it already does."""
+        if self._snapshot is not None and panel.shown is not self._snapshot:
+            panel.show_snapshot(self._snapshot)
 
     def show_trends(self, trends: Trends) -> None:
         self.query_one(ThroughputBox).show_trends(trends)

@@ -29,6 +29,7 @@ from skconsole.tui.model import (
     ActionRequest,
     AuditRow,
     DepthRow,
+    FailureGroups,
     MetricRow,
     OutcomeInfo,
     PreviewInfo,
@@ -369,7 +370,6 @@ def _snapshot() -> Snapshot:
         server_version="16.4",
         depth=depth,
         inflight=inflight,
-        failures=GROUPS,
         exec_stats=exec_stats,
         metrics=metrics,
         workers=workers,
@@ -421,6 +421,11 @@ class FixedSource:
         if self.offline:
             raise SourceUnavailable("connection refused")
         return _snapshot()
+
+    def failure_groups(self) -> FailureGroups:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        return FailureGroups(GROUPS, taken_at=FROZEN_AT.timestamp(), read_ms=21.0)
 
     def trends(self) -> Trends:
         if self.offline:

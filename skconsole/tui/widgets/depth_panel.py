@@ -1,11 +1,15 @@
-"""Panel 1: queue depth per task type, with a trend of the waiting count."""
+"""Panel 1: queue depth per task type, with a trend of the waiting count.
+
+On a big queue ready and scheduled are estimated from a sample (the read
+model says so): they show as "≈45.4k", never as exact-looking numbers.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import ClassVar
 
-from skconsole.tui.formatting import fmt_int, format_age, spark
+from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.widgets.keyed_table import Cell, Column
 from skconsole.tui.widgets.panel import Panel
@@ -24,8 +28,14 @@ class DepthPanel(Panel):
     tabbed = False
     COLUMNS: ClassVar[tuple[Column[DepthRow], ...]] = (
         Column("type", "type", 22, flex=True, cell=lambda d, _: d.task_type),
-        Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_int(d.ready)),
-        Column("scheduled", "scheduled", 9, right=True, cell=lambda d, _: fmt_int(d.scheduled)),
+        Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_count(d.ready, d.estimated)),
+        Column(
+            "scheduled",
+            "scheduled",
+            9,
+            right=True,
+            cell=lambda d, _: fmt_count(d.scheduled, d.estimated),
+        ),
         Column("in_flight", "in flight", 9, right=True, cell=lambda d, _: fmt_int(d.in_flight)),
         Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
         Column("paused", "paused", 6, cell=lambda d, _: ("paused", "warn") if d.paused else ""),
@@ -42,4 +52,8 @@ class DepthPanel(Panel):
         ready = sum(d.ready for d in snapshot.depth)
         scheduled = sum(d.scheduled for d in snapshot.depth)
         flight = sum(d.in_flight for d in snapshot.depth)
-        return f"{ready:,} ready · {scheduled:,} scheduled · {flight:,} in flight"
+        sampled = snapshot.depth_estimated
+        return (
+            f"{fmt_count(ready, sampled)} ready · {fmt_count(scheduled, sampled)} scheduled"
+            f" · {flight:,} in flight" + (" · sampled" if sampled else "")
+        )

@@ -1,4 +1,8 @@
-"""Panel 3: failed jobs grouped by normalized error signature; Enter drills in."""
+"""Panel 3: failed jobs grouped by normalized error signature; Enter drills in.
+
+The groups are read on a slower cadence than the rest (see ``FAILURES_EVERY_S``
+in :mod:`skconsole.tui.app`), so the title says how old they are.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import ClassVar
 
 from skconsole.stats import FailureGroup
 from skconsole.status import JobStatus
-from skconsole.tui.formatting import fmt_ago, fmt_int
+from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_int
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
@@ -47,13 +51,22 @@ class FailuresPanel(Panel):
         return item.signature
 
     def tab_note(self, snapshot: Snapshot) -> str | None:
-        return f"{len(snapshot.failures):,}"
+        return f"{len(snapshot.failures):,}" if self.has_data(snapshot) else None
 
     def alarm(self, snapshot: Snapshot) -> bool:
         return bool(snapshot.failures)
 
+    def has_data(self, snapshot: Snapshot) -> bool:
+        return snapshot.failures_at is not None
+
     def summarize(self, snapshot: Snapshot) -> str:
-        return f"{len(snapshot.failures):,} groups · {snapshot.failed_jobs:,} jobs"
+        age = snapshot.failures_age_s
+        if age is None:
+            return "reading…"
+        return (
+            f"{len(snapshot.failures):,} groups · {snapshot.failed_jobs:,} jobs"
+            f" · as of {fmt_age_s(age)} ago"
+        )
 
     def group(self, key: str | None, snapshot: Snapshot | None) -> FailureGroup | None:
         """The group of the row ``key`` (its signature) in ``snapshot``."""

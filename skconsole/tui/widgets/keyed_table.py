@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
@@ -82,6 +83,7 @@ class KeyedTable(DataTable[Text]):
         self.columns_spec = tuple(columns)
         self._all: list[Row] = []
         self._shown: dict[str, tuple[Cell, ...]] = {}
+        self._tones: dict[str, Style] = {}  # each tone's style, looked up once per update
         self.filter_text = ""
 
     def on_mount(self) -> None:
@@ -161,10 +163,18 @@ class KeyedTable(DataTable[Text]):
     def _cell_text(self, cell: Cell, column: Column[Any]) -> Text:
         text, tone = (cell, "") if isinstance(cell, str) else cell
         text = printable(text)  # already done by set_rows: a no-op there, a guard elsewhere
-        style = self.get_component_rich_style(f"keyed-table--{tone}") if tone else ""
+        style = self._tone_style(tone) if tone else ""
         return Text(text, style=style, justify="right" if column.right else "left", no_wrap=True)
 
+    def _tone_style(self, tone: str) -> Style:
+        """The tone's style (a CSS lookup costs more than the rest of a cell)."""
+        style = self._tones.get(tone)
+        if style is None:
+            style = self._tones[tone] = self.get_component_rich_style(f"keyed-table--{tone}")
+        return style
+
     def _sync(self, rows: Sequence[Row]) -> None:
+        self._tones.clear()  # looked up again on each update: the theme may have changed
         wanted = [key for key, _ in rows]
         wanted_set = set(wanted)
         current = list(self._shown)

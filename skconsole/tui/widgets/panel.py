@@ -42,6 +42,7 @@ class Panel(Vertical):
         super().__init__(id=id or f"panel-{self.scope}", classes="panel")
         self.number = number
         self.summary = ""
+        self.shown: Snapshot | None = None  # the snapshot on screen
 
     @classmethod
     def label(cls) -> str:
@@ -94,7 +95,12 @@ class Panel(Vertical):
         """Whether the panel's tab is marked as needing attention."""
         return False
 
+    def has_data(self, snapshot: Snapshot) -> bool:
+        """Whether ``snapshot`` holds this panel's data yet (else it shows a spinner)."""
+        return True
+
     def show_snapshot(self, snapshot: Snapshot) -> None:
+        self.shown = snapshot
         self.summary = self.summarize(snapshot)
         self.table.set_rows(self.rows(snapshot))
         self._update_title()

@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Label, Sparkline
 
 from skconsole.status import JobStatus
+from skconsole.tui.formatting import fmt_count
 from skconsole.tui.model import Snapshot, Trends
 
 SHOWN_STATUSES = (
@@ -39,12 +40,18 @@ class ThroughputBox(Vertical):
         """Waiting history and status counts: every refresh."""
         waiting = snapshot.waiting
         self.query_one("#tp-waiting-label", Label).update(
-            Content(f"waiting {waiting[-1] if waiting else 0:,}")
+            Content(f"waiting {fmt_count(waiting[-1] if waiting else 0, snapshot.depth_estimated)}")
         )
         self.query_one("#tp-waiting", Sparkline).data = list(waiting) or [0]
         counts = snapshot.statuses.counts
+        estimated = snapshot.statuses.estimated  # the planner's estimates: "≈3.87M"
         self.query_one("#tp-statuses", Label).update(
-            Content(" · ".join(f"{s.label} {counts.get(s, 0):,}" for s in SHOWN_STATUSES))
+            Content(
+                " · ".join(
+                    f"{s.label} {fmt_count(counts.get(s, 0), s in estimated)}"
+                    for s in SHOWN_STATUSES
+                )
+            )
         )
 
     def show_trends(self, trends: Trends) -> None:
