@@ -36,6 +36,7 @@ from skconsole.db.target import resolve_database
 from skconsole.durations import parse_duration
 from skconsole.errors import ConfigError, ReadOnlyError
 from skconsole.producer import STREAM_CHUNK, Job, PostCounts, Producer, validate_payload_json
+from skconsole.worker.engine import WorkerConfig
 
 
 # -- demo ----------------------------------------------------------------------------
@@ -176,7 +177,7 @@ def worker(
             "--tasks", help="Module (or module:attr) with the TaskRegistry, e.g. skconsole.demo"
         ),
     ],
-    concurrency: ConcurrencyOpt = 10,
+    concurrency: ConcurrencyOpt = WorkerConfig.concurrency,
     processes: Annotated[
         int, typer.Option("--processes", help=f"Worker processes (1 to {MAX_PROCESSES})")
     ] = 1,
@@ -195,7 +196,7 @@ def worker(
         typer.Option(
             "--batch-size", help=f"Most jobs claimed per round trip (1 to {MAX_BATCH_SIZE:,})"
         ),
-    ] = 100,
+    ] = WorkerConfig.batch_size,
     poll: Annotated[
         str,
         typer.Option("--poll", help="Polling interval when no notification arrives (10ms to 1h)"),
