@@ -45,7 +45,7 @@ def job_id_for_key(key: str) -> uuid.UUID:
     return uuid.uuid5(KEY_NAMESPACE, key)
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
     """One job to post. ``payload`` is any JSON-serialisable value, or use ``payload_json``."""
 
@@ -59,16 +59,21 @@ class Job:
     task_id: uuid.UUID = field(init=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.task_type, str) or not self.task_type.strip():
-            raise InvalidJobError("task type must be a non-empty string")
-        _check_text("task type", self.task_type, MAX_NAME)
-        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
+        # the common cases (a type seen before, plain int and float) decided first:
+        # a bulk post makes a Job per row
+        if type(self.task_type) is not str or self.task_type not in _CHECKED_TYPES:
+            _check_type(self.task_type)
+        if type(self.priority) is not int and (
+            isinstance(self.priority, bool) or not isinstance(self.priority, int)
+        ):
             raise InvalidJobError(f"priority must be an integer, got {self.priority!r}")
         if not 0 <= self.priority <= MAX_PRIORITY:
             raise InvalidJobError(
                 f"priority must be between 0 and {MAX_PRIORITY}, got {self.priority}"
             )
-        if isinstance(self.delay, bool) or not isinstance(self.delay, int | float):
+        if type(self.delay) not in (float, int) and (
+            isinstance(self.delay, bool) or not isinstance(self.delay, int | float)
+        ):
             raise InvalidJobError(f"delay must be a number of seconds, got {self.delay!r}")
         if not math.isfinite(self.delay) or not 0 <= self.delay <= MAX_DELAY_S:
             raise InvalidJobError(
@@ -86,6 +91,8 @@ class Job:
             _check_text("source", self.source, MAX_NAME)
         if self.payload_json is not None:
             self.payload_json = validate_payload_json(self.payload_json)
+        elif self.payload is None:
+            self.payload_json = "null"
         else:
             try:
                 self.payload_json = _ENCODER.encode(self.payload)
@@ -109,6 +116,19 @@ class Job:
         twin = copy(self)
         twin.task_id = uuid.uuid4()
         return twin
+
+
+#: Task types already checked (bounded: a type is a name, not data).
+_CHECKED_TYPES: set[str] = set()
+_CHECKED_TYPES_MAX = 10_000
+
+
+def _check_type(task_type: object) -> None:
+    if not isinstance(task_type, str) or not task_type.strip():
+        raise InvalidJobError("task type must be a non-empty string")
+    _check_text("task type", task_type, MAX_NAME)
+    if len(_CHECKED_TYPES) < _CHECKED_TYPES_MAX:
+        _CHECKED_TYPES.add(task_type)
 
 
 def _check_text(what: str, value: str, max_length: int | None = None) -> None:
