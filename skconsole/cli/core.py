@@ -151,18 +151,18 @@ def enqueue(
             out.print(f"{result.ids[0]} {state}")
             return
         copies = itertools.chain([job], (job.another() for _ in range(count - 1)))
-        committed = 0
+        posted = 0  # committed so far: told after every chunk, the last one included
 
         def advance(done: PostCounts) -> None:
-            nonlocal committed
-            committed = done.posted
-            shown(done.posted)
+            nonlocal posted
+            posted = done.posted
+            shown(posted)
 
         try:
             with progress_bar(count, f"posting {escape(task_type)}") as shown:
-                posted = producer.post_stream(copies, progress=advance).posted
+                producer.post_stream(copies, progress=advance)
         except KeyboardInterrupt:
-            out.print(f"interrupted: {committed:,} job(s) posted, the rest not", highlight=False)
+            out.print(f"interrupted: {posted:,} job(s) posted, the rest not", highlight=False)
             raise typer.Exit(130) from None
     out.print(f"posted {posted:,} job(s) of type {escape(task_type)}", highlight=False)
 

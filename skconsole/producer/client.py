@@ -10,7 +10,8 @@ transaction, and an error leaves the earlier chunks posted
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -80,19 +81,12 @@ class Producer:
     ) -> PostCounts:
         """Post ``jobs`` as they come, committing every ``chunk_size`` of them."""
         done = PostCounts()
-        batches = chunks(jobs, chunk_size)
-        while True:
-            try:
-                chunk = next(batches, None)
-                if chunk is None:
-                    return done
+        with _counting(done):
+            for chunk in chunks(jobs, chunk_size):
                 done.add(self.post_many(chunk))
-            except Exception as exc:
-                if done.jobs:
-                    raise PostInterrupted(done.jobs, done.posted, exc) from exc
-                raise
-            if progress is not None:
-                progress(done)
+                if progress is not None:
+                    progress(done)
+        return done
 
     def _write(self, conn: psycopg.Connection[Any], writes: Plan) -> PostCounts:
         done = PostCounts()
@@ -168,19 +162,12 @@ class AsyncProducer:
     ) -> PostCounts:
         """Post ``jobs`` as they come, committing every ``chunk_size`` of them."""
         done = PostCounts()
-        batches = _achunks(jobs, chunk_size)
-        while True:
-            try:
-                chunk = await anext(batches, None)
-                if chunk is None:
-                    return done
+        with _counting(done):
+            async for chunk in _achunks(jobs, chunk_size):
                 done.add(await self.post_many(chunk))
-            except Exception as exc:
-                if done.jobs:
-                    raise PostInterrupted(done.jobs, done.posted, exc) from exc
-                raise
-            if progress is not None:
-                progress(done)
+                if progress is not None:
+                    progress(done)
+        return done
 
     async def _write(self, conn: psycopg.AsyncConnection[Any], writes: Plan) -> PostCounts:
         done = PostCounts()
@@ -215,6 +202,17 @@ class AsyncProducer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+@contextmanager
+def _counting(done: PostCounts) -> Iterator[None]:
+    """A stream's error, saying how much it had committed when that is anything."""
+    try:
+        yield
+    except Exception as exc:
+        if done.jobs:
+            raise PostInterrupted(done.jobs, done.posted, exc) from exc
+        raise
 
 
 def _one(row: tuple[Any, ...] | None) -> Any:
