@@ -4,7 +4,7 @@ The public Python API: post jobs with :class:`Producer` / :class:`AsyncProducer`
 and register handlers on a :class:`TaskRegistry` that ``skconsole worker`` runs.
 """
 
-from skconsole.errors import FatalTaskError, SkconsoleError
+from skconsole.errors import FatalTaskError, SkconsoleError, Snooze
 from skconsole.producer import AsyncProducer, Job, Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 
@@ -15,6 +15,7 @@ __all__ = [
     "JobContext",
     "Producer",
     "SkconsoleError",
+    "Snooze",
     "TaskOptions",
     "TaskRegistry",
 ]

@@ -54,6 +54,23 @@ class FatalTaskError(Exception):
     """
 
 
+class Snooze(Exception):
+    """Raise from a handler to run the job again ``seconds`` from now.
+
+    Not a failure: the error count stays as it was (so snoozing never leads to
+    5 Faulted), the job's snooze count goes up by one, and jobs the handler
+    posted with ``ctx.post`` are not posted (only a success posts them).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise TypeError(f"Snooze takes a number of seconds, got {seconds!r}")
+        if not 0 <= seconds <= 36_500 * 86_400:
+            raise ValueError(f"Snooze seconds must be between 0 and 100 years, got {seconds!r}")
+        super().__init__(f"snoozed for {seconds:g}s")
+        self.seconds = float(seconds)
+
+
 class PostInterrupted(SkconsoleError):
     """A streamed post stopped part-way: its earlier chunks are committed, the rest
     are not (post them again: jobs without keys would be posted twice)."""

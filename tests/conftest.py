@@ -37,6 +37,7 @@ TABLES = (
     "sk_workers_t",
     "sk_task_types_t",
     "sk_audit_t",
+    "sk_schedules_t",
 )
 
 

@@ -16,7 +16,7 @@ import psycopg
 from skconsole.db.sqlfiles import schema_scripts
 from skconsole.errors import ReadOnlyError, SchemaError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: The class id of skconsole's advisory locks (the two-key form, so its keys
 #: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
 #: function sk_lock_class() returns the same number; a test checks they agree.
@@ -29,7 +29,16 @@ STAKHANOVISE_OBJECTS = (
     "sk_metrics_t",
     "sk_task_execution_time_stats_t",
 )
-SKCONSOLE_OBJECTS = ("sk_workers_t", "sk_task_types_t", "sk_audit_t", "sk_schema_version_t")
+SKCONSOLE_OBJECTS = (
+    "sk_workers_t",
+    "sk_task_types_t",
+    "sk_audit_t",
+    "sk_schedules_t",
+    "sk_schema_version_t",
+)
+
+#: skconsole's columns of the results table, one per schema version that added some
+RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count")
 
 _VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS sk_schema_version_t (
@@ -49,18 +58,21 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
     missing = [r[0] for r in rows]
     row = conn.execute(
         "SELECT to_regproc('sk_try_dequeue_task') IS NOT NULL,"
-        " to_regproc('sk_worker_liveness') IS NOT NULL,"
-        " EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('sk_task_results_t')"
-        "         AND attname = 'sk_claim_id' AND NOT attisdropped)"
+        " to_regproc('sk_worker_liveness') IS NOT NULL"
     ).fetchone()
     assert row is not None
-    for present, name in zip(
-        row,
-        ("sk_try_dequeue_task()", "sk_worker_liveness()", "sk_task_results_t.sk_claim_id"),
-        strict=True,
-    ):
+    for present, name in zip(row, ("sk_try_dequeue_task()", "sk_worker_liveness()"), strict=True):
         if not present:
             missing.append(name)
+    found = {
+        r[0]
+        for r in conn.execute(
+            "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass('sk_task_results_t')"
+            " AND attname = ANY(%s::text[]) AND NOT attisdropped",
+            (list(RESULT_COLUMNS),),
+        ).fetchall()
+    }
+    missing += [f"sk_task_results_t.{c}" for c in RESULT_COLUMNS if c not in found]
     return missing
 
 

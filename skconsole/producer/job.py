@@ -14,6 +14,7 @@ import socket
 import uuid
 from copy import copy
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from skconsole.errors import InvalidJobError
@@ -47,7 +48,11 @@ def job_id_for_key(key: str) -> uuid.UUID:
 
 @dataclass(slots=True)
 class Job:
-    """One job to post. ``payload`` is any JSON-serialisable value, or use ``payload_json``."""
+    """One job to post. ``payload`` is any JSON-serialisable value, or use ``payload_json``.
+
+    When it may run: ``delay`` seconds after the server's time of the post, or at
+    ``run_at`` (a timezone-aware datetime; a past one means now), not both.
+    """
 
     task_type: str
     payload: Any = None
@@ -56,6 +61,7 @@ class Job:
     key: str | None = None
     source: str | None = None
     payload_json: str | None = None
+    run_at: datetime | None = None
     task_id: uuid.UUID = field(init=False)
 
     def __post_init__(self) -> None:
@@ -80,6 +86,8 @@ class Job:
                 f"delay must be between 0 and {MAX_DELAY_S:,.0f} seconds (100 years),"
                 f" got {self.delay}"
             )
+        if self.run_at is not None:
+            _check_run_at(self.run_at, self.delay)
         if self.key is not None:
             if not isinstance(self.key, str):
                 raise InvalidJobError(f"key must be a string, got {type(self.key).__name__}")
@@ -116,6 +124,18 @@ class Job:
         twin = copy(self)
         twin.task_id = uuid.uuid4()
         return twin
+
+
+def _check_run_at(run_at: object, delay: float) -> None:
+    if not isinstance(run_at, datetime):
+        raise InvalidJobError(f"run_at must be a datetime, got {type(run_at).__name__}")
+    if run_at.tzinfo is None or run_at.utcoffset() is None:
+        raise InvalidJobError(
+            "run_at must be timezone-aware (e.g. datetime.now(UTC) + timedelta(hours=1)):"
+            " a naive time would be read in the server's zone"
+        )
+    if delay:
+        raise InvalidJobError("give either delay or run_at, not both")
 
 
 #: Task types already checked (bounded: a type is a name, not data).

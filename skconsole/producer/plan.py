@@ -91,6 +91,7 @@ def _lone(job: Job, default_source: str) -> dict[str, Any]:
         "payload": job.payload_json,
         "priority": job.priority,
         "delay_ms": job.delay * 1000.0,
+        "run_at": job.run_at,
     }
 
 
@@ -110,6 +111,7 @@ def statements(jobs: Sequence[Job], default_source: str) -> list[dict[str, Any]]
                 "payloads": [j.payload_json for j in chunk],
                 "priorities": [j.priority for j in chunk],
                 "delays_ms": [j.delay * 1000.0 for j in chunk],
+                "run_ats": [j.run_at for j in chunk],
                 "keyed": [j.key is not None for j in chunk],
             }
         )
@@ -138,7 +140,8 @@ def result_rows(
 def queue_rows(
     jobs: Iterable[Job], default_source: str, now: dt.datetime
 ) -> Iterator[tuple[Any, ...]]:
-    """copy_queue.sql's rows: runnable at ``now`` plus each job's delay, by the server's clock."""
+    """copy_queue.sql's rows: runnable at ``run_at``, or ``now`` plus each job's delay
+    by the server's clock."""
     for j in jobs:
         yield (
             j.task_id,
@@ -147,7 +150,7 @@ def queue_rows(
             j.payload_json,
             j.priority,
             now,
-            now + dt.timedelta(seconds=j.delay) if j.delay else now,
+            j.run_at or (now + dt.timedelta(seconds=j.delay) if j.delay else now),
         )
 
 

@@ -39,6 +39,7 @@ from skconsole.worker.links import Backoff, Link, LinkLost, Throttle
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import JobContext, TaskRegistry
 from skconsole.worker.results import FINISH_SETTINGS, ResultWriter
+from skconsole.worker.schedules import Scheduler
 from skconsole.worker.upkeep import UPKEEP_SETTINGS, Upkeep
 
 log = logging.getLogger("skconsole.worker")
@@ -161,6 +162,15 @@ class Engine:
             metrics_interval=cfg.metrics_interval,
             unowned_after=cfg.unowned_after,
             default_max_attempts=registry.defaults.max_attempts,
+            scheduler=(
+                Scheduler(
+                    self.links["upkeep"],
+                    registry.schedules(),
+                    source=f"schedule@{cfg.process_id}"[:250],
+                )
+                if registry.schedules()
+                else None
+            ),
         )
         self.keeper = LeaseKeeper(
             self.links["control"],
@@ -576,7 +586,7 @@ class Engine:
 
     async def _final_writes_inner(self) -> None:
         def thread_still_runs(o: Outcome) -> bool:
-            return o.ending is Ending.HAND_BACK and o.delay_ms > 0
+            return o.ending is Ending.HAND_BACK and o.delay_ms > 0 and not o.snoozed
 
         # claimed but never started (the claim came back as the engine stopped)
         leftovers = [job for claim_id, job in self.held.items() if claim_id not in self.runs]

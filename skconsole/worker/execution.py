@@ -27,7 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from skconsole.errors import FatalTaskError
+from skconsole.errors import FatalTaskError, InvalidJobError, Snooze
+from skconsole.producer.job import Job
 from skconsole.status import JobStatus
 from skconsole.worker.jobs import (
     Ending,
@@ -93,6 +94,10 @@ class Threads:
                 result = fn(*args)
             except BaseException as exc:
                 error = exc
+            with self._lock:
+                # free before the loop hears of it: a job started the moment this
+                # one settles must find this thread, not start another
+                self._idle += 1
             with contextlib.suppress(RuntimeError):  # the loop is gone: the process is exiting
                 loop.call_soon_threadsafe(settle, result, error)
 
@@ -129,8 +134,6 @@ class Threads:
                 return
             job()
             del job  # drop the finished job's references while idle
-            with self._lock:
-                self._idle += 1
 
 
 class Executor:
@@ -175,7 +178,7 @@ class Executor:
         timer = asyncio.timeout(task.options.timeout)
         try:
             async with timer:
-                await task.handler(*args)
+                result = await task.handler(*args)
         except BaseException as exc:
             reason = run.ctx.stop.reason
             if reason in ("shutdown", "fence"):  # the engine stopped it
@@ -183,7 +186,7 @@ class Executor:
             if timer.expired():
                 return timed_out(run, task, started, None)
             return self._raised(run, exc, started)
-        return Outcome(run.job, Ending.SUCCESS, ms(started))
+        return succeeded(run, task, started, result)
 
     async def _run_sync(
         self, run: JobRun, task: Task, args: tuple[Any, ...], started: float
@@ -192,8 +195,8 @@ class Executor:
         timer = asyncio.timeout(task.options.timeout)
         try:
             async with timer:
-                await asyncio.shield(done)
-            return Outcome(run.job, Ending.SUCCESS, ms(started))
+                result = await asyncio.shield(done)
+            return succeeded(run, task, started, result)
         except HandlerRaised as raised:
             if run.ctx.stop.reason in ("shutdown", "fence"):
                 return Outcome(run.job, Ending.HAND_BACK, ms(started))
@@ -224,6 +227,10 @@ class Executor:
     def _raised(run: JobRun, exc: BaseException, started: float) -> Outcome:
         if isinstance(exc, JobStopped) and run.ctx.stop.reason == "timeout":
             return failure(run, started, f"TimeoutError: {exc}", True)
+        if isinstance(exc, Snooze):
+            return Outcome(
+                run.job, Ending.HAND_BACK, ms(started), delay_ms=exc.seconds * 1000.0, snoozed=True
+            )
         if isinstance(exc, FatalTaskError):
             return fatal(run, started, describe(exc))
         if isinstance(exc, asyncio.CancelledError):
@@ -233,6 +240,25 @@ class Executor:
             )
             return failure(run, started, text, True)
         return failure(run, started, describe(exc), True)
+
+
+def succeeded(run: JobRun, task: Task, started: float, result: Any) -> Outcome:
+    """A success, with what it posts: the handler's ``ctx.post`` jobs and, in a
+    pipeline, the next stage with the return value as its payload."""
+    outcome = Outcome(run.job, Ending.SUCCESS, ms(started), posts=run.ctx.posts)
+    if task.then is not None:
+        try:
+            outcome.stage = Job(task.then, result)
+        except InvalidJobError as exc:
+            return failure(
+                run,
+                started,
+                f"skconsole.PipelineError: the return value of {task.name!r} cannot be the"
+                f" payload of its next stage {task.then!r}: {exc}",
+                True,
+            )
+        outcome.pipeline = task.pipeline_name
+    return outcome
 
 
 def gave_up(run: JobRun, started: float) -> Outcome:

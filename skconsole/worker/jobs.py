@@ -11,9 +11,10 @@ import asyncio
 import enum
 import traceback
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from skconsole.producer.job import Job
 from skconsole.status import JobStatus
 from skconsole.worker.error_text import cap_error_text
 from skconsole.worker.registry import JobContext, Task
@@ -41,7 +42,7 @@ class Ending(enum.Enum):
 
     SUCCESS = "success"  # finish_success
     FAILURE = "failure"  # finish_failure (4 Error, 5 Faulted or 6 Fatal)
-    HAND_BACK = "hand back"  # hand_back: back to the queue, no error counted
+    HAND_BACK = "hand back"  # hand_back: back to the queue, no error counted (also a snooze)
 
 
 @dataclass
@@ -56,6 +57,13 @@ class Outcome:
     delay_ms: float = 0.0
     #: writes that failed or were deferred so far (drives the back-off)
     tries: int = 0
+    #: HAND_BACK: the handler asked to run later (Snooze), counted as a snooze
+    snoozed: bool = False
+    #: SUCCESS: jobs the handler posted (ctx.post), written with the success
+    posts: list[Job] = field(default_factory=list)
+    #: SUCCESS: the pipeline's next stage (then=), and the pipeline's name
+    stage: Job | None = None
+    pipeline: str | None = None
 
 
 @dataclass

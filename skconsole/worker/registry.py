@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from skconsole.errors import ConfigError
+from skconsole.errors import ConfigError, InvalidJobError
+from skconsole.producer.job import Job
+from skconsole.schedule import Schedule
 
 Handler = Callable[..., Any]
 _DEFAULT: Any = object()  # "use the registry's default" (None means "no timeout")
@@ -45,6 +47,9 @@ class TaskOptions:
 
 
 StopReason = Literal["timeout", "shutdown", "fence"]
+#: most jobs one job may post with ctx.post: they are written in the statement
+#: that records its success, which must stay small (post more with a Producer)
+MAX_POSTS_PER_JOB = 1000
 
 
 class JobStopped(Exception):
@@ -109,6 +114,8 @@ class JobContext:
     error_count: int
     posted_at: datetime
     stop: StopSignal = field(default_factory=StopSignal, repr=False, compare=False)
+    #: jobs posted with :meth:`post`, written only if this attempt succeeds
+    posts: list[Job] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def stop_requested(self) -> bool:
@@ -125,6 +132,32 @@ class JobContext:
         if self.stop.wait(seconds):
             self.check_stop()
 
+    def post(
+        self,
+        task_type: str,
+        payload: Any = None,
+        *,
+        priority: int = 0,
+        delay: float = 0.0,
+        run_at: datetime | None = None,
+    ) -> UUID:
+        """Queue a job to be posted if, and only if, this attempt succeeds.
+
+        It is written in the transaction that records this job's success (so a
+        failure, a retry, a snooze or a late finisher fenced off posts nothing,
+        and a success never loses it), with this job as its parent. Checked
+        now: a bad job raises :class:`~skconsole.errors.InvalidJobError` here.
+        Keys are not taken: a child is always a new job.
+        """
+        if len(self.posts) >= MAX_POSTS_PER_JOB:
+            raise InvalidJobError(
+                f"a job may post at most {MAX_POSTS_PER_JOB} jobs with ctx.post;"
+                " post more with a Producer"
+            )
+        job = Job(task_type, payload, priority=priority, delay=delay, run_at=run_at)
+        self.posts.append(job)
+        return job.task_id
+
 
 @dataclass(frozen=True)
 class Task:
@@ -133,6 +166,16 @@ class Task:
     options: TaskOptions
     is_async: bool
     wants_context: bool
+    #: when the type runs by itself (periodic jobs), if it does
+    schedule: Schedule | None = None
+    #: the next stage: posted with the handler's return value as its payload
+    then: str | None = None
+    #: the name stage jobs carry, set by the first stage (default: the type up to its last dot)
+    pipeline: str | None = None
+
+    @property
+    def pipeline_name(self) -> str:
+        return self.pipeline or self.name.rpartition(".")[0] or self.name
 
 
 def _wants_context(fn: Handler) -> bool:
@@ -164,7 +207,35 @@ class TaskRegistry:
         backoff: float | None = None,
         max_backoff: float | None = None,
         timeout: float | None = _DEFAULT,
+        cron: str | None = None,
+        every: str | float | None = None,
+        timezone: str | None = None,
+        payload: Any = None,
+        missed: str = "once",
+        then: str | None = None,
+        pipeline: str | None = None,
     ) -> Callable[[Handler], Handler]:
+        """Register a handler for ``name``.
+
+        ``cron=`` ("0 3 * * *", in ``timezone``) or ``every=`` ("30s") make the
+        type periodic: the workers that run it post one job per tick, with
+        ``payload``; ``missed`` ("once" or "skip") says what becomes of ticks
+        missed while no worker ran it. ``then=`` names the next stage of a
+        pipeline: when this handler succeeds, a job of that type is posted with
+        its return value as payload, in the transaction that records the success.
+        """
+        schedule = None
+        if cron is not None or every is not None:
+            schedule = Schedule.define(
+                cron=cron,
+                every=every,
+                timezone=timezone,
+                payload=payload,
+                missed=missed,
+            )
+        elif timezone is not None or payload is not None:
+            raise ConfigError(f"{name!r}: timezone= and payload= need cron= or every=")
+
         def decorate(fn: Handler) -> Handler:
             d = self.defaults
             options = TaskOptions(
@@ -173,22 +244,39 @@ class TaskRegistry:
                 max_backoff=max_backoff if max_backoff is not None else d.max_backoff,
                 timeout=d.timeout if timeout is _DEFAULT else timeout,
             )
-            self.register(name, fn, options)
+            self.register(name, fn, options, schedule=schedule, then=then, pipeline=pipeline)
             return fn
 
         return decorate
 
-    def register(self, name: str, fn: Handler, options: TaskOptions | None = None) -> None:
-        if not name or len(name) > 250:
-            raise ConfigError(f"invalid task type name {name!r}")
+    def register(
+        self,
+        name: str,
+        fn: Handler,
+        options: TaskOptions | None = None,
+        *,
+        schedule: Schedule | None = None,
+        then: str | None = None,
+        pipeline: str | None = None,
+    ) -> None:
+        for what, value in (("task type", name), ("then=", then), ("pipeline=", pipeline)):
+            if value is not None and (
+                not isinstance(value, str) or not value.strip() or len(value) > 250
+            ):
+                raise ConfigError(f"invalid {what} name {value!r}")
         if name in self._tasks:
             raise ConfigError(f"task type {name!r} is registered twice")
+        if then == name:
+            raise ConfigError(f"{name!r} cannot be its own next stage")
         self._tasks[name] = Task(
             name=name,
             handler=fn,
             options=options or self.defaults,
             is_async=inspect.iscoroutinefunction(fn),
             wants_context=_wants_context(fn),
+            schedule=schedule,
+            then=then,
+            pipeline=pipeline,
         )
 
     def get(self, name: str) -> Task | None:
@@ -196,6 +284,10 @@ class TaskRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._tasks)
+
+    def schedules(self) -> dict[str, Schedule]:
+        """The periodic types and their schedules."""
+        return {n: t.schedule for n, t in sorted(self._tasks.items()) if t.schedule is not None}
 
     def subset(self, names: list[str]) -> TaskRegistry:
         unknown = sorted(set(names) - set(self._tasks))

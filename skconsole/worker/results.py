@@ -58,6 +58,29 @@ MAX_RETRY_DELAY = 30.0
 LOCK_NOT_AVAILABLE = "55P03"
 
 
+def children_params(group: list[Outcome]) -> dict[str, list[Any]]:
+    """finish_success.sql's child rows: the jobs each success posts (ctx.post,
+    then the pipeline's next stage, which alone carries a pipeline name)."""
+    rows = [
+        (o.job.task_id, job, pipeline)
+        for o in group
+        for job, pipeline in [
+            *((j, None) for j in o.posts),
+            *(((o.stage, o.pipeline),) if o.stage is not None else ()),
+        ]
+    ]
+    return {
+        "child_parents": [parent for parent, _, _ in rows],
+        "child_ids": [job.task_id for _, job, _ in rows],
+        "child_types": [job.task_type for _, job, _ in rows],
+        "child_payloads": [job.payload_json for _, job, _ in rows],
+        "child_priorities": [job.priority for _, job, _ in rows],
+        "child_delays_ms": [job.delay * 1000.0 for _, job, _ in rows],
+        "child_run_ats": [job.run_at for _, job, _ in rows],
+        "child_pipelines": [pipeline for _, _, pipeline in rows],
+    }
+
+
 class ResultWriter:
     """Writes outcomes; ``on_settled`` is called with every outcome that is
     done with (written, or fenced because the job was no longer ours)."""
@@ -252,8 +275,11 @@ class ResultWriter:
         }
         if statement == STATEMENTS[Ending.HAND_BACK]:
             params["delays_ms"] = [o.delay_ms for o in group]
+            params["snoozed"] = [o.snoozed for o in group]
         else:
             params["ms"] = [o.ms for o in group]
+        if statement == STATEMENTS[Ending.SUCCESS]:
+            params |= children_params(group)
         if statement == STATEMENTS[Ending.FAILURE]:
             params |= {
                 "statuses": [int(o.status) for o in group],

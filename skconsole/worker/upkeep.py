@@ -1,5 +1,6 @@
 """A worker's housekeeping: reaping other workers' hung jobs, writing its
-metrics, forgetting long-gone workers. On a connection of its own with a
+metrics, forgetting long-gone workers, posting the ticks of its periodic
+types (:mod:`~skconsole.worker.schedules`). On a connection of its own with a
 short lock timeout: a stats row locked for a minute, or a reap waiting on an
 operator's transaction, delays only the next round of this loop, never a
 result write or a lease renewal.
@@ -19,6 +20,7 @@ import psycopg
 from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
 from skconsole.worker.metrics import MetricsBuffer
+from skconsole.worker.schedules import Scheduler
 
 log = logging.getLogger("skconsole.worker")
 
@@ -41,6 +43,7 @@ class Upkeep:
     metrics_interval: float
     unowned_after: float
     default_max_attempts: int
+    scheduler: Scheduler | None = None
     reaped: int = field(default=0, init=False)
     _throttle: Throttle = field(default_factory=Throttle, init=False)
 
@@ -57,7 +60,12 @@ class Upkeep:
             if now - last["forget"] >= 60:
                 last["forget"] = now
                 await self._guarded("forget", self._forget)
-            await asyncio.sleep(min(self.reap_interval, self.metrics_interval, 1.0))
+            wait = min(self.reap_interval, self.metrics_interval, 1.0)
+            if self.scheduler is not None:
+                if time.monotonic() >= self.scheduler.due_at:
+                    await self._guarded("schedules", self.scheduler.run_once)
+                wait = min(wait, self.scheduler.due_at - time.monotonic())
+            await asyncio.sleep(max(wait, 0.0))
 
     async def _guarded(self, what: str, step: Any) -> None:
         """One step; a database that is away or refuses it only skips this round."""

@@ -4,6 +4,9 @@
 -- fresh run of the newest payload) instead of 3 Processed. The finish
 -- connection waits at most 200 ms for a row someone else holds locked; the
 -- caller then writes the batch again with skip_locked, and that row later.
+-- The jobs a success posts (the handler's ctx.post, a pipeline's next stage)
+-- are written here, with it: only for a row this statement moved to 3
+-- Processed, so a fenced late finisher, or a re-run by key, posts nothing.
 WITH d AS (
     SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(ms)s::bigint[])
         AS d(task_id, claim_id, ms)
@@ -29,7 +32,40 @@ done AS (
         AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
         AND r.sk_claim_id = d.claim_id
         AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
-    RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority
+    RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority,
+        r.sk_pipeline, r.sk_stage
+),
+born AS (
+    -- a stage child (pipeline given) continues its parent's pipeline, one stage on
+    SELECT c.*, CASE WHEN c.pipeline IS NOT NULL THEN coalesce(done.sk_pipeline, c.pipeline) END
+            AS child_pipeline,
+        CASE WHEN c.pipeline IS NOT NULL THEN coalesce(done.sk_stage, 1) + 1 END AS child_stage
+    FROM unnest(%(child_parents)s::uuid[], %(child_ids)s::uuid[], %(child_types)s::varchar[],
+        %(child_payloads)s::text[], %(child_priorities)s::integer[],
+        %(child_delays_ms)s::double precision[], %(child_run_ats)s::timestamptz[],
+        %(child_pipelines)s::varchar[])
+        AS c(parent_id, task_id, task_type, task_payload, task_priority, delay_ms, run_at, pipeline)
+    JOIN done ON done.task_id = c.parent_id AND done.task_status = 3
+),
+born_results AS (
+    INSERT INTO sk_task_results_t (
+        task_id, task_type, task_source, task_payload, task_status, task_priority,
+        task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
+        task_posted_at_ts, sk_parent_task_id, sk_pipeline, sk_stage)
+    SELECT b.task_id, b.task_type, done.task_type, b.task_payload, 1, b.task_priority,
+        0, false, 0, now(), b.parent_id, b.child_pipeline, b.child_stage
+    FROM born b JOIN done ON done.task_id = b.parent_id
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+),
+born_queue AS (
+    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
+        task_posted_at_ts, task_locked_until_ts)
+    SELECT b.task_id, b.task_type, done.task_type, b.task_payload, b.task_priority, now(),
+        coalesce(b.run_at, now() + b.delay_ms * interval '1 millisecond')
+    FROM born b JOIN born_results USING (task_id) JOIN done ON done.task_id = b.parent_id
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
 ),
 rerun AS (
     INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
@@ -40,7 +76,8 @@ rerun AS (
     RETURNING task_id
 ),
 notified AS (
-    SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n FROM rerun
+    SELECT CASE WHEN (SELECT count(*) FROM rerun) + (SELECT count(*) FROM born_queue) > 0
+        THEN pg_notify('sk_task_queue_item_added', '') END AS n
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
 SELECT done.task_id, done.task_status, (SELECT n FROM notified) FROM done

@@ -3,10 +3,12 @@
 -- counted, ready now or after the given delay (a sync handler's thread that
 -- may still run: not claimable before its process is gone). Fenced by token
 -- like a result. A keyed re-post that arrived meanwhile is satisfied by this
--- very run of the newest payload, so the request is cleared.
+-- very run of the newest payload, so the request is cleared. A snooze (the
+-- handler raised Snooze) is a hand-back the handler asked for: it is counted.
 WITH d AS (
-    SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(delays_ms)s::double precision[])
-        AS d(task_id, claim_id, delay_ms)
+    SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(delays_ms)s::double precision[],
+        %(snoozed)s::boolean[])
+        AS d(task_id, claim_id, delay_ms, snoozed)
 ),
 -- only when asked (the retry of a batch that met a row someone else holds
 -- locked): the rows no one else holds; otherwise never read, and free
@@ -16,7 +18,8 @@ unlocked AS (
     FOR UPDATE SKIP LOCKED
 ),
 back AS (
-    UPDATE sk_task_results_t r SET task_status = 1, sk_rerun_requested = false
+    UPDATE sk_task_results_t r SET task_status = 1, sk_rerun_requested = false,
+        sk_snooze_count = r.sk_snooze_count + d.snoozed::integer
     FROM d
     -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
     -- statistics say (why: FINISH_SETTINGS in skconsole/worker/results.py)

@@ -10,9 +10,10 @@ WITH d AS (
     FROM unnest(
         %(ids)s::uuid[], %(types)s::varchar[], %(sources)s::varchar[],
         %(payloads)s::text[], %(priorities)s::integer[], %(delays_ms)s::double precision[],
-        %(keyed)s::boolean[]
+        %(keyed)s::boolean[], %(run_ats)s::timestamptz[]
     ) WITH ORDINALITY
-        AS d(task_id, task_type, task_source, task_payload, task_priority, delay_ms, keyed, ord)
+        AS d(task_id, task_type, task_source, task_payload, task_priority, delay_ms, keyed, run_at,
+            ord)
 ),
 rerun AS (
     -- only rows the INSERT below leaves alone: a row changed twice in one
@@ -54,7 +55,7 @@ q AS (
         task_id, task_type, task_source, task_payload, task_priority,
         task_posted_at_ts, task_locked_until_ts)
     SELECT d.task_id, d.task_type, d.task_source, d.task_payload, d.task_priority,
-        now(), now() + d.delay_ms * interval '1 millisecond'
+        now(), coalesce(d.run_at, now() + d.delay_ms * interval '1 millisecond')
     FROM d JOIN r ON r.task_id = d.task_id
     ORDER BY d.ord
     ON CONFLICT (task_id) DO NOTHING

@@ -13,6 +13,7 @@ q AS (
         task_id, task_type, task_source, task_payload, task_priority,
         task_posted_at_ts, task_locked_until_ts)
     VALUES (%(id)s, %(type)s, %(source)s, %(payload)s, %(priority)s,
-        now(), now() + %(delay_ms)s::double precision * interval '1 millisecond')
+        now(), coalesce(%(run_at)s::timestamptz,
+            now() + %(delay_ms)s::double precision * interval '1 millisecond'))
 )
 SELECT 1, pg_notify('sk_task_queue_item_added', ''), 0

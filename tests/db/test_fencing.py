@@ -23,6 +23,7 @@ from skconsole.producer import Producer
 from skconsole.worker.engine import Engine
 from skconsole.worker.links import Link
 from skconsole.worker.registry import TaskRegistry
+from skconsole.worker.results import children_params
 
 Conn = psycopg.Connection[Any]
 
@@ -42,6 +43,7 @@ def _finish(conn: Conn, worker: uuid.UUID, task_id: Any, claim_id: int) -> list[
             "claims": [claim_id],
             "ms": [5],
             "skip_locked": False,
+            **children_params([]),
         },
     ).fetchall()
 

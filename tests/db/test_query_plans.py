@@ -18,8 +18,10 @@ import psycopg
 import pytest
 
 from skconsole.db.sqlfiles import load_sql, query
+from skconsole.producer.job import Job
 from skconsole.worker.engine import CLAIM_SETTINGS
-from skconsole.worker.results import FINISH_SETTINGS
+from skconsole.worker.jobs import Claimed, Ending, Outcome
+from skconsole.worker.results import FINISH_SETTINGS, children_params
 
 ROWS = 20_000
 BATCH = 200
@@ -75,7 +77,31 @@ def test_recording_successes_looks_jobs_up_by_primary_key(
     owner, ids = burst_on_stale_statistics
     params = {"ids": ids, "claims": [1] * len(ids), "ms": [1] * len(ids), "worker_id": owner}
 
-    _assert_by_primary_key_in_one_pass(_plan(conn, "queries/finish_success", params))
+    _assert_by_primary_key_in_one_pass(
+        _plan(conn, "queries/finish_success", params | children_params([]))
+    )
+
+
+def test_recording_successes_that_post_jobs_looks_jobs_up_by_primary_key(
+    conn: psycopg.Connection[Any], burst_on_stale_statistics: tuple[uuid.UUID, list[Any]]
+) -> None:
+    """Each success posts two jobs (ctx.post and a pipeline's next stage)."""
+    owner, ids = burst_on_stale_statistics
+    params = {"ids": ids, "claims": [1] * len(ids), "ms": [1] * len(ids), "worker_id": owner}
+    outcomes = [
+        Outcome(
+            Claimed(task_id, "burst", "test", "null", 0, None, 1, 1, 0),  # type: ignore[arg-type]
+            Ending.SUCCESS,
+            posts=[Job("child", {"n": 1})],
+            stage=Job("next", {"n": 2}),
+            pipeline="burst",
+        )
+        for task_id in ids
+    ]
+
+    _assert_by_primary_key_in_one_pass(
+        _plan(conn, "queries/finish_success", params | children_params(outcomes))
+    )
 
 
 def test_recording_failures_looks_jobs_up_by_primary_key(
@@ -105,6 +131,7 @@ def test_handing_jobs_back_looks_them_up_by_primary_key(
         "ids": ids,
         "claims": [1] * len(ids),
         "delays_ms": [0.0] * len(ids),
+        "snoozed": [False] * len(ids),
         "worker_id": owner,
     }
 
@@ -209,6 +236,7 @@ def test_a_post_finds_a_keyed_jobs_result_row_by_primary_key(
         "priorities": [0],
         "delays_ms": [0.0],
         "keyed": [True],
+        "run_ats": [None],
     }
     conn.execute("SET plan_cache_mode = force_generic_plan")
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query("post_jobs"), params))

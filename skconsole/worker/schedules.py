@@ -1,0 +1,126 @@
+"""Posting the ticks of periodic task types, with no leader.
+
+Every worker that runs a scheduled type takes part: it reads the latest tick
+taken (``sk_schedules_t``) and the server's clock, and when a tick is due it
+tries to take it (``schedule_tick.sql``). Taking a tick and posting its job
+are one statement, and only one worker can move a schedule's last tick past a
+given time, so N workers post one job per tick, and a tick already taken is
+never posted again. Runs on the upkeep connection, between its other rounds.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from skconsole.db.sqlfiles import query
+from skconsole.schedule import Schedule, tick_id
+from skconsole.worker.links import Link
+
+log = logging.getLogger("skconsole.worker")
+
+#: with missed="skip", a tick found later than this (or than one period, if
+#: shorter) counts as missed and is not posted
+SKIP_AFTER_S = 60.0
+#: longest wait between two looks at the schedules (a pause lifted, a tick
+#: taken by another worker, a server clock that moved)
+LOOK_EVERY_S = 1.0
+
+
+class Scheduler:
+    """The periodic types of one worker, and when it next has to look at them."""
+
+    def __init__(self, link: Link, schedules: dict[str, Schedule], source: str) -> None:
+        self.link = link
+        self.schedules = schedules
+        self.source = source
+        self.types = list(schedules)
+        self.posted = 0
+        #: monotonic time of the next look (0: now)
+        self.due_at = 0.0
+        self._published = False
+
+    async def run_once(self) -> None:
+        """Publish the definitions (once), take every due tick, plan the next look."""
+        self.due_at = time.monotonic() + LOOK_EVERY_S  # if this round fails
+        if not self._published:
+            await self.link.run(self._publish, retry=False)
+            self._published = True
+        now, states = await self.link.run(self._state, retry=False)
+        for task_type, (last_tick, paused) in states.items():
+            schedule = self.schedules[task_type]
+            due = schedule.latest_tick(now)
+            if paused or (last_tick is not None and due <= last_tick):
+                continue
+            post = schedule.missed == "once" or now - due <= _skip_after(schedule, due)
+            taken, posted = await self.link.run(
+                functools.partial(self._take, task_type=task_type, tick=due, post=post),
+                retry=False,
+            )
+            if posted:
+                self.posted += 1
+                log.info("posted %s's job for %s", task_type, due.isoformat())
+            elif taken:
+                log.info("skipped %s's missed tick of %s (missed='skip')", task_type, due)
+        soonest = min((s.next_tick(now) for s in self.schedules.values()), default=None)
+        if soonest is not None:
+            wait = min(LOOK_EVERY_S, (soonest - now).total_seconds())
+            self.due_at = time.monotonic() + max(wait, 0.0)
+
+    async def _publish(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        now = await _server_now(conn)
+        rows = list(self.schedules.items())
+        await conn.execute(
+            query("schedule_define"),
+            {
+                "types": [t for t, _ in rows],
+                "crons": [s.cron for _, s in rows],
+                "every_s": [s.every for _, s in rows],
+                "timezones": [s.timezone for _, s in rows],
+                "payloads": [s.payload for _, s in rows],
+                "missed": [s.missed for _, s in rows],
+                "latest_ticks": [s.latest_tick(now) for _, s in rows],
+            },
+        )
+
+    async def _state(
+        self, conn: psycopg.AsyncConnection[Any]
+    ) -> tuple[datetime, dict[str, tuple[datetime | None, bool]]]:
+        cur = await conn.execute(query("schedule_state"), {"types": self.types})
+        rows = await cur.fetchall()
+        now = rows[0][0] if rows else await _server_now(conn)
+        return now, {r[1]: (r[2], r[3]) for r in rows}
+
+    async def _take(
+        self, conn: psycopg.AsyncConnection[Any], *, task_type: str, tick: datetime, post: bool
+    ) -> tuple[bool, bool]:
+        cur = await conn.execute(
+            query("schedule_tick"),
+            {
+                "type": task_type,
+                "tick": tick,
+                "post": post,
+                "id": tick_id(task_type, tick),
+                "source": self.source,
+            },
+        )
+        row = await cur.fetchone()
+        return (bool(row and row[0]), bool(row and row[1]))
+
+
+def _skip_after(schedule: Schedule, tick: datetime) -> timedelta:
+    period = schedule.next_tick(tick) - tick
+    return min(timedelta(seconds=SKIP_AFTER_S), period)
+
+
+async def _server_now(conn: psycopg.AsyncConnection[Any]) -> datetime:
+    cur = await conn.execute(query("db_now"))
+    row = await cur.fetchone()
+    assert row is not None
+    value: datetime = row[0]
+    return value
