@@ -57,7 +57,7 @@ class Scheduler:
             due = schedule.latest_tick(now)
             if paused or (last_tick is not None and due <= last_tick):
                 continue
-            post = schedule.missed == "once" or now - due <= _skip_after(schedule, due)
+            post = posts_tick(schedule, due, now)
             taken, posted = await self.link.run(
                 functools.partial(self._take, task_type=task_type, tick=due, post=post),
                 retry=False,
@@ -113,9 +113,16 @@ class Scheduler:
         return (bool(row and row[0]), bool(row and row[1]))
 
 
-def _skip_after(schedule: Schedule, tick: datetime) -> timedelta:
+def posts_tick(schedule: Schedule, tick: datetime, now: datetime) -> bool:
+    """Whether taking ``tick`` at ``now`` posts its job. Only the latest due tick is
+    ever taken, so the ticks before it that nobody took are never posted; with
+    missed="skip" the latest one is not posted either once it is late by more
+    than SKIP_AFTER_S or one period (a nightly job found at 05:00 waits for the
+    next night)."""
+    if schedule.missed == "once":
+        return True
     period = schedule.next_tick(tick) - tick
-    return min(timedelta(seconds=SKIP_AFTER_S), period)
+    return now - tick <= min(timedelta(seconds=SKIP_AFTER_S), period)
 
 
 async def _server_now(conn: psycopg.AsyncConnection[Any]) -> datetime:
