@@ -1,7 +1,9 @@
-"""Human durations ("10s", "1.5m", "30d") both ways; used by the CLI and the read-outs."""
+"""Human durations ("10s", "1.5m", "30d") both ways, and absolute times; used by the
+CLI and the read-outs."""
 
 import math
 import re
+from datetime import datetime
 
 from skconsole.errors import ConfigError
 from skconsole.text import quoted
@@ -73,3 +75,21 @@ def format_age(seconds: float | None) -> str:
         return f"{hours}h {minutes:02d}m"
     days, hours = divmod(hours, 24)
     return f"{days}d {hours:02d}h"
+
+
+def parse_time(text: str, *, option: str) -> datetime:
+    """An ISO 8601 time with its zone (``2027-01-01T06:00:00Z``, ``...+01:00``).
+
+    A time without a zone is refused: read in the server's zone or the
+    client's, it could mean two different moments.
+    """
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ConfigError(
+            f"invalid time {quoted(text)} for {option}: use ISO 8601 with a zone,"
+            " e.g. 2027-01-01T06:00:00Z or 2027-01-01T07:00:00+01:00"
+        ) from None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ConfigError(f"{option} needs a time zone, e.g. {quoted(text.strip() + 'Z')} for UTC")
+    return value

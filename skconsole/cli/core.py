@@ -33,7 +33,7 @@ from skconsole.cli.output import err, out, progress_bar
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
 from skconsole.db.target import resolve_database
-from skconsole.durations import parse_duration
+from skconsole.durations import parse_duration, parse_time
 from skconsole.errors import ConfigError, ReadOnlyError
 from skconsole.producer import STREAM_CHUNK, Job, PostCounts, Producer, validate_payload_json
 from skconsole.worker.engine import WorkerConfig
@@ -107,6 +107,13 @@ def enqueue(
     delay: Annotated[
         str, typer.Option("--delay", help="Run no sooner than this from now, e.g. 10s, 5m")
     ] = "0s",
+    run_at: Annotated[
+        str | None,
+        typer.Option(
+            "--run-at",
+            help="Run no sooner than this time, ISO 8601 with a zone, e.g. 2027-01-01T06:00:00Z",
+        ),
+    ] = None,
     key: Annotated[
         str | None,
         typer.Option("--key", help="Job key: a waiting job with the same key is not posted twice"),
@@ -137,7 +144,13 @@ def enqueue(
     text = validate_payload_json(payload)
     seconds = parse_duration(delay, option="--delay")
     job = Job(
-        task_type, priority=priority, delay=seconds, key=key, source=source, payload_json=text
+        task_type,
+        priority=priority,
+        delay=seconds,
+        key=key,
+        source=source,
+        payload_json=text,
+        run_at=None if run_at is None else parse_time(run_at, option="--run-at"),
     )
     db = options_of(ctx).open("skconsole-enqueue", write=True)
     with Producer(db) as producer:

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from skconsole.errors import FatalTaskError
-from skconsole.worker.registry import TaskOptions, TaskRegistry
+from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=1.0, max_backoff=60.0, timeout=60.0))
 
@@ -82,3 +82,36 @@ async def fatal(payload: Any) -> None:
 async def hang(payload: Any) -> None:
     """Sleeps far past its timeout (2 s)."""
     await asyncio.sleep(float(_get(payload, "seconds", 3600.0)))
+
+
+# -- periodic jobs and a pipeline: the schedules panel and job lineage --------------
+@tasks.task("demo.report", every="30s", payload={"report": "queue summary"})
+async def report(payload: Any) -> None:
+    """Posted by the workers every 30 s, once per tick whatever their number."""
+    await asyncio.sleep(0.2)
+
+
+@tasks.task("demo.nightly", cron="0 3 * * *", timezone="Europe/Paris", missed="skip")
+async def nightly(payload: Any) -> None:
+    await asyncio.sleep(1.0)
+
+
+@tasks.task("demo.order.validate", then="demo.order.charge")
+async def validate_order(payload: Any) -> dict[str, Any]:
+    await asyncio.sleep(0.1)
+    return {"order": _get(payload, "order", 0), "amount": _get(payload, "amount", 10)}
+
+
+@tasks.task("demo.order.charge", then="demo.order.ship", max_attempts=3, backoff=0.5)
+async def charge_order(payload: Any) -> dict[str, Any]:
+    await asyncio.sleep(0.2)
+    if random.random() < 0.1:
+        raise PaymentDeclined(f"card declined for order {_get(payload, 'order', 0)}")
+    return {**payload, "charged": True}
+
+
+@tasks.task("demo.order.ship")
+async def ship_order(payload: Any, ctx: JobContext) -> None:
+    """The last stage; its confirmation e-mail is posted only if shipping succeeds."""
+    await asyncio.sleep(0.1)
+    ctx.post("demo.sleep", {"seconds": 0.2, "to": f"order-{_get(payload, 'order', 0)}@example.com"})

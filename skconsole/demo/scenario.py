@@ -88,6 +88,15 @@ def _failing_job(rng: random.Random, kind: str | None = None) -> Job:
     )
 
 
+def _order_job(rng: random.Random) -> Job:
+    return Job(
+        "demo.order.validate",
+        {"order": rng.randint(10_000, 99_999), "amount": rng.randint(5, 500)},
+        priority=1,
+        source=_source(rng),
+    )
+
+
 def initial_jobs(rng: random.Random) -> list[Job]:
     """About 900 jobs: the backlog the console opens on."""
     jobs: list[Job] = []
@@ -118,6 +127,8 @@ def initial_jobs(rng: random.Random) -> list[Job]:
     jobs += [Job("demo.noop", {"i": i}, priority=9, source=_source(rng)) for i in range(200)]
     # delayed: reminders and retries due over the next minutes ("scheduled" in the console)
     jobs += [_sleep_job(rng, priority=1, delay=rng.uniform(20, 600)) for _ in range(60)]
+    # orders: a three-stage pipeline (validate, charge, ship), lineage in the job detail
+    jobs += [_order_job(rng) for _ in range(40)]
     rng.shuffle(jobs)
     return jobs
 
@@ -137,8 +148,10 @@ def trickle_jobs(rng: random.Random, n: int) -> list[Job]:
             out.append(_failing_job(rng))
         elif roll < 0.96:
             out.append(Job("demo.fatal", {"n": rng.randint(100, 999)}, source=_source(rng)))
-        elif roll < 0.98:
+        elif roll < 0.97:
             out.append(_sleep_job(rng, priority=1, delay=rng.uniform(30, 300)))
+        elif roll < 0.98:
+            out.append(_order_job(rng))
         else:
             out.append(Job("demo.hang", {"seconds": 3600}, priority=4, source=_source(rng)))
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,14 @@ def test_enqueue_with_an_unparseable_delay_fails_with_one_line(run_cli: Any) -> 
 
     assert_one_line_error(proc, "invalid duration 'abc'")
     assert proc.returncode == 2
+
+
+def test_enqueue_with_run_at_queues_the_job_for_that_time(run_cli: Any, conn: Any) -> None:
+    proc = run_cli("enqueue", "reports.build", "--run-at", "2031-05-06T07:08:09+02:00")
+
+    assert proc.returncode == 0, proc.stderr
+    row = conn.execute("SELECT task_locked_until_ts FROM sk_tasks_queue_t").fetchone()
+    assert row[0] == datetime.fromisoformat("2031-05-06T05:08:09+00:00")
 
 
 def test_a_refused_enqueue_posts_nothing(run_cli: Any, conn: Any) -> None:
@@ -291,6 +300,12 @@ HOSTILE_VALUES: list[tuple[tuple[str, ...], str]] = [
     (("enqueue", "t.a", "--payload", "[" * 50_000), "nested too deeply"),
     (("status", "metrics", "--sample", "99999999d"), "--sample must be between 0s and 1h"),
     (("enqueue", "t.a", "--delay", "99999999999d"), "--delay must be between 0s and 36500d"),
+    (("enqueue", "t.a", "--run-at", "tomorrow"), "invalid time 'tomorrow' for --run-at"),
+    (("enqueue", "t.a", "--run-at", "2027-01-01T06:00:00"), "--run-at needs a time zone"),
+    (
+        ("enqueue", "t.a", "--run-at", "2027-01-01T06:00Z", "--delay", "5s"),
+        "either delay or run_at",
+    ),
     (("enqueue", "t.a", "--count", "1000000000"), "--count must be between 1 and 100,000,000"),
     (("pause", "x" * 300, "--yes"), "longer than 250 characters"),
     (("resume", "--type", "x" * 300, "--yes"), "longer than 250 characters"),

@@ -49,6 +49,7 @@ def test_the_initial_mix_is_realistic() -> None:
         "demo.fail",
         "demo.fatal",
         "demo.noop",
+        "demo.order.validate",
     }
     assert 800 <= len(jobs) <= 1000
     assert len({j.priority for j in jobs}) >= 4
