@@ -5,6 +5,15 @@ one transaction); ``post_stream`` commits every ``chunk_size`` jobs, so a
 10-million-job generator holds neither its jobs in memory nor one giant
 transaction, and an error leaves the earlier chunks posted
 (:class:`~skconsole.errors.PostInterrupted` says how many).
+
+Transactional posts: ``post(..., connection=conn)`` and ``post_many(...,
+connection=conn)`` write over the caller's connection, inside the transaction
+the caller owns there, and never commit or roll it back: the job rows and the
+NOTIFY (delivered by PostgreSQL only at commit) are committed or rolled back
+with the caller's own rows. :class:`_Target` is the one place that says what a
+post may do on a connection (:func:`_joined` checks a caller's). The server's
+``now()`` is the caller's transaction start, so the jobs' posted time, and a
+delay, count from it. ``post_stream`` commits as it goes: it takes no connection.
 """
 
 from __future__ import annotations
@@ -12,12 +21,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg.rows import tuple_row
+from psycopg.types.datetime import TimestamptzLoader
 
 from skconsole.db.connect import Database
-from skconsole.errors import PostInterrupted
+from skconsole.errors import ConfigError, ConnectError, PostInterrupted
 from skconsole.producer.job import Job, PostCounts, PostResult, default_source
 from skconsole.producer.plan import (
     COPY_QUEUE,
@@ -40,36 +53,140 @@ from skconsole.producer.plan import (
 #: Told after each committed chunk of a streamed post: the counts so far.
 Progress = Callable[[PostCounts], None]
 
+Conn = psycopg.Connection[Any]
+AConn = psycopg.AsyncConnection[Any]
+C = TypeVar("C", psycopg.Connection[Any], psycopg.AsyncConnection[Any])
+
+
+@dataclass(frozen=True, slots=True)
+class _Target(Generic[C]):
+    """Where a post writes, and what it may do there.
+
+    ``own``: the producer's own connection (autocommit), on which a post of
+    several statements opens and commits a transaction of its own, and whose
+    statements are prepared (the producer posts the same few again and again).
+    Else the caller's: the post joins the caller's transaction, never ends it,
+    and leaves preparing to the connection's ``prepare_threshold`` (prepare=None),
+    so a caller that disabled prepared statements (PgBouncer in transaction mode,
+    Django's default) or prepares late keeps its choice.
+    """
+
+    conn: C
+    own: bool
+
+    @property
+    def prepare(self) -> bool | None:
+        return True if self.own else None
+
+    def opens_transaction(self, writes: Plan) -> bool:
+        """Whether the post wraps its statements in a transaction of its own."""
+        return self.own and not writes.one_round_trip
+
+
+def _joined(connection: object, kind: type[C], producer: str) -> _Target[C]:
+    """The caller's ``connection=`` as a post's target, or a clear error why a post
+    cannot join a transaction there (checked before anything is written)."""
+    if not isinstance(connection, kind):
+        wanted = f"a psycopg.{kind.__name__}"
+        if isinstance(connection, psycopg.Connection | psycopg.AsyncConnection):
+            twin = "AsyncProducer" if kind is psycopg.Connection else "Producer"
+            got = f"a psycopg.{type(connection).__name__}: use {twin} for it"
+        else:
+            got = (
+                f"{type(connection).__module__}.{type(connection).__qualname__}"
+                " (with SQLAlchemy or Django, pass the psycopg 3 connection underneath)"
+            )
+        raise ConfigError(f"{producer} takes {wanted} as connection=, got {got}")
+    if connection.broken:  # closed too, but not by the caller
+        raise ConnectError(
+            "the connection given as connection= is broken (its server connection was lost)"
+        )
+    if connection.closed:
+        raise ConfigError("the connection given as connection= is closed")
+    status = connection.info.transaction_status
+    if status == TransactionStatus.INERROR:
+        raise ConfigError(
+            "the transaction on connection= has already failed: roll it back before posting"
+        )
+    if connection.autocommit and status == TransactionStatus.IDLE:
+        raise ConfigError(
+            "connection= joins the caller's transaction, but this connection is in"
+            " autocommit mode outside any transaction: open one first"
+            " (with conn.transaction(): ...) or connect with autocommit=False"
+        )
+    return _Target(connection, own=False)
+
+
+def _database(db: object, producer: str) -> Database | None:
+    """The producer's own database: a DSN, a :class:`Database`, or None (it only
+    posts over its callers' connections). A connection here is a mistake that
+    would otherwise surface as an AttributeError deep in libpq's DSN parsing."""
+    if db is None or isinstance(db, Database):
+        return db
+    if isinstance(db, str):
+        return Database(db)
+    if isinstance(db, psycopg.Connection | psycopg.AsyncConnection):
+        raise ConfigError(
+            f"{producer} takes a DSN or a Database, not a connection: to post inside"
+            f" your transaction, pass the connection to each post:"
+            f" {producer.lower()}.post(..., connection=conn)"
+        )
+    raise ConfigError(f"{producer} takes a DSN or a Database, got {type(db).__name__}")
+
+
+def _no_database(producer: str) -> ConfigError:
+    return ConfigError(
+        f"this {producer} has no database of its own (made without a DSN):"
+        " pass connection= to each post"
+    )
+
 
 class Producer:
-    """Posts jobs over one connection of its own (opened on first use)."""
+    """Posts jobs over one connection of its own (opened on first use, never
+    when every post passes ``connection=``), or over the caller's."""
 
-    def __init__(self, db: Database | str, source: str | None = None) -> None:
-        self.db = db if isinstance(db, Database) else Database(db)
+    def __init__(self, db: Database | str | None = None, source: str | None = None) -> None:
+        self.db = _database(db, "Producer")
         self.source = source or default_source()
-        self._conn: psycopg.Connection[Any] | None = None
+        self._conn: Conn | None = None
 
-    def _connection(self) -> psycopg.Connection[Any]:
+    def _connection(self) -> Conn:
         if self._conn is None or self._conn.closed or self._conn.broken:
+            if self.db is None:
+                raise _no_database("Producer")
             self._conn = self.db.connect(application_name="skconsole-producer")
         return self._conn
 
-    def post(self, task_type: str, payload: Any = None, **kw: Any) -> uuid.UUID:
-        """Post one job; returns its id. Keyword arguments as in :class:`Job`."""
-        return self.post_many([Job(task_type, payload, **kw)]).ids[0]
+    def _target(self, connection: Conn | None) -> _Target[Conn]:
+        if connection is not None:
+            return _joined(connection, psycopg.Connection, "Producer")
+        return _Target(self._connection(), own=True)
 
-    def post_many(self, jobs: Sequence[Job]) -> PostResult:
-        """Post all of ``jobs`` or none: one statement, or one transaction."""
+    def post(
+        self, task_type: str, payload: Any = None, *, connection: Conn | None = None, **kw: Any
+    ) -> uuid.UUID:
+        """Post one job; returns its id. Keyword arguments as in :class:`Job`;
+        ``connection`` as in :meth:`post_many`."""
+        return self.post_many([Job(task_type, payload, **kw)], connection=connection).ids[0]
+
+    def post_many(self, jobs: Sequence[Job], *, connection: Conn | None = None) -> PostResult:
+        """Post all of ``jobs`` or none: one statement, or one transaction.
+
+        With ``connection``, inside the caller's transaction on it (begun by
+        psycopg if the connection is not in autocommit mode), which the caller
+        commits or rolls back: the jobs exist, for workers too, only once it
+        commits. On an error, PostgreSQL leaves that transaction aborted.
+        """
         result = PostResult(ids=[j.task_id for j in jobs])
         if not jobs:
             return result
         writes = plan(jobs, self.source)
-        conn = self._connection()
-        if writes.one_round_trip:
-            result.add(self._write(conn, writes))
+        target = self._target(connection)
+        if target.opens_transaction(writes):
+            with target.conn.transaction():
+                result.add(self._write(target.conn, writes, target.prepare))
         else:
-            with conn.transaction():
-                result.add(self._write(conn, writes))
+            result.add(self._write(target.conn, writes, target.prepare))
         return result
 
     def post_stream(
@@ -88,13 +205,14 @@ class Producer:
                     progress(done)
         return done
 
-    def _write(self, conn: psycopg.Connection[Any], writes: Plan) -> PostCounts:
+    def _write(self, conn: Conn, writes: Plan, prepare: bool | None = True) -> PostCounts:
+        """The post's statements over ``conn``, in whatever transaction it is in."""
         done = PostCounts()
-        if writes.lone is not None:
-            done.add(counts(conn.execute(POST_NEW, writes.lone, prepare=True).fetchone(), 1))
-        if writes.copied:
-            now = _one(conn.execute(DB_NOW).fetchone())
-            with conn.cursor() as cur:
+        with _cursor(psycopg.Cursor(conn, row_factory=tuple_row)) as cur:
+            if writes.lone is not None:
+                done.add(counts(cur.execute(POST_NEW, writes.lone, prepare=prepare).fetchone(), 1))
+            if writes.copied:
+                now = _one(cur.execute(DB_NOW).fetchone())
                 with cur.copy(COPY_RESULTS) as copy:
                     copy.set_types(RESULT_TYPES)
                     for values in result_rows(writes.copied, self.source, now):
@@ -104,10 +222,10 @@ class Producer:
                     for values in queue_rows(writes.copied, self.source, now):
                         copy.write_row(values)
                 cur.execute(NOTIFY)
-            done.add(PostCounts(len(writes.copied), len(writes.copied)))
-        for params in writes.statements:
-            answer = conn.execute(POST_MANY, params, prepare=True).fetchone()
-            done.add(counts(answer, len(params["ids"])))
+                done.add(PostCounts(len(writes.copied), len(writes.copied)))
+            for params in writes.statements:
+                answer = cur.execute(POST_MANY, params, prepare=prepare).fetchone()
+                done.add(counts(answer, len(params["ids"])))
         return done
 
     def close(self) -> None:
@@ -123,34 +241,47 @@ class Producer:
 
 
 class AsyncProducer:
-    """The asyncio twin of :class:`Producer`."""
+    """The asyncio twin of :class:`Producer` (``connection=`` takes a psycopg.AsyncConnection)."""
 
-    def __init__(self, db: Database | str, source: str | None = None) -> None:
-        self.db = db if isinstance(db, Database) else Database(db)
+    def __init__(self, db: Database | str | None = None, source: str | None = None) -> None:
+        self.db = _database(db, "AsyncProducer")
         self.source = source or default_source()
-        self._conn: psycopg.AsyncConnection[Any] | None = None
+        self._conn: AConn | None = None
 
-    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+    async def _connection(self) -> AConn:
         if self._conn is None or self._conn.closed or self._conn.broken:
+            if self.db is None:
+                raise _no_database("AsyncProducer")
             self._conn = await self.db.aconnect(application_name="skconsole-producer")
         return self._conn
 
-    async def post(self, task_type: str, payload: Any = None, **kw: Any) -> uuid.UUID:
-        """Post one job; returns its id. Keyword arguments as in :class:`Job`."""
-        return (await self.post_many([Job(task_type, payload, **kw)])).ids[0]
+    async def _target(self, connection: AConn | None) -> _Target[AConn]:
+        if connection is not None:
+            return _joined(connection, psycopg.AsyncConnection, "AsyncProducer")
+        return _Target(await self._connection(), own=True)
 
-    async def post_many(self, jobs: Sequence[Job]) -> PostResult:
-        """Post all of ``jobs`` or none: one statement, or one transaction."""
+    async def post(
+        self, task_type: str, payload: Any = None, *, connection: AConn | None = None, **kw: Any
+    ) -> uuid.UUID:
+        """Post one job; returns its id. Keyword arguments as in :class:`Job`;
+        ``connection`` as in :meth:`Producer.post_many`."""
+        job = Job(task_type, payload, **kw)
+        return (await self.post_many([job], connection=connection)).ids[0]
+
+    async def post_many(
+        self, jobs: Sequence[Job], *, connection: AConn | None = None
+    ) -> PostResult:
+        """Post all of ``jobs`` or none, as :meth:`Producer.post_many`."""
         result = PostResult(ids=[j.task_id for j in jobs])
         if not jobs:
             return result
         writes = plan(jobs, self.source)
-        conn = await self._connection()
-        if writes.one_round_trip:
-            result.add(await self._write(conn, writes))
+        target = await self._target(connection)
+        if target.opens_transaction(writes):
+            async with target.conn.transaction():
+                result.add(await self._write(target.conn, writes, target.prepare))
         else:
-            async with conn.transaction():
-                result.add(await self._write(conn, writes))
+            result.add(await self._write(target.conn, writes, target.prepare))
         return result
 
     async def post_stream(
@@ -169,27 +300,27 @@ class AsyncProducer:
                     progress(done)
         return done
 
-    async def _write(self, conn: psycopg.AsyncConnection[Any], writes: Plan) -> PostCounts:
+    async def _write(self, conn: AConn, writes: Plan, prepare: bool | None = True) -> PostCounts:
         done = PostCounts()
-        if writes.lone is not None:
-            cur = await conn.execute(POST_NEW, writes.lone, prepare=True)
-            done.add(counts(await cur.fetchone(), 1))
-        if writes.copied:
-            now = _one(await (await conn.execute(DB_NOW)).fetchone())
-            async with conn.cursor() as acur:
-                async with acur.copy(COPY_RESULTS) as copy:
+        async with _cursor(psycopg.AsyncCursor(conn, row_factory=tuple_row)) as cur:
+            if writes.lone is not None:
+                await cur.execute(POST_NEW, writes.lone, prepare=prepare)
+                done.add(counts(await cur.fetchone(), 1))
+            if writes.copied:
+                now = _one(await (await cur.execute(DB_NOW)).fetchone())
+                async with cur.copy(COPY_RESULTS) as copy:
                     copy.set_types(RESULT_TYPES)
                     for values in result_rows(writes.copied, self.source, now):
                         await copy.write_row(values)
-                async with acur.copy(COPY_QUEUE) as copy:
+                async with cur.copy(COPY_QUEUE) as copy:
                     copy.set_types(QUEUE_TYPES)
                     for values in queue_rows(writes.copied, self.source, now):
                         await copy.write_row(values)
-                await acur.execute(NOTIFY)
-            done.add(PostCounts(len(writes.copied), len(writes.copied)))
-        for params in writes.statements:
-            cur = await conn.execute(POST_MANY, params, prepare=True)
-            done.add(counts(await cur.fetchone(), len(params["ids"])))
+                await cur.execute(NOTIFY)
+                done.add(PostCounts(len(writes.copied), len(writes.copied)))
+            for params in writes.statements:
+                await cur.execute(POST_MANY, params, prepare=prepare)
+                done.add(counts(await cur.fetchone(), len(params["ids"])))
         return done
 
     async def close(self) -> None:
@@ -213,6 +344,22 @@ def _counting(done: PostCounts) -> Iterator[None]:
         if done.jobs:
             raise PostInterrupted(done.jobs, done.posted, exc) from exc
         raise
+
+
+Cur = TypeVar("Cur", psycopg.Cursor[tuple[Any, ...]], psycopg.AsyncCursor[tuple[Any, ...]])
+
+
+def _cursor(cur: Cur) -> Cur:
+    """A cursor that reads what a post needs the same way on any connection.
+
+    Plain cursor class, tuple rows: a caller's connection may have its own
+    ``cursor_factory`` (a RawCursor cannot run these statements) and
+    ``row_factory`` (dict_row). psycopg's own timestamptz loader: a COPY post
+    writes the server's ``now()`` back as timestamptz, and a caller's loader
+    may return it naive (Django's with USE_TZ=False), which cannot be written.
+    """
+    cur.adapters.register_loader("timestamptz", TimestamptzLoader)
+    return cur
 
 
 def _one(row: tuple[Any, ...] | None) -> Any:
