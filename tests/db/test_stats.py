@@ -237,7 +237,9 @@ def test_history_counts_posted_processed_and_failed_per_minute(conn: Conn) -> No
 # -- the read models stay clear of the UI libraries --------------------------------------------
 def test_the_engine_modules_import_no_ui_library() -> None:
     code = (
-        "import sys; import skconsole.stats, skconsole.ops, tests.support.signature; "
+        "import sys; import skconsole.stats, skconsole.ops, skconsole.producer, skconsole.worker.engine,"
+        " skconsole.testing.run, skconsole.testing.queue, skconsole.testing.pytest_plugin,"
+        " skconsole.schedule, tests.support.signature; "
         "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,0 +1,75 @@
+"""Testing helpers for code that posts skconsole jobs or handles them.
+
+- :func:`run_until_idle` / :func:`arun_until_idle`: run a registry's handlers
+  on the real engine until the queue is idle; a :class:`RunReport` of every
+  job that ran, read from the database;
+- :func:`posted`, :func:`assert_posted`, :func:`assert_not_posted`: what was
+  posted, matched by type, payload subset and status; :func:`make_due`: skip a
+  delay or a back-off;
+- :class:`ScratchServer` / :class:`ScratchQueue`: a fresh queue in a database of
+  its own; the pytest plugin (:mod:`skconsole.testing.pytest_plugin`) gives one
+  to each test that asks for ``skconsole_queue``.
+
+The names are loaded on first use (PEP 562): pytest imports this package in
+every session to load the plugin, and that must not pull in the engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skconsole.testing.asserts import (
+        assert_not_posted,
+        assert_posted,
+        make_due,
+        payload_matches,
+        posted,
+    )
+    from skconsole.testing.queue import ScratchQueue, ScratchServer
+    from skconsole.testing.results import JobResult, RunReport
+    from skconsole.testing.run import IdleTimeout, arun_until_idle, run_until_idle
+
+_MODULES = {
+    "IdleTimeout": "run",
+    "JobResult": "results",
+    "RunReport": "results",
+    "ScratchQueue": "queue",
+    "ScratchServer": "queue",
+    "arun_until_idle": "run",
+    "assert_not_posted": "asserts",
+    "assert_posted": "asserts",
+    "make_due": "asserts",
+    "payload_matches": "asserts",
+    "posted": "asserts",
+    "run_until_idle": "run",
+}
+
+__all__ = [
+    "IdleTimeout",
+    "JobResult",
+    "RunReport",
+    "ScratchQueue",
+    "ScratchServer",
+    "arun_until_idle",
+    "assert_not_posted",
+    "assert_posted",
+    "make_due",
+    "payload_matches",
+    "posted",
+    "run_until_idle",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
