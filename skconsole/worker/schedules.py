@@ -51,6 +51,10 @@ class Scheduler:
         if not self._published:
             await self.link.run(self._publish, retry=False)
             self._published = True
+            log.info(
+                "schedules: %s",
+                ", ".join(f"{t} ({s.describe()})" for t, s in self.schedules.items()),
+            )
         now, states = await self.link.run(self._state, retry=False)
         for task_type, (last_tick, paused) in states.items():
             schedule = self.schedules[task_type]
