@@ -18,8 +18,12 @@ from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
+from cronsim import CronSimError
 
 from skconsole.db.sqlfiles import query
+from skconsole.durations import format_age
+from skconsole.errors import ConfigError
+from skconsole.schedule import Schedule
 from skconsole.status import FAILED, JobStatus
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
@@ -369,10 +373,27 @@ class JobDetail:
     signature: str | None
     #: when the job becomes (or became) eligible, if it waits in the queue
     queued_until: datetime | None
+    #: the job whose success posted this one (a pipeline's previous stage, or a
+    #: handler's ctx.post); None for a job a producer posted
+    parent_task_id: UUID | None = None
+    #: the parent's type; None when there is no parent, or it was purged
+    parent_task_type: str | None = None
+    #: a pipeline's stage job: the pipeline and its stage (2, 3, ...; the first has neither)
+    pipeline: str | None = None
+    stage: int | None = None
+    #: how often a handler asked to run it later (raise Snooze): not errors
+    snooze_count: int = 0
+    #: the jobs its success posted (its next stage, its ctx.post jobs)
+    children: int = 0
 
     @property
     def queued(self) -> bool:
         return self.queued_until is not None
+
+    @property
+    def parent_purged(self) -> bool:
+        """It names a parent whose result row is gone."""
+        return self.parent_task_id is not None and self.parent_task_type is None
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -383,6 +404,7 @@ class JobDetail:
                 d[k] = str(v)
         d["status_name"] = JobStatus.label_of(self.status)
         d["queued"] = self.queued
+        d["parent_purged"] = self.parent_purged
         return d
 
 
@@ -411,6 +433,12 @@ def job(conn: Conn, task_id: UUID) -> JobDetail | None:
         int(r[15]),
         r[16],
         r[17],
+        parent_task_id=r[18],
+        parent_task_type=r[19],
+        pipeline=r[20],
+        stage=int(r[21]) if r[21] is not None else None,
+        snooze_count=int(r[22] or 0),
+        children=int(r[23]),
     )
 
 
@@ -605,6 +633,175 @@ def workers(conn: Conn) -> list[WorkerInfo]:
         )
         for r in rows
     ]
+
+
+# -- periodic jobs ---------------------------------------------------------------------------
+#: a due tick nobody has taken after this long is late: no worker that runs the
+#: type is taking its ticks (a running one takes a due tick within a second or two)
+SCHEDULE_LATE_AFTER_S = 10.0
+
+
+@dataclass
+class ScheduleInfo:
+    """One periodic task type, as the workers that run it published it (sk_schedules_t).
+
+    ``schedule`` says what it is ("every 30s", "cron 0 3 * * * (Europe/Paris)").
+    A definition this version cannot read (a cron expression or a time zone
+    written by another version) is shown as stored, ``error`` says why, and it
+    has no next run. Ages and waits count from the server's clock at the read.
+    """
+
+    task_type: str
+    schedule: str
+    cron: str | None
+    every_s: float | None
+    timezone: str
+    missed: str
+    payload: str | None
+    #: why the definition cannot be read (None: it can)
+    error: str | None
+    #: the type is paused: its ticks are not taken, so it has no next run
+    paused: bool
+    next_run: datetime | None
+    next_run_in_s: float | None
+    #: how long its latest due tick has waited untaken, past SCHEDULE_LATE_AFTER_S
+    late_s: float | None
+    #: the latest tick taken (posted, or skipped as missed)
+    last_tick: datetime | None
+    #: the job of the latest posted tick, its status (None: purged) and when it was posted
+    last_task_id: UUID | None
+    last_status: int | None
+    last_posted_at: datetime | None
+    last_posted_age_s: float | None
+    #: its jobs in the queue (ready or scheduled), as the depth read model counts
+    #: them: estimated from a sample on a big queue (``waiting_estimated``)
+    waiting: int
+    waiting_estimated: bool
+    defined_at: datetime | None
+
+    @property
+    def last_job_purged(self) -> bool:
+        """A tick was posted, but its job's result row is gone."""
+        return self.last_task_id is not None and self.last_status is None
+
+    @property
+    def next_run_text(self) -> str:
+        """When its next job is posted, in words: "in 12s", "paused", "late 5m 02s"
+        (a due tick nobody took: no worker runs the type), "unreadable"."""
+        if self.error is not None:
+            return "unreadable"
+        if self.paused:
+            return "paused"
+        if self.late_s is not None:
+            return f"late {format_age(self.late_s)}"
+        return f"in {format_age(self.next_run_in_s)}" if self.next_run_in_s is not None else "-"
+
+    @property
+    def last_job_text(self) -> str:
+        """Its latest posted job's status: "Processed", "purged", or "-" (none posted)."""
+        if self.last_task_id is None:
+            return "-"
+        return "purged" if self.last_status is None else JobStatus.label_of(self.last_status)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "task_type": self.task_type,
+            "schedule": self.schedule,
+            "cron": self.cron,
+            "every_s": self.every_s,
+            "timezone": self.timezone,
+            "missed": self.missed,
+            "payload": self.payload,
+            "error": self.error,
+            "paused": self.paused,
+            "next_run": _iso(self.next_run),
+            "next_run_in_s": self.next_run_in_s,
+            "late_s": self.late_s,
+            "last_tick": _iso(self.last_tick),
+            "last_task_id": str(self.last_task_id) if self.last_task_id else None,
+            "last_status": (
+                JobStatus.label_of(self.last_status) if self.last_status is not None else None
+            ),
+            "last_job_purged": self.last_job_purged,
+            "last_posted_at": _iso(self.last_posted_at),
+            "last_posted_age_s": self.last_posted_age_s,
+            "waiting": self.waiting,
+            "waiting_estimated": self.waiting_estimated,
+            "defined_at": _iso(self.defined_at),
+        }
+
+
+def _stored_schedule(cron: str | None, every_s: float | None, timezone: str) -> str:
+    """A definition as stored, for one this version cannot read."""
+    parts = [f"cron {cron}"] if cron is not None else []
+    if every_s is not None:
+        parts.append(f"every {every_s:g}s")
+    text = ", ".join(parts) or "no period"
+    return text if timezone == "UTC" else f"{text} ({timezone})"
+
+
+def _schedule_info(r: Sequence[Any], waiting: int, estimated: bool) -> ScheduleInfo:
+    now: datetime = r[0]
+    task_type, cron, every_s, timezone, payload, missed = r[1:7]
+    last_tick, last_task_id, posted_at, defined_at = r[7:11]
+    paused, last_status = bool(r[11]), r[12]
+    every_s = float(every_s) if every_s is not None else None
+    timezone = timezone or "UTC"
+    description, error = _stored_schedule(cron, every_s, timezone), None
+    next_run = late_s = None
+    try:
+        schedule = Schedule(
+            cron=cron, every=every_s, timezone=timezone, payload=payload, missed=missed
+        )
+        description = schedule.describe()
+        due, upcoming = schedule.latest_tick(now), schedule.next_tick(now)
+    except (ConfigError, CronSimError, ValueError, OverflowError, OSError, StopIteration) as exc:
+        error = str(exc) or type(exc).__name__
+    else:
+        waited = (now - due).total_seconds()
+        if not paused:
+            next_run = upcoming
+            if (last_tick is None or due > last_tick) and waited > SCHEDULE_LATE_AFTER_S:
+                late_s = waited
+    return ScheduleInfo(
+        task_type=task_type,
+        schedule=description,
+        cron=cron,
+        every_s=every_s,
+        timezone=timezone,
+        missed=str(missed),
+        payload=payload,
+        error=error,
+        paused=paused,
+        next_run=next_run,
+        next_run_in_s=(next_run - now).total_seconds() if next_run is not None else None,
+        late_s=late_s,
+        last_tick=last_tick,
+        last_task_id=last_task_id,
+        last_status=int(last_status) if last_status is not None else None,
+        last_posted_at=posted_at,
+        last_posted_age_s=(
+            max((now - posted_at).total_seconds(), 0.0) if posted_at is not None else None
+        ),
+        waiting=waiting,
+        waiting_estimated=estimated,
+        defined_at=defined_at,
+    )
+
+
+def schedules(conn: Conn, *, queue: Depth | None = None) -> list[ScheduleInfo]:
+    """Every periodic task type: its next run (from the server's clock), its latest
+    posted job and that job's status, and how many of its jobs wait (see ScheduleInfo).
+
+    ``queue``: the queue depth, if the caller has just read it (the console's
+    refresh does); otherwise it is read here, only when there is a schedule.
+    """
+    rows = _rows(conn, query("schedules"))
+    if not rows:
+        return []
+    queue = queue if queue is not None else depth(conn)
+    waiting = {t.task_type: t.ready + t.scheduled for t in queue.types}
+    return [_schedule_info(r, waiting.get(r[1], 0), queue.estimated) for r in rows]
 
 
 # -- throughput history ----------------------------------------------------------------------

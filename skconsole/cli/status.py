@@ -2,7 +2,7 @@
 
 Without a view: the overview (depth, jobs per status, workers), whose JSON
 shape is stable. Views: depth, inflight, failures, stats, metrics, workers,
-history. Estimated figures are labelled as such. Tables fit the terminal
+history, schedules. Estimated figures are labelled as such. Tables fit the terminal
 (``--wide``: every column at full width).
 """
 
@@ -39,7 +39,7 @@ from skconsole.status import JobStatus
 from skconsole.text import quoted
 
 Conn = psycopg.Connection[Any]
-VIEWS = ("depth", "inflight", "failures", "stats", "metrics", "workers", "history")
+VIEWS = ("depth", "inflight", "failures", "stats", "metrics", "workers", "history", "schedules")
 #: history --minutes: at most one day back
 MAX_MINUTES = 1440
 
@@ -354,6 +354,49 @@ def _history(conn: Conn, minutes: int, wide: bool) -> tuple[dict[str, Any], Call
     return h.as_dict(), show
 
 
+def _schedules(conn: Conn, wide: bool) -> tuple[dict[str, Any], Callable[[], None]]:
+    rows = stats.schedules(conn)
+
+    def show() -> None:
+        columns = [
+            Column("type"),
+            Column("schedule", flexible=True, min_width=30),
+            Column("next run", 1, "right"),
+            Column("last posted", 3, "right"),
+            Column("last job", 2),
+            Column("job id", 6),
+            Column("waiting", 4, "right"),
+            Column("missed", 5),
+        ]
+        cells = []
+        styles: list[StyleType | None] = []
+        for r in rows:
+            posted = r.last_posted_age_s
+            cells.append(
+                [
+                    escape(r.task_type),
+                    escape(r.schedule),
+                    r.next_run_text,
+                    f"{format_age(posted)} ago" if posted is not None else "-",
+                    r.last_job_text,
+                    str(r.last_task_id) if r.last_task_id else "-",
+                    ("≈" if r.waiting_estimated else "") + f"{r.waiting:,}",
+                    escape(r.missed),
+                ]
+            )
+            late = r.paused or r.late_s is not None
+            styles.append("red" if r.error else ("yellow" if late else None))
+        print_table(columns, cells, wide=wide, title="Periodic task types", styles=styles)
+        for r in rows:
+            if r.error:
+                out.print(
+                    f"[red]{escape(r.task_type)}: cannot read its schedule:[/red] {escape(r.error)}",
+                    highlight=False,
+                )
+
+    return {"schedules": [r.as_dict() for r in rows]}, show
+
+
 @app.command()
 def status(
     ctx: typer.Context,
@@ -407,6 +450,8 @@ def status(
             doc, show = _exec_stats(conn, wide)
         elif view == "metrics":
             doc, show = _metrics(conn, sample_s, wide)
+        elif view == "schedules":
+            doc, show = _schedules(conn, wide)
         else:
             doc, show = _history(conn, minutes, wide)
     if as_json:

@@ -6,7 +6,7 @@ documented the moment it exists and nothing has to be memorised.
 
 Scopes name where an action applies: the focused panel of the main screen
 (``depth``, ``inflight``, ``failures``, ``exec``, ``metrics``, ``workers``,
-``audit``), the failure-group drill-down (``jobs``) or the job detail
+``audit``, ``schedules``), the failure-group drill-down (``jobs``) or the job detail
 (``job``). An action with no scopes applies everywhere.
 """
 
@@ -49,7 +49,7 @@ class ActionSpec:
 
 
 def _panel_actions() -> list[ActionSpec]:
-    """Keys 1-7: one per panel of :data:`skconsole.tui.panels.PANELS`, in its order."""
+    """Keys 1-8: one per panel of :data:`skconsole.tui.panels.PANELS`, in its order."""
     return [
         ActionSpec(
             f"panel('{panel.scope}')",
@@ -162,6 +162,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "c",
         "Copy",
         "Copy the job (fields, payload and full error) to the clipboard.",
+        scopes=frozenset({"job"}),
+    ),
+    ActionSpec(
+        "parent",
+        "u",
+        "Parent",
+        "Open the job that posted this one: a pipeline's previous stage, or the job whose ctx.post posted it.",
         scopes=frozenset({"job"}),
     ),
     ActionSpec(

@@ -406,6 +406,8 @@ class ConsoleApp(App[int]):
             return False
         if spec.id == "leave" and not self._can_go_back():
             return False
+        if spec.id == "parent" and not self._parent_shown():
+            return False
         return self._allowed(spec)
 
     def _can_go_back(self) -> bool:
@@ -413,6 +415,10 @@ class ConsoleApp(App[int]):
             return True
         panel = panel_of(self.focused)
         return panel is not None and (bool(panel.table.filter_text) or panel.filter_input.display)
+
+    def _parent_shown(self) -> bool:
+        screen = self.screen
+        return isinstance(screen, JobDetailScreen) and screen.parent_id is not None
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
         if spec.needs_engine and self.engine is None:
@@ -563,6 +569,13 @@ class ConsoleApp(App[int]):
                 self.push_screen(
                     JobDetailScreen(task_id, self, screen.group.signature, workers=workers)
                 )
+
+    def action_parent(self) -> None:
+        """Open the job that posted the one shown (Esc comes back)."""
+        screen = self.screen
+        if isinstance(screen, JobDetailScreen) and screen.parent_id is not None:
+            workers = self.snapshot.workers if self.snapshot is not None else ()
+            self.push_screen(JobDetailScreen(screen.parent_id, self, workers=workers))
 
     # -- operator actions (skconsole.ops, through OperatorFlow) ----------------------------
     @property

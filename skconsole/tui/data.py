@@ -136,6 +136,7 @@ class DatabaseSource:
                 lambda: stats.status_summary(conn, exact_limit=REFRESH_STATUS_EXACT_LIMIT),
             )
             audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
+            schedules = timed("schedules", lambda: stats.schedules(conn, queue=depth))
             version = conn.execute("SHOW server_version").fetchone()
         read_ms = (time.perf_counter() - started) * 1000.0
         return model.Snapshot(
@@ -147,6 +148,7 @@ class DatabaseSource:
             metrics=self._metric_rows(metrics),
             workers=tuple(workers),
             audit=tuple(_audit_row(a) for a in audit),
+            schedules=tuple(schedules),
             statuses=statuses,
             waiting=tuple(self._waiting),
             read_ms=read_ms,

@@ -1,8 +1,8 @@
 """What the console shows: snapshots, built off the UI thread.
 
 The rows are the read models' own dataclasses (:mod:`skconsole.stats`:
-FailureGroup, InflightJob, TypeTimes, WorkerInfo, StatusCounts, and for the
-drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
+FailureGroup, InflightJob, TypeTimes, WorkerInfo, ScheduleInfo, StatusCounts,
+and for the drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
 console adds lives here: the snapshot of one refresh cycle, the per-minute
 trends, the failure groups read on their own cadence (FailureGroups), queue
 depth with its recent history (DepthRow: the read model's TypeDepth and a
@@ -21,6 +21,7 @@ from skconsole.ops import OperatorAction, Params
 from skconsole.stats import (
     FailureGroup,
     InflightJob,
+    ScheduleInfo,
     StatusCounts,
     TypeDepth,
     TypeTimes,
@@ -87,6 +88,7 @@ class Snapshot:
     metrics: tuple[MetricRow, ...] = ()
     workers: tuple[WorkerInfo, ...] = ()
     audit: tuple[AuditRow, ...] = ()
+    schedules: tuple[ScheduleInfo, ...] = ()  # periodic task types
     statuses: StatusCounts = field(default_factory=lambda: StatusCounts({}))  # jobs per status
     waiting: tuple[int, ...] = ()  # all waiting jobs at each recent refresh, oldest first
     read_ms: float = 0.0  # how long the database reads took

@@ -3,7 +3,7 @@
 A panel's number is its place in :data:`PANELS` (1-based), its key is that
 number, and its names live on its class (``scope``, ``title``,
 ``short_title``: see :class:`~skconsole.tui.widgets.panel.Panel`). The action
-registry (keys 1-7 and their help), the main screen's tabs and the help
+registry (keys 1-8 and their help), the main screen's tabs and the help
 screen all derive from this tuple, so a new panel is one class and one entry
 here.
 """
@@ -17,6 +17,7 @@ from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.inflight_panel import InflightPanel
 from skconsole.tui.widgets.metrics_panel import MetricsPanel
 from skconsole.tui.widgets.panel import Panel
+from skconsole.tui.widgets.schedules_panel import SchedulesPanel
 from skconsole.tui.widgets.workers_panel import WorkersPanel
 
 PANELS: tuple[type[Panel], ...] = (
@@ -27,6 +28,7 @@ PANELS: tuple[type[Panel], ...] = (
     MetricsPanel,
     WorkersPanel,
     AuditPanel,
+    SchedulesPanel,
 )
 PANEL_IDS: tuple[str, ...] = tuple(p.scope for p in PANELS)
 

@@ -49,12 +49,29 @@ RAW_CONTROL = re.compile(
 )
 
 
+PIPELINE = f"check{SGR}out{RLO}"
+CRON = f"0 3 * * *{OSC}"
+
+
 def seed_hostile_text(conn: Conn) -> None:
-    """Waiting, running, failed jobs; a worker, metrics, execution times and an
-    audit row: every text field that is shown holds control characters."""
+    """Waiting, running, failed jobs; a worker, metrics, execution times, an
+    audit row and schedules: every text field that is shown holds control
+    characters. The two failed jobs are stage 2 of a pipeline, each after the other."""
     add_job(conn, 1, task_type=TASK_TYPE)
-    add_job(conn, 5, task_type=TASK_TYPE, error=ERROR)
-    add_job(conn, 6, task_type=OTHER_TYPE, error=ERROR)
+    faulted = add_job(conn, 5, task_type=TASK_TYPE, error=ERROR)
+    fatal = add_job(conn, 6, task_type=OTHER_TYPE, error=ERROR)
+    for job, parent in ((faulted, fatal), (fatal, faulted)):
+        conn.execute(
+            "UPDATE sk_task_results_t SET sk_parent_task_id = %s, sk_pipeline = %s, sk_stage = 2 "
+            "WHERE task_id = %s",
+            (parent, PIPELINE, job),
+        )
+    conn.execute(
+        "INSERT INTO sk_schedules_t (task_type, sch_cron, sch_every_seconds, sch_timezone, "
+        "sch_last_tick_ts, sch_last_task_id, sch_last_posted_ts) VALUES "
+        "(%s, %s, NULL, %s, now(), %s, now()), (%s, NULL, 60, 'UTC', now(), NULL, NULL)",
+        (TASK_TYPE, CRON, f"Europe/{RLO}Paris", faulted, OTHER_TYPE),
+    )
     conn.execute(
         "UPDATE sk_task_results_t SET task_payload = %s, task_source = %s WHERE task_status IN (5, 6)",
         (f'{{"note": "{HOSTILE}"}}', f"src{SGR}"),
@@ -116,6 +133,7 @@ VIEWS: list[tuple[str, ...]] = [
     ("status", "stats"),
     ("status", "metrics", "--sample", "0"),
     ("status", "workers"),
+    ("status", "schedules"),
     ("requeue", "--dry-run", "--type", TASK_TYPE),
     ("audit",),
 ]

@@ -24,6 +24,7 @@ from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.job_view import JobView
 from skconsole.tui.widgets.jobs_panel import JobsPanel
+from skconsole.tui.widgets.schedules_panel import SchedulesPanel
 from tests.db.test_hostile_text import RAW_CONTROL, TASK_TYPE, seed_hostile_text
 from tests.tui.conftest import SIZE, loaded, until
 
@@ -66,11 +67,25 @@ async def test_every_panel_draws_control_characters_as_visible_escapes(
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         seen = ""
-        for key in "1234567":
+        for key in "12345678":
             await _show_panel(pilot, key)
             seen += assert_nothing_raw(app, f"panel {key}")
     for shown in ("t.\\x1b[31mevil\\u202e", "host-\\x1b]0;pwned", "worker@\\x1b[31mcount"):
         assert shown in seen, shown
+
+
+async def test_the_schedules_panel_draws_types_and_definitions_with_visible_escapes(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    seed_hostile_text(conn)
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot)
+        await _show_panel(pilot, "8")
+        panel = app.main_screen.query_one(SchedulesPanel)
+        text = assert_nothing_raw(app, "schedules panel", panel)
+    assert "t.\\x1b[31mevil\\u202e" in text  # a task type
+    assert "cron 0 3 * * *\\x1b]0;pwned\\x07 (Europe/\\u202eParis)" in text  # as stored
 
 
 async def _open_group(pilot: Pilot[Any], app: ConsoleApp) -> GroupJobsScreen:
@@ -122,6 +137,18 @@ async def test_the_job_detail_shows_the_full_error_and_payload_with_visible_esca
     assert "RuntimeError: boom \\x1b[31mred\\x1b]0;pwned\\x07\\x9b31mc1\\u202eexe.txt" in text
     assert "src\\x1b[31m" in text  # a field
     assert '{"note": "\\x1b[31mred' in text  # the payload (not JSON: shown as it is)
+
+
+async def test_the_job_detail_shows_its_lineage_with_visible_escapes(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    seed_hostile_text(conn)
+    app = make_app()
+    async with app.run_test(size=(160, 60)) as pilot:
+        await loaded(pilot)
+        screen = await _open_job(pilot, app)
+        text = assert_nothing_raw(app, "job detail", screen.query_one(JobView))
+    assert "stage 2 of check\\x1b[31mout\\u202e, after job " in text
 
 
 async def test_the_whole_group_jobs_screen_draws_nothing_raw(conn: Conn, make_app: MakeApp) -> None:

@@ -6,7 +6,7 @@ from uuid import UUID
 
 from skconsole import stats
 from skconsole.status import JobStatus
-from skconsole.tui.showcase.fake_source import GROUPS, FixedSource
+from skconsole.tui.showcase.fake_source import GROUPS, PARENT_JOB, STAGE_JOB, FixedSource
 from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.job_view import job_text, owner_text
 
@@ -57,3 +57,17 @@ def test_job_detail_owner_is_named_by_a_known_worker() -> None:
     assert owner_text(detail) == f"worker {str(detail.owner_worker_id)[:8]}"
     text = job_text(detail, owner_text(detail, workers))
     assert "status: Faulted" in text and "owner: web-2 pid 2201" in text
+
+
+def test_snapshot_schedules_are_read_model_dataclasses() -> None:
+    schedules = FixedSource().snapshot().schedules
+    assert schedules and all(isinstance(s, stats.ScheduleInfo) for s in schedules)
+    assert [s.task_type for s in schedules] == sorted(s.task_type for s in schedules)
+
+
+def test_the_second_job_of_a_group_is_a_pipeline_stage_whose_parent_can_be_opened() -> None:
+    source = FixedSource()
+    stage = source.job_detail(STAGE_JOB)
+    assert stage is not None and stage.parent_task_id == UUID(PARENT_JOB)
+    parent = source.job_detail(PARENT_JOB)
+    assert parent is not None and (parent.task_type, parent.children) == ("checkout.validate", 1)

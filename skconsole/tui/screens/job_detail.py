@@ -1,4 +1,4 @@
-"""Drill-down 2: one job in full; c copies it."""
+"""Drill-down 2: one job in full; c copies it, u opens the job that posted it."""
 
 from __future__ import annotations
 
@@ -45,6 +45,14 @@ class JobDetailScreen(DrillDownScreen[JobDetail | None, JobView]):
         return self.console.source.job_detail(self.task_id)
 
     @property
+    def parent_id(self) -> str | None:
+        """The job that posted this one, when its result row is still there."""
+        d = self.detail
+        if d is None or d.parent_task_id is None or d.parent_purged:
+            return None
+        return str(d.parent_task_id)
+
+    @property
     def owner(self) -> str:
         return owner_text(self.detail, self.known_workers) if self.detail is not None else "-"
 
@@ -63,3 +71,4 @@ class JobDetailScreen(DrillDownScreen[JobDetail | None, JobView]):
             Content(printable(f"Job {data.task_id}  ·  {data.task_type}  ·  {status}{where}"))
         )
         self.body.show(data, self.console.clock(), self.owner)
+        self.refresh_bindings()  # the parent key shows once there is a parent to open

@@ -20,6 +20,7 @@ from skconsole.stats import (
     GroupJobs,
     InflightJob,
     JobDetail,
+    ScheduleInfo,
     StatusCounts,
     TypeTimes,
     WorkerInfo,
@@ -170,6 +171,44 @@ def _worker(
     )
 
 
+def _schedule(
+    task_type: str,
+    schedule: str,
+    next_run_in_s: float | None,
+    last: tuple[int, int | None, float] | None,
+    waiting: int = 0,
+    *,
+    paused: bool = False,
+    late_s: float | None = None,
+    error: str | None = None,
+) -> ScheduleInfo:
+    """A periodic type; ``last``: its latest job (id number, status or None if purged,
+    posted this many seconds ago)."""
+    task_id, status, age = last if last is not None else (None, None, None)
+    return ScheduleInfo(
+        task_type=task_type,
+        schedule=schedule,
+        cron=schedule.removeprefix("cron ") if schedule.startswith("cron") else None,
+        every_s=None if schedule.startswith("cron") else 30.0,
+        timezone="UTC",
+        missed="once",
+        payload=None,
+        error=error,
+        paused=paused,
+        next_run=None if next_run_in_s is None else FROZEN_AT + timedelta(seconds=next_run_in_s),
+        next_run_in_s=next_run_in_s,
+        late_s=late_s,
+        last_tick=None if age is None else _ago(age),
+        last_task_id=None if task_id is None else UUID(_id(task_id)),
+        last_status=status,
+        last_posted_at=None if age is None else _ago(age),
+        last_posted_age_s=age,
+        waiting=waiting,
+        waiting_estimated=False,
+        defined_at=_ago(30 * 86_400),
+    )
+
+
 TIMEOUT_SIG = (
     "UpstreamTimeout: timeout after <n>s calling https://api.partner.example/v2/orders/<n>"
 )
@@ -222,6 +261,9 @@ GROUPS = (
     ),
 )
 OWNER = _id(902)  # web-2 pid 2201: the worker of the job shown in detail
+#: the second job of every group's list is a pipeline's stage 2, posted by this job
+STAGE_JOB = _id(5001)
+PARENT_JOB = _id(4000)
 
 TRACEBACK = """Traceback (most recent call last):
   File "/srv/app/skconsole/worker/engine.py", line 342, in _run_job
@@ -365,6 +407,38 @@ def _snapshot() -> Snapshot:
             10, _ago(86_400), "deploy", "ci-runner", "purge", "finished older than 30d", 1_204_331
         ),
     )
+    schedules = (
+        _schedule("invoices.import", "cron */30 * * * *", 18 * 60, (301, JobStatus.PROCESSED, 720)),
+        _schedule(
+            "legacy.export",
+            "cron 0 4 * * * (Europe/Lutetia)",
+            None,
+            (302, None, 3 * 86_400 + 3600),
+            error="unknown time zone 'Europe/Lutetia': use an IANA name such as UTC or Europe/Paris",
+        ),
+        _schedule(
+            "payments.reconcile",
+            "every 5m",
+            110.0,
+            (303, JobStatus.FATAL, 1090.0),
+            late_s=850.0,
+        ),
+        _schedule(
+            "reports.nightly",
+            "cron 0 3 * * * (Europe/Paris)",
+            22 * 3600 + 48 * 60,
+            (101, JobStatus.PROCESSING, 4210.0),
+        ),
+        _schedule(
+            "thumbnails.render",
+            "cron 0 * * * *",
+            None,
+            (304, JobStatus.PROCESSED, 5400.0),
+            5120,
+            paused=True,
+        ),
+        _schedule("webhooks.retry_sweep", "every 30s", 18.0, (305, JobStatus.PROCESSED, 12.0), 1),
+    )
     return Snapshot(
         taken_at=t,
         server_version="16.4",
@@ -374,6 +448,7 @@ def _snapshot() -> Snapshot:
         metrics=metrics,
         workers=workers,
         audit=audit,
+        schedules=schedules,
         statuses=StatusCounts(
             {
                 JobStatus.UNPROCESSED: 6781,
@@ -405,6 +480,54 @@ def _group_jobs(group: FailureGroup) -> GroupJobs:
         for i in range(min(group.count, 60))
     ]
     return GroupJobs(group.signature, group.count, jobs)
+
+
+def _failed_job(task_id: str) -> JobDetail:
+    return JobDetail(
+        task_id=UUID(task_id),
+        task_type="payments.charge",
+        source="checkout@web-2:2201",
+        payload='{"order_id": 48213, "amount": "129.90", "currency": "EUR", "customer": "cus_00048213"}',
+        status=JobStatus.FAULTED,
+        priority=1,
+        error_count=5,
+        last_error=TRACEBACK,
+        recoverable=True,
+        processing_ms=155_210,
+        posted_at=_ago(3 * 3600 + 240),
+        first_attempt_at=_ago(3 * 3600 + 239),
+        last_attempt_at=_ago(35),
+        finalized_at=_ago(4),
+        owner_worker_id=UUID(OWNER),
+        attempt=5,
+        signature=None,
+        queued_until=None,
+    )
+
+
+def _parent_job() -> JobDetail:
+    """The first stage of the checkout pipeline: it succeeded and posted the next one."""
+    return JobDetail(
+        task_id=UUID(PARENT_JOB),
+        task_type="checkout.validate",
+        source="checkout@web-2:2201",
+        payload='{"order_id": 48213, "cart": "c_88412"}',
+        status=JobStatus.PROCESSED,
+        priority=1,
+        error_count=0,
+        last_error=None,
+        recoverable=False,
+        processing_ms=184,
+        posted_at=_ago(3 * 3600 + 242),
+        first_attempt_at=_ago(3 * 3600 + 241),
+        last_attempt_at=_ago(3 * 3600 + 241),
+        finalized_at=_ago(3 * 3600 + 240),
+        owner_worker_id=UUID(OWNER),
+        attempt=1,
+        signature=None,
+        queued_until=None,
+        children=1,
+    )
 
 
 @dataclass
@@ -446,26 +569,20 @@ class FixedSource:
     def job_detail(self, task_id: str) -> JobDetail | None:
         if self.offline:
             raise SourceUnavailable("connection refused")
-        return JobDetail(
-            task_id=UUID(task_id),
-            task_type="payments.charge",
-            source="checkout@web-2:2201",
-            payload='{"order_id": 48213, "amount": "129.90", "currency": "EUR", "customer": "cus_00048213"}',
-            status=JobStatus.FAULTED,
-            priority=1,
-            error_count=5,
-            last_error=TRACEBACK,
-            recoverable=True,
-            processing_ms=155_210,
-            posted_at=_ago(3 * 3600 + 240),
-            first_attempt_at=_ago(3 * 3600 + 239),
-            last_attempt_at=_ago(35),
-            finalized_at=_ago(4),
-            owner_worker_id=UUID(OWNER),
-            attempt=5,
-            signature=None,
-            queued_until=None,
-        )
+        if task_id == PARENT_JOB:
+            return _parent_job()
+        job = _failed_job(task_id)
+        if task_id == STAGE_JOB:
+            return replace(
+                job,
+                parent_task_id=UUID(PARENT_JOB),
+                parent_task_type="checkout.validate",
+                source="checkout.validate",  # a stage's source is its parent's type
+                pipeline="checkout",
+                stage=2,
+                snooze_count=2,
+            )
+        return job
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
         if self.offline:

@@ -32,9 +32,39 @@ def owner_text(job: JobDetail, workers: Iterable[WorkerInfo] = ()) -> str:
     return f"worker {short_id(str(job.owner_worker_id))}"
 
 
-def extra_fields(job: JobDetail) -> list[tuple[str, str]]:
-    """The fields shown only when known: its failure group, when it becomes eligible."""
+def _times(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def lineage_text(job: JobDetail) -> str | None:
+    """Where the job came from: "stage 2 of orders, after job <id> (orders.validate)" for
+    a pipeline's stage, "posted by job <id> (<its type>)" for a ctx.post job; None when
+    a producer posted it."""
+    if job.parent_task_id is None:
+        return f"stage {job.stage} of {job.pipeline}" if job.pipeline else None
+    parent = f"job {job.parent_task_id} ({job.parent_task_type or 'purged'})"
+    if job.pipeline:
+        return f"stage {job.stage} of {job.pipeline}, after {parent}"
+    return f"posted by {parent}"
+
+
+def lineage_fields(job: JobDetail) -> list[tuple[str, str]]:
+    """Its parent, the jobs it posted and its snoozes: each only when there is one."""
     out = []
+    lineage = lineage_text(job)
+    if lineage is not None:
+        out.append(("lineage", lineage))
+    if job.children:
+        out.append(("children", f"posted {_times(job.children, 'job', 'jobs')}"))
+    if job.snooze_count:
+        out.append(("snoozes", f"snoozed {_times(job.snooze_count, 'time', 'times')}"))
+    return out
+
+
+def extra_fields(job: JobDetail) -> list[tuple[str, str]]:
+    """The fields shown only when known: its lineage and snoozes, its failure group,
+    when it becomes eligible."""
+    out = lineage_fields(job)
     if job.signature:
         out.append(("failure group", job.signature))
     if job.queued_until is not None:

@@ -10,7 +10,9 @@ from skconsole.tui.formatting import fmt_ago, fmt_int, short_id
 from skconsole.tui.widgets.keyed_table import Cell, Column, Tone
 from skconsole.tui.widgets.panel import Panel
 
-_TONES: dict[int, Tone] = {
+#: how a job's status is coloured wherever one is shown
+STATUS_TONES: dict[int, Tone] = {
+    JobStatus.PROCESSED: "good",
     JobStatus.FAULTED: "bad",
     JobStatus.FATAL: "bad",
     JobStatus.ERROR: "warn",
@@ -18,8 +20,12 @@ _TONES: dict[int, Tone] = {
 }
 
 
+def status_tone(status: int) -> Tone:
+    return STATUS_TONES.get(status, "")
+
+
 def _status(job: FailedJob) -> Cell:
-    return (JobStatus.label_of(job.status), _TONES.get(job.status, ""))
+    return (JobStatus.label_of(job.status), status_tone(job.status))
 
 
 class JobsPanel(Panel):
