@@ -204,6 +204,8 @@ class Engine:
         self._stopping = True
         if now:
             self._stop_now = True
+        if self.upkeep.scheduler is not None:
+            self.upkeep.scheduler.active = False
         self._nudge()
 
     @property

@@ -77,7 +77,9 @@ class MetricsBuffer:
             mine.last = tt.last
 
     def metric_params(self, owner: str) -> dict[str, object] | None:
-        items = [(k, v) for k, v in self.counters.items() if v]
+        # in one order for every writer: workers of a host share an owner id and
+        # write the same rows; in dict order two final flushes could deadlock
+        items = sorted((k, v) for k, v in self.counters.items() if v)
         if not items:
             return None
         return {

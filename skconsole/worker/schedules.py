@@ -43,6 +43,9 @@ class Scheduler:
         self.posted = 0
         #: monotonic time of the next look (0: now)
         self.due_at = 0.0
+        #: cleared when the engine stops: a stopping worker takes no tick (its
+        #: jobs would wait for the next worker, piling up across a restart)
+        self.active = True
         self._published = False
 
     async def run_once(self) -> None:
@@ -56,12 +59,14 @@ class Scheduler:
                 ", ".join(f"{t} ({s.describe()})" for t, s in self.schedules.items()),
             )
         now, states = await self.link.run(self._state, retry=False)
+        if len(states) < len(self.schedules):
+            self._published = False  # a schedule row was deleted: publish it again
         for task_type, (last_tick, paused) in states.items():
             schedule = self.schedules[task_type]
             due = schedule.latest_tick(now)
-            if paused or (last_tick is not None and due <= last_tick):
+            if paused or not self.active or (last_tick is not None and due <= last_tick):
                 continue
-            post = posts_tick(schedule, due, now)
+            post = posts_tick(schedule, last_tick, due, now)
             taken, posted = await self.link.run(
                 functools.partial(self._take, task_type=task_type, tick=due, post=post),
                 retry=False,
@@ -117,14 +122,20 @@ class Scheduler:
         return (bool(row and row[0]), bool(row and row[1]))
 
 
-def posts_tick(schedule: Schedule, tick: datetime, now: datetime) -> bool:
+def posts_tick(
+    schedule: Schedule, last_tick: datetime | None, tick: datetime, now: datetime
+) -> bool:
     """Whether taking ``tick`` at ``now`` posts its job. Only the latest due tick is
-    ever taken, so the ticks before it that nobody took are never posted; with
-    missed="skip" the latest one is not posted either once it is late by more
-    than SKIP_AFTER_S or one period (a nightly job found at 05:00 waits for the
-    next night)."""
+    ever taken, so ticks before it that nobody took (no worker ran the type, or
+    it was paused) are never posted on their own. missed="once" posts the latest
+    for them all. missed="skip" posts a tick only when it directly follows the
+    last one taken and is late by at most SKIP_AFTER_S or one period: after a
+    gap, nothing runs until the next tick (a nightly job found at 05:00 waits
+    for the next night)."""
     if schedule.missed == "once":
         return True
+    if last_tick is not None and schedule.next_tick(last_tick) < tick:
+        return False  # ticks were missed: this one is among them
     period = schedule.next_tick(tick) - tick
     return now - tick <= min(timedelta(seconds=SKIP_AFTER_S), period)
 

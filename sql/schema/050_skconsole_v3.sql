@@ -5,8 +5,8 @@
 -- Lineage. A job posted by a handler (ctx.post) or as the next stage of a
 -- pipeline (then=) is written in the transaction that records its parent's
 -- success, and names its parent here; stage jobs also name their pipeline and
--- their stage number (the first stage is 1). Stakhanovise.NET never reads
--- these columns.
+-- their stage number (2, 3, ...: the first stage, posted by a producer, has
+-- neither). Stakhanovise.NET never reads these columns.
 ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_parent_task_id uuid;
 ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_pipeline varchar(250);
 ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_stage integer;
