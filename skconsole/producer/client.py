@@ -74,10 +74,6 @@ class _Target(Generic[C]):
     conn: C
     own: bool
 
-    @property
-    def prepare(self) -> bool | None:
-        return True if self.own else None
-
     def opens_transaction(self, writes: Plan) -> bool:
         """Whether the post wraps its statements in a transaction of its own."""
         return self.own and not writes.one_round_trip
@@ -184,9 +180,9 @@ class Producer:
         target = self._target(connection)
         if target.opens_transaction(writes):
             with target.conn.transaction():
-                result.add(self._write(target.conn, writes, target.prepare))
+                result.add(self._write(target.conn, writes, own=target.own))
         else:
-            result.add(self._write(target.conn, writes, target.prepare))
+            result.add(self._write(target.conn, writes, own=target.own))
         return result
 
     def post_stream(
@@ -205,10 +201,11 @@ class Producer:
                     progress(done)
         return done
 
-    def _write(self, conn: Conn, writes: Plan, prepare: bool | None = True) -> PostCounts:
+    def _write(self, conn: Conn, writes: Plan, *, own: bool = True) -> PostCounts:
         """The post's statements over ``conn``, in whatever transaction it is in."""
         done = PostCounts()
-        with _cursor(psycopg.Cursor(conn, row_factory=tuple_row)) as cur:
+        prepare = _prepare(own)
+        with _cursor(psycopg.Cursor(conn, row_factory=tuple_row), own) as cur:
             if writes.lone is not None:
                 done.add(counts(cur.execute(POST_NEW, writes.lone, prepare=prepare).fetchone(), 1))
             if writes.copied:
@@ -279,9 +276,9 @@ class AsyncProducer:
         target = await self._target(connection)
         if target.opens_transaction(writes):
             async with target.conn.transaction():
-                result.add(await self._write(target.conn, writes, target.prepare))
+                result.add(await self._write(target.conn, writes, own=target.own))
         else:
-            result.add(await self._write(target.conn, writes, target.prepare))
+            result.add(await self._write(target.conn, writes, own=target.own))
         return result
 
     async def post_stream(
@@ -300,9 +297,10 @@ class AsyncProducer:
                     progress(done)
         return done
 
-    async def _write(self, conn: AConn, writes: Plan, prepare: bool | None = True) -> PostCounts:
+    async def _write(self, conn: AConn, writes: Plan, *, own: bool = True) -> PostCounts:
         done = PostCounts()
-        async with _cursor(psycopg.AsyncCursor(conn, row_factory=tuple_row)) as cur:
+        prepare = _prepare(own)
+        async with _cursor(psycopg.AsyncCursor(conn, row_factory=tuple_row), own) as cur:
             if writes.lone is not None:
                 await cur.execute(POST_NEW, writes.lone, prepare=prepare)
                 done.add(counts(await cur.fetchone(), 1))
@@ -349,7 +347,13 @@ def _counting(done: PostCounts) -> Iterator[None]:
 Cur = TypeVar("Cur", psycopg.Cursor[tuple[Any, ...]], psycopg.AsyncCursor[tuple[Any, ...]])
 
 
-def _cursor(cur: Cur) -> Cur:
+def _prepare(own: bool) -> bool | None:
+    """Prepared on the producer's own connection; on a caller's, as its
+    ``prepare_threshold`` says (see :class:`_Target`)."""
+    return True if own else None
+
+
+def _cursor(cur: Cur, own: bool) -> Cur:
     """A cursor that reads what a post needs the same way on any connection.
 
     Plain cursor class, tuple rows: a caller's connection may have its own
@@ -358,7 +362,8 @@ def _cursor(cur: Cur) -> Cur:
     writes the server's ``now()`` back as timestamptz, and a caller's loader
     may return it naive (Django's with USE_TZ=False), which cannot be written.
     """
-    cur.adapters.register_loader("timestamptz", TimestamptzLoader)
+    if not own:  # the producer's own connection has psycopg's loaders already
+        cur.adapters.register_loader("timestamptz", TimestamptzLoader)
     return cur
 
 
