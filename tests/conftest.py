@@ -38,6 +38,7 @@ TABLES = (
     "sk_task_types_t",
     "sk_audit_t",
     "sk_schedules_t",
+    "sk_retention_t",
 )
 
 

@@ -6,14 +6,15 @@
   the one-line error, and tables that fit the terminal;
 - :mod:`.app`: the Typer app, the root command and :func:`main`;
 - the commands: :mod:`.core` (demo, setup, enqueue, worker, bench, db),
-  :mod:`.status` (``status [VIEW]``) and :mod:`.ops` (the operator actions, audit).
+  :mod:`.status` (``status [VIEW]``), :mod:`.ops` (the operator actions, audit) and
+  :mod:`.retention` (``retention [set|clear]``).
 
 Importing this package registers every command on :data:`app`.
 """
 
 from __future__ import annotations
 
-from skconsole.cli import core, ops, status
+from skconsole.cli import core, ops, retention, status
 from skconsole.cli.app import app, main
 
-__all__ = ["app", "core", "main", "ops", "status"]
+__all__ = ["app", "core", "main", "ops", "retention", "status"]

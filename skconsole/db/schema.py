@@ -16,7 +16,7 @@ import psycopg
 from skconsole.db.sqlfiles import schema_scripts
 from skconsole.errors import ReadOnlyError, SchemaError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: The class id of skconsole's advisory locks (the two-key form, so its keys
 #: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
 #: function sk_lock_class() returns the same number; a test checks they agree.
@@ -34,6 +34,7 @@ SKCONSOLE_OBJECTS = (
     "sk_task_types_t",
     "sk_audit_t",
     "sk_schedules_t",
+    "sk_retention_t",
     "sk_schema_version_t",
 )
 

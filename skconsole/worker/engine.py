@@ -39,6 +39,7 @@ from skconsole.worker.links import Backoff, Link, LinkLost, Throttle
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import JobContext, TaskRegistry
 from skconsole.worker.results import FINISH_SETTINGS, ResultWriter
+from skconsole.worker.retention import Retention
 from skconsole.worker.schedules import Scheduler
 from skconsole.worker.upkeep import UPKEEP_SETTINGS, Upkeep
 
@@ -171,6 +172,9 @@ class Engine:
                 if registry.schedules()
                 else None
             ),
+            retention=Retention(self.links["upkeep"], self.metrics, cfg.process_id)
+            if cfg.reap
+            else None,
         )
         self.keeper = LeaseKeeper(
             self.links["control"],

@@ -22,6 +22,7 @@ CATEGORIES = {
     "listener@reconnect-count": "task-queue-notification-listener",
     "result-queue@result-writes-count": "task-result-queue",
     "reaper@reaped-count": "task-reaper",
+    "retention@purged-count": "task-retention",
     "worker@handed-back-count": "task-worker",
     "worker@self-fence-count": "task-worker",
     "worker@stopped-by-fence-count": "task-worker",

@@ -1,6 +1,7 @@
 """A worker's housekeeping: reaping other workers' hung jobs, writing its
 metrics, forgetting long-gone workers, posting the ticks of its periodic
-types (:mod:`~skconsole.worker.schedules`). On a connection of its own with a
+types (:mod:`~skconsole.worker.schedules`), purging results past their
+retention (:mod:`~skconsole.worker.retention`). On a connection of its own with a
 short lock timeout: a stats row locked for a minute, or a reap waiting on an
 operator's transaction, delays only the next round of this loop, never a
 result write or a lease renewal.
@@ -20,6 +21,7 @@ import psycopg
 from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
 from skconsole.worker.metrics import MetricsBuffer
+from skconsole.worker.retention import Retention
 from skconsole.worker.schedules import Scheduler
 
 log = logging.getLogger("skconsole.worker")
@@ -44,6 +46,7 @@ class Upkeep:
     unowned_after: float
     default_max_attempts: int
     scheduler: Scheduler | None = None
+    retention: Retention | None = None
     reaped: int = field(default=0, init=False)
     _throttle: Throttle = field(default_factory=Throttle, init=False)
 
@@ -60,6 +63,8 @@ class Upkeep:
             if now - last["forget"] >= 60:
                 last["forget"] = now
                 await self._guarded("forget", self._forget)
+            if self.retention is not None and now >= self.retention.due_at:
+                await self._guarded("retention", self.retention.run_once)
             wait = min(self.reap_interval, self.metrics_interval, 1.0)
             if self.scheduler is not None:
                 if time.monotonic() >= self.scheduler.due_at:

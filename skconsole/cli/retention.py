@@ -1,0 +1,137 @@
+"""``skconsole retention``: show, set and clear how long finished results are kept.
+
+Setting a policy says, before it asks, how many results it makes eligible now
+(the workers purge them within a minute); both changes are audited.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from skconsole import retention
+from skconsole.cli.app import app
+from skconsole.cli.ops import _confirm
+from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
+from skconsole.cli.output import Column, out, print_json, print_table
+from skconsole.durations import format_limit, parse_duration
+from skconsole.ops.model import Actor
+
+retention_app = typer.Typer(
+    help="How long finished results are kept (off until a policy is set).",
+    no_args_is_help=False,
+)
+app.add_typer(retention_app, name="retention")
+
+PolicyTypeOpt = Annotated[
+    str | None,
+    typer.Option("--type", help="The task type (without it: the default, for every other type)"),
+]
+
+
+@retention_app.callback(invoke_without_command=True)
+def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) -> None:
+    """The retention policies; the workers purge finished results past them."""
+    if ctx.invoked_subcommand is not None:
+        return
+    db = options_of(ctx).open("skconsole-retention")
+    with db.connect() as conn:
+        policies = retention.policies(conn)
+    if as_json:
+        print_json({"policies": [p.as_dict() for p in policies]})
+        return
+    if not policies:
+        out.print(
+            "no retention policy: finished results are kept until purged"
+            " (skconsole retention set --older-than 30d)"
+        )
+        return
+    columns = [
+        Column("type", key=True),
+        Column("keep", justify="right"),
+        Column("5 Faulted", 2),
+        Column("set", 3),
+        Column("by", 4, flexible=True),
+    ]
+    cells = [
+        [
+            escape(p.task_type) if p.task_type is not None else "(default)",
+            format_limit(p.older_than_s),
+            "purged too" if p.include_faulted else "kept",
+            p.set_at.strftime("%Y-%m-%d %H:%M") if p.set_at else "",
+            escape(p.set_by or ""),
+        ]
+        for p in policies
+    ]
+    print_table(columns, cells, wide=wide, title="Retention")
+
+
+@retention_app.command("set")
+def set_policy(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str,
+        typer.Option("--older-than", help="Purge finished results older than this, e.g. 30d"),
+    ],
+    task_type: PolicyTypeOpt = None,
+    include_faulted: Annotated[
+        bool,
+        typer.Option("--include-faulted", help="Purge 5 Faulted results too (they wait for you)"),
+    ] = False,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Set the retention of a task type, or the default."""
+    check_text("--type", task_type)
+    seconds = parse_duration(older_than, option="--older-than", minimum=60.0)
+    policy = retention.Policy(task_type, seconds, include_faulted)
+    opts = options_of(ctx)
+    db = opts.open("skconsole-retention", write=not dry_run)
+    with db.connect() as conn:
+        eligible = retention.eligible(conn, policy)
+        shown = f"{eligible:,}" + ("+" if eligible >= retention.ELIGIBLE_CAP else "")
+        if dry_run:
+            if as_json:
+                print_json({"policy": policy.as_dict(), "eligible": eligible, "dry_run": True})
+            else:
+                out.print(f"would keep {escape(policy.describe())}; {shown} result(s) eligible now")
+            return
+        _confirm(
+            f"Keep {policy.describe()}? {shown} result(s) are past it now and will be purged"
+            " by the workers",
+            yes,
+        )
+        old = retention.set_policy(conn, policy, Actor.current())
+    if as_json:
+        print_json(
+            {
+                "policy": policy.as_dict(),
+                "replaced": old.as_dict() if old else None,
+                "eligible": eligible,
+            }
+        )
+        return
+    out.print(f"retention set: {escape(policy.describe())}; {shown} result(s) eligible now")
+
+
+@retention_app.command("clear")
+def clear_policy(
+    ctx: typer.Context,
+    task_type: PolicyTypeOpt = None,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove the retention of a task type, or the default."""
+    check_text("--type", task_type)
+    db = options_of(ctx).open("skconsole-retention", write=True)
+    what = escape(task_type) if task_type is not None else "the default"
+    _confirm(f"Remove the retention policy of {what}?", yes)
+    with db.connect() as conn:
+        old = retention.clear_policy(conn, task_type, Actor.current())
+    if as_json:
+        print_json({"cleared": old.as_dict() if old else None})
+        return
+    out.print(f"retention cleared: {escape(old.describe())}" if old else f"{what} had no policy")
