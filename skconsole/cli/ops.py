@@ -1,4 +1,5 @@
-"""Operator actions as commands: requeue, bump, purge, reap, cancel, pause, resume, audit.
+"""Operator actions as commands: requeue, bump, purge, reap, cancel, edit, pause, resume, limit,
+audit.
 
 Each runs the same ``skconsole.ops`` functions the console does: preview,
 confirm (a terminal prompt that defaults to No; ``--yes`` for scripts, and
@@ -20,7 +21,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skconsole import ops
+from skconsole import ops, stats
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
@@ -41,6 +42,8 @@ from skconsole.cli.options import (
 from skconsole.cli.output import Column, err, out, print_json, print_table
 from skconsole.durations import parse_duration
 from skconsole.errors import ConfigError
+from skconsole.ops.edit import payload_diff
+from skconsole.ops.limit import describe as describe_limits
 from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection
 from skconsole.ops.spec import P
 from skconsole.stats import HungPolicy
@@ -379,6 +382,77 @@ def cancel(
     )
 
 
+def _show_diff(preview: Preview) -> None:
+    """The edit's diff: pretty-printed payloads, removed lines red, added ones green."""
+    old, new = preview.details["old"], preview.details["new"]
+    for line in payload_diff(old["payload"], new["payload"])[2:]:
+        style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
+        text = escape(printable(line))
+        out.print(f"[{style}]{text}[/]" if style else text, highlight=False)
+    if old["priority"] != new["priority"]:
+        out.print(f"priority: {old['priority']} -> {new['priority']}", highlight=False)
+
+
+@app.command()
+def edit(
+    ctx: typer.Context,
+    task_id: Annotated[str, typer.Option("--id", help="The job to edit", show_default=False)],
+    payload: Annotated[
+        str, typer.Option("--payload", metavar="JSON", help="Its new payload", show_default=False)
+    ],
+    priority: Annotated[
+        int | None, typer.Option("--priority", help="Its new priority (0 runs first)")
+    ] = None,
+    requeue: Annotated[
+        bool, typer.Option("--requeue", help="Post a failed job (4-7) again, ready now")
+    ] = False,
+    reset_errors: Annotated[
+        bool, typer.Option("--reset-errors", help="With --requeue: error count from 0")
+    ] = False,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change a waiting or failed job's payload (and priority); --requeue runs it again."""
+    params = ops.EditParams(
+        payload=payload, priority=priority, requeue=requeue, reset_errors=reset_errors
+    )
+    sel = selection_from([task_id], None, None, None, None)
+    job = sel.ids[0]
+    db = options_of(ctx).open("skconsole-edit", write=not dry_run)
+    with db.connect() as conn:
+        p = ops.EDIT.preview(conn, sel, params)
+        if dry_run:
+            if as_json:
+                print_json(p.as_dict())
+            else:
+                out.print(f"would edit job {job}{params.phrase()}:", highlight=False)
+                _show_diff(p)
+            return
+        if p.details["no_change"]:
+            if as_json:
+                result = ActionResult("edit", 0, 0, 0, {**p.details, "unchanged": 1})
+                print_json({**result.as_dict(), "selection": sel.as_dict()})
+            else:
+                out.print(f"job {job} already has that payload and priority: nothing changed")
+            return
+        if not as_json:
+            _show_diff(p)
+        _confirm(f"Edit job {job}{params.phrase()}?", yes)
+        result = ops.EDIT.execute(conn, sel, params, actor=ops.Actor.current(), ids=p.ids)
+    if as_json:
+        print_json({**result.as_dict(), "selection": sel.as_dict()})
+    elif result.changed:
+        again = " and posted it again, ready now" if result.details.get("requeued") else ""
+        out.print(f"edited job {job}{again} (audit #{result.audit_id})", highlight=False)
+    else:
+        out.print(
+            f"job {job} changed state meanwhile (claimed by a worker?) and was left alone "
+            f"(audit #{result.audit_id})",
+            highlight=False,
+        )
+
+
 def _switch(
     ctx: typer.Context,
     action: ops.TypeAction,
@@ -447,6 +521,105 @@ def resume(
 ) -> None:
     """Let workers claim a paused task type again."""
     _switch(ctx, ops.RESUME, task_type_arg or task_type, dry_run, yes, as_json)
+
+
+def _show_limits(ctx: typer.Context, as_json: bool, wide: bool) -> None:
+    db = options_of(ctx).open("skconsole-limit")
+    with db.connect() as conn:
+        rows = stats.limits(conn)
+    if as_json:
+        print_json({"limits": [r.as_dict() for r in rows]})
+        return
+    columns = [
+        Column("type", key=True),
+        Column("running", 1, "right"),
+        Column("concurrency", 2, "right"),
+        Column("rate", 3, "right"),
+    ]
+    cells = [
+        [escape(r.task_type), f"{r.running:,}", str(r.concurrency or "-"), r.rate or "-"]
+        for r in rows
+    ]
+    print_table(columns, cells, wide=wide, title="Limits")
+    if not rows:
+        out.print("no task type is limited")
+
+
+@app.command()
+def limit(
+    ctx: typer.Context,
+    task_type_arg: TypeArg = None,
+    task_type: TypeOpt = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency", help="At most N jobs of the type running at once, over all workers"
+        ),
+    ] = None,
+    rate: Annotated[
+        str | None,
+        typer.Option(
+            "--rate", metavar="N/s|N/min", help="At most N claims of the type per interval"
+        ),
+    ] = None,
+    clear: Annotated[
+        bool, typer.Option("--clear", help="Remove the type's limits (both, unless one is set)")
+    ] = False,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Limit a task type across every worker (running jobs, claims per interval); alone:
+    show the limits. Workers follow at their next claim."""
+    name = task_type_arg or task_type
+    if not name:
+        if concurrency is not None or rate is not None or clear:
+            raise ConfigError("limit needs a task type: skconsole limit TYPE --concurrency N")
+        _show_limits(ctx, as_json, wide)
+        return
+    check_text("TYPE", name)
+    params = ops.LimitParams(
+        concurrency=concurrency,
+        rate=ops.Rate.parse(rate) if rate is not None else None,
+        clear_concurrency=clear and concurrency is None,
+        clear_rate=clear and rate is None,
+    )
+    sel = Selection(task_type=name)
+    db = options_of(ctx).open("skconsole-limit", write=not dry_run)
+    with db.connect() as conn:
+        p = ops.LIMIT.preview(conn, sel, params)
+        old, new = describe_limits(p.details["old"]), describe_limits(p.details["new"])
+        if dry_run:
+            if as_json:
+                print_json(p.as_dict())
+            else:
+                out.print(
+                    f"{escape(name)}: {old} ({p.details['running']:,} running, "
+                    f"{p.details['waiting']:,} waiting); limit would "
+                    + (f"set {new}" if p.count else "change nothing"),
+                    highlight=False,
+                )
+            return
+        if not p.count:
+            if as_json:
+                print_json(
+                    {
+                        **ActionResult("limit", 0, 0, 0, p.details).as_dict(),
+                        "selection": sel.as_dict(),
+                    }
+                )
+            else:
+                out.print(f"{escape(name)} already has {new}: nothing changed", highlight=False)
+            return
+        _confirm(f"Limit task type {name}: {old} -> {new}?", yes)
+        result = ops.LIMIT.execute(conn, sel, params, actor=ops.Actor.current())
+    if as_json:
+        print_json({**result.as_dict(), "selection": sel.as_dict()})
+        return
+    now = describe_limits(result.details.get("new", p.details["new"]))
+    audit_note = f" (audit #{result.audit_id})" if result.audit_id is not None else ""
+    out.print(f"{escape(name)}: {now}{audit_note}", highlight=False)
 
 
 @app.command()

@@ -110,9 +110,21 @@ def _show_depth(depth: dict[str, Any], wide: bool) -> None:
             "",
         ]
     )
+    limits = {t["task_type"]: t for t in depth.get("limits", ())}
+    if limits:  # the `depth` view: running/concurrency limit and rate limit
+        columns.append(Column("limit", 2, "right"))
+        for cells, row in zip(rows, [*depth["types"], None], strict=True):
+            t = limits.get(row["task_type"]) if row else None
+            cells.append(_limit_text(t) if t else "")
     styles: list[StyleType | None] = [None] * (len(rows) - 1)
     styles.append("bold")
     print_table(columns, rows, wide=wide, title=title, styles=styles)
+
+
+def _limit_text(limit: dict[str, Any]) -> str:
+    """ "2/5 · 10/min": running/concurrency limit, then the rate limit (as `limit` shows it)."""
+    parts = [f"{limit['running']}/{limit['concurrency']}"] if limit["concurrency"] else []
+    return " · ".join([*parts, *([limit["rate"]] if limit["rate"] else [])])
 
 
 def _show_workers(workers: list[dict[str, Any]], wide: bool, *, started: bool = False) -> None:
@@ -437,7 +449,10 @@ def status(
             doc = overview(conn)
             show: Callable[[], None] = lambda: _show_overview(doc, wide)  # noqa: E731
         elif view == "depth":
-            doc = stats.depth(conn).as_dict()
+            doc = {
+                **stats.depth(conn).as_dict(),
+                "limits": [t.as_dict() for t in stats.limits(conn)],
+            }
             show = lambda: _show_depth(doc, wide)  # noqa: E731
         elif view == "workers":
             doc = {"workers": [w.as_dict() for w in stats.workers(conn)]}

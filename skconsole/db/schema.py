@@ -59,10 +59,12 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
     missing = [r[0] for r in rows]
     row = conn.execute(
         "SELECT to_regproc('sk_try_dequeue_task') IS NOT NULL,"
-        " to_regproc('sk_worker_liveness') IS NOT NULL"
+        " to_regproc('sk_worker_liveness') IS NOT NULL,"
+        " to_regproc('sk_claim_room') IS NOT NULL"
     ).fetchone()
     assert row is not None
-    for present, name in zip(row, ("sk_try_dequeue_task()", "sk_worker_liveness()"), strict=True):
+    functions = ("sk_try_dequeue_task()", "sk_worker_liveness()", "sk_claim_room()")
+    for present, name in zip(row, functions, strict=True):
         if not present:
             missing.append(name)
     found = {

@@ -2,7 +2,7 @@
 
 Each action is one spec (:mod:`skconsole.ops.spec`) in a module of its own:
 :data:`REQUEUE`, :data:`BUMP`, :data:`CANCEL`, :data:`PURGE`, :data:`REAP`,
-:data:`PAUSE` and :data:`RESUME`; :data:`ACTIONS` lists them all. Every spec
+:data:`PAUSE`, :data:`RESUME`, :data:`LIMIT` and :data:`EDIT`; :data:`ACTIONS` lists them all. Every spec
 runs the same way::
 
     preview = ops.REQUEUE.preview(conn, selection, ops.RequeueParams(reset_errors=True))
@@ -22,6 +22,8 @@ from skconsole.ops import audit
 from skconsole.ops.audit import AuditEntry
 from skconsole.ops.bump import BUMP, BumpParams
 from skconsole.ops.cancel import CANCEL
+from skconsole.ops.edit import EDIT, EditParams
+from skconsole.ops.limit import LIMIT, LimitParams, Rate
 from skconsole.ops.model import (
     BATCH_SIZE,
     ActionResult,
@@ -36,10 +38,28 @@ from skconsole.ops.purge import PURGE, PurgeParams
 from skconsole.ops.reap import REAP, ReapParams
 from skconsole.ops.requeue import REQUEUE, RequeueParams
 from skconsole.ops.resume import RESUME
-from skconsole.ops.spec import Confirm, JobAction, NoParams, OperatorAction, Params, TypeAction
+from skconsole.ops.spec import (
+    Confirm,
+    JobAction,
+    NoParams,
+    OperatorAction,
+    Params,
+    TypeAction,
+    TypeSetting,
+)
 
 #: Every operator action, in the order help texts list them.
-ACTIONS: tuple[OperatorAction, ...] = (REQUEUE, BUMP, CANCEL, REAP, PURGE, PAUSE, RESUME)
+ACTIONS: tuple[OperatorAction, ...] = (
+    REQUEUE,
+    BUMP,
+    CANCEL,
+    REAP,
+    PURGE,
+    PAUSE,
+    RESUME,
+    LIMIT,
+    EDIT,
+)
 BY_NAME: dict[str, OperatorAction] = {a.name: a for a in ACTIONS}
 
 __all__ = [
@@ -48,6 +68,8 @@ __all__ = [
     "BUMP",
     "BY_NAME",
     "CANCEL",
+    "EDIT",
+    "LIMIT",
     "PAUSE",
     "PURGE",
     "REAP",
@@ -58,17 +80,21 @@ __all__ = [
     "AuditEntry",
     "BumpParams",
     "Confirm",
+    "EditParams",
     "JobAction",
     "JobRow",
+    "LimitParams",
     "NoParams",
     "OperatorAction",
     "Params",
     "Preview",
     "ProgressCallback",
     "PurgeParams",
+    "Rate",
     "ReapParams",
     "RequeueParams",
     "Selection",
     "TypeAction",
+    "TypeSetting",
     "audit",
 ]

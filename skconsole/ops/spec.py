@@ -385,6 +385,19 @@ class JobAction(Action[P]):
         return self._audited(conn, selection, steps, requested, batches, params.details())
 
 
+def type_only(action: str, selection: Selection) -> str:
+    """The task type a type action applies to: the selection names it and nothing else."""
+    if (
+        selection.task_type is None
+        or selection.ids
+        or selection.group
+        or selection.statuses
+        or (selection.older_than_seconds is not None)
+    ):
+        raise ConfigError(f"{action} applies to a task type: give --type T and nothing else")
+    return selection.task_type
+
+
 @dataclass(frozen=True)
 class TypeAction(Action[Params]):
     """An action on a task type (pause, resume): one row flips, nothing is batched."""
@@ -401,15 +414,7 @@ class TypeAction(Action[Params]):
         query(self.write)
 
     def _task_type(self, selection: Selection) -> str:
-        if (
-            selection.task_type is None
-            or selection.ids
-            or selection.group
-            or selection.statuses
-            or (selection.older_than_seconds is not None)
-        ):
-            raise ConfigError(f"{self.name} applies to a task type: give --type T and nothing else")
-        return selection.task_type
+        return type_only(self.name, selection)
 
     def _preview(
         self, conn: Conn, selection: Selection, params: Params, sample_size: int
@@ -447,5 +452,96 @@ class TypeAction(Action[Params]):
         return self._audited(conn, selection, steps, 1, flip)
 
 
+class SettingParams(Params):
+    """The parameters of a :class:`TypeSetting`: how they change a type's settings."""
+
+    def apply(self, old: dict[str, Any]) -> dict[str, Any]:
+        """The settings after the action, from those before (the read query's columns)."""
+        raise NotImplementedError
+
+    def shown(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """Settings as the preview, the result and the audit row record them."""
+        return settings
+
+
+S = TypeVar("S", bound=SettingParams)
+
+
+@dataclass(frozen=True)
+class TypeSetting(Action[S]):
+    """An action that sets a task type's settings (limit): one row changes, and its
+    audit row records the settings before and after."""
+
+    wording: Wording
+    params_type: type[S]
+    read: str  # query: the type's settings (``settings`` columns) and what it holds now
+    lock: str  # query: the type's settings, its row locked (no row: none set)
+    write: str  # query: store the settings (named parameters: task_type and ``settings``)
+    settings: tuple[str, ...]  # the settings' column names, in the read queries' order
+    needs: Needs
+    confirm: Confirm = Confirm.ASK
+    warning: str = ""
+
+    def __post_init__(self) -> None:
+        for name in (self.read, self.lock, self.write):
+            query(name)
+
+    def default_params(self) -> S:
+        raise ConfigError(f"{self.name} needs parameters: what to set")
+
+    def _task_type(self, selection: Selection) -> str:
+        return type_only(self.name, selection)
+
+    def _settings(self, row: Row | None) -> dict[str, Any]:
+        n = len(self.settings)
+        return dict(zip(self.settings, row[:n] if row else (None,) * n, strict=True))
+
+    def _preview(self, conn: Conn, selection: Selection, params: S, sample_size: int) -> Preview:
+        """Whether the settings would change (count 1 or 0): before, after, and the type's jobs."""
+        task_type = self._task_type(selection)
+        cur = conn.execute(query(self.read), {"task_type": task_type}, prepare=False)
+        row = cur.fetchone()
+        names = [c.name for c in cur.description or ()]
+        old = self._settings(row)
+        new = params.apply(old)
+        n = len(self.settings)
+        context = dict(zip(names[n:], row[n:], strict=True)) if row else {}
+        details: dict[str, Any] = {
+            "task_type": task_type,
+            "old": params.shown(old),
+            "new": params.shown(new),
+            **context,
+        }
+        return Preview(self.name, selection, int(old != new), (), None, details)
+
+    def _execute(self, conn: Conn, selection: Selection, params: S, steps: Steps) -> ActionResult:
+        """Set the settings, reading the old ones under the row's lock in the same transaction."""
+        task_type = self._task_type(selection)
+        seen: dict[str, Any] = {}
+
+        def store(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+            with batch_transaction(conn, progress) as batch:  # the change and its audit row
+                row = conn.execute(
+                    query(self.lock), {"task_type": task_type}, prepare=False
+                ).fetchone()
+                old = self._settings(row)
+                new = params.apply(old)
+                seen.update(old=params.shown(old), new=params.shown(new))
+                changed = 0
+                if new != old:
+                    changed = len(
+                        conn.execute(
+                            query(self.write), {"task_type": task_type, **new}, prepare=False
+                        ).fetchall()
+                    )
+                batch.add(changed)
+            progress.report(changed, 1)
+            return changed, {"task_type": task_type, **seen, "unchanged": 0 if changed else 1}
+
+        return self._audited(
+            conn, selection, steps, 1, store, {"task_type": task_type, **params.details()}
+        )
+
+
 #: Any operator action.
-OperatorAction = JobAction[Any] | TypeAction
+OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any]

@@ -40,6 +40,7 @@ from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from skconsole import ops
+from skconsole.ops.edit import refusal
 from skconsole.tui import actions as registry
 from skconsole.tui import targets
 from skconsole.tui.actions import ActionSpec, spec_for
@@ -62,9 +63,11 @@ from skconsole.tui.model import (
 )
 from skconsole.tui.operator_flow import OperatorFlow, is_connection_error
 from skconsole.tui.polling import PollLoop, backoff
+from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.limit_type import LimitTypeScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
@@ -606,6 +609,25 @@ class ConsoleApp(App[int]):
     def action_cancel(self) -> None:
         self._operate(ops.CANCEL, self._selected(ops.CANCEL))
 
+    def action_edit(self) -> None:
+        """Open the editor for the job shown (waiting or failed only), then preview and confirm."""
+        screen = self.screen
+        if not isinstance(screen, JobDetailScreen) or screen.detail is None:
+            return
+        refused = refusal(screen.detail.task_id, screen.detail.status)
+        if refused is not None:
+            self.notify(refused, severity="warning", markup=False)
+        elif self.operator.allowed(ops.EDIT.name):
+            target = targets.selected(ops.EDIT, screen, self.current_scope(), self.snapshot)
+            self.push_screen(
+                EditJobScreen(screen.detail),
+                lambda params: self._edit_saved(target, params),
+            )
+
+    def _edit_saved(self, target: Target | None, params: ops.EditParams | None) -> None:
+        if params is not None and target is not None:
+            self.operator.start(ActionRequest(ops.EDIT, target, params), checked=True)
+
     def action_reap(self) -> None:
         self._operate(ops.REAP, Target(label="hung jobs"))
 
@@ -614,6 +636,22 @@ class ConsoleApp(App[int]):
         if row is not None:
             target = Target(label=f"type `{row.task_type}`", task_type=row.task_type)
             self._operate(ops.RESUME if row.paused else ops.PAUSE, target)
+
+    def action_limit_type(self) -> None:
+        row = targets.selected_type(self.screen, self.snapshot)
+        if row is None:
+            self.notify("Select a task type first.", severity="warning")
+        elif self.operator.allowed(ops.LIMIT.name):
+            task_type = row.task_type
+            self.push_screen(
+                LimitTypeScreen(task_type, row.limit),
+                lambda params: self._limit_type(task_type, params),
+            )
+
+    def _limit_type(self, task_type: str, params: ops.LimitParams | None) -> None:
+        if params is not None:
+            target = Target(label=f"the type `{task_type}`", task_type=task_type)
+            self.operator.start(ActionRequest(ops.LIMIT, target, params), checked=True)
 
     def action_purge(self) -> None:
         if self.operator.allowed(ops.PURGE.name):

@@ -127,6 +127,7 @@ class DatabaseSource:
 
         with self._conn("refresh") as conn:
             depth = timed("depth", lambda: stats.depth(conn))
+            limits = timed("limits", lambda: stats.limits(conn))
             inflight = timed("inflight", lambda: stats.inflight(conn, limit=INFLIGHT_SHOWN))
             times = timed("execution_stats", lambda: stats.execution_stats(conn))
             metrics = timed("metrics", lambda: stats.metrics(conn, taken_at=time.monotonic()))
@@ -142,7 +143,7 @@ class DatabaseSource:
         return model.Snapshot(
             taken_at=self.clock(),
             server_version=str(version[0]) if version else "",
-            depth=self._depth_rows(depth),
+            depth=self._depth_rows(depth, limits),
             inflight=tuple(inflight.jobs),
             exec_stats=tuple(times),
             metrics=self._metric_rows(metrics),
@@ -173,14 +174,24 @@ class DatabaseSource:
             posted=tuple(history.series("posted")),
         )
 
-    def _depth_rows(self, depth: stats.Depth) -> tuple[model.DepthRow, ...]:
+    def _depth_rows(
+        self, depth: stats.Depth, limits: list[stats.TypeLimit]
+    ) -> tuple[model.DepthRow, ...]:
+        by_type = {t.task_type: t for t in limits}
         seen = set()
         rows = []
         for t in depth.types:
             seen.add(t.task_type)
             trend = self._trends.setdefault(t.task_type, deque(maxlen=TREND_POINTS))
             trend.append(t.ready + t.scheduled)
-            rows.append(model.DepthRow(**asdict(t), trend=tuple(trend), estimated=depth.estimated))
+            rows.append(
+                model.DepthRow(
+                    **asdict(t),
+                    trend=tuple(trend),
+                    estimated=depth.estimated,
+                    limit=by_type.get(t.task_type),
+                )
+            )
         for gone in set(self._trends) - seen:
             del self._trends[gone]
         self._waiting.append(depth.ready + depth.scheduled)
@@ -212,7 +223,7 @@ class DatabaseSource:
         with self._conn("action") as conn:
             got = request.action.preview(conn, _selection(request), request.params)
         sample = tuple(_sample_line(r) for r in got.sample[:SAMPLE_SHOWN])
-        return model.PreviewInfo(request, int(got.count), sample, got)
+        return model.PreviewInfo(request, int(got.count), sample, got, dict(got.details))
 
     def execute(self, preview: model.PreviewInfo, actor: str) -> model.OutcomeInfo:
         request = preview.request

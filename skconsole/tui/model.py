@@ -24,6 +24,7 @@ from skconsole.stats import (
     ScheduleInfo,
     StatusCounts,
     TypeDepth,
+    TypeLimit,
     TypeTimes,
     WorkerInfo,
 )
@@ -37,6 +38,8 @@ class DepthRow(TypeDepth):
     trend: tuple[int, ...] = ()  # waiting (ready + scheduled) at each recent refresh
     #: ready and scheduled are scaled up from a sample of the queue (a big queue)
     estimated: bool = False
+    #: the type's fleet-wide limits (``skconsole limit``); None: it has none
+    limit: TypeLimit | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,8 @@ class PreviewInfo:
     count: int
     sample: tuple[str, ...]
     handle: object = None
+    #: what the action's preview recorded besides the count (an edit: old and new payload)
+    details: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,12 @@ import psycopg
 from textual.app import App
 
 from skconsole.errors import ConnectError
-from skconsole.ops import Confirm, TypeAction
+from skconsole.ops import Confirm, TypeAction, TypeSetting
+from skconsole.ops.edit import EditParams, payload_diff
 from skconsole.tui.messages import ActionDone, ActionFailed, PreviewReady
 from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
 from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.edit_confirm import EditConfirmScreen
 from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
 from skconsole.tui.source import DataSource, SourceUnavailable
 
@@ -101,6 +103,10 @@ class OperatorFlow:
     def previewed(self, preview: PreviewInfo) -> None:
         request = preview.request
         action = request.action
+        if preview.count == 0 and isinstance(action, TypeSetting):
+            self.busy = False
+            self.app.notify(f"Nothing changed: {request.target.label} already has these settings.")
+            return
         if preview.count == 0:
             self.busy = False
             self.app.notify(
@@ -108,7 +114,9 @@ class OperatorFlow:
             )
             return
         answer = lambda ok: self._answered(preview, ok)  # noqa: E731
-        if action.confirm is Confirm.NONE:  # reversible
+        if isinstance(request.params, EditParams):  # the change itself, as a diff
+            self.app.push_screen(edit_confirmation(preview), answer)
+        elif action.confirm is Confirm.NONE:  # reversible
             self._execute(preview)
         elif action.confirm is Confirm.TYPE_COUNT:
             self.app.push_screen(PurgeConfirmScreen(question(preview), preview.count), answer)
@@ -184,11 +192,39 @@ def question(preview: PreviewInfo) -> str:
     return f"{request.action.wording.verb.capitalize()} {scope}{request.params.phrase()}?{warning}"
 
 
+def edit_confirmation(preview: PreviewInfo) -> EditConfirmScreen:
+    """The edit's confirmation: the scope, the payload diff, the priority change."""
+    params = preview.request.params
+    assert isinstance(params, EditParams)
+    old, new = preview.details.get("old"), preview.details.get("new")
+    old_payload = old.get("payload") if isinstance(old, dict) else None
+    notes = []
+    if isinstance(old, dict) and isinstance(new, dict) and old["priority"] != new["priority"]:
+        notes.append(f"Priority: {old['priority']} -> {new['priority']}")
+    if params.requeue:
+        notes.append("Then posted again as Unprocessed, ready now.")
+    return EditConfirmScreen(
+        question(preview),
+        payload_diff(old_payload, params.payload),
+        notes,
+        "Yes, save" + (" and run again" if params.requeue else ""),
+    )
+
+
 def outcome_text(outcome: OutcomeInfo) -> str:
     action = outcome.request.action
+    params = outcome.request.params
+    if isinstance(params, EditParams):
+        label = outcome.request.target.label
+        if not outcome.changed:
+            return f"{label[:1].upper()}{label[1:]} changed state meanwhile and was left alone."
+        again = ", posted again, ready now" if params.requeue else ""
+        return f"Edited {label}{again}."
     done = action.wording.done.capitalize()
     if isinstance(action, TypeAction):
         return f"{done} {outcome.request.target.label}."
+    if isinstance(action, TypeSetting):
+        return f"{done} {outcome.request.target.label}{outcome.request.params.phrase()}."
     text = f"{done} {outcome.changed:,}"
     if outcome.skipped:
         text += f"; {outcome.skipped:,} had changed state meanwhile and were left alone"

@@ -3,7 +3,27 @@
 -- this worker, for a new attempt with a new fencing token (sk_claim_id).
 -- Paused types are skipped. A queue row whose
 -- result row is missing (posted by hand) gets one, so nothing runs untracked.
-WITH picked AS (
+-- Limits (sql/schema/060_skconsole_limits.sql): a type with a concurrency or
+-- rate limit takes at most sk_claim_room() jobs, which locks the type's row
+-- until this claim commits; the claim then charges the type's rate window
+-- with what it took. Types without limits call nothing and lock nothing.
+WITH kinds AS (
+    -- limited types are locked in name order (the sorted subquery), so two
+    -- claims locking several types never deadlock
+    SELECT k.name, k.rated,
+        CASE WHEN k.limited THEN sk_claim_room(k.name, %(limit)s) ELSE %(limit)s END AS room
+    FROM (
+        SELECT t.name,
+            (p.tt_max_running IS NOT NULL OR p.tt_rate_count IS NOT NULL) AS limited,
+            (p.tt_rate_count IS NOT NULL) AS rated
+        FROM unnest(%(types)s::varchar[]) AS t(name)
+        LEFT JOIN sk_task_types_t p ON p.task_type = t.name
+        WHERE NOT coalesce(p.tt_paused, false)
+        ORDER BY t.name
+        OFFSET 0
+    ) AS k
+),
+picked AS (
     -- per type, the head of that type's queue in claim order (an index walk
     -- that needs no table statistics to stay cheap), then the best of those.
     -- The type is matched as a range, not with "=": an equality makes the
@@ -13,17 +33,17 @@ WITH picked AS (
     -- ms a claim for a worker of 200 types. As a range it keeps the type in
     -- the order, which only the type-led claim-order index gives.
     SELECT c.task_id
-    FROM unnest(%(types)s::varchar[]) AS t(name)
+    FROM kinds AS t
     CROSS JOIN LATERAL (
         SELECT q.task_id, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
         FROM sk_tasks_queue_t q
         WHERE q.task_type >= t.name AND q.task_type <= t.name AND q.task_locked_until_ts < now()
         -- task_type leads (it is fixed here) so only the claim-order index fits
         ORDER BY q.task_type, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
-        LIMIT %(limit)s
+        LIMIT t.room
         FOR UPDATE SKIP LOCKED
     ) AS c
-    WHERE NOT EXISTS (SELECT 1 FROM sk_task_types_t p WHERE p.task_type = t.name AND p.tt_paused)
+    WHERE t.room > 0
     ORDER BY c.task_priority, c.task_locked_until_ts, c.task_lock_handle_id
     LIMIT %(limit)s
 ),
@@ -31,6 +51,23 @@ claimed AS (
     DELETE FROM sk_tasks_queue_t q USING picked p
     WHERE q.task_id = p.task_id
     RETURNING q.*
+),
+charged AS (
+    -- the rate window of each rate-limited type this claim took jobs of: a new
+    -- window opens when the last one has ended (as sk_claim_room() decided,
+    -- or since then: later only), and counts the jobs taken. The row is the
+    -- one sk_claim_room() locked: its SET reads that newest version.
+    UPDATE sk_task_types_t AS tt SET (tt_window_start_ts, tt_window_claims) = (
+        SELECT CASE WHEN x.renew THEN clock_timestamp() ELSE tt.tt_window_start_ts END,
+            CASE WHEN x.renew THEN 0 ELSE tt.tt_window_claims END + w.claims
+        FROM (SELECT tt.tt_window_start_ts IS NULL OR tt.tt_window_start_ts
+            + make_interval(secs => tt.tt_rate_seconds) <= clock_timestamp() AS renew) AS x)
+    FROM (
+        -- driven by the rate-limited types (usually none): one pass over kinds
+        SELECT k.name, (SELECT count(*)::integer FROM claimed c WHERE c.task_type = k.name) AS claims
+        FROM kinds k WHERE k.rated
+    ) AS w
+    WHERE tt.task_type = w.name AND w.claims > 0
 ),
 started AS (
     INSERT INTO sk_task_results_t AS r (

@@ -16,9 +16,12 @@ import psycopg
 from textual._compositor import LayoutUpdate
 from textual.pilot import Pilot
 from textual.widget import Widget
+from textual.widgets import TextArea
 
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.edit_confirm import EditConfirmScreen
+from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
@@ -201,3 +204,23 @@ async def test_the_notification_after_pausing_a_type_draws_nothing_raw(
         await until(pilot, lambda: any(n.title == "Done" for n in app._notifications))
         await pilot.pause(0.3)  # the toast is drawn
         assert_nothing_raw(app, "pause notification")
+
+
+async def test_the_payload_editor_and_its_diff_draw_nothing_raw(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    seed_hostile_text(conn)
+    app = make_app()
+    async with app.run_test(size=(160, 60)) as pilot:
+        await loaded(pilot)
+        await _open_job(pilot, app)
+        await pilot.press("E")
+        await until(pilot, lambda: isinstance(app.screen, EditJobScreen))
+        editor_text = assert_nothing_raw(app, "payload editor")
+        app.screen.query_one(TextArea).text = '{"note": "\\u001b[31mred\\u009b31m\\u202e"}'
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, EditConfirmScreen))
+        diff_text = assert_nothing_raw(app, "edit confirmation")
+        await pilot.press("n")
+    assert '{"note": "\\x1b[31mred' in editor_text  # not JSON: shown as it is, escaped
+    assert '+  "note": "\\u001b[31mred\\u009b31m\\u202e"' in diff_text

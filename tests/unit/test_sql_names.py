@@ -42,6 +42,8 @@ def _spec_names() -> set[str]:
     for action in ops.ACTIONS:
         if isinstance(action, ops.JobAction):
             names |= {action.queries.select, action.queries.write, action.queries.count or ""}
+        elif isinstance(action, ops.TypeSetting):
+            names |= {action.read, action.lock, action.write}
         else:
             names.add(action.write)
     return names - {""}

@@ -22,6 +22,7 @@ from skconsole.stats import (
     JobDetail,
     ScheduleInfo,
     StatusCounts,
+    TypeLimit,
     TypeTimes,
     WorkerInfo,
 )
@@ -278,15 +279,42 @@ payments.partner.UpstreamTimeout: timeout after 31s calling https://api.partner.
 def _snapshot() -> Snapshot:
     t = FROZEN_AT.timestamp()
     depth = (
-        DepthRow("emails.send", 1204, 36, 8, 252.0, False, _wave(30, 900, 300, 4)),
+        DepthRow(
+            "emails.send",
+            1204,
+            36,
+            8,
+            252.0,
+            False,
+            _wave(30, 900, 300, 4),
+            limit=TypeLimit("emails.send", 8, 600, 60.0, 8),
+        ),
         DepthRow("invoices.import", 0, 0, 0, None, False, (0,) * 30),
         DepthRow("orders.ship", 57, 2, 3, 8.5, False, _wave(30, 50, 10, 3, 1)),
-        DepthRow("payments.charge", 312, 1284, 2, 12.0, False, _wave(30, 1200, 350, 5, 2)),
+        DepthRow(
+            "payments.charge",
+            312,
+            1284,
+            2,
+            12.0,
+            False,
+            _wave(30, 1200, 350, 5, 2),
+            limit=TypeLimit("payments.charge", None, 10, 1.0, 2),
+        ),
         DepthRow("reports.nightly", 0, 14, 1, None, False, (15,) * 20 + (14,) * 10),
         DepthRow(
             "thumbnails.render", 5120, 0, 0, 2280.0, True, tuple(4000 + 40 * i for i in range(30))
         ),
-        DepthRow("webhooks.deliver", 88, 3, 6, 3.2, False, _wave(30, 90, 40, 2, 3)),
+        DepthRow(
+            "webhooks.deliver",
+            88,
+            3,
+            6,
+            3.2,
+            False,
+            _wave(30, 90, 40, 2, 3),
+            limit=TypeLimit("webhooks.deliver", 10, None, None, 6),
+        ),
     )
     inflight = (
         _inflight(
@@ -588,6 +616,8 @@ class FixedSource:
         if self.offline:
             raise SourceUnavailable("connection refused")
         target = request.target
+        if isinstance(request.action, ops.TypeSetting):  # the type's settings would change
+            return PreviewInfo(request, 1, (), None)
         if target.ids:
             count = len(target.ids)
         elif target.group:
@@ -602,6 +632,17 @@ class FixedSource:
             f"{_id(5000 + i)[:8]}  payments.charge  Error  {TIMEOUT_SIG.replace('<n>', str(48213 + i))[:70]}"
             for i in range(min(count, 3))
         )
+        if isinstance(request.params, ops.EditParams):  # the job as it is now, and the edit
+            job = _failed_job(target.ids[0])
+            new_priority = request.params.priority
+            details: dict[str, object] = {
+                "old": {"payload": job.payload, "priority": job.priority},
+                "new": {
+                    "payload": request.params.payload,
+                    "priority": job.priority if new_priority is None else new_priority,
+                },
+            }
+            return PreviewInfo(request, count, sample[:1], None, details)
         return PreviewInfo(request, count, sample, None)
 
     def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
 
+from skconsole.ops.edit import editable_json
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.showcase.fake_source import FixedEngine, FixedSource, FrozenClock
 
@@ -77,6 +79,26 @@ async def _type_filter(pilot: Pilot[Any]) -> None:
     await pilot.press("slash", *"timeout", "enter")
 
 
+EDITED_PAYLOAD = (
+    '{"order_id": 48213, "amount": "139.90", "currency": "EUR", '
+    '"customer": "cus_00048213", "note": "fixed by hand"}'
+)
+
+
+async def _edit_payload(pilot: Pilot[Any]) -> None:
+    """In the job editor: a new amount and a note, priority 0, then ctrl+s (the diff)."""
+    pilot.app.screen.query_one(TextArea).text = editable_json(EDITED_PAYLOAD)
+    pilot.app.screen.query_one("#edit-priority", Input).value = "0"
+    await pilot.pause()
+    await pilot.press("ctrl+s")
+
+
+async def _break_payload(pilot: Pilot[Any]) -> None:
+    """In the job editor: JSON cut short, so Save is disabled and says why."""
+    pilot.app.screen.query_one(TextArea).text = '{"order_id": 48213, "amount": '
+    await pilot.pause()
+
+
 SCENES: tuple[Scene, ...] = (
     Scene("main"),
     Scene("in-flight", keys=("2",)),
@@ -97,6 +119,13 @@ SCENES: tuple[Scene, ...] = (
     Scene("confirm-no", keys=("R", "enter")),
     Scene("reap-confirm", keys=("2", "H")),
     Scene("purge-age", keys=("D",)),
+    # E on a Faulted job: its payload in an editor, then the change as a diff
+    Scene("edit-job", keys=("enter", "enter", "E")),
+    Scene("edit-job-invalid", keys=("enter", "enter", "E"), extra=_break_payload),
+    Scene("edit-confirm", keys=("enter", "enter", "E"), extra=_edit_payload),
+    # emails.send runs at its concurrency limit (8/8) and has a rate limit
+    Scene("limit-type", keys=("1", "L")),
+    Scene("limit-type-done", keys=("1", "L", "ctrl+a", "ctrl+k", "4", "enter")),
     Scene("purge-confirm", keys=("D", "enter")),
     Scene("help", keys=("question_mark",)),
     Scene("read-only", read_only=True),

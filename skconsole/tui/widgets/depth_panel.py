@@ -1,7 +1,9 @@
 """Panel 1: queue depth per task type, with a trend of the waiting count.
 
 On a big queue ready and scheduled are estimated from a sample (the read
-model says so): they show as "≈45.4k", never as exact-looking numbers.
+model says so): they show as "≈45.4k", never as exact-looking numbers. The
+state column says "paused", or shows a limited type's limits (``skconsole
+limit``, key L): running/limit, "limited 2/2" when full, and its rate ("10/min").
 """
 
 from __future__ import annotations
@@ -13,6 +15,18 @@ from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.widgets.keyed_table import Cell, Column
 from skconsole.tui.widgets.panel import Panel
+
+
+def _state(d: DepthRow) -> Cell:
+    """Paused, or the type's limits: "limited 2/2" (at its concurrency limit), "1/2"
+    (running/limit), "10/min" (its rate limit); amber when claims wait."""
+    if d.paused:
+        return ("paused", "warn")
+    if d.limit is None:
+        return ""
+    if d.limit.saturated:
+        return (f"limited {d.limit.slots}", "warn")
+    return d.limit.summary(" ")
 
 
 def _oldest(d: DepthRow) -> Cell:
@@ -27,7 +41,7 @@ class DepthPanel(Panel):
     title = "Queue depth"
     tabbed = False
     COLUMNS: ClassVar[tuple[Column[DepthRow], ...]] = (
-        Column("type", "type", 22, flex=True, cell=lambda d, _: d.task_type),
+        Column("type", "type", 17, flex=True, cell=lambda d, _: d.task_type),
         Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_count(d.ready, d.estimated)),
         Column(
             "scheduled",
@@ -38,7 +52,7 @@ class DepthPanel(Panel):
         ),
         Column("in_flight", "in flight", 9, right=True, cell=lambda d, _: fmt_int(d.in_flight)),
         Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
-        Column("paused", "paused", 6, cell=lambda d, _: ("paused", "warn") if d.paused else ""),
+        Column("state", "state", 11, cell=lambda d, _: _state(d)),
         Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent")),
     )
 

@@ -1,0 +1,89 @@
+"""Set or clear a task type's fleet-wide limits (key L on the depth panel).
+
+Two fields: the most jobs of the type running at once over all workers, and
+the most claims per interval (``10/s``, ``600/min``). An empty field clears
+that limit. Enter returns the change as :class:`skconsole.ops.LimitParams`
+(the operator flow then previews, acts and audits it); Esc returns None.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from skconsole.errors import ConfigError
+from skconsole.ops import LimitParams, Rate
+from skconsole.stats import TypeLimit
+
+
+def params_from(text_concurrency: str, text_rate: str, current: TypeLimit | None) -> LimitParams:
+    """The change the two fields ask for: a value sets, an empty field clears (ConfigError)."""
+    conc, rate = text_concurrency.strip(), text_rate.strip()
+    had_conc = current is not None and current.concurrency is not None
+    had_rate = current is not None and current.rate is not None
+    if conc and not conc.lstrip("-").isdigit():
+        raise ConfigError(f"concurrency {conc[:20]!r}: expected a whole number, e.g. 2")
+    new_conc = int(conc) if conc else None
+    new_rate = Rate.parse(rate) if rate else None
+    kept_conc = current is not None and new_conc == current.concurrency
+    kept_rate = current is not None and new_rate is not None and str(new_rate) == current.rate
+    clear_conc, clear_rate = not conc and had_conc, not rate and had_rate
+    sets = (new_conc is not None and not kept_conc) or (new_rate is not None and not kept_rate)
+    if not (sets or clear_conc or clear_rate):
+        raise ConfigError("nothing to change: edit a field, or empty it to clear that limit")
+    return LimitParams(
+        concurrency=None if kept_conc else new_conc,
+        rate=None if kept_rate else new_rate,
+        clear_concurrency=clear_conc,
+        clear_rate=clear_rate,
+    )
+
+
+class LimitTypeScreen(ModalScreen[LimitParams | None]):
+    """Returns the change to make, or None when cancelled."""
+
+    DEFAULT_CLASSES = "dialog-screen"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
+
+    def __init__(self, task_type: str, current: TypeLimit | None) -> None:
+        super().__init__()
+        self.task_type = task_type
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        cur = self.current
+        conc = str(cur.concurrency) if cur is not None and cur.concurrency is not None else ""
+        rate = (cur.rate if cur is not None else None) or ""
+        with Vertical(id="limit-type", classes="dialog"):
+            yield Static(Content(f"Limit type {self.task_type}"), classes="dialog-title")
+            yield Static(Content("Across every worker, at most this many running at once:"))
+            yield Input(conc, placeholder="no limit", id="limit-concurrency")
+            yield Static(Content("and at most this many claims (N/s or N/min):"))
+            yield Input(rate, placeholder="no limit", id="limit-rate")
+            yield Static("", id="limit-error", classes="dialog-error")
+            yield Static(
+                Content("Empty clears a limit · Enter sets it · Tab next field · Esc cancels"),
+                classes="dialog-hint",
+            )
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        try:
+            params = params_from(
+                self.query_one("#limit-concurrency", Input).value,
+                self.query_one("#limit-rate", Input).value,
+                self.current,
+            )
+        except ConfigError as exc:
+            self.query_one("#limit-error", Static).update(Content(str(exc)))
+            return
+        self.dismiss(params)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

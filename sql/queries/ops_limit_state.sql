@@ -1,0 +1,8 @@
+-- A task type's limits (none when it has no row) and what it holds now: for
+-- the preview of `skconsole limit`.
+SELECT t.tt_max_running, t.tt_rate_count, t.tt_rate_seconds,
+    (SELECT count(*) FROM sk_task_results_t r
+     WHERE r.task_status = 2 AND r.task_type = %(task_type)s) AS running,
+    (SELECT count(*) FROM sk_tasks_queue_t q WHERE q.task_type = %(task_type)s) AS waiting
+FROM (SELECT 1) AS one
+LEFT JOIN sk_task_types_t t ON t.task_type = %(task_type)s

@@ -1,0 +1,93 @@
+"""Key L on the depth panel: set or clear a type's limits through a real database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole import stats
+from skconsole.db.connect import Database
+from skconsole.errors import ConfigError
+from skconsole.ops import LimitParams, Rate
+from skconsole.stats import TypeLimit
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.screens.limit_type import LimitTypeScreen, params_from
+from tests.tui.conftest import SIZE, loaded, notices, until
+from tests.tui.test_actions import _post_waiting, _select_type
+
+MakeApp = Callable[..., ConsoleApp]
+Conn = psycopg.Connection[Any]
+LIMITED = TypeLimit("t", 2, 10, 60.0, 0)
+
+
+def _limits(conn: Conn) -> list[tuple[int | None, str | None]]:
+    return [(t.concurrency, t.rate) for t in stats.limits(conn)]
+
+
+async def test_l_sets_a_types_concurrency_limit_with_its_audit_row(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    _post_waiting(db, 2)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _select_type(pilot, app, "tui.ok")
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, LimitTypeScreen))
+        await pilot.press("2", "enter")
+        await until(pilot, lambda: any(m.startswith("Limited the type") for m in notices(app)))
+    assert _limits(conn) == [(2, None)]
+    assert conn.execute("SELECT audit_action FROM sk_audit_t").fetchall() == [("limit",)]
+
+
+async def test_the_depth_panel_shows_a_limited_types_running_and_limit(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    _post_waiting(db, 1)
+    conn.execute(
+        "INSERT INTO sk_task_types_t (task_type, tt_max_running, tt_rate_count, tt_rate_seconds)"
+        " VALUES ('tui.ok', 3, 10, 60)"
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await until(pilot, lambda: app.snapshot is not None and bool(app.snapshot.depth))
+        assert app.snapshot is not None
+        row = app.snapshot.depth[0]
+        assert row.limit is not None and row.limit.summary(" ") == "0/3 10/min"
+
+
+async def test_l_is_refused_in_read_only_mode(db: Database, make_app: MakeApp, conn: Conn) -> None:
+    _post_waiting(db, 1)
+    app = make_app(read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _select_type(pilot, app, "tui.ok")
+        await app.run_action("limit_type")
+        await pilot.pause()
+        assert not isinstance(app.screen, LimitTypeScreen)
+    assert _limits(conn) == []
+
+
+def test_an_emptied_field_clears_that_limit() -> None:
+    assert params_from("", "10/min", LIMITED) == LimitParams(clear_concurrency=True)
+
+
+def test_an_unchanged_field_is_left_alone() -> None:
+    assert params_from("4", "10/min", LIMITED) == LimitParams(concurrency=4)
+
+
+def test_a_new_rate_is_set() -> None:
+    assert params_from("2", "5/s", LIMITED) == LimitParams(rate=Rate(5, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("conc", "rate", "message"),
+    [("2", "10/min", "nothing to change"), ("two", "", "whole number"), ("", "9/h", "--rate")],
+)
+def test_the_limit_screen_refuses_what_it_cannot_set(conc: str, rate: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        params_from(conc, rate, LIMITED)
