@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from skconsole.db.sqlfiles import query
 from skconsole.durations import format_limit
-from skconsole.ops.model import Actor
 from skconsole.status import FINAL, JobStatus
+
+if TYPE_CHECKING:  # the engine reads policies; only the CLI sets them, as an Actor
+    from skconsole.ops.model import Actor
 
 Conn = psycopg.Connection[Any]
 

@@ -165,11 +165,9 @@ class Engine:
             default_max_attempts=registry.defaults.max_attempts,
             scheduler=(
                 Scheduler(
-                    self.links["upkeep"],
-                    registry.schedules(),
-                    source=f"schedule@{cfg.process_id}"[:250],
+                    self.links["upkeep"], schedules, source=f"schedule@{cfg.process_id}"[:250]
                 )
-                if registry.schedules()
+                if (schedules := registry.schedules())
                 else None
             ),
             retention=Retention(self.links["upkeep"], self.metrics, cfg.process_id)
@@ -592,7 +590,7 @@ class Engine:
 
     async def _final_writes_inner(self) -> None:
         def thread_still_runs(o: Outcome) -> bool:
-            return o.ending is Ending.HAND_BACK and o.delay_ms > 0 and not o.snoozed
+            return o.thread_running
 
         # claimed but never started (the claim came back as the engine stopped)
         leftovers = [job for claim_id, job in self.held.items() if claim_id not in self.runs]

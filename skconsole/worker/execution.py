@@ -264,7 +264,13 @@ def succeeded(run: JobRun, task: Task, started: float, result: Any) -> Outcome:
 def gave_up(run: JobRun, started: float) -> Outcome:
     """The engine stopped waiting for a sync handler's thread at shutdown (see
     Engine._drain): back to the queue, not claimable before the thread is gone."""
-    return Outcome(run.job, Ending.HAND_BACK, ms(started), delay_ms=run.hand_back_delay_ms)
+    return Outcome(
+        run.job,
+        Ending.HAND_BACK,
+        ms(started),
+        delay_ms=run.hand_back_delay_ms,
+        thread_running=run.hand_back_delay_ms > 0,
+    )
 
 
 def ms(started: float) -> int:

@@ -59,6 +59,9 @@ class Outcome:
     tries: int = 0
     #: HAND_BACK: the handler asked to run later (Snooze), counted as a snooze
     snoozed: bool = False
+    #: HAND_BACK: a sync handler's thread given up on at shutdown, which may still
+    #: run: written only after the other outcomes (Engine._final_writes_inner)
+    thread_running: bool = False
     #: SUCCESS: jobs the handler posted (ctx.post), written with the success
     posts: list[Job] = field(default_factory=list)
     #: SUCCESS: the pipeline's next stage (then=), and the pipeline's name

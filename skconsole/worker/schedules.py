@@ -51,6 +51,8 @@ class Scheduler:
     async def run_once(self) -> None:
         """Publish the definitions (once), take every due tick, plan the next look."""
         self.due_at = time.monotonic() + LOOK_EVERY_S  # if this round fails
+        if not self.active:
+            return
         if not self._published:
             await self.link.run(self._publish, retry=False)
             self._published = True

@@ -55,18 +55,24 @@ async def type_payload(pilot: Pilot[Any], editor: EditJobScreen, text: str) -> N
     await pilot.pause()
 
 
+async def save_edit(pilot: Pilot[Any], job: uuid.UUID, text: str) -> EditConfirmScreen:
+    """Open the job's editor, put ``text`` in it and save: the diff confirmation."""
+    editor = await open_editor(pilot, job)
+    await type_payload(pilot, editor, text)
+    await pilot.press("ctrl+s")
+    await until(pilot, lambda: isinstance(pilot.app.screen, EditConfirmScreen))
+    dialog = pilot.app.screen
+    assert isinstance(dialog, EditConfirmScreen)
+    return dialog
+
+
 async def test_e_edits_a_failed_job_and_runs_it_again_after_the_diff_is_confirmed(
     conn: Conn, make_app: MakeApp
 ) -> None:
     job = add_job(conn, 6)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        editor = await open_editor(pilot, job)
-        await type_payload(pilot, editor, NEW)
-        await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, EditConfirmScreen))
-        dialog = app.screen
-        assert isinstance(dialog, EditConfirmScreen)
+        dialog = await save_edit(pilot, job, NEW)
         assert '+  "order_id": 7,' in dialog.diff and "-{}" in dialog.diff
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Edited job") for m in notices(app)))
@@ -112,10 +118,7 @@ async def test_the_diff_confirmation_defaults_to_no_and_changes_nothing(
     job = add_job(conn, 5)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        editor = await open_editor(pilot, job)
-        await type_payload(pilot, editor, NEW)
-        await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, EditConfirmScreen))
+        await save_edit(pilot, job, NEW)
         await pilot.press("enter")
         await until(pilot, lambda: "Nothing was changed." in notices(app))
     assert payload_of(conn, job) == ("{}", 5, None)
@@ -152,10 +155,7 @@ async def test_a_job_claimed_while_the_confirmation_is_open_is_left_alone(
     job = add_job(conn, 1)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        editor = await open_editor(pilot, job)
-        await type_payload(pilot, editor, NEW)
-        await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, EditConfirmScreen))
+        await save_edit(pilot, job, NEW)
         conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (job,))
         conn.execute("UPDATE sk_task_results_t SET task_status = 2 WHERE task_id = %s", (job,))
         await pilot.press("y")
