@@ -6,13 +6,21 @@ and register handlers on a :class:`TaskRegistry` that ``skconsole worker`` runs.
 
 from skconsole.errors import FatalTaskError, SkconsoleError, Snooze
 from skconsole.producer import AsyncProducer, Job, Producer
-from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
+from skconsole.worker.registry import (
+    JobCancelled,
+    JobContext,
+    JobStopped,
+    TaskOptions,
+    TaskRegistry,
+)
 
 __all__ = [
     "AsyncProducer",
     "FatalTaskError",
     "Job",
+    "JobCancelled",
     "JobContext",
+    "JobStopped",
     "Producer",
     "SkconsoleError",
     "Snooze",

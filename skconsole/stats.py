@@ -20,10 +20,13 @@ from uuid import UUID
 import psycopg
 from cronsim import CronSimError
 
-from skconsole.db.sqlfiles import query
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.db.schema import RETIRED_METRICS_OWNER
+from skconsole.db.sqlfiles import active_mapping, query
 from skconsole.durations import format_age
 from skconsole.errors import ConfigError
 from skconsole.schedule import Schedule
+from skconsole.signature import error_signature, final_exception_line
 from skconsole.status import FAILED, JobStatus
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
@@ -151,7 +154,10 @@ class TypeLimit:
 
 
 def limits(conn: Conn) -> list[TypeLimit]:
-    """The task types with a concurrency or rate limit, by name."""
+    """The task types with a concurrency or rate limit, by name (none on a database
+    without skconsole's objects)."""
+    if not has_skconsole_objects(conn):
+        return []
     return [
         TypeLimit(
             r[0],
@@ -171,12 +177,17 @@ def table_estimates(conn: Conn) -> dict[str, int]:
 
 def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
     """Queue depth per task type; ready/scheduled are estimated beyond ``exact_limit`` jobs."""
-    queued = table_estimates(conn).get("sk_tasks_queue_t", 0)
+    queued = table_estimates(conn).get(active_mapping().table("sk_tasks_queue_t"), 0)
     if queued <= exact_limit:
         rows, estimated = _rows(conn, query("depth")), False
     else:
         pct = max(0.1, min(100.0, 100.0 * DEPTH_SAMPLE_ROWS / max(queued, 1)))
         rows, estimated = _rows(conn, query("depth_estimated"), {"sample_pct": pct}), True
+    paused = (
+        {str(r[0]) for r in _rows(conn, query("paused_types"))}
+        if has_skconsole_objects(conn)
+        else set()
+    )
     return Depth(
         [
             TypeDepth(
@@ -185,7 +196,7 @@ def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
                 int(r[2]),
                 int(r[3]),
                 float(r[4]) if r[4] is not None else None,
-                bool(r[5]),
+                r[0] in paused,
             )
             for r in rows
         ],
@@ -214,7 +225,7 @@ def status_counts(conn: Conn) -> dict[int, int]:
 
 def status_summary(conn: Conn, *, exact_limit: int = STATUS_EXACT_LIMIT) -> StatusCounts:
     """Jobs per status: exact for small tables and small statuses; big ones estimated."""
-    total = table_estimates(conn).get("sk_task_results_t", 0)
+    total = table_estimates(conn).get(active_mapping().table("sk_task_results_t"), 0)
     if total <= exact_limit:
         return StatusCounts({int(s): int(n) for s, n in _rows(conn, query("status_counts"))})
     big = {
@@ -296,9 +307,11 @@ class Inflight:
 
 
 def inflight(conn: Conn, policy: HungPolicy | None = None, *, limit: int = 500) -> Inflight:
-    """Jobs being processed, hung ones first, judged by ``sk_inflight_tasks()``."""
+    """Jobs being processed, hung ones first, judged by ``sk_inflight_tasks()`` (on a
+    database without it, by the time they have been processing alone)."""
     params = {**(policy or HungPolicy()).params(), "limit": limit}
-    rows = _rows(conn, query("inflight"), params)
+    sql_text = query("inflight") if has_skconsole_objects(conn) else query("inflight_compat")
+    rows = _rows(conn, sql_text, params)
     jobs = [
         InflightJob(
             task_id=r[0],
@@ -326,6 +339,25 @@ def inflight(conn: Conn, policy: HungPolicy | None = None, *, limit: int = 500) 
 
 
 # -- failure groups --------------------------------------------------------------------------
+#: failed jobs a degraded read groups at most, newest first (signatures computed here)
+FAILURE_SCAN_CAP = 50_000
+
+
+@dataclass(frozen=True)
+class FailureScan:
+    """A degraded read's groups come from the newest ``rows`` of ``total`` failed jobs."""
+
+    rows: int
+    total: int
+
+    @property
+    def capped(self) -> bool:
+        return self.rows < self.total
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "total": self.total, "capped": self.capped}
+
+
 @dataclass
 class FailureGroup:
     signature: str
@@ -336,6 +368,8 @@ class FailureGroup:
     last_seen: datetime | None
     sample_task_id: UUID | None
     sample_error: str | None
+    #: set on a degraded read (no stored signatures): what the group was computed from
+    scan: FailureScan | None = None
 
     @property
     def id(self) -> str:
@@ -352,11 +386,54 @@ class FailureGroup:
             "last_seen": _iso(self.last_seen),
             "sample_task_id": str(self.sample_task_id) if self.sample_task_id else None,
             "sample_error": self.sample_error,
+            **({"scan": self.scan.as_dict()} if self.scan is not None else {}),
         }
 
 
-def failure_groups(conn: Conn, *, limit: int = 200) -> list[FailureGroup]:
-    """Failed jobs (4, 5, 6) grouped by error signature, the biggest groups first."""
+def _scan_failures(conn: Conn, cap: int) -> tuple[list[tuple[Any, ...]], FailureScan]:
+    """The newest failed jobs with their signature (computed: no stored one), capped."""
+    rows = _rows(conn, query("failures_scan_compat"), {"cap": cap})
+    scan = FailureScan(len(rows), int(rows[0][7]) if rows else 0)
+    return [(*r[:7], error_signature(r[6])) for r in rows], scan
+
+
+def _computed_groups(conn: Conn, limit: int, cap: int) -> list[FailureGroup]:
+    rows, scan = _scan_failures(conn, cap)
+    groups: dict[str, FailureGroup] = {}
+    for task_id, task_type, status, _prio, _errors, seen_at, error, signature in rows:
+        g = groups.get(signature)
+        if g is None:  # rows come newest first: the first is the sample
+            g = groups[signature] = FailureGroup(
+                signature,
+                0,
+                dict.fromkeys(FAILED, 0),
+                [],
+                seen_at,
+                seen_at,
+                task_id,
+                final_exception_line(error),
+                scan,
+            )
+        g.count += 1
+        g.statuses[JobStatus(status)] += 1
+        if task_type not in g.task_types:
+            g.task_types.append(task_type)
+        if seen_at is not None:
+            g.first_seen = min(g.first_seen or seen_at, seen_at)
+            g.last_seen = max(g.last_seen or seen_at, seen_at)
+    for g in groups.values():
+        g.task_types.sort()
+    return sorted(groups.values(), key=lambda g: (-g.count, g.signature))[:limit]
+
+
+def failure_groups(
+    conn: Conn, *, limit: int = 200, scan_cap: int = FAILURE_SCAN_CAP
+) -> list[FailureGroup]:
+    """Failed jobs (4, 5, 6) grouped by error signature, the biggest groups first. On a
+    database without stored signatures, computed over the newest ``scan_cap`` failed
+    jobs (each group's ``scan`` says so)."""
+    if not has_skconsole_objects(conn):
+        return _computed_groups(conn, limit, scan_cap)
     return [
         FailureGroup(
             signature=r[0],
@@ -405,8 +482,18 @@ class GroupJobs:
         }
 
 
-def failure_jobs(conn: Conn, signature: str, *, limit: int = 200) -> GroupJobs:
+def failure_jobs(
+    conn: Conn, signature: str, *, limit: int = 200, scan_cap: int = FAILURE_SCAN_CAP
+) -> GroupJobs:
     """The jobs of one failure group (drill-down), latest failure first."""
+    if not has_skconsole_objects(conn):
+        scanned, _ = _scan_failures(conn, scan_cap)
+        mine = [r for r in scanned if r[7] == signature]
+        jobs = [
+            FailedJob(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), r[5], final_exception_line(r[6]))
+            for r in mine[:limit]
+        ]
+        return GroupJobs(signature, len(mine), jobs)
     rows = _rows(conn, query("failure_jobs"), {"signature": signature, "limit": limit})
     jobs = [FailedJob(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), r[5], r[6] or "") for r in rows]
     return GroupJobs(signature, int(rows[0][7]) if rows else 0, jobs)
@@ -470,7 +557,8 @@ class JobDetail:
 
 def job(conn: Conn, task_id: UUID) -> JobDetail | None:
     """Everything stored about one job, the full last error included."""
-    rows = _rows(conn, query("job"), {"task_id": task_id})
+    sql_text = query("job") if has_skconsole_objects(conn) else query("job_compat")
+    rows = _rows(conn, sql_text, {"task_id": task_id})
     if not rows:
         return None
     r = rows[0]
@@ -614,7 +702,7 @@ class MetricsSnapshot:
 
 def metrics(conn: Conn, *, taken_at: float = 0.0) -> MetricsSnapshot:
     """App metrics by category, summed over owner processes."""
-    rows = _rows(conn, query("metrics"))
+    rows = _rows(conn, query("metrics"), {"retired": RETIRED_METRICS_OWNER})
     return MetricsSnapshot(
         tuple(Metric(r[0], r[1], int(r[2]), int(r[3]), r[4]) for r in rows), taken_at
     )
@@ -672,7 +760,10 @@ class WorkerInfo:
 
 
 def workers(conn: Conn) -> list[WorkerInfo]:
-    """Registered worker processes with their liveness (``sk_worker_liveness()``)."""
+    """Registered worker processes with their liveness (``sk_worker_liveness()``); none
+    on a database without skconsole's objects (Stakhanovise.NET's workers register nowhere)."""
+    if not has_skconsole_objects(conn):
+        return []
     rows = _rows(conn, query("workers"))
     return [
         WorkerInfo(
@@ -856,6 +947,8 @@ def schedules(conn: Conn, *, queue: Depth | None = None) -> list[ScheduleInfo]:
     ``queue``: the queue depth, if the caller has just read it (the console's
     refresh does); otherwise it is read here, only when there is a schedule.
     """
+    if not has_skconsole_objects(conn):
+        return []
     rows = _rows(conn, query("schedules"))
     if not rows:
         return []

@@ -103,6 +103,31 @@ def fresh_database(server_dsn: str) -> Iterator[str]:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
+@contextlib.contextmanager
+def select_only_role(dsn: str, prefix: str = "sk_ro") -> Iterator[str]:
+    """The DSN of a new login role that may only SELECT the tables of ``dsn``'s public
+    schema (without pg_read_all_stats); dropped afterwards (roles are cluster-wide)."""
+    role = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        c.execute(
+            sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(
+                sql.Identifier(role)
+            )
+        )
+    params = conninfo.conninfo_to_dict(dsn)
+    params["user"] = role
+    try:
+        yield conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+            )
+            c.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            c.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
 def skconsole_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "skconsole", *args]
 

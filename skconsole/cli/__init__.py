@@ -6,15 +6,28 @@
   the one-line error, and tables that fit the terminal;
 - :mod:`.app`: the Typer app, the root command and :func:`main`;
 - the commands: :mod:`.core` (demo, setup, enqueue, worker, bench, db),
-  :mod:`.status` (``status [VIEW]``), :mod:`.ops` (the operator actions, audit) and
-  :mod:`.retention` (``retention [set|clear]``).
+  :mod:`.status` (``status [VIEW]``), :mod:`.ops` (the operator actions, audit),
+  :mod:`.retention` (``retention [set|clear]``), :mod:`.health` (``vacuum``,
+  ``cancel-session``: the queue tables' health) and :mod:`.exporter` (``exporter``:
+  metrics for Prometheus).
 
 Importing this package registers every command on :data:`app`.
 """
 
 from __future__ import annotations
 
-from skconsole.cli import core, ops, retention, status
+from skconsole.cli import check, core, exporter, health, ops, retention, slo, status
 from skconsole.cli.app import app, main
 
-__all__ = ["app", "core", "main", "ops", "retention", "status"]
+__all__ = [
+    "app",
+    "check",
+    "core",
+    "exporter",
+    "health",
+    "main",
+    "ops",
+    "retention",
+    "slo",
+    "status",
+]

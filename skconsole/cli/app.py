@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -22,12 +23,15 @@ from skconsole.cli.options import MAX_CONCURRENCY, Options, check_range, refresh
 from skconsole.cli.output import print_error
 from skconsole.db.connect import connect_error_message
 from skconsole.db.embedded import default_data_dir
+from skconsole.db.mapping import TableMapping
+from skconsole.db.sqlfiles import use_mapping
 from skconsole.errors import SkconsoleError
 
 app = typer.Typer(
     name="skconsole",
     help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout)."
-    " The connection options (--dsn, --data-dir, --no-setup, --read-only) go before or after"
+    " The connection options (--dsn, --data-dir, --no-setup, --read-only, --mapping, --schema)"
+    " go before or after"
     " the command.",
     no_args_is_help=False,
     pretty_exceptions_enable=False,
@@ -69,6 +73,23 @@ def main_options(
             help="Refuse every write; sessions are read-only too.",
         ),
     ] = False,
+    mapping: Annotated[
+        Path | None,
+        typer.Option(
+            "--mapping",
+            envvar="SKCONSOLE_MAPPING",
+            help="JSON file naming the queue's tables, channel and dequeue function"
+            " (Stakhanovise.NET's QueuedTaskMapping); default: its default names.",
+        ),
+    ] = None,
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            envvar="SKCONSOLE_SCHEMA",
+            help="The schema the queue's tables live in (every session's search_path).",
+        ),
+    ] = None,
     refresh: Annotated[
         str,
         typer.Option(
@@ -91,6 +112,8 @@ def main_options(
     ] = 4,
 ) -> None:
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
+    layout = TableMapping.from_file(mapping) if mapping is not None else TableMapping()
+    use_mapping(replace(layout, schema=schema) if schema is not None else layout)
     ctx.obj = Options(dsn=dsn, data_dir=data_dir, setup=not no_setup, read_only=read_only)
     if ctx.invoked_subcommand is None:
         from skconsole.tui.launch import ConsoleOptions, run_console
@@ -110,7 +133,7 @@ def main_options(
         raise typer.Exit(code)
 
 
-_VALUE_OPTIONS = ("--dsn", "--data-dir")
+_VALUE_OPTIONS = ("--dsn", "--data-dir", "--mapping", "--schema")
 _FLAG_OPTIONS = ("--no-setup", "--read-only")
 
 

@@ -32,6 +32,7 @@ from skconsole.cli.options import (
 from skconsole.cli.output import err, out, progress_bar
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
+from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.target import resolve_database
 from skconsole.durations import parse_duration, parse_time
 from skconsole.errors import ConfigError, ReadOnlyError
@@ -256,6 +257,7 @@ def worker(
         data_dir=str(o.data_dir) if o.data_dir else None,
         setup=o.setup,
         config=config,
+        mapping=active_mapping(),
     )
     configure_logging()
     code = run_in_process(spec) if processes == 1 else run_supervised(spec, processes)

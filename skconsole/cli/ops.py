@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, Any
 from uuid import UUID
 
 import typer
@@ -42,10 +42,11 @@ from skconsole.cli.options import (
 from skconsole.cli.output import Column, err, out, print_json, print_table
 from skconsole.durations import parse_duration
 from skconsole.errors import ConfigError
+from skconsole.ops.cancel import MAX_WAIT_S
 from skconsole.ops.edit import payload_diff
 from skconsole.ops.limit import describe as describe_limits
 from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection
-from skconsole.ops.spec import P
+from skconsole.ops.spec import P, S
 from skconsole.stats import HungPolicy
 from skconsole.status import JobStatus
 from skconsole.text import printable, quoted
@@ -116,19 +117,14 @@ def _show_preview(preview: Preview, verb: str, noun: str, wide: bool) -> None:
         _show_sample(preview, wide)
 
 
-def _show_result(result: ActionResult, done: str, noun: str) -> None:
-    text = f"{done} {result.changed:,} {noun}"
+def _show_result(result: ActionResult, action: ops.JobAction[Any]) -> None:
+    text = f"{action.wording.done} {result.changed:,} {action.wording.noun}"
+    text += escape(printable(action.summary(result.details)))
     if result.skipped_changed_state:
         text += (
             f"; {result.skipped_changed_state:,} changed state meanwhile (or were busy) "
             "and were left alone"
         )
-    unchanged = int(result.details.get("unchanged", 0) or 0)
-    if unchanged:
-        text += f"; {unchanged:,} already had that priority"
-    parked = int(result.details.get("parked_faulted", 0) or 0)
-    if parked:
-        text += f" ({parked:,} past max attempts, parked as Faulted)"
     if result.audit_id is not None:
         text += f" (audit #{result.audit_id})"
     out.print(text, highlight=False)
@@ -226,7 +222,7 @@ def _run(
     if as_json:
         print_json({**result.as_dict(), "selection": p.selection.as_dict()})
     else:
-        _show_result(result, action.wording.done, noun)
+        _show_result(result, action)
 
 
 # -- the actions ----------------------------------------------------------------------------
@@ -363,18 +359,26 @@ def cancel(
     task_type: TypeOpt = None,
     statuses: StatusOpt = None,
     older_than: OlderOpt = None,
+    wait: Annotated[
+        str,
+        typer.Option(
+            "--wait", help="How long to wait for workers to stop running jobs (0: do not wait)"
+        ),
+    ] = "5s",
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Take waiting jobs out of the queue: 7 Cancelled."""
+    """Cancel jobs: waiting ones leave the queue; running ones (--id, or --status 2) are
+    stopped by their worker, or at once if their worker is gone. All end 7 Cancelled."""
+    params = ops.CancelParams(wait_s=parse_duration(wait, option="--wait", maximum=MAX_WAIT_S))
     sel = selection_from(ids, group, task_type, statuses, older_than)
     _run(
         ctx,
         ops.CANCEL,
         sel,
-        ops.NoParams(),
+        params,
         dry_run=dry_run,
         yes=yes,
         as_json=as_json,
@@ -585,18 +589,46 @@ def limit(
         clear_concurrency=clear and concurrency is None,
         clear_rate=clear and rate is None,
     )
+    run_type_setting(
+        ctx,
+        ops.LIMIT,
+        name,
+        params,
+        describe=describe_limits,
+        context=lambda d: f"{d['running']:,} running, {d['waiting']:,} waiting",
+        question=f"Limit task type {name}",
+        dry_run=dry_run,
+        yes=yes,
+        as_json=as_json,
+    )
+
+
+def run_type_setting(
+    ctx: typer.Context,
+    action: ops.TypeSetting[S],
+    name: str,
+    params: S,
+    *,
+    describe: Callable[[dict[str, Any]], str],
+    context: Callable[[dict[str, Any]], str],
+    question: str,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Preview, confirm and store one type's settings (limit, slo): old -> new, audited.
+    ``describe`` words the settings, ``context`` what the type holds now."""
     sel = Selection(task_type=name)
-    db = options_of(ctx).open("skconsole-limit", write=not dry_run)
+    db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
     with db.connect() as conn:
-        p = ops.LIMIT.preview(conn, sel, params)
-        old, new = describe_limits(p.details["old"]), describe_limits(p.details["new"])
+        p = action.preview(conn, sel, params)
+        old, new = describe(p.details["old"]), describe(p.details["new"])
         if dry_run:
             if as_json:
                 print_json(p.as_dict())
             else:
                 out.print(
-                    f"{escape(name)}: {old} ({p.details['running']:,} running, "
-                    f"{p.details['waiting']:,} waiting); limit would "
+                    f"{escape(name)}: {old} ({escape(context(p.details))}); {action.name} would "
                     + (f"set {new}" if p.count else "change nothing"),
                     highlight=False,
                 )
@@ -605,19 +637,19 @@ def limit(
             if as_json:
                 print_json(
                     {
-                        **ActionResult("limit", 0, 0, 0, p.details).as_dict(),
+                        **ActionResult(action.name, 0, 0, 0, p.details).as_dict(),
                         "selection": sel.as_dict(),
                     }
                 )
             else:
                 out.print(f"{escape(name)} already has {new}: nothing changed", highlight=False)
             return
-        _confirm(f"Limit task type {name}: {old} -> {new}?", yes)
-        result = ops.LIMIT.execute(conn, sel, params, actor=ops.Actor.current())
+        _confirm(f"{question}: {old} -> {new}?", yes)
+        result = action.execute(conn, sel, params, actor=ops.Actor.current())
     if as_json:
         print_json({**result.as_dict(), "selection": sel.as_dict()})
         return
-    now = describe_limits(result.details.get("new", p.details["new"]))
+    now = describe(result.details.get("new", p.details["new"]))
     audit_note = f" (audit #{result.audit_id})" if result.audit_id is not None else ""
     out.print(f"{escape(name)}: {now}{audit_note}", highlight=False)
 

@@ -81,7 +81,15 @@ class Options:
     setup: bool
     read_only: bool
 
-    def open(self, application_name: str = "skconsole-cli", *, write: bool = False) -> Database:
+    def open(
+        self,
+        application_name: str = "skconsole-cli",
+        *,
+        write: bool = False,
+        degraded_ok: bool = False,
+    ) -> Database:
+        """The database, its schema checked (``degraded_ok``: a read-only view that also
+        works on Stakhanovise.NET's tables alone)."""
         if write and self.read_only:
             raise ReadOnlyError("refused: read-only mode (--read-only or SKCONSOLE_READ_ONLY=1)")
         return open_database(
@@ -90,6 +98,7 @@ class Options:
             setup=self.setup,
             read_only=self.read_only,
             application_name=application_name,
+            degraded_ok=degraded_ok and not write,
         )
 
 

@@ -1,8 +1,8 @@
 """``skconsole status [VIEW]``: the read models as tables for people and JSON for scripts.
 
 Without a view: the overview (depth, jobs per status, workers), whose JSON
-shape is stable. Views: depth, inflight, failures, stats, metrics, workers,
-history, schedules. Estimated figures are labelled as such. Tables fit the terminal
+shape is stable. Views: depth, flow, inflight, failures, stats, metrics, workers,
+history, schedules, health. Estimated figures are labelled as such. Tables fit the terminal
 (``--wide``: every column at full width).
 """
 
@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.style import StyleType
 
-from skconsole import stats
+from skconsole import flow, health, stats
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
@@ -31,17 +31,31 @@ from skconsole.cli.options import (
     check_text,
     options_of,
 )
-from skconsole.cli.output import Column, out, print_table
-from skconsole.durations import format_age, parse_duration
+from skconsole.cli.output import Column, err, out, print_table
+from skconsole.db.layout import DEGRADED_NOTES, has_skconsole_objects
+from skconsole.durations import format_age, format_limit, parse_duration
 from skconsole.errors import ConfigError
 from skconsole.stats import overview
 from skconsole.status import JobStatus
-from skconsole.text import quoted
+from skconsole.text import printable, quoted
 
 Conn = psycopg.Connection[Any]
-VIEWS = ("depth", "inflight", "failures", "stats", "metrics", "workers", "history", "schedules")
+VIEWS = (
+    "depth",
+    "flow",
+    "inflight",
+    "failures",
+    "stats",
+    "metrics",
+    "workers",
+    "history",
+    "schedules",
+    "health",
+)
 #: history --minutes: at most one day back
 MAX_MINUTES = 1440
+#: flow --window: the rates' sliding window, 10 s to one day
+WINDOW_BOUNDS_S = (10.0, 86_400.0)
 
 
 def _ms(value: float | int | None) -> str:
@@ -158,6 +172,43 @@ def _show_workers(workers: list[dict[str, Any]], wide: bool, *, started: bool = 
 
 
 # -- views ---------------------------------------------------------------------------
+def _flow(conn: Conn, window_s: float, wide: bool) -> tuple[dict[str, Any], Callable[[], None]]:
+    rows = flow.flow(conn, window_s)
+
+    def show() -> None:
+        estimated = any(r.ready_estimated for r in rows)
+        columns = [
+            Column("type"),
+            Column("in/min", 2, "right"),
+            Column("out/min", 2, "right"),
+            Column("ready", 1, "right"),
+            Column("drain", 1, "right"),
+            Column("oldest ready", 3, "right"),
+            Column("max wait", 4, "right"),
+            Column("SLO", 1, "right"),
+        ]
+        cells = [
+            [
+                escape(r.task_type) + (" (paused)" if r.paused else ""),
+                flow.rate_text(r.arrivals_per_min),
+                flow.rate_text(r.completions_per_min),
+                ("≈" if r.ready_estimated else "") + f"{r.ready:,}",
+                r.drain_text,
+                format_age(r.oldest_ready_s),
+                format_age(r.slo_max_wait_s),
+                r.slo_text,
+            ]
+            for r in rows
+        ]
+        styles: list[StyleType | None] = [r.slo_state.style for r in rows]
+        title = f"Flow per type, rates over the last {format_age(window_s)}" + (
+            " (ready estimated from a sample)" if estimated else ""
+        )
+        print_table(columns, cells, wide=wide, title=title, styles=styles)
+
+    return {"window_s": window_s, "types": [r.as_dict() for r in rows]}, show
+
+
 def _inflight(conn: Conn, limit: int, wide: bool) -> tuple[dict[str, Any], Callable[[], None]]:
     data = stats.inflight(conn, limit=limit)
 
@@ -409,6 +460,165 @@ def _schedules(conn: Conn, wide: bool) -> tuple[dict[str, Any], Callable[[], Non
     return {"schedules": [r.as_dict() for r in rows]}, show
 
 
+def _text(value: str | None) -> str:
+    """Text from the database (an application name, a query), made safe for a table cell."""
+    return escape(printable(value)) if value else "-"
+
+
+def _bytes(n: int) -> str:
+    """A size as people read it: 8,192 B, 1.5 MB."""
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1024:
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} TB"
+
+
+def _sessions_table(sessions: list[health.Session], wide: bool, title: str) -> None:
+    columns = [
+        Column("pid", key=True),
+        Column("user", 5),
+        Column("application", 2),
+        Column("client", 7),
+        Column("state", 1),
+        Column("in xact", 1, "right"),
+        Column("xmin age", 3, "right"),
+        Column("waits on", 6),
+        Column("query", flexible=True),
+    ]
+    rows = [
+        [
+            str(s.pid),
+            _text(s.user),
+            _text(s.application),
+            _text(s.client),
+            _text(s.state),
+            format_age(s.xact_age_s),
+            f"{s.horizon_age:,}" if s.horizon_age is not None else "-",
+            _text(s.wait_event),
+            _text(s.query) if s.visible else "(hidden: needs pg_read_all_stats)",
+        ]
+        for s in sessions
+    ]
+    print_table(columns, rows, wide=wide, title=title)
+
+
+def _health(conn: Conn, wide: bool) -> tuple[dict[str, Any], Callable[[], None]]:
+    h = health.health(conn)
+
+    def show() -> None:
+        columns = [
+            Column("table", key=True),
+            Column("live", 1, "right"),
+            Column("dead", 0, "right"),
+            Column("dead %", 0, "right"),
+            Column("size", 2, "right"),
+            Column("indexes", 3, "right"),
+            Column("bloat (est.)", 4, "right"),
+            Column("last vacuum", 5, "right"),
+            Column("last analyze", 7, "right"),
+            Column("vacuum now", 6),
+            Column("autovacuum", 8, flexible=True, min_width=12),
+        ]
+        now = h.taken_at
+
+        def ago(t: Any) -> str:
+            return f"{format_age((now - t).total_seconds())} ago" if t is not None else "never"
+
+        rows = []
+        styles: list[StyleType | None] = []
+        for t in h.tables:
+            av = t.autovacuum
+            analyzed = [x for x in (t.last_analyze, t.last_autoanalyze) if x is not None]
+            rows.append(
+                [
+                    t.table,
+                    f"{t.live_rows:,}",
+                    f"{t.dead_rows:,}",
+                    f"{t.dead_share:.0%}",
+                    _bytes(t.table_bytes),
+                    _bytes(t.index_bytes),
+                    "≈" + _bytes(t.bloat_bytes_estimate),
+                    ago(t.last_vacuumed),
+                    ago(max(analyzed) if analyzed else None),
+                    _text(
+                        f"{t.vacuum_running}: {t.vacuum_phase or '?'}" if t.vacuum_running else None
+                    ),
+                    (
+                        f"after {av.vacuum_after(t.live_rows):,} dead"
+                        f" ({av.vacuum_threshold:,} + {av.vacuum_scale_factor:g} x rows)"
+                        + (" per table" if av.from_table else "")
+                        if av.enabled
+                        else "off"
+                    ),
+                ]
+            )
+            styles.append("yellow" if not av.enabled else None)
+        print_table(
+            columns,
+            rows,
+            wide=wide,
+            title="Queue tables (rows from statistics; bloat: dead share x size, an estimate)",
+            styles=styles,
+        )
+        hz = h.horizon
+        if hz.age is None:
+            out.print("xmin horizon: nothing holds it back", highlight=False)
+        else:
+            held = f", {format_age(hz.age_s)}" if hz.age_s is not None else ""
+            out.print(
+                f"xmin horizon: {hz.age:,} transactions back{held}, held by {_text(hz.holder)}",
+                highlight=False,
+            )
+        if hz.sessions:
+            _sessions_table(hz.sessions, wide, "Open transactions (oldest first)")
+        for slot in hz.slots:
+            out.print(
+                f"replication slot {_text(slot.name)} ({slot.slot_type},"
+                f" {'active' if slot.active else 'inactive'}): xmin age"
+                f" {slot.xmin_age if slot.xmin_age is not None else '-'}, catalog_xmin age"
+                f" {slot.catalog_xmin_age if slot.catalog_xmin_age is not None else '-'}",
+                highlight=False,
+            )
+        for p in hz.prepared:
+            out.print(
+                f"prepared transaction {_text(p.gid)} (owner {_text(p.owner)}):"
+                f" {format_age(p.age_s)} old, {p.xid_age:,} transactions back",
+                highlight=False,
+            )
+        if h.lock_waits:
+            wait_columns = [
+                Column("pid", key=True),
+                Column("application", 3),
+                Column("table", 1),
+                Column("mode", 2),
+                Column("waiting", 0, "right"),
+                Column("blocked by", 0),
+                Column("query", flexible=True),
+            ]
+            wait_rows = [
+                [
+                    str(w.pid),
+                    _text(w.application),
+                    w.table,
+                    f"{w.mode} ({w.lock_type})",
+                    format_age(w.waited_s),
+                    ", ".join(str(p) for p in w.blocked_by) or "-",
+                    _text(w.query),
+                ]
+                for w in h.lock_waits
+            ]
+            print_table(wait_columns, wait_rows, wide=wide, title="Lock waits on the queue tables")
+            _sessions_table(h.blockers, wide, "Blocking sessions")
+        for a in h.advice:
+            out.print(f"[yellow]advice:[/yellow] {_text(a.text)}", highlight=False)
+        for note in h.hidden:
+            out.print(f"hidden: {_text(note)}", highlight=False)
+
+    return h.as_dict(), show
+
+
 @app.command()
 def status(
     ctx: typer.Context,
@@ -431,11 +641,16 @@ def status(
             help="metrics: time between the two reads rates come from (0: none; at most 1h)",
         ),
     ] = "1s",
+    window: Annotated[
+        str,
+        typer.Option("--window", help="flow: the rates' sliding window (10s to 1d)"),
+    ] = format_limit(flow.WINDOW_S),
     wide: WideOpt = False,
 ) -> None:
     """Queue depth per type, counts per status, workers, oldest waiting job; or one VIEW.
 
-    --limit: the rows of inflight and failures; --group: the jobs of one failure group.
+    --limit: the rows of inflight and failures; --group: the jobs of one failure group;
+    --window: the rates of flow.
     """
     if view is not None and view not in VIEWS:
         raise ConfigError(f"unknown view {quoted(view)}: choose one of {', '.join(VIEWS)}")
@@ -443,7 +658,9 @@ def status(
     check_range("--minutes", minutes, 1, MAX_MINUTES)
     check_text("--group", group)
     sample_s = parse_duration(sample, option="--sample", maximum=MAX_SAMPLE_S)
-    db = options_of(ctx).open("skconsole-status")
+    low, high = WINDOW_BOUNDS_S
+    window_s = parse_duration(window, option="--window", minimum=low, maximum=high)
+    db = options_of(ctx).open("skconsole-status", degraded_ok=True)
     with db.connect() as conn:
         if view is None:
             doc = overview(conn)
@@ -454,6 +671,8 @@ def status(
                 "limits": [t.as_dict() for t in stats.limits(conn)],
             }
             show = lambda: _show_depth(doc, wide)  # noqa: E731
+        elif view == "flow":
+            doc, show = _flow(conn, window_s, wide)
         elif view == "workers":
             doc = {"workers": [w.as_dict() for w in stats.workers(conn)]}
             show = lambda: _show_workers(doc["workers"], wide, started=True)  # noqa: E731
@@ -467,8 +686,15 @@ def status(
             doc, show = _metrics(conn, sample_s, wide)
         elif view == "schedules":
             doc, show = _schedules(conn, wide)
+        elif view == "health":
+            doc, show = _health(conn, wide)
         else:
             doc, show = _history(conn, minutes, wide)
+        degraded = not has_skconsole_objects(conn)
+    if degraded:  # Stakhanovise.NET's tables alone: say what the views leave out
+        doc = {**doc, "degraded": list(DEGRADED_NOTES)}
+        if not as_json:
+            err.print(escape(" ".join(DEGRADED_NOTES)), style="yellow", highlight=False)
     if as_json:
         # ensure_ascii: rich re-encodes the document, and would otherwise write C1 and
         # bidi controls (which json leaves alone) raw

@@ -26,6 +26,7 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
+from skconsole.db.sqlfiles import active_mapping
 from skconsole.errors import ConnectError, PoolerError
 
 APPLICATION_NAME = "skconsole"
@@ -198,8 +199,12 @@ class Database:
             self.description = masked_dsn(self.dsn)
 
     def options(self, extra: str = "") -> str:
-        """The ``options`` every session gets: ours, the user's (and ``extra``), the guard."""
+        """The ``options`` every session gets: ours, the layout's (``--schema``), the
+        user's (and ``extra``), the guard."""
         user = user_options(self.dsn)
+        layout = active_mapping().session_options
+        if layout:
+            user = f"{layout} {user}" if user.strip(_SPACE) else layout
         if extra.strip(_SPACE):
             user = f"{user} {extra}" if user.strip(_SPACE) else extra
         return merge_options(user, read_only=self.read_only)

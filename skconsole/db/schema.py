@@ -12,16 +12,20 @@ import hashlib
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
-from skconsole.db.sqlfiles import schema_scripts
+from skconsole.db.sqlfiles import active_mapping, schema_scripts
 from skconsole.errors import ReadOnlyError, SchemaError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 #: The class id of skconsole's advisory locks (the two-key form, so its keys
 #: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
 #: function sk_lock_class() returns the same number; a test checks they agree.
 LOCK_CLASS = 1936419947
 _SETUP_LOCK = (LOCK_CLASS, 0)  # serialises concurrent setups; workers use keys 1 and up
+#: The owner id under which the totals of cleanly stopped workers are kept once their
+#: own rows are folded (forget_old_workers.sql); not a process, so not counted as one.
+RETIRED_METRICS_OWNER = "skconsole:retired"
 
 STAKHANOVISE_OBJECTS = (
     "sk_tasks_queue_t",
@@ -39,7 +43,10 @@ SKCONSOLE_OBJECTS = (
 )
 
 #: skconsole's columns of the results table, one per schema version that added some
-RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count")
+RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count", "sk_cancel_requested_at_ts")
+#: skconsole's columns of the task-types table added after 020 created it, one per
+#: schema version that added some
+TYPE_COLUMNS = ("tt_max_running", "tt_slo_max_wait_seconds")
 
 _VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS sk_schema_version_t (
@@ -51,31 +58,42 @@ CREATE TABLE IF NOT EXISTS sk_schema_version_t (
 """
 
 
+def _regname(default_name: str) -> str:
+    """The object's name in this database as to_regclass/to_regproc read it (quoted:
+    Stakhanovise.NET's mapping may give it any name)."""
+    return sql.Identifier(active_mapping().table(default_name)).as_string(None)
+
+
 def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
     names = [*STAKHANOVISE_OBJECTS, *SKCONSOLE_OBJECTS]
     rows = conn.execute(
-        "SELECT n FROM unnest(%s::text[]) AS n WHERE to_regclass(n) IS NULL", (names,)
+        "SELECT n FROM unnest(%s::text[], %s::text[]) AS t(n, reg) WHERE to_regclass(reg) IS NULL",
+        (names, [_regname(n) for n in names]),
     ).fetchall()
-    missing = [r[0] for r in rows]
+    missing = [active_mapping().table(r[0]) for r in rows]
+    functions = ("sk_try_dequeue_task", "sk_worker_liveness", "sk_claim_room")
     row = conn.execute(
-        "SELECT to_regproc('sk_try_dequeue_task') IS NOT NULL,"
-        " to_regproc('sk_worker_liveness') IS NOT NULL,"
-        " to_regproc('sk_claim_room') IS NOT NULL"
+        "SELECT array_agg(to_regproc(f) IS NOT NULL ORDER BY i)"
+        " FROM unnest(%s::text[]) WITH ORDINALITY AS t(f, i)",
+        ([_regname(f) for f in functions],),
     ).fetchone()
     assert row is not None
-    functions = ("sk_try_dequeue_task()", "sk_worker_liveness()", "sk_claim_room()")
-    for present, name in zip(row, functions, strict=True):
+    for present, name in zip(row[0], functions, strict=True):
         if not present:
-            missing.append(name)
-    found = {
-        r[0]
-        for r in conn.execute(
-            "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass('sk_task_results_t')"
-            " AND attname = ANY(%s::text[]) AND NOT attisdropped",
-            (list(RESULT_COLUMNS),),
-        ).fetchall()
-    }
-    missing += [f"sk_task_results_t.{c}" for c in RESULT_COLUMNS if c not in found]
+            missing.append(f"{active_mapping().table(name)}()")
+    for table, columns in (
+        ("sk_task_results_t", RESULT_COLUMNS),
+        ("sk_task_types_t", TYPE_COLUMNS),
+    ):
+        found = {
+            r[0]
+            for r in conn.execute(
+                "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass(%s)"
+                " AND attname = ANY(%s::text[]) AND NOT attisdropped",
+                (_regname(table), list(columns)),
+            ).fetchall()
+        }
+        missing += [f"{table}.{c}" for c in columns if c not in found]
     return missing
 
 
@@ -111,16 +129,28 @@ def _refuse_newer(version: int | None) -> None:
         )
 
 
-def check_schema(conn: psycopg.Connection[Any]) -> None:
-    """Raise a clear SchemaError unless the full schema at a known version is present."""
+def only_stakhanovise(missing: list[str]) -> bool:
+    """``missing`` (from :func:`missing_objects`) lacks none of Stakhanovise.NET's tables:
+    a database its application uses, without skconsole's objects."""
+    theirs = {active_mapping().table(n) for n in STAKHANOVISE_OBJECTS}
+    return bool(missing) and not theirs & set(missing)
+
+
+def check_schema(conn: psycopg.Connection[Any], *, allow_degraded: bool = False) -> bool:
+    """Raise a clear SchemaError unless the full schema at a known version is present;
+    with ``allow_degraded``, Stakhanovise.NET's tables alone will do (False is returned:
+    read degraded, :mod:`skconsole.db.layout`)."""
     _refuse_newer(recorded_version(conn))
     missing = missing_objects(conn)
+    if missing and allow_degraded and only_stakhanovise(missing):
+        return False
     if missing:
         raise SchemaError(
             f"the skconsole schema is missing in this database ({', '.join(missing[:3])}"
             f"{' ...' if len(missing) > 3 else ''} not found): run `skconsole setup`, "
             "or drop --no-setup to create it automatically"
         )
+    return True
 
 
 def setup_schema(conn: psycopg.Connection[Any]) -> bool:

@@ -6,12 +6,19 @@ and run by hand in psql. Every query under ``sql/queries`` is read once, when
 this module is imported, and :func:`query` refuses a name that has no file:
 a misspelt name fails at the first import of the module naming it (a test
 checks that every name used exists and every file is used).
+
+The SQL names Stakhanovise.NET's objects by their default names; a process
+working on a database that renamed them (``QueuedTaskMapping``) says so once
+with :func:`use_mapping`, and every text handed out is rewritten for it
+(:mod:`skconsole.db.mapping`).
 """
 
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import LiteralString
+
+from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -33,12 +40,36 @@ def _load_queries() -> Mapping[str, LiteralString]:
 QUERIES: Mapping[str, LiteralString] = _load_queries()
 
 
+_active: TableMapping = DEFAULT_MAPPING
+
+
+def use_mapping(mapping: TableMapping) -> None:
+    """Rewrite every statement handed out from now on for ``mapping`` (one per process:
+    the CLI sets it from ``--mapping``, a library user before connecting)."""
+    global _active
+    _active = mapping
+
+
+def active_mapping() -> TableMapping:
+    return _active
+
+
 def query(name: str) -> LiteralString:
-    """The text of ``sql/queries/<name>.sql``; a KeyError names the missing file."""
+    """The text of ``sql/queries/<name>.sql`` for the names in use; a KeyError names
+    the missing file."""
     try:
-        return QUERIES[name]
+        text = QUERIES[name]
     except KeyError:
         raise KeyError(f"no query sql/queries/{name}.sql") from None
+    if _active.is_default:
+        return text
+    return _mapped(_active, name)
+
+
+@cache
+def _mapped(mapping: TableMapping, name: str) -> LiteralString:
+    # names only become quoted identifiers and literals (psycopg.sql): still SQL we wrote
+    return mapping.rewrite(QUERIES[name])
 
 
 @cache
@@ -48,6 +79,10 @@ def load_sql(name: str) -> LiteralString:
 
 
 def schema_scripts() -> list[tuple[str, str]]:
-    """(file name, text) of every schema script, in the order they must run."""
+    """(file name, text) of every schema script, in the order they must run, for the
+    names in use."""
     folder = sql_root() / "schema"
-    return [(p.name, p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.sql"))]
+    return [
+        (p.name, _active.rewrite(p.read_text(encoding="utf-8")))
+        for p in sorted(folder.glob("*.sql"))
+    ]

@@ -8,6 +8,7 @@ from pathlib import Path
 from skconsole.db.connect import Database, libpq_env_given
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import check_schema, setup_schema
+from skconsole.errors import SchemaError
 
 
 def resolve_database(
@@ -41,12 +42,20 @@ def open_database(
     setup: bool = True,
     read_only: bool = False,
     application_name: str = "skconsole",
+    degraded_ok: bool = False,
 ) -> Database:
-    """Resolve, connect once to fail fast with a clear message, and set up or check the schema."""
+    """Resolve, connect once to fail fast with a clear message, and set up or check the
+    schema. ``degraded_ok`` (commands that only read): without setup, a database with
+    Stakhanovise.NET's tables alone is read degraded (:mod:`skconsole.db.layout`)."""
     db = resolve_database(dsn, data_dir, read_only=read_only, application_name=application_name)
     with db.connect() as conn:
         if setup and not read_only:
-            setup_schema(conn)
+            try:
+                setup_schema(conn)
+            except SchemaError:  # e.g. a role that may not create anything
+                if not degraded_ok:
+                    raise
+                check_schema(conn, allow_degraded=True)
         else:
-            check_schema(conn)
+            check_schema(conn, allow_degraded=degraded_ok)
     return db

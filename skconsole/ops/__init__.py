@@ -21,7 +21,8 @@ commits on its own, so no lock outlives its batch.
 from skconsole.ops import audit
 from skconsole.ops.audit import AuditEntry
 from skconsole.ops.bump import BUMP, BumpParams
-from skconsole.ops.cancel import CANCEL
+from skconsole.ops.cancel import CANCEL, CancelParams
+from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
 from skconsole.ops.edit import EDIT, EditParams
 from skconsole.ops.limit import LIMIT, LimitParams, Rate
 from skconsole.ops.model import (
@@ -38,15 +39,18 @@ from skconsole.ops.purge import PURGE, PurgeParams
 from skconsole.ops.reap import REAP, ReapParams
 from skconsole.ops.requeue import REQUEUE, RequeueParams
 from skconsole.ops.resume import RESUME
+from skconsole.ops.slo import SLO, SloParams
 from skconsole.ops.spec import (
     Confirm,
     JobAction,
     NoParams,
     OperatorAction,
     Params,
+    ServerAction,
     TypeAction,
     TypeSetting,
 )
+from skconsole.ops.vacuum import VACUUM, VacuumParams
 
 #: Every operator action, in the order help texts list them.
 ACTIONS: tuple[OperatorAction, ...] = (
@@ -58,7 +62,10 @@ ACTIONS: tuple[OperatorAction, ...] = (
     PAUSE,
     RESUME,
     LIMIT,
+    SLO,
     EDIT,
+    VACUUM,
+    CANCEL_SESSION,
 )
 BY_NAME: dict[str, OperatorAction] = {a.name: a for a in ACTIONS}
 
@@ -68,6 +75,7 @@ __all__ = [
     "BUMP",
     "BY_NAME",
     "CANCEL",
+    "CANCEL_SESSION",
     "EDIT",
     "LIMIT",
     "PAUSE",
@@ -75,10 +83,14 @@ __all__ = [
     "REAP",
     "REQUEUE",
     "RESUME",
+    "SLO",
+    "VACUUM",
     "ActionResult",
     "Actor",
     "AuditEntry",
     "BumpParams",
+    "CancelParams",
+    "CancelSessionParams",
     "Confirm",
     "EditParams",
     "JobAction",
@@ -94,7 +106,10 @@ __all__ = [
     "ReapParams",
     "RequeueParams",
     "Selection",
+    "ServerAction",
+    "SloParams",
     "TypeAction",
     "TypeSetting",
+    "VacuumParams",
     "audit",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import query
 from skconsole.errors import SkconsoleError
 from skconsole.ops.model import ActionResult, Actor, Selection
@@ -218,7 +219,9 @@ class AuditTrail:
 
 
 def entries(conn: Conn, *, limit: int = 50, action: str | None = None) -> list[AuditEntry]:
-    """The latest audit rows, newest first."""
+    """The latest audit rows, newest first (none on a database without skconsole's objects)."""
+    if not has_skconsole_objects(conn):
+        return []
     rows = conn.execute(
         query("audit_list"), {"limit": limit, "action": action}, prepare=False
     ).fetchall()

@@ -56,6 +56,11 @@ def _tally(rows: Sequence[Row]) -> Tally:
     return Tally(changed, (("unchanged", matched - changed),))
 
 
+def _summary(details: dict[str, Any]) -> str:
+    unchanged = int(details.get("unchanged", 0) or 0)
+    return f"; {unchanged:,} already had that priority" if unchanged else ""
+
+
 BUMP = JobAction(
     Wording("bump", "bumped", "waiting job(s)"),
     BumpParams,
@@ -64,4 +69,5 @@ BUMP = JobAction(
     Needs(update=(QUEUE, RESULTS)),
     tally=_tally,
     counted=("unchanged",),
+    summary=_summary,
 )

@@ -1,20 +1,145 @@
-"""Cancel: waiting jobs out of the queue, their results 7 Cancelled.
+"""Cancel: jobs out of the queue, or stopped while they run; their results 7 Cancelled.
 
-Only jobs that still wait change: one a worker claims at that instant, or
-has claimed since the preview, runs on and is reported as left alone.
+Waiting jobs are cancelled at once; one a worker claims at that instant is
+left alone. A running job (``--id``, or ``--status 2``) is fenced by its
+claim token: its worker, if alive, is told on its own channel, stops the
+handler (an async one is cancelled; a sync one sees ``ctx.cancelled``) and
+records 7 Cancelled; if the worker is gone (the job is hung), the job is
+cancelled here, as it can no longer run. The action then waits a few seconds
+for the workers, and its result says how many were cancelled while waiting,
+while running, how many finished meanwhile and how many still run with the
+request pending (``status inflight`` shows them as "cancel requested, still
+running", with their worker's host and pid).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from skconsole.db.sqlfiles import query
+from skconsole.errors import ConfigError
 from skconsole.ops.guard import QUEUE, RESULTS
-from skconsole.ops.spec import JobAction, Needs, NoParams, Queries, StatusRule, Wording
-from skconsole.status import WAITING
+from skconsole.ops.spec import (
+    JobAction,
+    Needs,
+    Params,
+    Queries,
+    Row,
+    StatusRule,
+    Tally,
+    Wording,
+)
+from skconsole.stats import HungPolicy
+from skconsole.status import WAITING, JobStatus
+
+#: how long a cancel waits, by default, for workers to stop the running jobs it asked
+DEFAULT_WAIT_S = 5.0
+MAX_WAIT_S = 600.0
+_POLL_S = 0.1
+#: the ways a job was cancelled, as ops_cancel.sql returns them, and the counts they add
+_HOW = {"waiting": "cancelled_waiting", "running": "cancel_requested", "gone": "cancelled_gone"}
+
+
+@dataclass(frozen=True)
+class CancelParams(Params):
+    """How long to wait for workers to stop running jobs (0: do not wait), and
+    when a job without owner data counts as hung (then cancelled directly)."""
+
+    wait_s: float = DEFAULT_WAIT_S
+    policy: HungPolicy = field(default_factory=HungPolicy)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.wait_s <= MAX_WAIT_S:
+            raise ConfigError(f"--wait must be between 0 and {MAX_WAIT_S:g} seconds")
+
+    def sql(self) -> dict[str, Any]:
+        return self.policy.params()
+
+
+def _tally(rows: Sequence[Row]) -> Tally:
+    return Tally(
+        len(rows), tuple((name, sum(1 for r in rows if r[1] == how)) for how, name in _HOW.items())
+    )
+
+
+def _settle(
+    conn: psycopg.Connection[Any], rows: Sequence[Row], params: CancelParams
+) -> dict[str, Any]:
+    """Wait (up to ``wait_s``) for the workers asked to stop jobs, and say how each ended."""
+    asked = [r[0] for r in rows if r[1] == "running"]
+    if not asked:
+        return {}
+    deadline = time.monotonic() + params.wait_s
+    while True:
+        now = conn.execute(
+            query("ops_cancel_settled"), {"ids": asked, **params.sql()}, prepare=False
+        ).fetchall()
+        running = [r for r in now if r[1] == JobStatus.PROCESSING]
+        if not running or time.monotonic() >= deadline:
+            break
+        time.sleep(_POLL_S)
+    return {
+        "cancelled_running": sum(1 for r in now if r[1] == JobStatus.CANCELLED),
+        "finished_meanwhile": sum(
+            1 for r in now if r[1] not in (JobStatus.CANCELLED, JobStatus.PROCESSING)
+        ),
+        "still_running": [
+            {"task_id": str(r[0]), "worker_host": r[2], "worker_pid": r[3]} for r in running
+        ],
+    }
+
+
+def summary(details: dict[str, Any]) -> str:
+    """What a cancel's result adds to "cancelled N": how, and what still runs.
+
+    A job still running is counted as cancelled: its attempt will end 7
+    Cancelled however it ends; only its handler has not stopped yet."""
+    waiting = int(details.get("cancelled_waiting", 0) or 0)
+    gone = int(details.get("cancelled_gone", 0) or 0)
+    running = int(details.get("cancelled_running", 0) or 0) + gone
+    asked = int(details.get("cancel_requested", 0) or 0)
+    if not asked and not gone:
+        return ""
+    parts = [f"{waiting:,} while waiting"] if waiting else []
+    if running:
+        gone_note = f" ({gone:,} of them at once: their worker was gone)" if gone else ""
+        parts.append(f"{running:,} while running{gone_note}")
+    finished = int(details.get("finished_meanwhile", 0) or 0)
+    if finished:
+        parts.append(f"{finished:,} finished meanwhile")
+    text = ": " + ", ".join(parts) if parts else ""
+    still = details.get("still_running") or []
+    if still:
+        where = ", ".join(
+            f"{s['worker_host']} pid {s['worker_pid']}"
+            for s in sorted(still, key=lambda s: (str(s["worker_host"]), s["worker_pid"] or 0))[:3]
+        )
+        more = " ..." if len(still) > 3 else ""
+        text += (
+            f"; {len(still):,} still running: asked to stop, the handler has not yet"
+            f" ({where}{more})"
+        )
+    return text
+
 
 CANCEL = JobAction(
-    Wording("cancel", "cancelled", "waiting job(s)"),
-    NoParams,
-    StatusRule(allowed=WAITING),
-    Queries(select="ops_select_queued", write="ops_cancel"),
+    Wording("cancel", "cancelled", "job(s)"),
+    CancelParams,
+    StatusRule(
+        allowed=(*WAITING, JobStatus.PROCESSING),
+        default=WAITING,
+        by_id=(*WAITING, JobStatus.PROCESSING),
+    ),
+    Queries(select="ops_select_cancellable", write="ops_cancel"),
     Needs(update=(QUEUE, RESULTS), insert=(RESULTS,), delete=(QUEUE,)),
-    warning="They will not run.",
+    tally=_tally,
+    counted=tuple(_HOW.values()),
+    follow_up=_settle,
+    summary=summary,
+    warning="A cancelled job never runs again; a running one is stopped by its worker.",
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from skconsole.db.sqlfiles import query
+from skconsole.db.sqlfiles import active_mapping, query
 from skconsole.errors import ReadOnlyError
 
 Conn = psycopg.Connection[Any]
@@ -36,7 +36,10 @@ def ensure_writable(conn: Conn, action: str, privileges: Sequence[Privilege]) ->
     needs: Sequence[Privilege] = (*privileges, (AUDIT, "insert"), (AUDIT, "update"))
     row = conn.execute(
         query("ops_write_access"),
-        {"tables": [t for t, _ in needs], "privileges": [p for _, p in needs]},
+        {
+            "tables": [active_mapping().table(t) for t, _ in needs],
+            "privileges": [p for _, p in needs],
+        },
         prepare=False,
     ).fetchone()
     assert row is not None

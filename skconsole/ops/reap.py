@@ -55,6 +55,11 @@ def _tally(rows: Sequence[Row]) -> Tally:
     )
 
 
+def _summary(details: dict[str, Any]) -> str:
+    parked = int(details.get("parked_faulted", 0) or 0)
+    return f" ({parked:,} past max attempts, parked as Faulted)" if parked else ""
+
+
 REAP = JobAction(
     Wording("reap", "reaped", "hung job(s)"),
     ReapParams,
@@ -64,6 +69,7 @@ REAP = JobAction(
     check_selection=any_selection,
     tally=_tally,
     counted=("parked_faulted",),
+    summary=_summary,
     groups=False,
     warning="Each goes back to the queue, or is parked as Faulted past its type's attempts.",
 )

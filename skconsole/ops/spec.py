@@ -1,7 +1,10 @@
 """Operator actions as specs: what each action is, said once; how any of them runs, written once.
 
 An action is a :class:`JobAction` (it changes jobs: requeue, bump, cancel,
-purge, reap) or a :class:`TypeAction` (it flips a task type: pause, resume).
+purge, reap), a :class:`TypeAction` (it flips a task type: pause, resume), a
+:class:`TypeSetting` (it sets a type's settings: limit) or a
+:class:`ServerAction` (it acts once on the server around the queue: vacuum a
+queue table, cancel a blocking session's statement).
 The spec holds everything that differs between actions: names and verbs for
 messages, the statuses it may touch, its select and write queries, the
 privileges it needs, how it must be confirmed, and the type of its
@@ -17,6 +20,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
@@ -100,6 +104,11 @@ def count_rows(rows: Sequence[Row]) -> Tally:
     return Tally(len(rows))
 
 
+def no_summary(details: dict[str, Any]) -> str:
+    """Most results say all there is in their count."""
+    return ""
+
+
 def needs_criteria(action: str, selection: Selection) -> None:
     if selection.is_empty:
         raise ConfigError(
@@ -154,10 +163,18 @@ class StatusRule:
 
     allowed: tuple[JobStatus, ...]
     default: tuple[JobStatus, ...] | None = None  # None: all it may touch
+    #: those it touches when jobs are named by id and no status is (None: as default):
+    #: a job named by id may be one a broader selection leaves alone (a running one)
+    by_id: tuple[JobStatus, ...] | None = None
 
     @property
     def defaults(self) -> tuple[JobStatus, ...]:
         return self.allowed if self.default is None else self.default
+
+    def defaults_for(self, selection: Selection) -> tuple[JobStatus, ...]:
+        if selection.ids and self.by_id is not None:
+            return self.by_id
+        return self.defaults
 
 
 @dataclass(frozen=True)
@@ -290,6 +307,11 @@ class JobAction(Action[P]):
     check_selection: Callable[[str, Selection], None] = needs_criteria
     tally: Callable[[Sequence[Row]], Tally] = count_rows
     counted: tuple[str, ...] = ()  # the named counts of its tallies (0 when no batch ran)
+    #: after the last batch, with every row its writes returned: details to add
+    #: to the result (a cancel waits for the workers it asked to stop jobs)
+    follow_up: Callable[[Conn, Sequence[Row], P], dict[str, Any]] | None = None
+    #: what a result's details add to "<done> N": the CLI and the console print it
+    summary: Callable[[dict[str, Any]], str] = no_summary
     confirm: Confirm = Confirm.ASK
     warning: str = ""  # the sentence a console confirmation ends with
     groups: bool = True  # whether --group may select
@@ -301,7 +323,7 @@ class JobAction(Action[P]):
         extra = params.extra_statuses()
         rule = self.statuses
         return effective_statuses(
-            self.name, selection, (*rule.allowed, *extra), (*rule.defaults, *extra)
+            self.name, selection, (*rule.allowed, *extra), (*rule.defaults_for(selection), *extra)
         )
 
     def _prepare(
@@ -340,14 +362,16 @@ class JobAction(Action[P]):
     def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
         selection, where = self._prepare(conn, selection, params)
         batch_size = steps.batch_size
-        counts = dict.fromkeys(self.counted, 0)
+        counts: dict[str, Any] = dict.fromkeys(self.counted, 0)
+        written: list[Row] = []
 
         def step(batch_where: dict[str, Any]) -> int:
-            tally = self.tally(
-                conn.execute(query(self.queries.write), batch_where, prepare=False).fetchall()
-            )
+            rows = conn.execute(query(self.queries.write), batch_where, prepare=False).fetchall()
+            tally = self.tally(rows)
             for key, n in tally.counts:
                 counts[key] = counts.get(key, 0) + n
+            if self.follow_up is not None:
+                written.extend(rows)
             return tally.changed
 
         def by_ids(todo: list[UUID]) -> Callable[[ActionProgress], tuple[int, dict[str, Any]]]:
@@ -355,7 +379,10 @@ class JobAction(Action[P]):
                 def one(batch: list[UUID]) -> int:
                     return step({**where, "ids": batch, "batch": len(batch), "limit": len(batch)})
 
-                return in_batches(conn, todo, batch_size, one, progress), dict(counts)
+                changed = in_batches(conn, todo, batch_size, one, progress)
+                if self.follow_up is not None:
+                    counts.update(self.follow_up(conn, written, params))
+                return changed, dict(counts)
 
             return run
 
@@ -543,5 +570,88 @@ class TypeSetting(Action[S]):
         )
 
 
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as the audit row's JSON keeps it (instants as ISO text)."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
+@dataclass(frozen=True)
+class ServerAction(Action[P]):
+    """An action on the server around the queue rather than on jobs (vacuum a queue table,
+    cancel a blocking session's statement): one target, named by its parameters, previewed
+    with ``read`` and acted on once with ``write``, which re-checks in SQL that the target
+    is still the one previewed and still qualifies (no row: left alone).
+
+    ``then`` (optional) runs after ``write`` with its row, outside any transaction, for a
+    statement that cannot run in a transaction block (VACUUM); the audit row is then
+    written in its own transaction right after it. Without ``then``, ``write`` and the
+    audit row commit together. The connection must be in autocommit mode either way.
+    """
+
+    wording: Wording
+    params_type: type[P]
+    read: str  # query: the target now (one row: its columns are the preview's details)
+    write: str  # query: re-check and act; a row when it acted
+    needs: Needs
+    then: Callable[[Conn, P, dict[str, Any]], dict[str, Any]] | None = None
+    confirm: Confirm = Confirm.ASK
+    warning: str = ""
+
+    def __post_init__(self) -> None:
+        query(self.read)
+        query(self.write)
+
+    def default_params(self) -> P:
+        raise ConfigError(f"{self.name} needs parameters: what to act on")
+
+    def _row(self, conn: Conn, name: str, params: P) -> dict[str, Any] | None:
+        cur = conn.execute(query(name), params.sql(), prepare=False)
+        row = cur.fetchone()
+        names = [c.name for c in cur.description or ()]
+        return dict(zip(names, row, strict=True)) if row is not None else None
+
+    def _preview(self, conn: Conn, selection: Selection, params: P, sample_size: int) -> Preview:
+        """The target as it is now: count 1, or 0 when there is none or it does not qualify
+        (the read query's ``eligible`` column, when it has one, says)."""
+        params.check(self.name, selection)
+        row = self._row(conn, self.read, params)
+        count = int(row is not None and row.get("eligible", True) is not False)
+        return Preview(self.name, selection, count, (), None, {**params.details(), **(row or {})})
+
+    def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
+        """Act once, audited; a target that no longer qualifies is counted as left alone."""
+        params.check(self.name, selection)
+        if not conn.autocommit:
+            raise ConfigError(f"{self.name} needs an autocommit connection (Database.connect())")
+        then = self.then
+
+        def in_transaction(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+            with batch_transaction(conn, progress) as batch:  # the action and its audit row
+                row = self._row(conn, self.write, params)
+                batch.add(int(row is not None))
+            progress.report(batch.changed, 1)
+            return batch.changed, _jsonable(row or {})
+
+        def outside(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+            assert then is not None
+            row = self._row(conn, self.write, params)  # autocommit: no transaction open
+            extra = then(conn, params, row) if row is not None else {}
+            # the statement ran outside any transaction (it must); its audit row follows
+            # at once, in a transaction of its own
+            with batch_transaction(conn, progress) as batch:
+                batch.add(int(row is not None))
+            progress.report(batch.changed, 1)
+            return batch.changed, _jsonable({**(row or {}), **extra})
+
+        return self._audited(
+            conn,
+            selection,
+            steps,
+            1,
+            in_transaction if then is None else outside,
+            params.details(),
+        )
+
+
 #: Any operator action.
-OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any]
+OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any] | ServerAction[Any]

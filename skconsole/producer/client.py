@@ -30,15 +30,10 @@ from psycopg.rows import tuple_row
 from psycopg.types.datetime import TimestamptzLoader
 
 from skconsole.db.connect import Database
+from skconsole.db.sqlfiles import query
 from skconsole.errors import ConfigError, ConnectError, PostInterrupted
 from skconsole.producer.job import Job, PostCounts, PostResult, default_source
 from skconsole.producer.plan import (
-    COPY_QUEUE,
-    COPY_RESULTS,
-    DB_NOW,
-    NOTIFY,
-    POST_MANY,
-    POST_NEW,
     QUEUE_TYPES,
     RESULT_TYPES,
     STREAM_CHUNK,
@@ -207,21 +202,26 @@ class Producer:
         prepare = _prepare(own)
         with _cursor(psycopg.Cursor(conn, row_factory=tuple_row), own) as cur:
             if writes.lone is not None:
-                done.add(counts(cur.execute(POST_NEW, writes.lone, prepare=prepare).fetchone(), 1))
+                done.add(
+                    counts(
+                        cur.execute(query("post_new_job"), writes.lone, prepare=prepare).fetchone(),
+                        1,
+                    )
+                )
             if writes.copied:
-                now = _one(cur.execute(DB_NOW).fetchone())
-                with cur.copy(COPY_RESULTS) as copy:
+                now = _one(cur.execute(query("db_now")).fetchone())
+                with cur.copy(query("copy_results")) as copy:
                     copy.set_types(RESULT_TYPES)
                     for values in result_rows(writes.copied, self.source, now):
                         copy.write_row(values)
-                with cur.copy(COPY_QUEUE) as copy:
+                with cur.copy(query("copy_queue")) as copy:
                     copy.set_types(QUEUE_TYPES)
                     for values in queue_rows(writes.copied, self.source, now):
                         copy.write_row(values)
-                cur.execute(NOTIFY)
+                cur.execute(query("notify_posted"))
                 done.add(PostCounts(len(writes.copied), len(writes.copied)))
             for params in writes.statements:
-                answer = cur.execute(POST_MANY, params, prepare=prepare).fetchone()
+                answer = cur.execute(query("post_jobs"), params, prepare=prepare).fetchone()
                 done.add(counts(answer, len(params["ids"])))
         return done
 
@@ -302,22 +302,22 @@ class AsyncProducer:
         prepare = _prepare(own)
         async with _cursor(psycopg.AsyncCursor(conn, row_factory=tuple_row), own) as cur:
             if writes.lone is not None:
-                await cur.execute(POST_NEW, writes.lone, prepare=prepare)
+                await cur.execute(query("post_new_job"), writes.lone, prepare=prepare)
                 done.add(counts(await cur.fetchone(), 1))
             if writes.copied:
-                now = _one(await (await cur.execute(DB_NOW)).fetchone())
-                async with cur.copy(COPY_RESULTS) as copy:
+                now = _one(await (await cur.execute(query("db_now"))).fetchone())
+                async with cur.copy(query("copy_results")) as copy:
                     copy.set_types(RESULT_TYPES)
                     for values in result_rows(writes.copied, self.source, now):
                         await copy.write_row(values)
-                async with cur.copy(COPY_QUEUE) as copy:
+                async with cur.copy(query("copy_queue")) as copy:
                     copy.set_types(QUEUE_TYPES)
                     for values in queue_rows(writes.copied, self.source, now):
                         await copy.write_row(values)
-                await cur.execute(NOTIFY)
+                await cur.execute(query("notify_posted"))
                 done.add(PostCounts(len(writes.copied), len(writes.copied)))
             for params in writes.statements:
-                await cur.execute(POST_MANY, params, prepare=prepare)
+                await cur.execute(query("post_jobs"), params, prepare=prepare)
                 done.add(counts(await cur.fetchone(), len(params["ids"])))
         return done
 

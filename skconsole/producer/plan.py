@@ -21,7 +21,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skconsole.db.sqlfiles import query
 from skconsole.errors import InvalidJobError
 from skconsole.producer.job import Job, PostCounts
 
@@ -32,13 +31,6 @@ BATCH_ROWS = 5_000
 COPY_MIN_ROWS = 200
 #: Jobs per transaction of a streamed post.
 STREAM_CHUNK = 50_000
-
-POST_NEW = query("post_new_job")
-POST_MANY = query("post_jobs")
-COPY_RESULTS = query("copy_results")
-COPY_QUEUE = query("copy_queue")
-NOTIFY = query("notify_posted")
-DB_NOW = query("db_now")
 
 #: The binary COPY types of copy_results.sql's and copy_queue.sql's columns.
 RESULT_TYPES = (

@@ -36,8 +36,6 @@ from skconsole.text import printable
 
 StatusFilter = JobStatus | int | Iterable[JobStatus | int] | None
 
-MAKE_DUE_SQL = query("testing_make_due")
-
 
 def payload_matches(actual: Any, expected: Any) -> bool:
     """``actual`` holds ``expected``: dicts by subset (recursively), lists element
@@ -132,7 +130,9 @@ def make_due(db: Database | str, task_type: str | Iterable[str] | None = None) -
     """
     types = [task_type] if isinstance(task_type, str) else task_type
     with connect(db) as conn:
-        cur = conn.execute(MAKE_DUE_SQL, {"types": list(types) if types is not None else None})
+        cur = conn.execute(
+            query("testing_make_due"), {"types": list(types) if types is not None else None}
+        )
         return cur.rowcount
 
 

@@ -32,7 +32,6 @@ PAYLOAD_CHARS = 160
 ERROR_CHARS = 200
 
 #: one statement for every read of this package (see the file)
-JOBS_SQL = query("testing_jobs")
 
 APPLICATION_NAME = "skconsole-testing"
 
@@ -212,7 +211,7 @@ def read_jobs(
         "queued": queued,
         "due_within": due_within,
     }
-    return [_job(row) for row in conn.execute(JOBS_SQL, params).fetchall()]
+    return [_job(row) for row in conn.execute(query("testing_jobs"), params).fetchall()]
 
 
 def connect(db: Database | str) -> psycopg.Connection[Any]:

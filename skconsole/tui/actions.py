@@ -6,7 +6,7 @@ documented the moment it exists and nothing has to be memorised.
 
 Scopes name where an action applies: the focused panel of the main screen
 (``depth``, ``inflight``, ``failures``, ``exec``, ``metrics``, ``workers``,
-``audit``, ``schedules``), the failure-group drill-down (``jobs``) or the job detail
+``audit``, ``schedules``, ``health``), the failure-group drill-down (``jobs``) or the job detail
 (``job``). An action with no scopes applies everywhere.
 """
 
@@ -49,7 +49,7 @@ class ActionSpec:
 
 
 def _panel_actions() -> list[ActionSpec]:
-    """Keys 1-8: one per panel of :data:`skconsole.tui.panels.PANELS`, in its order."""
+    """Keys 1-9: one per panel of :data:`skconsole.tui.panels.PANELS`, in its order."""
     return [
         ActionSpec(
             f"panel('{panel.scope}')",
@@ -123,8 +123,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "cancel",
         "X",
         "Cancel",
-        "Cancel jobs so they never run again (the selected job, group, or waiting jobs of a type).",
-        scopes=SELECTED,
+        "Cancel the selected job (a running one is stopped by its worker), group, or waiting jobs of a type.",
+        scopes=SELECTED | {"inflight"},
         destructive=True,
         needs_write=True,
         home="failures",
@@ -174,6 +174,26 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=MAIN,
         destructive=True,
         needs_write=True,
+    ),
+    ActionSpec(
+        "vacuum",
+        "V",
+        "Vacuum",
+        "VACUUM (ANALYZE) the selected queue table now; it cannot remove the dead rows an open transaction still sees.",
+        scopes=frozenset({"health"}),
+        destructive=True,
+        needs_write=True,
+        home="health",
+    ),
+    ActionSpec(
+        "cancel_session",
+        "K",
+        "Cancel session",
+        "Cancel the statement of the selected session that blocks the queue or holds its xmin horizon (pg_cancel_backend).",
+        scopes=frozenset({"health"}),
+        destructive=True,
+        needs_write=True,
+        home="health",
     ),
     ActionSpec(
         "copy",

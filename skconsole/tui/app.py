@@ -9,9 +9,11 @@ Rules this module keeps (see DESIGN.md, "The console"):
   every ``interval``; failure groups every FAILURES_EVERY_S (they aggregate
   every failed row: off the refresh path, read again at once on entering their
   panel and right after the refresh that follows an action, their age in the
-  panel's title); trends every TRENDS_EVERY_S. The next read is scheduled only
+  panel's title); trends every TRENDS_EVERY_S; the queue tables' health every
+  HEALTH_EVERY_S (activity and lock views, table sizes: it changes slowly; read
+  again on entering its panel and after an action). The next read is scheduled only
   when the previous one has finished, so reads never pile up however slow the
-  server is, and nothing is repainted under an open dialog. The two slower
+  server is, and nothing is repainted under an open dialog. The slower
   loops follow the refresh loop: they read right after a snapshot was shown
   (the first one included, so they never hold up the first paint), in the gap
   before the next refresh rather than beside it.
@@ -57,6 +59,7 @@ from skconsole.tui.messages import (
 from skconsole.tui.model import (
     ActionRequest,
     FailureGroups,
+    QueueHealth,
     Snapshot,
     Target,
     Trends,
@@ -73,6 +76,7 @@ from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import panel_of
 from skconsole.tui.widgets.status_bar import StatusState
 
@@ -82,6 +86,9 @@ TRENDS_EVERY_S = 20.0  # per-minute history: its own, slower cycle
 #: failure groups: their own, slower cycle (right after a refresh once this has passed)
 FAILURES_EVERY_S = 10.0
 FAILURES_FRESH_S = 2.0  # entering their panel reads them again once they are this old
+#: queue-table health: its own, slower cycle (activity and lock views, table sizes)
+HEALTH_EVERY_S = 10.0
+HEALTH_FRESH_S = 5.0  # entering its panel reads it again once it is this old
 
 
 class EngineControl(Protocol):
@@ -114,6 +121,9 @@ class ConsoleApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "skconsole"
+    #: below 100 columns the screen has class -narrow: app.tcss gives the depth table the width
+    #: (Textual annotates it ``ClassVar[...] | None``, which mypy reads as an instance variable)
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-normal")]  # type: ignore[misc]
     BINDINGS: ClassVar[list[BindingType]] = registry.bindings()  # type: ignore[assignment]
     COMMANDS = App.COMMANDS | {ActionCommands}
     ENABLE_COMMAND_PALETTE = True
@@ -151,6 +161,7 @@ class ConsoleApp(App[int]):
         self.trends: Trends | None = None
         self.failure_groups: FailureGroups | None = None
         self.failure_reads_ms: deque[float] = deque(maxlen=1000)  # their database reads
+        self.health: QueueHealth | None = None
         self.refresh_loop: PollLoop[Snapshot] = PollLoop(
             self,
             "refresh",
@@ -186,10 +197,23 @@ class ConsoleApp(App[int]):
             ready=self._can_read,
             follows=self.refresh_loop,
         )
+        self.health_loop: PollLoop[QueueHealth] = PollLoop(
+            self,
+            "health",
+            lambda: self.source.health(),
+            self._show_health,
+            every=lambda: HEALTH_EVERY_S,
+            on_done=self._health_read,
+            on_error=self._health_failed,
+            auto=auto_refresh,
+            ready=self._can_read,
+            follows=self.refresh_loop,
+        )
         self.loops: tuple[PollLoop[Any], ...] = (
             self.refresh_loop,
             self.failures_loop,
             self.trends_loop,
+            self.health_loop,
         )
         self._bindings_connected = False
         self.operator = OperatorFlow(
@@ -249,6 +273,7 @@ class ConsoleApp(App[int]):
             read_only=self.read_only,
             engine=engine_text,
             engine_state=engine_state,
+            degraded=self.snapshot is not None and self.snapshot.degraded,
         )
 
     def _status_changed(self) -> None:
@@ -295,7 +320,7 @@ class ConsoleApp(App[int]):
     def _snapshot_read(self, snapshot: Snapshot, elapsed_ms: float) -> None:
         was = self.connection
         self.connection, self.error_text = "live", None
-        self.snapshot = snapshot.with_failures(self.failure_groups)
+        self.snapshot = self._latest(snapshot)
         self._last_ok_at = self.clock()
         self.refresh_count += 1
         self.refresh_times_ms.append(elapsed_ms)
@@ -303,6 +328,7 @@ class ConsoleApp(App[int]):
             self.notify("Connection restored: the data is live again.", title="Reconnected")
             self.failures_loop.request_soon()  # right after this snapshot is shown
             self.trends_loop.request_soon()
+            self.health_loop.request_soon()
         self._status_changed()
 
     def _refresh_failed(self, error: BaseException) -> None:
@@ -324,7 +350,7 @@ class ConsoleApp(App[int]):
 
     def _show_snapshot(self, snapshot: Snapshot) -> None:
         started = time.perf_counter()
-        self.main_screen.show_snapshot(snapshot.with_failures(self.failure_groups))
+        self.main_screen.show_snapshot(self._latest(snapshot))
         self.apply_times_ms.append((time.perf_counter() - started) * 1000.0)
         self.screen.post_message(DataChanged())  # a drill-down reads its own data again
 
@@ -343,6 +369,24 @@ class ConsoleApp(App[int]):
         if self.snapshot is not None:  # else the first snapshot shows them
             self.main_screen.show_failures(self.snapshot)
         self.screen.post_message(DataChanged(failures=True))  # a group's jobs too
+
+    def _latest(self, snapshot: Snapshot) -> Snapshot:
+        """``snapshot`` with the latest reads of the slower cadences (failures, health)."""
+        return snapshot.with_failures(self.failure_groups).with_health(self.health)
+
+    def _health_read(self, read: QueueHealth, _elapsed_ms: float) -> None:
+        self.health = read
+        if self.snapshot is not None:
+            self.snapshot = self.snapshot.with_health(read)
+
+    def _health_failed(self, error: BaseException) -> None:
+        """The refresh loop reports a lost connection; anything else is said once."""
+        if self.health_loop.failures == 1 and not is_connection_error(error):
+            self.report_error("could not read the queue health", error)
+
+    def _show_health(self, _read: QueueHealth) -> None:
+        if self.snapshot is not None:  # else the first snapshot shows it
+            self.main_screen.show_health(self.snapshot)
 
     def _trends_read(self, trends: Trends, _elapsed_ms: float) -> None:
         self.trends = trends  # failures: the refresh loop reports the connection state
@@ -474,10 +518,22 @@ class ConsoleApp(App[int]):
         self.main_screen.show_panel(scope)
         if scope == FailuresPanel.scope:
             self._entered_failures()
+        elif scope == HealthPanel.scope:
+            self._entered_health()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == f"tab-{FailuresPanel.scope}":
             self._entered_failures()
+        elif event.pane.id == f"tab-{HealthPanel.scope}":
+            self._entered_health()
+
+    def _entered_health(self) -> None:
+        """Entering the health panel reads it again, unless fresh (its cadence is slow)."""
+        read = self.health
+        if self.snapshot is not None and (
+            read is None or self.clock() - read.taken_at >= HEALTH_FRESH_S
+        ):
+            self.health_loop.request()
 
     def _entered_failures(self) -> None:
         """Entering the failures panel (key or click) reads the groups again, unless fresh."""
@@ -665,9 +721,40 @@ class ConsoleApp(App[int]):
             )
             self.operator.start(request, checked=True)
 
+    def action_vacuum(self) -> None:
+        """VACUUM (ANALYZE) the table selected on the health panel."""
+        table = targets.selected_table(self.screen, self.snapshot)
+        if table is None:
+            self.operator.start(None)
+        else:
+            self._operate(ops.VACUUM, Target(label=table.table), table=table.table)
+
+    def action_cancel_session(self) -> None:
+        """Cancel the statement of the session selected on the health panel. Its start time
+        tells it from a later session with its pid: one hidden (another role's, without
+        pg_read_all_stats) cannot be told apart, so it is refused here as by the CLI."""
+        session = targets.selected_session(self.screen, self.snapshot)
+        if session is None:
+            self.notify("Select a session (or a lock wait) first.", severity="warning")
+        elif session.backend_start is None:
+            self.notify(
+                f"pid {session.pid} belongs to another role and its start time is hidden"
+                " (needs pg_read_all_stats): it cannot be told from a later session with its pid.",
+                severity="warning",
+                markup=False,
+            )
+        else:
+            self._operate(
+                ops.CANCEL_SESSION,
+                Target(label=targets.session_label(session)),
+                pid=session.pid,
+                backend_start=session.backend_start,
+            )
+
     def _after_action(self) -> None:
         self.request_refresh()
         self.failures_loop.request_soon()  # right after that refresh
+        self.health_loop.request_soon()  # a vacuum or a cancel shows there
         self.screen.post_message(DataChanged(failures=True))  # a drill-down reads its own again
 
     def on_preview_ready(self, message: PreviewReady) -> None:

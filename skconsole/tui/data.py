@@ -5,8 +5,8 @@ It gathers the read models into the console's snapshots
 selections, previews and executions. Everything here blocks on the network,
 so the app calls it only from worker threads.
 
-Connections: one per purpose (refresh, failure groups, trends, drill-down,
-actions), opened lazily
+Connections: one per purpose (refresh, failure groups, trends, health,
+drill-down, actions), opened lazily
 and kept, so the worker groups never share a connection. A connection that
 breaks is dropped and :class:`SourceUnavailable` raised; the next call
 reconnects. History the console shows as trends (depth per type, metric
@@ -28,8 +28,9 @@ from uuid import UUID
 
 import psycopg
 
-from skconsole import ops, stats
+from skconsole import flow, health, ops, stats
 from skconsole.db.connect import Database
+from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.errors import ConfigError, ConnectError
 from skconsole.status import JobStatus
@@ -62,7 +63,8 @@ class DatabaseSource:
         self.clock = clock
         self._conns: dict[str, Conn | None] = {}
         self._locks: dict[str, threading.Lock] = {
-            p: threading.Lock() for p in ("refresh", "failures", "trends", "drill", "action")
+            p: threading.Lock()
+            for p in ("refresh", "failures", "trends", "health", "drill", "action")
         }
         self._trends: dict[str, deque[int]] = {}
         self._waiting: deque[int] = deque(maxlen=TREND_POINTS)
@@ -128,6 +130,7 @@ class DatabaseSource:
         with self._conn("refresh") as conn:
             depth = timed("depth", lambda: stats.depth(conn))
             limits = timed("limits", lambda: stats.limits(conn))
+            slos = timed("slos", lambda: flow.slo_settings(conn))
             inflight = timed("inflight", lambda: stats.inflight(conn, limit=INFLIGHT_SHOWN))
             times = timed("execution_stats", lambda: stats.execution_stats(conn))
             metrics = timed("metrics", lambda: stats.metrics(conn, taken_at=time.monotonic()))
@@ -139,11 +142,12 @@ class DatabaseSource:
             audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
             schedules = timed("schedules", lambda: stats.schedules(conn, queue=depth))
             version = conn.execute("SHOW server_version").fetchone()
+            degraded = not has_skconsole_objects(conn)
         read_ms = (time.perf_counter() - started) * 1000.0
         return model.Snapshot(
             taken_at=self.clock(),
             server_version=str(version[0]) if version else "",
-            depth=self._depth_rows(depth, limits),
+            depth=self._depth_rows(depth, limits, slos),
             inflight=tuple(inflight.jobs),
             exec_stats=tuple(times),
             metrics=self._metric_rows(metrics),
@@ -154,6 +158,7 @@ class DatabaseSource:
             waiting=tuple(self._waiting),
             read_ms=read_ms,
             timings=tuple(timings),
+            degraded=degraded,
         )
 
     def failure_groups(self) -> model.FailureGroups:
@@ -174,8 +179,18 @@ class DatabaseSource:
             posted=tuple(history.series("posted")),
         )
 
+    def health(self) -> model.QueueHealth:
+        """The queue tables' health, on its own connection (its own, slower cadence): it
+        reads the server's activity and lock views and sizes every hot table."""
+        with self._conn("health") as conn:
+            taken_at = self.clock()
+            started = time.perf_counter()
+            read = health.health(conn)
+            read_ms = (time.perf_counter() - started) * 1000.0
+        return model.QueueHealth(read, taken_at=taken_at, read_ms=read_ms)
+
     def _depth_rows(
-        self, depth: stats.Depth, limits: list[stats.TypeLimit]
+        self, depth: stats.Depth, limits: list[stats.TypeLimit], slos: dict[str, float]
     ) -> tuple[model.DepthRow, ...]:
         by_type = {t.task_type: t for t in limits}
         seen = set()
@@ -190,6 +205,7 @@ class DatabaseSource:
                     trend=tuple(trend),
                     estimated=depth.estimated,
                     limit=by_type.get(t.task_type),
+                    slo_s=slos.get(t.task_type),
                 )
             )
         for gone in set(self._trends) - seen:
@@ -236,7 +252,11 @@ class DatabaseSource:
                 conn, got.selection, request.params, actor=who, ids=got.ids
             )
         return model.OutcomeInfo(
-            request, int(result.requested), int(result.changed), int(result.skipped_changed_state)
+            request,
+            int(result.requested),
+            int(result.changed),
+            int(result.skipped_changed_state),
+            dict(result.details),
         )
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "first_line",
     "fmt_age_s",
     "fmt_ago",
+    "fmt_bytes",
     "fmt_count",
     "fmt_estimate",
     "fmt_int",
@@ -52,6 +53,16 @@ def fmt_estimate(value: int) -> str:
 def fmt_count(value: int, estimated: bool) -> str:
     """A count: exact as "12,345", estimated as "≈12.3k"."""
     return fmt_estimate(value) if estimated else f"{value:,}"
+
+
+def fmt_bytes(n: int) -> str:
+    """A size in a narrow column: "512 B", "456 kB", "318 MB", "1.9 GB"."""
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" or size >= 10 else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"
 
 
 def fmt_ms(ms: float | None) -> str:

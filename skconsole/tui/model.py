@@ -4,7 +4,8 @@ The rows are the read models' own dataclasses (:mod:`skconsole.stats`:
 FailureGroup, InflightJob, TypeTimes, WorkerInfo, ScheduleInfo, StatusCounts,
 and for the drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
 console adds lives here: the snapshot of one refresh cycle, the per-minute
-trends, the failure groups read on their own cadence (FailureGroups), queue
+trends, the failure groups and the queue health read on their own cadences
+(FailureGroups, QueueHealth), queue
 depth with its recent history (DepthRow: the read model's TypeDepth and a
 trend), metrics with their rates (MetricRow) and the audit log
 in words (AuditRow). Frozen dataclasses with tuples (but DepthRow, a read model
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from skconsole.health import Health
 from skconsole.ops import OperatorAction, Params
 from skconsole.stats import (
     FailureGroup,
@@ -40,6 +42,8 @@ class DepthRow(TypeDepth):
     estimated: bool = False
     #: the type's fleet-wide limits (``skconsole limit``); None: it has none
     limit: TypeLimit | None = None
+    #: the type's SLO, the longest a ready job should wait (``skconsole slo``); None: none
+    slo_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -76,10 +80,24 @@ class FailureGroups:
 
 
 @dataclass(frozen=True)
+class QueueHealth:
+    """The queue tables' health (:mod:`skconsole.health`), read at ``taken_at`` (console clock).
+
+    It reads the server's activity and lock views and sizes every hot table, and it
+    changes slowly, so it has a slower cadence of its own, like the failure groups.
+    """
+
+    health: Health
+    taken_at: float
+    read_ms: float = 0.0
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything one refresh cycle read, at one moment (``taken_at``, console clock),
     with the latest failure groups (``failures``), read on their own cadence as of
-    ``failures_at`` (None until they are first read)."""
+    ``failures_at`` (None until they are first read), and the latest queue health
+    (``health``, None until first read), read on a cadence of its own too."""
 
     taken_at: float
     server_version: str = ""
@@ -96,6 +114,9 @@ class Snapshot:
     waiting: tuple[int, ...] = ()  # all waiting jobs at each recent refresh, oldest first
     read_ms: float = 0.0  # how long the database reads took
     timings: tuple[tuple[str, float], ...] = ()  # (read model, ms) of this cycle
+    #: the database has Stakhanovise.NET's tables alone (skconsole.db.layout): read degraded
+    degraded: bool = False
+    health: QueueHealth | None = None
 
     @property
     def hung_count(self) -> int:
@@ -121,6 +142,10 @@ class Snapshot:
         if groups is None:
             return self
         return replace(self, failures=groups.groups, failures_at=groups.taken_at)
+
+    def with_health(self, health: QueueHealth | None) -> Snapshot:
+        """This snapshot showing ``health`` (the latest queue-health read)."""
+        return self if health is None else replace(self, health=health)
 
 
 @dataclass(frozen=True)
@@ -186,3 +211,5 @@ class OutcomeInfo:
     requested: int
     changed: int
     skipped: int  # changed state meanwhile, so left alone
+    #: what the result recorded besides the counts (a cancel: how each job ended)
+    details: dict[str, object] = field(default_factory=dict)

@@ -6,7 +6,9 @@ source), the confirmation states the exact scope as the spec words it and
 defaults to No (a purge asks for the count to be typed; a reversible action
 asks nothing), the execution acts on the captured ids, and the outcome
 ("Requeued 1,279; 5 had changed state meanwhile ...") comes back as a
-notification. Repeat presses are ignored briefly. The app owns one
+notification. A server action (vacuum a queue table, cancel a session's
+statement) has one target named by its parameters: its confirmation shows that
+target as the preview read it. Repeat presses are ignored briefly. The app owns one
 :class:`OperatorFlow` and forwards the flow's three messages to it.
 """
 
@@ -15,14 +17,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
+from datetime import datetime
 from typing import Any
 
 import psycopg
 from textual.app import App
 
 from skconsole.errors import ConnectError
-from skconsole.ops import Confirm, TypeAction, TypeSetting
+from skconsole.ops import Confirm, JobAction, ServerAction, TypeAction, TypeSetting
 from skconsole.ops.edit import EditParams, payload_diff
+from skconsole.text import printable
+from skconsole.tui.formatting import fmt_bytes, format_age
 from skconsole.tui.messages import ActionDone, ActionFailed, PreviewReady
 from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
 from skconsole.tui.screens.confirm import ConfirmScreen
@@ -31,6 +36,11 @@ from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
 from skconsole.tui.source import DataSource, SourceUnavailable
 
 REPEAT_GUARD_S = 0.8  # repeat presses of a write key within this are ignored
+SERVER_HINT = (
+    "Acts on exactly this target as shown: if by then it is gone or no longer qualifies (a"
+    " session: another one with its pid, or blocking nothing) it is left alone."
+    " y = yes · n, Esc or Enter = no"
+)
 
 
 def is_connection_error(exc: BaseException) -> bool:
@@ -107,6 +117,14 @@ class OperatorFlow:
             self.busy = False
             self.app.notify(f"Nothing changed: {request.target.label} already has these settings.")
             return
+        if preview.count == 0 and isinstance(action, ServerAction):
+            self.busy = False
+            self.app.notify(
+                f"Nothing to {_verb(action)}: {request.target.label} is gone or no longer"
+                " qualifies.",
+                markup=False,
+            )
+            return
         if preview.count == 0:
             self.busy = False
             self.app.notify(
@@ -118,6 +136,17 @@ class OperatorFlow:
             self.app.push_screen(edit_confirmation(preview), answer)
         elif action.confirm is Confirm.NONE:  # reversible
             self._execute(preview)
+        elif isinstance(action, ServerAction):
+            self.app.push_screen(
+                ConfirmScreen(
+                    f"Confirm {_verb(action)}",
+                    question(preview),
+                    target_lines(preview.details),
+                    f"Yes, {_verb(action)}",
+                    hint=SERVER_HINT,
+                ),
+                answer,
+            )
         elif action.confirm is Confirm.TYPE_COUNT:
             self.app.push_screen(PurgeConfirmScreen(question(preview), preview.count), answer)
         else:
@@ -153,7 +182,7 @@ class OperatorFlow:
 
     def finished(self, outcome: OutcomeInfo) -> None:
         self.busy = False
-        self.app.notify(outcome_text(outcome), title="Done")
+        self.app.notify(outcome_text(outcome), title="Done", markup=False)
         self.done()
 
     def failed(self, message: ActionFailed) -> None:
@@ -175,11 +204,66 @@ def _counted(n: int, label: str) -> str:
     return f"{n:,} {label}"
 
 
+def _verb(action: ServerAction[Any]) -> str:
+    """ "vacuum", "cancel session": the action's name as words."""
+    return action.wording.verb.replace("-", " ")
+
+
+def _n(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) else "-"
+
+
+def target_lines(details: dict[str, object]) -> list[str]:
+    """A server action's target as its preview read it: a table's rows, size and vacuum;
+    a session's user, application, state, transaction age, what it holds and its query."""
+    d = details
+    if "table" in d:
+        last = d.get("last_vacuumed")
+        size = d.get("table_bytes")
+        lines = [
+            f"table {d['table']}: {_n(d.get('live_rows'))} live rows, {_n(d.get('dead_rows'))}"
+            f" dead, {fmt_bytes(size) if isinstance(size, int) else '-'}",
+            "last vacuumed "
+            + (f"{last:%Y-%m-%d %H:%M:%S %Z}" if isinstance(last, datetime) else "never"),
+        ]
+        if d.get("vacuum_running"):
+            lines.append("a vacuum runs on it now: this one waits for it")
+        if d.get("may_vacuum") is False:
+            lines.append("this role may not vacuum it (its owner, a superuser or pg_maintain may)")
+        return lines
+    age = d.get("xact_age_s")
+    held = d.get("horizon_age")
+    blocks = d.get("blocks") or []
+    holds = []
+    if isinstance(blocks, list) and blocks:
+        holds.append("blocks pid " + ", ".join(str(p) for p in blocks))
+    if d.get("holds_horizon"):
+        holds.append("holds the xmin horizon")
+    lines = [
+        f"pid {d.get('pid')} · user {d.get('user') or '-'} · application"
+        f" {d.get('application') or '-'} · client {d.get('client') or '-'}",
+        f"state {d.get('state') or 'hidden'} · transaction open"
+        f" {format_age(age) if isinstance(age, float) else '-'}"
+        + (f" · {_n(held)} transactions back" if isinstance(held, int) else "")
+        + (f" · {'; '.join(holds)}" if holds else ""),
+        f"query: {d.get('query') or '-'}",
+    ]
+    if str(d.get("state") or "").startswith("idle"):
+        lines.append(
+            "it runs no statement now: PostgreSQL ignores a cancel until it runs one"
+            " (end it from its application, or idle_in_transaction_session_timeout)"
+        )
+    return lines
+
+
 def question(preview: PreviewInfo) -> str:
     """The confirmation question, with the exact scope, worded by the action's spec."""
     request = preview.request
     target = request.target
     n = preview.count
+    if isinstance(request.action, ServerAction):
+        warning = f" {request.action.warning}" if request.action.warning else ""
+        return f"{_verb(request.action).capitalize()} {target.label}?{warning}"
     if (
         target.ids and len(target.ids) == 1 and target.label.startswith("job ")
     ) or target.label.startswith("the "):
@@ -221,11 +305,18 @@ def outcome_text(outcome: OutcomeInfo) -> str:
         again = ", posted again, ready now" if params.requeue else ""
         return f"Edited {label}{again}."
     done = action.wording.done.capitalize()
+    if isinstance(action, ServerAction):
+        label = outcome.request.target.label
+        if outcome.changed:
+            return f"{done} {label}."
+        return f"Left alone: {label} changed meanwhile (gone, or no longer qualifies)."
     if isinstance(action, TypeAction):
         return f"{done} {outcome.request.target.label}."
     if isinstance(action, TypeSetting):
         return f"{done} {outcome.request.target.label}{outcome.request.params.phrase()}."
     text = f"{done} {outcome.changed:,}"
+    if isinstance(action, JobAction):
+        text += printable(action.summary(outcome.details))
     if outcome.skipped:
         text += f"; {outcome.skipped:,} had changed state meanwhile and were left alone"
     elif outcome.changed < outcome.requested:

@@ -3,7 +3,7 @@
 A panel's number is its place in :data:`PANELS` (1-based), its key is that
 number, and its names live on its class (``scope``, ``title``,
 ``short_title``: see :class:`~skconsole.tui.widgets.panel.Panel`). The action
-registry (keys 1-8 and their help), the main screen's tabs and the help
+registry (keys 1-9 and their help), the main screen's tabs and the help
 screen all derive from this tuple, so a new panel is one class and one entry
 here.
 """
@@ -14,6 +14,7 @@ from skconsole.tui.widgets.audit_panel import AuditPanel
 from skconsole.tui.widgets.depth_panel import DepthPanel
 from skconsole.tui.widgets.exec_panel import ExecPanel
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.inflight_panel import InflightPanel
 from skconsole.tui.widgets.metrics_panel import MetricsPanel
 from skconsole.tui.widgets.panel import Panel
@@ -29,6 +30,7 @@ PANELS: tuple[type[Panel], ...] = (
     WorkersPanel,
     AuditPanel,
     SchedulesPanel,
+    HealthPanel,
 )
 PANEL_IDS: tuple[str, ...] = tuple(p.scope for p in PANELS)
 

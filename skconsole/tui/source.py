@@ -16,6 +16,7 @@ from skconsole.tui.model import (
     FailureGroups,
     OutcomeInfo,
     PreviewInfo,
+    QueueHealth,
     Snapshot,
     Trends,
 )
@@ -39,6 +40,11 @@ class DataSource(Protocol):
 
     def trends(self) -> Trends:
         """Jobs per minute over the last hour (read less often than snapshots)."""
+        ...
+
+    def health(self) -> QueueHealth:
+        """The queue tables' health, the xmin horizon and lock waits (read less often
+        than snapshots)."""
         ...
 
     def group_jobs(self, signature: str, limit: int) -> GroupJobs:

@@ -1,9 +1,12 @@
 """What the selection on screen means for an operator action: its :class:`Target`.
 
-On a job's detail or a group's list: the selected job. On the failures panel:
-the selected group. On the depth panel: the selected type's jobs that the
+On a job's detail, a group's list or the in-flight panel: the selected job.
+On the failures panel: the selected group. On the depth panel: the selected
+type's jobs that the
 action acts on by default (failed jobs for requeue, waiting ones for bump and
-cancel: the action's spec says which). None when nothing is selected.
+cancel: the action's spec says which). On the health panel: the selected table
+(vacuum) or session (cancel-session), whose parameters name the target.
+None when nothing is selected.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from textual.screen import Screen
 
+from skconsole.health import Session, TableHealth
 from skconsole.ops import JobAction, OperatorAction
 from skconsole.status import FAILED, JobStatus
 from skconsole.tui.formatting import short_id
@@ -20,6 +24,8 @@ from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from skconsole.tui.widgets.health_panel import HealthPanel
+from skconsole.tui.widgets.inflight_panel import worker_text
 from skconsole.tui.widgets.panel import Panel
 
 
@@ -29,6 +35,26 @@ def selected_type(screen: Screen[Any], snapshot: Snapshot | None) -> DepthRow | 
         return None
     key = screen.panel("depth").table.selected_key
     return next((d for d in snapshot.depth if d.task_type == key), None)
+
+
+def selected_table(screen: Screen[Any], snapshot: Snapshot | None) -> TableHealth | None:
+    """The queue table selected on the health panel of the main screen."""
+    if not isinstance(screen, MainScreen):
+        return None
+    return screen.query_one(HealthPanel).selected_table(snapshot)
+
+
+def selected_session(screen: Screen[Any], snapshot: Snapshot | None) -> Session | None:
+    """The session selected on the health panel (with a lock wait selected: its blocker)."""
+    if not isinstance(screen, MainScreen):
+        return None
+    return screen.query_one(HealthPanel).selected_session(snapshot)
+
+
+def session_label(s: Session) -> str:
+    """The session in a confirmation and its outcome: "pid 4242 (psql, user report_ro)"."""
+    who = [w for w in (s.application, f"user {s.user}" if s.user else None) if w]
+    return f"pid {s.pid}" + (f" ({', '.join(who)})" if who else "")
 
 
 def selected(
@@ -54,6 +80,14 @@ def selected(
         if group is None:
             return None
         return Target(label=f"group `{group.signature}`", group=group.signature)
+    if scope == "inflight" and isinstance(screen, MainScreen) and snapshot is not None:
+        key = screen.panel("inflight").table.selected_key
+        run = next((j for j in snapshot.inflight if str(j.task_id) == key), None)
+        if run is None or key is None:
+            return None
+        where = f"running on {worker_text(run)}" if run.worker_host else "running"
+        label = f"job {short_id(key)} ({run.task_type}, {where})"
+        return Target(label=label, ids=(key,))
     if scope == "depth":
         row = selected_type(screen, snapshot)
         if row is None:

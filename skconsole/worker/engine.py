@@ -30,8 +30,9 @@ import psycopg
 from psycopg import sql
 
 from skconsole.db.connect import Database
-from skconsole.db.sqlfiles import query
+from skconsole.db.sqlfiles import active_mapping, query
 from skconsole.errors import ConfigError
+from skconsole.status import JobStatus
 from skconsole.worker.execution import Executor, Threads
 from skconsole.worker.jobs import Claimed, Ending, JobRun, Outcome
 from skconsole.worker.lease import Lease, LeaseKeeper, registration
@@ -45,7 +46,10 @@ from skconsole.worker.upkeep import UPKEEP_SETTINGS, Upkeep
 
 log = logging.getLogger("skconsole.worker")
 
-CHANNEL = "sk_task_queue_item_added"
+#: how often a worker reads its cancel requests when no notification came (one
+#: may have been lost with the listen connection); the in-flight view calls a
+#: request "still running" only after sk_cancel_deadline_seconds(), longer than this
+CANCEL_POLL = 5.0
 #: exit code of a worker process that ended itself because a handler would not
 #: stop before its lease lapsed (see WorkerConfig.own_process)
 EXIT_FENCED = 75
@@ -122,6 +126,10 @@ class Engine:
         self.registry = registry
         self.config = cfg = config or WorkerConfig()
         self.worker_id = uuid.uuid4()
+        #: whose metric rows this process writes: its process id, pid and worker id, so
+        #: no other process (a restart with the same pid included) writes them.
+        #: forget_old_workers.sql names them the same way from the worker's row.
+        self.metrics_owner = f"{cfg.process_id}:{os.getpid()}:{self.worker_id.hex[:8]}"[-250:]
         self.types = registry.names()
         self.metrics = MetricsBuffer()
         self.lease = Lease(cfg.lease, cfg.lease_margin)
@@ -157,6 +165,7 @@ class Engine:
             self.links["upkeep"],
             worker_id=self.worker_id,
             process_id=cfg.process_id,
+            metrics_owner=self.metrics_owner,
             metrics=self.metrics,
             reap=cfg.reap,
             reap_interval=cfg.reap_interval,
@@ -198,6 +207,9 @@ class Engine:
         self._last_reconcile = time.monotonic()
         self._throttle = Throttle()
         self._crashed: BaseException | None = None
+        #: this worker's own channel (cancel requests), named by the database
+        self._own_channel: str | None = None
+        self._cancels_due = True
 
     # -- public --------------------------------------------------------------
     def stop(self, *, now: bool = False) -> None:
@@ -284,26 +296,64 @@ class Engine:
 
     # -- notifications -----------------------------------------------------------
     async def _on_listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+        cur = await conn.execute(query("worker_channel"), {"worker_id": self.worker_id})
+        row = await cur.fetchone()
+        assert row is not None
+        self._own_channel = str(row[0])
+        for channel in (active_mapping().channel, self._own_channel):
+            await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
         self.metrics.add("listener@reconnect-count")
         self._backlog = True
+        self._cancels_due = True
         self._nudge()  # notifications may have been missed meanwhile
 
     async def _listen_loop(self) -> None:
+        """New jobs wake the claim loop; the worker's own channel says an operator
+        cancelled a job it runs: those requests are read on this connection (it
+        is otherwise idle), at once, and every CANCEL_POLL seconds regardless."""
         link = self.links["listen"]
         backoff = Backoff()
+        next_poll = 0.0
         while True:
             conn = await link.connection()
             try:
-                async for _ in conn.notifies(timeout=1.0):
-                    self.metrics.add("listener@task-notification-count")
-                    self._backlog = True
-                    self._nudge()
+                if self._cancels_due or time.monotonic() >= next_poll:
+                    self._cancels_due = False
+                    next_poll = time.monotonic() + CANCEL_POLL
+                    await self._read_cancels(conn)
+                notifies = conn.notifies(timeout=1.0)
+                try:
+                    async for n in notifies:
+                        if n.channel == self._own_channel:
+                            self._cancels_due = True
+                            break
+                        self.metrics.add("listener@task-notification-count")
+                        self._backlog = True
+                        self._nudge()
+                finally:
+                    await notifies.aclose()
                 backoff.reset()
-            except (psycopg.Error, OSError) as exc:
+            except (psycopg.Error, OSError, TimeoutError) as exc:
                 link.drop(conn)
                 self._throttle.warning("listen", "listener connection lost: %s", exc)
                 await asyncio.sleep(backoff.next())
+
+    async def _read_cancels(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        cur = await asyncio.wait_for(
+            conn.execute(query("cancel_requests"), {"worker_id": self.worker_id}),
+            self.links["listen"].timeout,
+        )
+        for task_id, claim_id in await cur.fetchall():
+            run = self.runs.get(claim_id)
+            if run is None or run.ctx.stop.cancelled:
+                continue  # finished (its result is being written) or already told
+            log.info(
+                "job %s (%s): cancelled by an operator; stopping it", task_id, run.job.task_type
+            )
+            self.metrics.add("worker@cancel-request-count")
+            run.ctx.stop.request("cancel")
+            if run.is_async and run.task is not None:
+                run.task.cancel()
 
     # -- liveness: self-fencing ----------------------------------------------------
     def _fence(self) -> None:
@@ -499,6 +549,15 @@ class Engine:
         run = JobRun(job, ctx, self.registry.get(job.task_type))
         self.runs[job.claim_id] = run
         run.task = asyncio.create_task(self._run_job(run))
+        run.task.add_done_callback(lambda task: self._never_ran(run) if task.cancelled() else None)
+
+    def _never_ran(self, run: JobRun) -> None:
+        """A job's task cancelled before its first step (a cancel or a fence that came
+        at once) never reached :meth:`_run_job`: it goes back (or, cancelled, ends 7)."""
+        if self.runs.get(run.job.claim_id) is run:
+            del self.runs[run.job.claim_id]
+            self.results.add(Outcome(run.job, Ending.HAND_BACK))
+            self._nudge()
 
     async def _run_job(self, run: JobRun) -> None:
         try:
@@ -525,6 +584,9 @@ class Engine:
             back = len(outcomes) - len(done)
             if back:
                 self.metrics.add("worker@handed-back-count", back)
+            cancelled = sum(1 for o in done if o.status is JobStatus.CANCELLED)
+            if cancelled:
+                self.metrics.add("worker@cancelled-count", cancelled)
         for o in done:
             self.metrics.execution_time(o.job.task_type, o.ms)
         if done:

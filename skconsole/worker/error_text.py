@@ -3,7 +3,7 @@
 A handler can fail with a message of any size (a 40 MB response body in an
 exception); stored whole it would cost the signature trigger and every read
 of the failure groups dearly. The reference signature
-(``tests/support/signature.py``) and ``sk_error_signature`` in SQL read only
+(:mod:`skconsole.signature`) and ``sk_error_signature`` in SQL read only
 a bounded head and tail, so a text capped here signs exactly like the whole.
 """
 

@@ -6,7 +6,9 @@ does can take the engine down or leave its job unaccounted for.
   exception whose ``__str__`` raises), fails that attempt and nothing else.
 * Only cancellations the engine itself started (shutdown, self-fencing) hand
   the job back; the engine says so in the job's :class:`StopSignal` before
-  it cancels.
+  it cancels. Once an operator's cancel has reached the worker, the attempt
+  ends 7 Cancelled however it ends (a sync handler that saw ``ctx.cancelled``
+  may simply return).
 * The engine's timeout is told apart from the handler's own ``TimeoutError``
   (``asyncio.timeout().expired()``), so a handler's real error is kept.
 * A sync handler runs on a thread of its own (kept for later jobs), which
@@ -146,9 +148,19 @@ class Executor:
     async def run(self, run: JobRun) -> Outcome:
         started = time.perf_counter()
         try:
-            return await self._run(run, run.spec, started)
+            outcome = await self._run(run, run.spec, started)
         except BaseException as exc:
-            return failure(run, started, f"skconsole.EngineError: {describe(exc)}", True)
+            outcome = failure(run, started, f"skconsole.EngineError: {describe(exc)}", True)
+        if run.ctx.stop.cancelled and outcome.status is not JobStatus.CANCELLED:
+            # the cancel reached this worker before the attempt was recorded: however it
+            # ended (a return that saw ctx.cancelled, a failure, a snooze, a timeout,
+            # a hand-back), it is cancelled; a success that beat the cancel is not
+            if outcome.ending is Ending.SUCCESS:
+                return cancelled(run, started, "it returned after the cancel")
+            if outcome.error:
+                return cancelled(run, started, f"it failed after the cancel:\n{outcome.error}")
+            return cancelled(run, started, None)
+        return outcome
 
     async def _run(self, run: JobRun, task: Task | None, started: float) -> Outcome:
         job = run.job
@@ -181,6 +193,8 @@ class Executor:
                 result = await task.handler(*args)
         except BaseException as exc:
             reason = run.ctx.stop.reason
+            if reason == "cancel":
+                return cancelled(run, started, None)
             if reason in ("shutdown", "fence"):  # the engine stopped it
                 return Outcome(run.job, Ending.HAND_BACK, ms(started))
             if timer.expired():
@@ -198,6 +212,8 @@ class Executor:
                 result = await asyncio.shield(done)
             return succeeded(run, task, started, result)
         except HandlerRaised as raised:
+            if run.ctx.stop.cancelled and isinstance(raised.original, JobStopped):
+                return cancelled(run, started, None)
             if run.ctx.stop.reason in ("shutdown", "fence"):
                 return Outcome(run.job, Ending.HAND_BACK, ms(started))
             return self._raised(run, raised.original, started)
@@ -259,6 +275,18 @@ def succeeded(run: JobRun, task: Task, started: float, result: Any) -> Outcome:
             )
         outcome.pipeline = task.pipeline_name
     return outcome
+
+
+def cancelled(run: JobRun, started: float, ended: str | None) -> Outcome:
+    """An attempt an operator cancelled: 7 Cancelled, final. ``ended``: how the
+    handler ended, when not by stopping as told (it failed, say), kept with it."""
+    text = (
+        "skconsole.JobCancelled: cancelled by an operator while it ran; the attempt "
+        f"ended after {fmt_s(time.perf_counter() - started)}"
+    )
+    if ended:
+        text += f"; {ended}"
+    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.CANCELLED, storable(text), False)
 
 
 def gave_up(run: JobRun, started: float) -> Outcome:

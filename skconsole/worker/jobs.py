@@ -41,7 +41,7 @@ class Ending(enum.Enum):
     """How an attempt ended, i.e. which statement records it."""
 
     SUCCESS = "success"  # finish_success
-    FAILURE = "failure"  # finish_failure (4 Error, 5 Faulted or 6 Fatal)
+    FAILURE = "failure"  # finish_failure (4 Error, 5 Faulted, 6 Fatal or 7 Cancelled)
     HAND_BACK = "hand back"  # hand_back: back to the queue, no error counted (also a snooze)
 
 
@@ -50,7 +50,7 @@ class Outcome:
     job: Claimed
     ending: Ending
     ms: int = 0
-    status: JobStatus = JobStatus.PROCESSED  # for FAILURE: ERROR, FAULTED or FATAL
+    status: JobStatus = JobStatus.PROCESSED  # for FAILURE: ERROR, FAULTED, FATAL or CANCELLED
     error: str | None = None
     recoverable: bool = False
     #: FAILURE: the retry's back-off; HAND_BACK: not claimable again before this

@@ -1,8 +1,9 @@
 """App metrics and execution-time stats, kept in memory and written in batches.
 
-Ids and categories are Stakhanovise.NET's, so a console reading its tables
-sees both kinds of worker the same way. Values are added as deltas per owner
-process id, so restarts and several processes sharing one id just add up.
+Ids and categories are Stakhanovise.NET's, and so is the way they are
+written: each process upserts its own totals since it started under an owner
+id of its own, so a console reading the tables sees both kinds of worker the
+same way (the sum over owners).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ CATEGORIES = {
     "worker@handed-back-count": "task-worker",
     "worker@self-fence-count": "task-worker",
     "worker@stopped-by-fence-count": "task-worker",
+    "worker@cancel-request-count": "task-worker",
+    "worker@cancelled-count": "task-worker",
     "result-queue@deferred-result-count": "task-result-queue",
     "result-queue@result-write-error-count": "task-result-queue",
 }
@@ -49,37 +52,27 @@ class _TypeTimes:
 
 @dataclass
 class MetricsBuffer:
+    """This process's totals since it started, written as they are (absolute), the way
+    Stakhanovise.NET writes its own: one row per metric and owner process, so a
+    reader sums the rows of every process, ours and .NET ones alike. Rewriting a
+    total is idempotent, so a write whose answer was lost is simply written again."""
+
     counters: dict[str, int] = field(default_factory=dict)
     times: dict[str, _TypeTimes] = field(default_factory=dict)
+    #: changed since the last write that succeeded
+    dirty: bool = False
 
     def add(self, metric_id: str, delta: int = 1) -> None:
         if metric_id not in CATEGORIES:
             raise KeyError(metric_id)
         self.counters[metric_id] = self.counters.get(metric_id, 0) + delta
+        self.dirty = True
 
     def execution_time(self, task_type: str, ms: int) -> None:
         self.times.setdefault(task_type, _TypeTimes()).add(ms)
-
-    def take(self) -> MetricsBuffer:
-        """Hand over what was gathered and start afresh (put it back if the write fails)."""
-        out = MetricsBuffer(self.counters, self.times)
-        self.counters, self.times = {}, {}
-        return out
-
-    def merge(self, other: MetricsBuffer) -> None:
-        for k, v in other.counters.items():
-            self.counters[k] = self.counters.get(k, 0) + v
-        for t, tt in other.times.items():
-            mine = self.times.setdefault(t, _TypeTimes())
-            mine.n += tt.n
-            mine.total += tt.total
-            mine.fastest = min(mine.fastest, tt.fastest)
-            mine.longest = max(mine.longest, tt.longest)
-            mine.last = tt.last
+        self.dirty = True
 
     def metric_params(self, owner: str) -> dict[str, object] | None:
-        # in one order for every writer: workers of a host share an owner id and
-        # write the same rows; in dict order two final flushes could deadlock
         items = sorted((k, v) for k, v in self.counters.items() if v)
         if not items:
             return None
@@ -87,7 +80,7 @@ class MetricsBuffer:
             "owner": owner,
             "ids": [k for k, _ in items],
             "categories": [CATEGORIES[k] for k, _ in items],
-            "deltas": [v for _, v in items],
+            "values": [v for _, v in items],
         }
 
     def time_params(self, owner: str) -> dict[str, object] | None:

@@ -46,7 +46,7 @@ class TaskOptions:
         return float(min(self.max_backoff, self.backoff * 2 ** max(error_count - 1, 0)))
 
 
-StopReason = Literal["timeout", "shutdown", "fence"]
+StopReason = Literal["timeout", "shutdown", "fence", "cancel"]
 #: most jobs one job may post with ctx.post: they are written in the statement
 #: that records its success, which must stay small (post more with a Producer)
 MAX_POSTS_PER_JOB = 1000
@@ -55,7 +55,13 @@ MAX_POSTS_PER_JOB = 1000
 class JobStopped(Exception):
     """Raised by :meth:`JobContext.check_stop` and :meth:`JobContext.sleep` once the
     engine has asked the job to stop. The engine records the attempt as its stop
-    reason says (a timeout fails it; a shutdown or a lost lease hands it back)."""
+    reason says (a timeout fails it; a shutdown or a lost lease hands it back; an
+    operator's cancel ends it 7 Cancelled)."""
+
+
+class JobCancelled(JobStopped):
+    """Raised by :meth:`JobContext.raise_if_cancelled` once an operator cancelled
+    the job (``skconsole cancel``): the attempt ends 7 Cancelled, not retried."""
 
 
 _STOP_LOCK = threading.Lock()
@@ -69,16 +75,21 @@ class StopSignal:
     The event a thread may wait on is made only when one does: one per job
     would cost the drain a few per cent."""
 
-    __slots__ = ("_event", "reason")
+    __slots__ = ("_event", "cancelled", "reason")
 
     def __init__(self) -> None:
         self.reason: StopReason | None = None
+        #: an operator cancelled the job: kept apart from ``reason``, which the
+        #: first request sets (a cancel after a timeout still ends the job 7)
+        self.cancelled = False
         self._event: threading.Event | None = None
 
     def request(self, reason: StopReason) -> None:
         with _STOP_LOCK:
             if self.reason is None:
                 self.reason = reason
+            if reason == "cancel":
+                self.cancelled = True
             if self._event is not None:
                 self._event.set()
 
@@ -119,8 +130,23 @@ class JobContext:
 
     @property
     def stop_requested(self) -> bool:
-        """True once the engine asked this job to stop (timeout, shutdown, lost lease)."""
+        """True once the engine asked this job to stop (timeout, shutdown, lost lease, cancel)."""
         return self.stop.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once an operator cancelled this job: stop, and it ends 7 Cancelled.
+
+        An async handler is cancelled too (it sees ``CancelledError`` at its next
+        await); a sync one cannot be interrupted and should look at this (or call
+        :meth:`raise_if_cancelled`, :meth:`check_stop` or :meth:`sleep`) now and then.
+        """
+        return self.stop.cancelled
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`JobCancelled` if an operator cancelled this job."""
+        if self.stop.cancelled:
+            raise JobCancelled("an operator cancelled this job")
 
     def check_stop(self) -> None:
         """Raise :class:`JobStopped` if the engine asked this job to stop."""

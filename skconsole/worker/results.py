@@ -19,7 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
 
@@ -48,11 +48,19 @@ FINISH_SETTINGS = {
 # results written per statement: bounded, so a plan that joins a batch
 # pairwise (statistics again) stays milliseconds, not minutes
 WRITE_BATCH = 500
-STATEMENTS = {
-    Ending.SUCCESS: query("finish_success"),
-    Ending.FAILURE: query("finish_failure"),
-    Ending.HAND_BACK: query("hand_back"),
-}
+#: the ways an attempt ends, in the order their statements are written
+ENDINGS = (Ending.SUCCESS, Ending.FAILURE, Ending.HAND_BACK)
+
+
+def statement(ending: Ending) -> LiteralString:
+    """The statement that records ``ending`` (for the names in use: read when run)."""
+    if ending is Ending.SUCCESS:
+        return query("finish_success")
+    if ending is Ending.FAILURE:
+        return query("finish_failure")
+    return query("hand_back")
+
+
 #: longest wait before an outcome that could not be written is tried again
 MAX_RETRY_DELAY = 30.0
 LOCK_NOT_AVAILABLE = "55P03"
@@ -162,30 +170,28 @@ class ResultWriter:
             await self._write(batch)
 
     async def _write(self, batch: list[Outcome], *, skip_locked: bool = False) -> None:
-        for ending, statement in STATEMENTS.items():
+        for ending in ENDINGS:
             group = [o for o in batch if o.ending is ending]
             if group:
-                await self._write_group(statement, group, skip_locked)
+                await self._write_group(ending, group, skip_locked)
 
     async def _write_group(
-        self, statement: str, group: list[Outcome], skip_locked: bool = False
+        self, ending: Ending, group: list[Outcome], skip_locked: bool = False
     ) -> None:
         try:
-            rows = await self.link.run(
-                lambda conn: self._execute(conn, statement, group, skip_locked)
-            )
+            rows = await self.link.run(lambda conn: self._execute(conn, ending, group, skip_locked))
         except psycopg.Error as exc:
             if exc.sqlstate == LOCK_NOT_AVAILABLE and not skip_locked:
                 # someone holds one of these rows: the others now, that one later
-                await self._write_group(statement, group, True)
+                await self._write_group(ending, group, True)
                 return
-            self._refused(statement, group, exc)
+            self._refused(ending.value, group, exc)
             if len(group) > 1:  # find the outcome the server will not take
                 half = len(group) // 2
-                await self._write_group(statement, group[:half], skip_locked)
-                await self._write_group(statement, group[half:], skip_locked)
+                await self._write_group(ending, group[:half], skip_locked)
+                await self._write_group(ending, group[half:], skip_locked)
             else:
-                await self._write_single_refused(statement, group[0], exc)
+                await self._write_single_refused(ending, group[0], exc)
             return
         written = {r[0] for r in rows}
         done = [o for o in group if o.job.task_id in written]
@@ -196,7 +202,7 @@ class ResultWriter:
             await self._sort_unwritten(rest)
 
     async def _write_single_refused(
-        self, statement: str, outcome: Outcome, exc: psycopg.Error
+        self, ending: Ending, outcome: Outcome, exc: psycopg.Error
     ) -> None:
         if outcome.ending is Ending.FAILURE and outcome.tries == 0 and not is_transient(exc):
             # the error text itself may be what the server refuses: keep the attempt's
@@ -212,7 +218,7 @@ class ResultWriter:
                 f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
             )
             outcome.tries += 1
-            await self._write_group(statement, [outcome], True)
+            await self._write_group(ending, [outcome], True)
             return
         self._defer([outcome])
 
@@ -256,14 +262,14 @@ class ResultWriter:
             f"refused:{what}",
             "writing %d result(s) (%s) failed: %s",
             len(group),
-            what.rsplit("/", 1)[-1],
+            what,
             str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
         )
 
     async def _execute(
         self,
         conn: psycopg.AsyncConnection[Any],
-        statement: str,
+        ending: Ending,
         group: list[Outcome],
         skip_locked: bool,
     ) -> list[tuple[Any, ...]]:
@@ -273,21 +279,21 @@ class ResultWriter:
             "claims": [o.job.claim_id for o in group],
             "skip_locked": skip_locked,
         }
-        if statement == STATEMENTS[Ending.HAND_BACK]:
+        if ending is Ending.HAND_BACK:
             params["delays_ms"] = [o.delay_ms for o in group]
             params["snoozed"] = [o.snoozed for o in group]
         else:
             params["ms"] = [o.ms for o in group]
-        if statement == STATEMENTS[Ending.SUCCESS]:
+        if ending is Ending.SUCCESS:
             params |= children_params(group)
-        if statement == STATEMENTS[Ending.FAILURE]:
+        if ending is Ending.FAILURE:
             params |= {
                 "statuses": [int(o.status) for o in group],
                 "errors": [o.error for o in group],
                 "recoverable": [o.recoverable for o in group],
                 "delays_ms": [o.delay_ms for o in group],
             }
-        cur = await conn.execute(statement, params)
+        cur = await conn.execute(statement(ending), params)
         return await cur.fetchall()
 
     async def _still_ours(

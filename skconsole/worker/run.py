@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field, replace
 from multiprocessing.process import BaseProcess
 
+from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
+from skconsole.db.sqlfiles import use_mapping
 from skconsole.db.target import open_database
 from skconsole.text import printable
 from skconsole.worker.engine import Engine, WorkerConfig
@@ -37,6 +39,8 @@ class WorkerSpec:
     data_dir: str | None = None
     setup: bool = True
     config: WorkerConfig = field(default_factory=WorkerConfig)
+    #: the database's layout (a child process starts with the default one)
+    mapping: TableMapping = DEFAULT_MAPPING
 
 
 async def run_engine(engine: Engine) -> None:
@@ -70,6 +74,7 @@ async def run_engine(engine: Engine) -> None:
 
 
 def build_engine(spec: WorkerSpec) -> Engine:
+    use_mapping(spec.mapping)
     registry = load_registry(spec.tasks)
     if spec.types:
         registry = registry.subset(list(spec.types))

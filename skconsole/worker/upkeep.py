@@ -18,6 +18,7 @@ from typing import Any, LiteralString
 
 import psycopg
 
+from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
 from skconsole.worker.metrics import MetricsBuffer
@@ -39,6 +40,8 @@ class Upkeep:
     _: KW_ONLY
     worker_id: uuid.UUID
     process_id: str
+    #: the owner id of this process's metric rows: unique to it (a total is its own)
+    metrics_owner: str
     metrics: MetricsBuffer
     reap: bool
     reap_interval: float
@@ -101,30 +104,44 @@ class Upkeep:
         return len(rows)
 
     async def flush_metrics(self) -> None:
-        taken = self.metrics.take()
+        """Write this process's totals, if they changed since the last write."""
+        metrics = self.metrics
+        if not metrics.dirty:
+            return
+        metrics.dirty = False
         try:
             for name, params in (
-                (query("add_metrics"), taken.metric_params(self.process_id)),
-                (query("add_execution_times"), taken.time_params(self.process_id)),
+                (query("add_metrics"), metrics.metric_params(self.metrics_owner)),
+                (query("add_execution_times"), metrics.time_params(self.metrics_owner)),
             ):
                 if params is not None:
                     await self.link.run(_statement(name, params), retry=False)
-                    # written: do not write it again if the next one fails
-                    if name == query("add_metrics"):
-                        taken.counters = {}
-                    else:
-                        taken.times = {}
-        finally:
-            self.metrics.merge(taken)
+        except BaseException:
+            metrics.dirty = True  # written again next time: a total is idempotent
+            raise
 
     async def flush_metrics_now(self) -> None:
         """The last metrics of a stopping worker: written if the database lets us."""
         await self._guarded("metrics", self.flush_metrics)
 
     async def _forget(self) -> None:
-        await self.link.run(
-            _statement(query("forget_old_workers"), {"after_s": FORGET_AFTER_S}), retry=False
-        )
+        params = {"after_s": FORGET_AFTER_S, "retired": RETIRED_METRICS_OWNER}
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> tuple[int, int, int]:
+            cur = await conn.execute(query("forget_old_workers"), params)
+            row = await cur.fetchone()
+            assert row is not None
+            return int(row[0]), int(row[1]), int(row[2])
+
+        forgotten, stopped, folded = await self.link.run(op, retry=False)
+        if forgotten:
+            log.info(
+                "forgot %d long-gone worker(s); folded %d row(s) of the %d that stopped cleanly "
+                "into the retired totals",
+                forgotten,
+                folded,
+                stopped,
+            )
 
 
 def _statement(sql: LiteralString, params: dict[str, Any]) -> Any:

@@ -86,7 +86,9 @@ started AS (
         task_last_processing_attempted_at_ts = EXCLUDED.task_last_processing_attempted_at_ts,
         sk_owner_worker_id = EXCLUDED.sk_owner_worker_id,
         sk_attempt = r.sk_attempt + 1,
-        sk_claim_id = EXCLUDED.sk_claim_id
+        sk_claim_id = EXCLUDED.sk_claim_id,
+        -- a cancel request concerns the attempt it was made for
+        sk_cancel_requested_at_ts = NULL
     RETURNING r.task_id, r.sk_attempt, r.sk_claim_id, r.task_error_count
 )
 SELECT c.task_id, c.task_type, c.task_source, c.task_payload, c.task_priority,

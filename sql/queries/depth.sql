@@ -2,7 +2,8 @@
 -- enough; depth_estimated.sql beyond): ready now, scheduled (delayed or
 -- backing off), in flight (2 Processing), and how long the oldest ready job
 -- has been eligible (since its task_locked_until_ts: for a job posted
--- without delay, its age).
+-- without delay, its age). Stakhanovise.NET's tables only: which types are
+-- paused is read apart (paused_types.sql), where skconsole's objects exist.
 WITH q AS (
     SELECT task_type,
         count(*) FILTER (WHERE task_locked_until_ts < now()) AS ready,
@@ -13,12 +14,9 @@ WITH q AS (
 ),
 f AS (
     SELECT task_type, count(*) AS in_flight FROM sk_task_results_t WHERE task_status = 2 GROUP BY task_type
-),
-p AS (SELECT task_type, tt_paused FROM sk_task_types_t)
+)
 SELECT coalesce(q.task_type, f.task_type) AS task_type,
     coalesce(q.ready, 0) AS ready, coalesce(q.scheduled, 0) AS scheduled,
-    coalesce(f.in_flight, 0) AS in_flight, q.oldest_ready_s,
-    coalesce(p.tt_paused, false) AS paused
+    coalesce(f.in_flight, 0) AS in_flight, q.oldest_ready_s
 FROM q FULL JOIN f ON f.task_type = q.task_type
-LEFT JOIN p ON p.task_type = coalesce(q.task_type, f.task_type)
 ORDER BY 1

@@ -1,7 +1,7 @@
 -- Queue depth on a big queue, where counting every row costs too much. Exact:
 -- the list of types (a loose index scan), the oldest ready job (the first
 -- entry of each type in the (task_type, task_locked_until_ts) index), in
--- flight and paused. Estimated: ready and scheduled, from a sample of
+-- flight (paused: paused_types.sql). Estimated: ready and scheduled, from a sample of
 -- %(sample_pct)s %% of the table's pages, scaled up; a type too rare to appear
 -- in the sample is counted exactly (it is small by then). The sample is
 -- REPEATABLE: the same pages every refresh, so they stay in shared buffers; a
@@ -42,9 +42,7 @@ f AS (
 SELECT coalesce(q.task_type, f.task_type) AS task_type,
     coalesce(q.ready, 0)::bigint, coalesce(q.scheduled, 0)::bigint, coalesce(f.in_flight, 0),
     CASE WHEN q.first_eligible < now()
-         THEN extract(epoch FROM now() - q.first_eligible)::double precision END,
-    coalesce(p.tt_paused, false)
+         THEN extract(epoch FROM now() - q.first_eligible)::double precision END
 FROM q
 FULL JOIN f ON f.task_type = q.task_type
-LEFT JOIN sk_task_types_t p ON p.task_type = coalesce(q.task_type, f.task_type)
 ORDER BY 1

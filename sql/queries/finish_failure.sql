@@ -4,7 +4,10 @@
 -- nobody changed it since): 4 Error re-posts the job with its back-off, 5
 -- Faulted parks it for an operator, 6 Fatal ends it. A keyed re-post that
 -- arrived while it ran wins over all three: the newest payload runs afresh
--- (1 Unprocessed, error count 0, ready now), exactly once.
+-- (1 Unprocessed, error count 0, ready now), exactly once. Short of that, an
+-- attempt an operator asked to cancel ends 7 Cancelled however it failed
+-- (the engine says 7 itself when it stopped the handler for it; a failure
+-- that beat the request to the worker is turned into one here).
 WITH d AS (
     SELECT * FROM unnest(
         %(ids)s::uuid[], %(claims)s::bigint[], %(ms)s::bigint[], %(statuses)s::integer[],
@@ -20,13 +23,21 @@ unlocked AS (
 ),
 failed AS (
     UPDATE sk_task_results_t r SET
-        task_status = CASE WHEN r.sk_rerun_requested THEN 1 ELSE d.status END,
+        task_status = CASE WHEN r.sk_rerun_requested THEN 1
+                           WHEN r.sk_cancel_requested_at_ts IS NOT NULL THEN 7 ELSE d.status END,
         task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count + 1 END,
-        task_last_error = d.error,
+        task_last_error = CASE
+            WHEN r.sk_cancel_requested_at_ts IS NOT NULL AND d.status <> 7
+                AND NOT r.sk_rerun_requested
+            THEN 'skconsole.JobCancelled: cancelled by an operator while it ran; the attempt '
+                || 'failed before the worker heard of it:' || E'\n' || d.error
+            ELSE d.error END,
         task_last_error_is_recoverable = d.recoverable,
         task_processing_time_milliseconds = r.task_processing_time_milliseconds + d.ms,
-        task_processing_finalized_at_ts = CASE WHEN d.status IN (5, 6) AND NOT r.sk_rerun_requested
-                                               THEN now() END,
+        task_processing_finalized_at_ts =
+            CASE WHEN NOT r.sk_rerun_requested
+                AND (d.status IN (5, 6, 7) OR r.sk_cancel_requested_at_ts IS NOT NULL)
+            THEN now() END,
         sk_rerun_requested = false
     FROM d
     -- "= ANY" and "+ 0": only the primary key may serve this, whatever the

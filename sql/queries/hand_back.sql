@@ -5,6 +5,8 @@
 -- like a result. A keyed re-post that arrived meanwhile is satisfied by this
 -- very run of the newest payload, so the request is cleared. A snooze (the
 -- handler raised Snooze) is a hand-back the handler asked for: it is counted.
+-- An attempt an operator asked to cancel is not handed back: it ends 7
+-- Cancelled (the worker stopped, or gave up on, a job it was told to cancel).
 WITH d AS (
     SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(delays_ms)s::double precision[],
         %(snoozed)s::boolean[])
@@ -18,7 +20,14 @@ unlocked AS (
     FOR UPDATE SKIP LOCKED
 ),
 back AS (
-    UPDATE sk_task_results_t r SET task_status = 1, sk_rerun_requested = false,
+    UPDATE sk_task_results_t r SET
+        task_status = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL THEN 7 ELSE 1 END,
+        task_last_error = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL
+            THEN 'skconsole.JobCancelled: cancelled by an operator while it ran; its worker '
+                || 'stopped it before the handler ended' ELSE r.task_last_error END,
+        task_processing_finalized_at_ts = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL
+            THEN now() ELSE r.task_processing_finalized_at_ts END,
+        sk_rerun_requested = false,
         sk_snooze_count = r.sk_snooze_count + d.snoozed::integer
     FROM d
     -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
@@ -27,14 +36,15 @@ back AS (
         AND r.task_status + 0 = 2 AND r.sk_owner_worker_id = %(worker_id)s
         AND r.sk_claim_id = d.claim_id
         AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
-    RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority, d.delay_ms
+    RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
+        r.task_priority, d.delay_ms
 ),
 q AS (
     INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
         task_posted_at_ts, task_locked_until_ts)
     SELECT task_id, task_type, task_source, task_payload, task_priority, now(),
         now() + delay_ms * interval '1 millisecond'
-    FROM back
+    FROM back WHERE task_status = 1
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
 ),
@@ -42,4 +52,4 @@ notified AS (
     SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n FROM q
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
-SELECT back.task_id, 1 AS task_status, (SELECT n FROM notified) FROM back
+SELECT back.task_id, back.task_status, (SELECT n FROM notified) FROM back

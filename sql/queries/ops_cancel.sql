@@ -1,7 +1,13 @@
--- Cancel waiting jobs by id, re-checking in this statement that each still
--- waits and matches: its queue row goes, its result row becomes 7 Cancelled
--- (created if a hand-posted job had none). Queue row locked first with SKIP
--- LOCKED: a job a worker is claiming right now is left alone.
+-- Cancel jobs by id, re-checking in this statement that each still matches.
+-- Waiting ones: the queue row goes, the result row becomes 7 Cancelled
+-- (created if a hand-posted job had none); queue rows are locked with SKIP
+-- LOCKED, so a job a worker is claiming right now is left alone. Running ones
+-- (when 2 is among the statuses), fenced by their claim token: a worker that
+-- is alive gets the request (sk_cancel_requested_at_ts) and a notification on
+-- its own channel, and stops the handler; the job becomes 7 when that attempt
+-- ends (finish_failure.sql, hand_back.sql). One whose worker is gone (hung, as
+-- sk_inflight_tasks() judges it: it can no longer run) becomes 7 here.
+-- Returns each job changed with how: waiting, running (asked) or gone.
 WITH lq AS (
     SELECT q.task_id
     FROM sk_tasks_queue_t q
@@ -34,5 +40,46 @@ cancelled AS (
         task_processing_finalized_at_ts = now(),
         sk_rerun_requested = false
     RETURNING r.task_id
+),
+-- MATERIALIZED: the verdict is computed once, not again for each row updated
+running AS MATERIALIZED (
+    SELECT i.task_id, i.claim_id, i.hung_reason
+    FROM sk_inflight_tasks(%(unowned_s)s) i
+    JOIN sk_task_results_t r ON r.task_id = i.task_id
+    WHERE 2 = ANY(%(statuses)s::integer[]) AND i.task_id = ANY(%(ids)s::uuid[])
+        AND (i.worker_id IS NOT NULL OR i.hung_reason IS NOT NULL)
+        AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
+        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text)
+        AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
+),
+gone AS (
+    UPDATE sk_task_results_t r SET
+        task_status = 7,
+        task_last_error = 'skconsole.JobCancelled: cancelled by an operator while it ran; its '
+            || 'worker was gone: ' || x.hung_reason,
+        task_processing_finalized_at_ts = now(),
+        sk_cancel_requested_at_ts = now(),
+        sk_rerun_requested = false
+    FROM running x
+    -- "+ 0": each job looked up by its key (see reap.sql)
+    WHERE x.hung_reason IS NOT NULL AND r.task_id = x.task_id AND r.task_status + 0 = 2
+        AND r.sk_claim_id IS NOT DISTINCT FROM x.claim_id
+    RETURNING r.task_id
+),
+asked AS (
+    UPDATE sk_task_results_t r SET
+        sk_cancel_requested_at_ts = coalesce(r.sk_cancel_requested_at_ts, now())
+    FROM running x
+    WHERE x.hung_reason IS NULL AND r.task_id = x.task_id AND r.task_status + 0 = 2
+        AND r.sk_claim_id IS NOT DISTINCT FROM x.claim_id
+    RETURNING r.task_id, r.sk_owner_worker_id
+),
+told AS (
+    SELECT count(pg_notify(sk_worker_channel(w.worker), '')) AS n
+    FROM (SELECT DISTINCT sk_owner_worker_id AS worker FROM asked) AS w
 )
-SELECT task_id FROM cancelled
+SELECT task_id, 'waiting' AS how FROM cancelled
+UNION ALL
+SELECT task_id, 'gone' FROM gone
+UNION ALL
+SELECT asked.task_id, 'running' FROM asked CROSS JOIN told

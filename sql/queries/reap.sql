@@ -3,7 +3,8 @@
 -- attempt: past max attempts the job is parked as 5 Faulted instead, so a job
 -- that always hangs cannot loop for ever; but a keyed re-post that arrived
 -- while it ran wins: the newest payload runs afresh (1 Unprocessed, error
--- count 0). Status and fencing token are re-checked in the UPDATE itself, so
+-- count 0). A job an operator asked to cancel ends 7 Cancelled instead of
+-- going back (its worker died before it could stop it). Status and fencing token are re-checked in the UPDATE itself, so
 -- two reapers, or a reaper racing the job's own finish, never double-post.
 -- MATERIALIZED: the verdict is computed once, not again for each row updated
 WITH hung AS MATERIALIZED (
@@ -19,12 +20,18 @@ WITH hung AS MATERIALIZED (
 reaped AS (
     UPDATE sk_task_results_t r SET
         task_status = CASE WHEN r.sk_rerun_requested THEN 1
+                           WHEN r.sk_cancel_requested_at_ts IS NOT NULL THEN 7
                            WHEN r.task_error_count + 1 >= h.max_attempts THEN 5 ELSE 4 END,
         task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count + 1 END,
-        task_last_error = 'skconsole.HungJob: ' || h.hung_reason,
+        task_last_error = CASE
+            WHEN r.sk_cancel_requested_at_ts IS NOT NULL AND NOT r.sk_rerun_requested
+            THEN 'skconsole.JobCancelled: cancelled by an operator while it ran; its worker '
+                || 'was gone: ' || h.hung_reason
+            ELSE 'skconsole.HungJob: ' || h.hung_reason END,
         task_last_error_is_recoverable = true,
         task_processing_finalized_at_ts =
-            CASE WHEN NOT r.sk_rerun_requested AND r.task_error_count + 1 >= h.max_attempts
+            CASE WHEN NOT r.sk_rerun_requested AND (r.sk_cancel_requested_at_ts IS NOT NULL
+                    OR r.task_error_count + 1 >= h.max_attempts)
                  THEN now() END,
         sk_rerun_requested = false
     FROM hung h

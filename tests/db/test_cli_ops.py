@@ -10,8 +10,8 @@ from typing import Any
 
 import psycopg
 
+from skconsole.signature import error_signature
 from skconsole.stats import group_id
-from tests.support.signature import error_signature
 
 from .test_ops import DECLINED, TIMEOUT_A, add_job, queue_row, status_of
 
@@ -124,6 +124,21 @@ def test_cancel_by_id_cancels_a_waiting_job(run_cli: CLI, conn: Conn) -> None:
     doc = as_json(run_cli("cancel", "--id", str(job), "--yes", "--json"))
 
     assert doc["changed"] == 1
+    assert status_of(conn, job) == 7
+
+
+def test_cancel_of_a_running_job_says_how_it_was_cancelled(run_cli: CLI, conn: Conn) -> None:
+    """Its worker is gone (not registered): cancelled at once, and the line says so."""
+    from tests.db.test_cancel_running import fake_running
+
+    job = fake_running(conn, uuid.uuid4())
+
+    got = run_cli("cancel", "--id", str(job), "--wait", "0", "--yes")
+
+    assert got.returncode == 0, got.stderr
+    assert "cancelled 1 job(s): 1 while running (1 of them at once: their worker was gone)" in (
+        " ".join(got.stdout.split())
+    )
     assert status_of(conn, job) == 7
 
 

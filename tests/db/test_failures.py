@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.signature import (
+from skconsole.signature import (
     LINE_LIMIT,
     MAX_LENGTH,
     NO_ERROR,

@@ -16,8 +16,8 @@ import pytest
 from skconsole import ops
 from skconsole.errors import ConfigError
 from skconsole.ops import Actor, Selection
+from skconsole.signature import error_signature
 from skconsole.stats import group_id
-from tests.support.signature import error_signature
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")

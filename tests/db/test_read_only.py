@@ -9,13 +9,13 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg import conninfo, sql
 
 from skconsole import ops, stats
 from skconsole.db.connect import Database
 from skconsole.errors import ReadOnlyError
 from skconsole.ops import Actor, Selection
 
+from ..conftest import select_only_role
 from .test_ops import add_job, status_of
 
 Conn = psycopg.Connection[Any]
@@ -68,26 +68,9 @@ def unchanged(conn: Conn, jobs: dict[str, uuid.UUID]) -> bool:
 
 @pytest.fixture
 def select_only_dsn(dsn: str) -> Iterator[str]:
-    """A login role that may only SELECT the queue's tables (roles are cluster-wide)."""
-    role = f"sk_ro_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-        c.execute(
-            sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(
-                sql.Identifier(role)
-            )
-        )
-    params = conninfo.conninfo_to_dict(dsn)
-    params["user"] = role
-    try:
-        yield conninfo.make_conninfo(**params)  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(dsn, autocommit=True) as c:
-            c.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
-            )
-            c.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-            c.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+    """A login role that may only SELECT the queue's tables."""
+    with select_only_role(dsn, "sk_ro") as role_dsn:
+        yield role_dsn
 
 
 # -- a read-only session (--read-only) -----------------------------------------------------

@@ -108,7 +108,7 @@ def test_purged_results_are_counted_in_the_workers_metrics(
     monkeypatch.setattr(worker_retention, "FIRST_ROUND_AFTER_S", 0.0)
     with EngineThread(db.dsn, idle_registry(), reap=True) as worker:
         wait_until(lambda: not (remaining(conn) & seeded["gone"]), timeout=20)
-        owner = worker.process_id
+        owner = worker.metrics_owner
     row = conn.execute(
         "SELECT metric_value FROM sk_metrics_t WHERE metric_id = 'retention@purged-count'"
         " AND metric_owner_process_id = %s",
@@ -135,6 +135,8 @@ def test_a_worker_purges_nothing_while_another_holds_the_maintenance_lock(
         policy = retention.policies(conn)[0]
         row = conn.execute(query("retention_purge"), _purge_params(policy, conn)).fetchone()
         assert row == (False, 0, None)
+        # Released here, not by closing: a closed session's locks go when its backend exits, later.
+        other.execute("SELECT pg_advisory_unlock(sk_maintenance_lock_class(), 1)")
     row = conn.execute(query("retention_purge"), _purge_params(policy, conn)).fetchone()
     assert row is not None and row[0] is True and row[1] == 3
 

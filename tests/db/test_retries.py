@@ -12,8 +12,11 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole import stats
 from skconsole.db.connect import Database
+from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
+from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import LONG_BACKOFF, EngineThread, tasks
@@ -320,7 +323,7 @@ def test_a_late_finisher_of_a_job_claimed_again_changes_nothing_and_is_counted(
         worker.stop()
 
     assert result_row(conn, task_id) == before
-    assert metric(conn, "worker@fenced-result-count", worker.process_id) == ("task-worker", 1)
+    assert metric(conn, "worker@fenced-result-count", worker.metrics_owner) == ("task-worker", 1)
 
 
 def test_a_late_failure_of_a_job_claimed_again_changes_nothing(
@@ -355,7 +358,7 @@ def test_a_late_failure_of_a_job_claimed_again_changes_nothing(
 
     assert result_row(conn, task_id) == before
     assert not in_queue(conn, task_id)
-    assert metric(conn, "worker@fenced-result-count", worker.process_id) == ("task-worker", 1)
+    assert metric(conn, "worker@fenced-result-count", worker.metrics_owner) == ("task-worker", 1)
 
 
 # -- metrics -----------------------------------------------------------------------------
@@ -366,7 +369,7 @@ def test_successes_write_app_metrics_under_stakhanovise_ids_and_execution_time_s
 
     with EngineThread(dsn) as worker:
         wait_until(lambda: all(status_of(conn, i) == PROCESSED for i in ids), timeout=15)
-    owner = worker.process_id
+    owner = worker.metrics_owner
 
     assert metric(conn, "worker@processed-payload-count", owner) == ("task-worker", 5)
     assert metric(conn, "worker@successful-processed-payload-count", owner) == ("task-worker", 5)
@@ -395,15 +398,17 @@ def test_failures_are_counted_in_the_failed_payload_metric(
     with EngineThread(dsn) as worker:
         wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
 
-    owner = worker.process_id
+    owner = worker.metrics_owner
     assert metric(conn, "worker@failed-processed-payload-count", owner) == ("task-worker", 1)
     assert metric(conn, "worker@processed-payload-count", owner) == ("task-worker", 1)
     assert metric(conn, "worker@successful-processed-payload-count", owner) is None
 
 
-def test_metrics_of_two_runs_under_one_process_id_add_up(
+def test_each_run_writes_its_own_totals_and_readers_sum_them(
     dsn: str, db: Database, conn: Conn
 ) -> None:
+    """As Stakhanovise.NET does: absolute values per owner process, summed by readers
+    (two runs under one process id, e.g. a restarted container, never overwrite each other)."""
     post(db, "retry.ok")
     with EngineThread(dsn, burst=True, process_id="shared-host") as first:
         first.join()
@@ -412,8 +417,32 @@ def test_metrics_of_two_runs_under_one_process_id_add_up(
     with EngineThread(dsn, burst=True, process_id="shared-host") as second:
         second.join()
 
-    assert metric(conn, "worker@processed-payload-count", "shared-host") == ("task-worker", 3)
+    assert first.metrics_owner != second.metrics_owner
+    assert metric(conn, "worker@processed-payload-count", first.metrics_owner) == ("task-worker", 1)
+    assert metric(conn, "worker@processed-payload-count", second.metrics_owner) == (
+        "task-worker",
+        2,
+    )
+    assert stats.metrics(conn).values()["worker@processed-payload-count"] == 3
     assert conn.execute(
-        "SELECT et_n_execution_cycles FROM sk_task_execution_time_stats_t "
-        "WHERE et_payload_type = 'retry.ok' AND et_owner_process_id = 'shared-host'"
+        "SELECT sum(et_n_execution_cycles)::int FROM sk_task_execution_time_stats_t "
+        "WHERE et_payload_type = 'retry.ok'"
     ).fetchone() == (3,)
+
+
+def test_a_late_write_of_older_totals_changes_nothing(conn: Conn) -> None:
+    """A write whose connection was abandoned may land after a newer one."""
+    older, newer = MetricsBuffer(), MetricsBuffer()
+    older.add("worker@processed-payload-count", 5)
+    older.execution_time("retry.ok", 10)
+    newer.add("worker@processed-payload-count", 7)
+    for _ in range(2):
+        newer.execution_time("retry.ok", 10)
+    for buffer in (newer, older):
+        conn.execute(query("add_metrics"), buffer.metric_params("p"))
+        conn.execute(query("add_execution_times"), buffer.time_params("p"))
+    assert metric(conn, "worker@processed-payload-count", "p") == ("task-worker", 7)
+    assert conn.execute(
+        "SELECT et_n_execution_cycles FROM sk_task_execution_time_stats_t"
+        " WHERE et_owner_process_id = 'p'"
+    ).fetchone() == (2,)

@@ -13,8 +13,8 @@ from typing import Any
 import psycopg
 
 from skconsole import stats
+from skconsole.signature import error_signature
 from skconsole.stats import HungPolicy, Metric, MetricsSnapshot, metric_rates
-from tests.support.signature import error_signature
 
 from .test_ops import DECLINED, TIMEOUT_A, TIMEOUT_B, add_job
 
@@ -239,7 +239,7 @@ def test_the_engine_modules_import_no_ui_library() -> None:
     code = (
         "import sys; import skconsole.stats, skconsole.ops, skconsole.producer, skconsole.worker.engine,"
         " skconsole.testing.run, skconsole.testing.queue, skconsole.testing.pytest_plugin,"
-        " skconsole.schedule, tests.support.signature; "
+        " skconsole.schedule, skconsole.signature; "
         "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -157,8 +157,10 @@ def wait_for_listening_worker(conn: Conn) -> None:
     wait_until(
         lambda: (
             conn.execute(
+                # after its LISTENs the connection reads the worker's cancel requests
                 "SELECT 1 FROM pg_stat_activity WHERE application_name = 'skconsole-worker-listen'"
-                " AND query ILIKE 'LISTEN%' AND datname = current_database()"
+                " AND (query ILIKE 'LISTEN%' OR query ILIKE '%operator asked to cancel%')"
+                " AND datname = current_database()"
             ).fetchone()
             is not None
         ),

@@ -85,6 +85,11 @@ class EngineThread:
         return self.engine.config.process_id
 
     @property
+    def metrics_owner(self) -> str:
+        """The owner id of this engine's metric rows."""
+        return self.engine.metrics_owner
+
+    @property
     def alive(self) -> bool:
         return self._thread.is_alive()
 

@@ -181,7 +181,10 @@ async def test_cancel_a_type(db: Database, make_app: MakeApp, conn: Conn) -> Non
         await pilot.press("X")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.question == "Cancel 3 waiting jobs of type `tui.ok`? They will not run."
+        assert app.screen.question == (
+            "Cancel 3 waiting jobs of type `tui.ok`? A cancelled job never runs again;"
+            " a running one is stopped by its worker."
+        )
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Cancelled 3") for m in notices(app)))
     assert statuses(conn, "tui.ok") == {7: 3}
@@ -256,3 +259,35 @@ async def test_reap_hung_jobs_of_a_crashed_worker(
     assert statuses(conn, "demo.hang") == {4: 2}
     errors = conn.execute("SELECT task_last_error FROM sk_task_results_t").fetchall()
     assert all(e[0].startswith("skconsole.HungJob: worker gone") for e in errors)
+
+
+async def test_cancel_a_running_job_from_the_inflight_panel(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    """X on the in-flight panel: its worker (a real engine) stops the job, and the
+    outcome says it was cancelled while running."""
+    from tests.db.test_cancel_running import post_and_start, tasks
+    from tests.support.tasks_retry import EngineThread
+
+    with EngineThread(db.dsn, tasks):
+        task_id = post_and_start(db, conn, "cancel.async_sleeper")
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await loaded(pilot)
+            await pilot.press("2")
+            await until(pilot, lambda: bool(app.snapshot and app.snapshot.inflight))
+            panel = app.main_screen.panel("inflight")
+            assert panel.table.select_key(str(task_id))
+            await pilot.press("X")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert isinstance(app.screen, ConfirmScreen)
+            assert app.screen.question.startswith(
+                f"Cancel job {str(task_id)[:8]} (cancel.async_sleeper, running on "
+            )
+            await pilot.press("y")
+            await until(
+                pilot,
+                lambda: any(m.startswith("Cancelled 1: 1 while running") for m in notices(app)),
+            )
+    assert statuses(conn, "cancel.async_sleeper") == {7: 1}
+    assert _audit(conn) == [("cancel", "tester", 1)]

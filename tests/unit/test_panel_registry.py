@@ -1,4 +1,4 @@
-"""The main screen's panels are listed once (skconsole.tui.panels.PANELS); keys 1-8,
+"""The main screen's panels are listed once (skconsole.tui.panels.PANELS); keys 1-9,
 tabs and help derive from that one tuple."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from skconsole.tui.screens.main import tab_label
 from skconsole.tui.widgets.panel import Panel
 
 
-def test_panels_are_numbered_one_to_eight_in_tuple_order() -> None:
-    assert [n for n, _ in numbered()] == list(range(1, len(PANELS) + 1)) == list(range(1, 9))
+def test_panels_are_numbered_one_to_nine_in_tuple_order() -> None:
+    assert [n for n, _ in numbered()] == list(range(1, len(PANELS) + 1)) == list(range(1, 10))
     for n, cls in numbered():
         assert number_of(cls.scope) == n
         assert panel_class(cls.scope) is cls

@@ -8,6 +8,7 @@ from pathlib import Path
 import skconsole
 from skconsole import ops
 from skconsole.db.sqlfiles import QUERIES, query
+from skconsole.ops.spec import ServerAction
 
 PACKAGE = Path(skconsole.__file__).parent
 #: Where a query name may be a variable: the spec flow reads the names its specs hold.
@@ -44,6 +45,8 @@ def _spec_names() -> set[str]:
             names |= {action.queries.select, action.queries.write, action.queries.count or ""}
         elif isinstance(action, ops.TypeSetting):
             names |= {action.read, action.lock, action.write}
+        elif isinstance(action, ServerAction):
+            names |= {action.read, action.write}
         else:
             names.add(action.write)
     return names - {""}

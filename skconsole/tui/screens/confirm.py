@@ -15,9 +15,15 @@ from textual.widgets import Static
 from skconsole.text import printable
 from skconsole.tui.screens.yes_no import YesNoScreen
 
+JOBS_HINT = (
+    "Acts on exactly the jobs counted now; any that change state meanwhile "
+    "are left alone. y = yes · n, Esc or Enter = no"
+)
+
 
 class ConfirmScreen(YesNoScreen):
-    """Says what the action does and to which jobs; Yes runs it."""
+    """Says what the action does and to which jobs (or which table or session: ``hint``
+    then says how that target is held to what is shown); Yes runs it."""
 
     DIALOG_ID = "confirm"
 
@@ -28,21 +34,17 @@ class ConfirmScreen(YesNoScreen):
         sample: Sequence[str],
         yes_label: str,
         sample_note: str = "",
+        hint: str = JOBS_HINT,
     ) -> None:
         super().__init__(title, yes_label)
         self.sample_note = printable(sample_note)
         self.question = printable(question)
         self.sample = tuple(printable(line) for line in sample)
+        self.hint = hint
 
     def compose_body(self) -> ComposeResult:
         yield Static(Content(self.question), id="confirm-question")
         if self.sample:
             lines = [self.sample_note, *self.sample] if self.sample_note else list(self.sample)
             yield Static(Content("\n".join(lines)), id="confirm-sample")
-        yield Static(
-            Content(
-                "Acts on exactly the jobs counted now; any that change state meanwhile "
-                "are left alone. y = yes · n, Esc or Enter = no"
-            ),
-            classes="dialog-hint",
-        )
+        yield Static(Content(self.hint), classes="dialog-hint")

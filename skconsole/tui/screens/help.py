@@ -35,7 +35,7 @@ def _order(scope: str) -> int:
 def notes(spec: ActionSpec, read_only: bool) -> str:
     out = []
     if spec.destructive:
-        out.append("confirms (default No)")
+        out.append("confirms")
     if spec.needs_write:
         out.append("hidden: read-only" if read_only else "write")
     if spec.needs_engine:
@@ -78,8 +78,8 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(Content(help_text(self.read_only)))
             yield Static(
                 Content(
-                    "Write actions act on the ids shown when the confirmation opened. "
-                    "Esc, ? or q closes."
+                    "Confirmations default to No; write actions act on the ids shown when "
+                    "the confirmation opened. Esc, ? or q closes."
                 ),
                 classes="dialog-hint",
             )

@@ -12,6 +12,7 @@ from textual.widgets import Footer, TabbedContent, TabPane, Tabs
 from skconsole.tui.model import Snapshot, Trends
 from skconsole.tui.panels import PANEL_IDS, numbered, panel_class
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel, panel_of
 from skconsole.tui.widgets.status_bar import StatusBar, StatusState
 from skconsole.tui.widgets.throughput import ThroughputBox
@@ -102,6 +103,12 @@ class MainScreen(Screen[None]):
         """New failure groups (their own cadence) in ``snapshot``: only their panel changes."""
         self._snapshot = snapshot
         self._show(self.query_one(FailuresPanel), snapshot)
+        self._label_tabs(snapshot)
+
+    def show_health(self, snapshot: Snapshot) -> None:
+        """A new queue-health read (its own cadence) in ``snapshot``: only its panel changes."""
+        self._snapshot = snapshot
+        self._show(self.query_one(HealthPanel), snapshot)
         self._label_tabs(snapshot)
 
     def _show(self, panel: Panel, snapshot: Snapshot) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from skconsole import ops
+from skconsole import health, ops
 from skconsole.stats import (
     FailedJob,
     FailureGroup,
@@ -35,6 +35,7 @@ from skconsole.tui.model import (
     MetricRow,
     OutcomeInfo,
     PreviewInfo,
+    QueueHealth,
     Snapshot,
     Trends,
 )
@@ -288,9 +289,10 @@ def _snapshot() -> Snapshot:
             False,
             _wave(30, 900, 300, 4),
             limit=TypeLimit("emails.send", 8, 600, 60.0, 8),
+            slo_s=180.0,  # its oldest ready job waited 4m 12s: breached
         ),
         DepthRow("invoices.import", 0, 0, 0, None, False, (0,) * 30),
-        DepthRow("orders.ship", 57, 2, 3, 8.5, False, _wave(30, 50, 10, 3, 1)),
+        DepthRow("orders.ship", 57, 2, 3, 8.5, False, _wave(30, 50, 10, 3, 1), slo_s=10.0),
         DepthRow(
             "payments.charge",
             312,
@@ -300,6 +302,7 @@ def _snapshot() -> Snapshot:
             False,
             _wave(30, 1200, 350, 5, 2),
             limit=TypeLimit("payments.charge", None, 10, 1.0, 2),
+            slo_s=60.0,
         ),
         DepthRow("reports.nightly", 0, 14, 1, None, False, (15,) * 20 + (14,) * 10),
         DepthRow(
@@ -348,6 +351,17 @@ def _snapshot() -> Snapshot:
             1,
             "timed out, still running",
             "timed out 15.4 s ago, still running",
+            None,
+        ),
+        _inflight(
+            105,
+            "reports.export",
+            ("batch-1", 3120),
+            140.0,
+            0.6,
+            1,
+            "cancel requested, still running",
+            "cancel requested 42.3 s ago, still running",
             None,
         ),
         _inflight(
@@ -558,6 +572,161 @@ def _parent_job() -> JobDetail:
     )
 
 
+HEALTH_SERVER = {
+    "autovacuum": "on",
+    "track_counts": "on",
+    "autovacuum_naptime": "60",
+    "autovacuum_vacuum_scale_factor": "0.2",
+    "autovacuum_vacuum_threshold": "50",
+    "autovacuum_analyze_scale_factor": "0.1",
+    "autovacuum_analyze_threshold": "50",
+    "autovacuum_vacuum_cost_delay": "2",
+    "autovacuum_vacuum_cost_limit": "-1",
+    "vacuum_cost_delay": "0",
+    "vacuum_cost_limit": "200",
+}
+#: the forgotten report session holding the horizon, and the one blocking a worker
+HOLDER_PID = 4242
+BLOCKER_PID = 5120
+
+
+def _table_health(
+    name: str, live: int, dead: int, size: int, autovacuumed_s: float, running: str | None = None
+) -> health.TableHealth:
+    return health.TableHealth(
+        table=name,
+        live_rows=live,
+        dead_rows=dead,
+        table_bytes=size,
+        index_bytes=size // 3,
+        last_vacuum=None,
+        last_autovacuum=_ago(autovacuumed_s),
+        last_analyze=None,
+        last_autoanalyze=_ago(autovacuumed_s),
+        vacuum_running="autovacuum" if running else None,
+        vacuum_phase=running,
+        autovacuum=health.autovacuum_settings(HEALTH_SERVER, None),
+    )
+
+
+def _session(
+    pid: int,
+    who: tuple[str | None, str | None],
+    state: str | None,
+    xact_age_s: float | None,
+    ages: tuple[int | None, int | None],
+    query: str | None,
+    visible: bool = True,
+) -> health.Session:
+    user, application = who
+    return health.Session(
+        pid=pid,
+        user=user,
+        application=application,
+        client="10.4.2.17" if visible else None,
+        state=state,
+        backend_type="client backend" if visible else None,
+        backend_start=_ago(4 * 3600 + pid) if visible else None,
+        xact_age_s=xact_age_s,
+        xmin_age=ages[0],
+        xid_age=ages[1],
+        query=query,
+        wait_event=None,
+        visible=visible,
+    )
+
+
+def fixed_health() -> health.Health:
+    """A queue mostly dead because a report left open for 2h holds the horizon, and a
+    worker waiting on a row an operator's UPDATE holds."""
+    tables = [
+        _table_health("sk_tasks_queue_t", 48_210, 912_400, 318 * 2**20, 8040, "scanning heap"),
+        _table_health("sk_task_results_t", 5_210_334, 41_120, 1_940 * 2**20, 3_130),
+        _table_health("sk_metrics_t", 1_204, 310, 456 * 2**10, 611),
+        _table_health("sk_task_execution_time_stats_t", 38, 12, 64 * 2**10, 611),
+    ]
+    holder = _session(
+        HOLDER_PID,
+        ("report_ro", "psql"),
+        "idle in transaction",
+        7_392.0,
+        (1_843_211, None),
+        "SELECT task_type, count(*) FROM sk_task_results_t WHERE task_status = 5 GROUP BY 1;",
+    )
+    blocker = _session(
+        BLOCKER_PID,
+        ("ops", "pgAdmin 4"),
+        "active",
+        48.0,
+        (212, 212),
+        "UPDATE sk_tasks_queue_t SET task_priority = 0 WHERE task_type = 'emails.send';",
+    )
+    hidden = _session(6001, ("etl", "airflow"), None, None, (1_020, None), None, visible=False)
+    wait = health.LockWait(
+        pid=3311,
+        user="queue",
+        application="skconsole-worker",
+        query="UPDATE sk_tasks_queue_t SET task_locked_until = $1 WHERE task_id = ANY($2)",
+        waited_s=41.0,
+        lock_type="transactionid",
+        mode="ShareLock",
+        table="sk_tasks_queue_t",
+        blocked_by=(BLOCKER_PID,),
+    )
+    horizon = health.Horizon(
+        1_843_211, 7_392.0, holder.describe(), [holder, hidden, blocker], [], []
+    )
+    advice = health.advise(tables, horizon, [wait], [blocker], HEALTH_SERVER, FROZEN_AT)
+    return health.Health(
+        taken_at=FROZEN_AT,
+        tables=tables,
+        horizon=horizon,
+        lock_waits=[wait],
+        blockers=[blocker],
+        advice=advice,
+        settings=HEALTH_SERVER,
+        role="ops",
+        hidden=[
+            "without pg_read_all_stats, other roles' sessions show only pid, user, application"
+            " and transaction ages: their query, state, start times, client and waits are hidden",
+            "1 session(s) listed here belong to other roles (details hidden)",
+        ],
+    )
+
+
+def _server_target(request: ActionRequest) -> dict[str, object]:
+    """What the preview of a vacuum or a session cancel reads of its target now."""
+    params = request.params
+    if isinstance(params, ops.VacuumParams):
+        t = next(t for t in fixed_health().tables if t.table == params.table)
+        return {
+            "table": t.table,
+            "live_rows": t.live_rows,
+            "dead_rows": t.dead_rows,
+            "table_bytes": t.table_bytes,
+            "last_vacuumed": t.last_vacuumed,
+            "vacuum_running": t.vacuum_running is not None,
+            "may_vacuum": True,
+        }
+    assert isinstance(params, ops.CancelSessionParams)
+    h = fixed_health()
+    s = next(s for s in [*h.horizon.sessions, *h.blockers] if s.pid == params.pid)
+    return {
+        "pid": s.pid,
+        "user": s.user,
+        "application": s.application,
+        "client": s.client,
+        "state": s.state,
+        "backend_start": s.backend_start,
+        "xact_age_s": s.xact_age_s,
+        "horizon_age": s.horizon_age,
+        "query": s.query,
+        "blocks": [w.pid for w in h.lock_waits if s.pid in w.blocked_by],
+        "holds_horizon": s.horizon_age == h.horizon.age,
+        "eligible": True,
+    }
+
+
 @dataclass
 class FixedSource:
     """Serves the same data every time; ``offline`` makes it behave like a lost server."""
@@ -586,6 +755,11 @@ class FixedSource:
             failed=_wave(60, 30, 25, 3, 2),
             posted=_wave(60, 1150, 200, 5),
         )
+
+    def health(self) -> QueueHealth:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        return QueueHealth(fixed_health(), taken_at=FROZEN_AT.timestamp(), read_ms=38.0)
 
     def group_jobs(self, signature: str, limit: int) -> GroupJobs:
         if self.offline:
@@ -618,6 +792,8 @@ class FixedSource:
         target = request.target
         if isinstance(request.action, ops.TypeSetting):  # the type's settings would change
             return PreviewInfo(request, 1, (), None)
+        if isinstance(request.action, ops.ServerAction):  # one table or session, as it is now
+            return PreviewInfo(request, 1, (), None, _server_target(request))
         if target.ids:
             count = len(target.ids)
         elif target.group:
@@ -632,6 +808,13 @@ class FixedSource:
             f"{_id(5000 + i)[:8]}  payments.charge  Error  {TIMEOUT_SIG.replace('<n>', str(48213 + i))[:70]}"
             for i in range(min(count, 3))
         )
+        running = [j for j in _snapshot().inflight if str(j.task_id) in target.ids]
+        if running:  # jobs of the in-flight panel, as the cancel's preview lists them
+            sample = tuple(
+                f"{str(j.task_id)[:8]}  {j.task_type}  Processing  running on {j.worker_host}"
+                f" pid {j.worker_pid}"
+                for j in running
+            )
         if isinstance(request.params, ops.EditParams):  # the job as it is now, and the edit
             job = _failed_job(target.ids[0])
             new_priority = request.params.priority
@@ -650,7 +833,13 @@ class FixedSource:
             raise SourceUnavailable("connection refused")
         self.executed.append(preview)
         skipped = 5 if preview.count > 10 else 0
-        return OutcomeInfo(preview.request, preview.count, preview.count - skipped, skipped)
+        details: dict[str, object] = {}
+        if preview.request.action is ops.CANCEL and preview.request.target.ids:
+            # the job shown was running: its worker stopped it
+            details = {"cancelled_waiting": 0, "cancel_requested": 1, "cancelled_running": 1}
+        return OutcomeInfo(
+            preview.request, preview.count, preview.count - skipped, skipped, details
+        )
 
     def missing_schema(self) -> list[str]:
         return list(self.missing)

@@ -118,6 +118,9 @@ SCENES: tuple[Scene, ...] = (
     Scene("confirm-done", keys=("R", "y")),
     Scene("confirm-no", keys=("R", "enter")),
     Scene("reap-confirm", keys=("2", "H")),
+    # the third in-flight row: a running job whose handler ignores its cancel
+    Scene("cancel-running-confirm", keys=("2", "down", "down", "X")),
+    Scene("cancel-running-done", keys=("2", "down", "down", "X", "y")),
     Scene("purge-age", keys=("D",)),
     # E on a Faulted job: its payload in an editor, then the change as a diff
     Scene("edit-job", keys=("enter", "enter", "E")),
@@ -127,6 +130,11 @@ SCENES: tuple[Scene, ...] = (
     Scene("limit-type", keys=("1", "L")),
     Scene("limit-type-done", keys=("1", "L", "ctrl+a", "ctrl+k", "4", "enter")),
     Scene("purge-confirm", keys=("D", "enter")),
+    # a report left open 2h holds the horizon; an operator's UPDATE blocks a worker
+    Scene("health", keys=("9",)),
+    Scene("health-vacuum-confirm", keys=("9", "V")),
+    # the sessions list (tab), its third row: the UPDATE that blocks the worker
+    Scene("health-cancel-session-confirm", keys=("9", "tab", "down", "down", "K")),
     Scene("help", keys=("question_mark",)),
     Scene("read-only", read_only=True),
     Scene("read-only-drilldown", read_only=True, keys=("enter",)),
@@ -144,6 +152,8 @@ SCREENSHOTS = {
     "job-detail.svg": "job-detail",
     "schedules.svg": "schedules",
     "confirm.svg": "confirm",
+    "cancel-running.svg": "cancel-running-confirm",
+    "health.svg": "health",
     "read-only.svg": "read-only",
     "lost-connection.svg": "lost-connection",
 }

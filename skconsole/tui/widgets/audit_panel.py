@@ -14,6 +14,7 @@ from skconsole.tui.widgets.panel import Panel
 class AuditPanel(Panel):
     scope = "audit"
     title = "Audit log"
+    skconsole_tables_only = True
     COLUMNS: ClassVar[tuple[Column[AuditRow], ...]] = (
         Column("when", "when", 12, right=True, cell=lambda a, now: fmt_ago(a.at, now)),
         Column("who", "who", 24, cell=lambda a, _: f"{a.user}@{a.host}"),

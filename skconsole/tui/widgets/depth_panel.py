@@ -4,6 +4,8 @@ On a big queue ready and scheduled are estimated from a sample (the read
 model says so): they show as "≈45.4k", never as exact-looking numbers. The
 state column says "paused", or shows a limited type's limits (``skconsole
 limit``, key L): running/limit, "limited 2/2" when full, and its rate ("10/min").
+The SLO column (``skconsole slo``) says when the oldest ready job breaches it,
+coloured as the oldest column is.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from skconsole.flow import SloState, breach_in_s, slo_state
 from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
-from skconsole.tui.widgets.keyed_table import Cell, Column
+from skconsole.tui.widgets.keyed_table import Cell, Column, Tone
 from skconsole.tui.widgets.panel import Panel
 
 
@@ -29,11 +32,35 @@ def _state(d: DepthRow) -> Cell:
     return d.limit.summary(" ")
 
 
+_SLO_TONES: dict[SloState, Tone] = {
+    SloState.OK: "good",
+    SloState.WARNING: "warn",
+    SloState.BREACHED: "bad",
+}
+
+
 def _oldest(d: DepthRow) -> Cell:
-    """The age of the type's oldest ready job, in amber past five minutes."""
+    """The age of the type's oldest ready job: coloured by its SLO when it has one
+    (green, amber within 20% of it, red past it), else amber past five minutes."""
     age = format_age(d.oldest_ready_s)
+    state = slo_state(d.slo_s, d.oldest_ready_s)
+    if state is not SloState.NONE:
+        return (age, _SLO_TONES[state])
     stale = d.oldest_ready_s is not None and d.oldest_ready_s > 300
     return (age, "warn") if stale else age
+
+
+def _slo(d: DepthRow) -> Cell:
+    """ "12s left" / "late 1m 20s" (the oldest ready job against the SLO), in the SLO's
+    colour; "" without one."""
+    state = slo_state(d.slo_s, d.oldest_ready_s)
+    left = breach_in_s(d.slo_s, d.oldest_ready_s)
+    if state is SloState.NONE:
+        return ""
+    if left is None:
+        return ("met", _SLO_TONES[state])
+    text = f"{format_age(left)} left" if left >= 0 else f"late {format_age(-left)}"
+    return (text, _SLO_TONES[state])
 
 
 class DepthPanel(Panel):
@@ -53,6 +80,7 @@ class DepthPanel(Panel):
         Column("in_flight", "in flight", 9, right=True, cell=lambda d, _: fmt_int(d.in_flight)),
         Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
         Column("state", "state", 11, cell=lambda d, _: _state(d)),
+        Column("slo", "SLO", 11, cell=lambda d, _: _slo(d)),
         Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent")),
     )
 

@@ -23,6 +23,8 @@ def _state(r: InflightJob) -> Cell:
         return (f"HUNG: {r.note or r.hung_reason}", "bad")
     if r.state == "running":
         return ("ok", "muted")
+    if r.state == "cancel requested, still running":  # the handler ignores the cancel
+        return (r.note or r.state, "bad")
     return (r.note or r.state, "warn")  # the note says it: "control connection lost, ..."
 
 

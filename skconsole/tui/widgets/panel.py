@@ -36,6 +36,9 @@ class Panel(Vertical):
     title: ClassVar[str] = ""
     short_title: ClassVar[str] = ""
     tabbed: ClassVar[bool] = True  # False: shown above the tabs, always in view
+    #: its data lives in skconsole's own tables: on Stakhanovise.NET's alone its title
+    #: says why it is empty instead of its summary (skconsole.db.layout)
+    skconsole_tables_only: ClassVar[bool] = False
     COLUMNS: ClassVar[tuple[Column[Any], ...]] = ()
 
     def __init__(self, *, number: int | None = None, id: str | None = None) -> None:
@@ -101,7 +104,11 @@ class Panel(Vertical):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         self.shown = snapshot
-        self.summary = self.summarize(snapshot)
+        self.summary = (
+            "none here: skconsole's tables are not in this database"
+            if snapshot.degraded and self.skconsole_tables_only
+            else self.summarize(snapshot)
+        )
         self.table.set_rows(self.rows(snapshot))
         self._update_title()
 

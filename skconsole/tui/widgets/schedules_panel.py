@@ -58,6 +58,7 @@ def last_run_cell(s: ScheduleInfo) -> Cell:
 class SchedulesPanel(Panel):
     scope = "schedules"
     title = "Schedules"
+    skconsole_tables_only = True
     COLUMNS: ClassVar[tuple[Column[ScheduleInfo], ...]] = (
         Column("type", "type", 22, cell=lambda s, _: s.task_type),
         Column("schedule", "schedule", 30, flex=True, cell=lambda s, _: schedule_cell(s)),

@@ -31,6 +31,8 @@ class StatusState:
     read_only: bool
     engine: str | None  # None: no embedded engine
     engine_state: str | None
+    #: Stakhanovise.NET's tables alone (read degraded: no workers, audit, schedules, ...)
+    degraded: bool = False
 
     @property
     def staleness(self) -> str:
@@ -94,7 +96,8 @@ class StatusBar(Horizontal):
         self.query_one("#sb-interval", Label).update(f"every {fmt_seconds(state.interval_s)}")
         self.query_one("#sb-paused", Label).display = state.paused
         mode = self.query_one("#sb-mode", Label)
-        mode.update(" READ-ONLY " if state.read_only else " WRITE ")
+        text = " READ-ONLY " if state.read_only else " WRITE "
+        mode.update(text + ("· STAKHANOVISE TABLES ONLY " if state.degraded else ""))
         mode.set_classes("-read-only" if state.read_only else "-write")
         engine = self.query_one("#sb-engine", Label)
         engine.display = state.engine is not None

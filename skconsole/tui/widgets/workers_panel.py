@@ -24,6 +24,7 @@ _TONES: dict[str, Tone] = {
 class WorkersPanel(Panel):
     scope = "workers"
     title = "Workers"
+    skconsole_tables_only = True
     COLUMNS: ClassVar[tuple[Column[WorkerInfo], ...]] = (
         Column("worker", "worker", 8, cell=lambda w, _: short_id(str(w.worker_id))),
         Column("host", "host", 18, cell=lambda w, _: w.host),

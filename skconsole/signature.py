@@ -9,7 +9,9 @@ volatile parts of the message collapsed to placeholders: quoted values, URLs
 This module is the reference implementation. The database computes the same
 function in SQL (``sk_error_signature(text)`` in
 ``sql/schema/030_skconsole_read_models.sql``), kept in a column by a trigger
-so grouping a big table stays cheap; a test checks that both agree.
+so grouping a big table stays cheap; a test checks that both agree. On a
+database without skconsole's objects (Stakhanovise.NET's alone, read-only),
+the failure groups are computed with this one instead, over a capped scan.
 
 Every pattern uses ASCII classes only, so Python and PostgreSQL read them the
 same way, and none of them can match its own output, which makes the

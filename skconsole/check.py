@@ -1,0 +1,427 @@
+"""``skconsole check``: the queue's health as one verdict, the Nagios plugin way.
+
+Four checks, each a pure function over read models (so each rule is tested on
+made-up data), and :func:`evaluate` to combine them:
+
+- ``slo`` (:func:`check_slos`): a type whose oldest ready job has waited past
+  its SLO is CRITICAL; within 20% of it, WARNING (thresholds:
+  :func:`skconsole.flow.slo_state`). A paused type's breach is only a WARNING:
+  an operator stopped it on purpose, and the pause is what to look at.
+- ``hung`` (:func:`check_hung`): jobs ``sk_inflight_tasks()`` calls hung
+  (their worker's lease lapsed, or it is gone) are a WARNING from
+  ``Thresholds.hung_warn`` of them: any live worker's reaper puts such a job
+  back within seconds of its lease lapsing. One still hung after
+  ``hung_critical_s`` (its worker silent that long) is CRITICAL: then nothing
+  is reaping, i.e. no live worker runs upkeep.
+- ``workers`` (:func:`check_workers`): a worker whose lease lapsed while it
+  still holds jobs is CRITICAL (it died or hangs mid-job); ready jobs of an
+  unpaused type that no alive worker runs are a WARNING (a worker that does
+  not register, such as a Stakhanovise.NET one, would not be seen).
+- ``health`` (:func:`check_health`): the table-health read model's advice on
+  the xmin horizon held, tables mostly dead and long lock waits
+  (:data:`HEALTH_RULES`) is a WARNING each: it slows the queue down before it
+  stops it.
+
+The output follows the Nagios plugin convention: one summary line
+(``SKCONSOLE CRITICAL - 1 SLO breached (emails.send: oldest ready 95s > 30s) |
+perfdata``), then one line per finding; exit 0 OK, 1 WARNING, 2 CRITICAL,
+3 UNKNOWN (the database cannot be reached, or its schema is missing).
+Every line passes through :func:`skconsole.text.printable`, and a ``|`` in a
+task type is escaped, so text from the database can neither reach a terminal
+raw nor cut the line where the perfdata begins.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from skconsole import health as health_model
+from skconsole import stats
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.durations import format_age
+from skconsole.flow import SLO_WARN_SHARE, SloState, TypeFlow, flow
+from skconsole.text import printable
+
+Conn = psycopg.Connection[Any]
+
+#: What the summary line starts with: the service name, as Nagios plugins print it.
+SERVICE = "SKCONSOLE"
+#: The worker states of sk_worker_liveness() past the lease: the worker is not coming
+#: back for the jobs it holds ("lease expiring" and "connection lost" still may).
+LEASE_LAPSED = ("unresponsive", "gone", "stopped")
+#: The health advice rules check reports: what the queue's state says now (a held
+#: xmin horizon, tables mostly dead, long lock waits). "autovacuum_off" is left to
+#: `skconsole status health`: a setting, not a state, and a server run that way on
+#: purpose would stay WARNING for good, which teaches people to ignore the check.
+HEALTH_RULES = ("horizon_session", "horizon_prepared", "horizon_slot", "dead_rows", "lock_wait")
+#: Findings named in the summary line per check; the rest are counted ("...").
+SUMMARY_FINDINGS = 3
+
+
+class Level(enum.IntEnum):
+    """A check's verdict; its value is the exit code (Nagios plugin convention)."""
+
+    OK = 0
+    WARNING = 1
+    CRITICAL = 2
+    UNKNOWN = 3
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When the hung check speaks up (the SLOs are the types' own; the health rules take
+    :class:`skconsole.health.Thresholds`)."""
+
+    #: WARNING from this many hung jobs
+    hung_warn: int = 1
+    #: CRITICAL when a hung job's worker has been silent this long (nothing reaps it)
+    hung_critical_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a check found, with its verdict. ``subject``: the task type, worker,
+    or advice rule it is about."""
+
+    check: str
+    level: Level
+    subject: str
+    text: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "status": int(self.level),
+            "status_name": self.level.name,
+            "subject": self.subject,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: its verdict (the worst of its findings), a few words, its findings."""
+
+    name: str
+    summary: str
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def level(self) -> Level:
+        return max((f.level for f in self.findings), default=Level.OK)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": int(self.level),
+            "status_name": self.level.name,
+            "summary": self.summary,
+            "findings": [f.as_dict() for f in self.findings],
+        }
+
+
+_PLAIN_LABEL = re.compile(r"[A-Za-z0-9_.:-]+")
+
+
+@dataclass(frozen=True)
+class Perf:
+    """One performance datum: ``'label'=value[unit];[warn];[crit];[min];[max]``."""
+
+    label: str
+    value: float
+    unit: str = ""
+    warn: float | None = None
+    crit: float | None = None
+    minimum: float | None = 0.0
+
+    def render(self) -> str:
+        # a label may hold anything but "=" and "'" (doubled inside quotes)
+        label = printable(self.label).replace("=", "_").replace("|", "_")
+        if not _PLAIN_LABEL.fullmatch(label):
+            label = "'" + label.replace("'", "''") + "'"
+        fields = [f"{self.value:g}{self.unit}"] + [
+            "" if v is None else f"{v:g}" for v in (self.warn, self.crit, self.minimum)
+        ]
+        return f"{label}={';'.join(fields).rstrip(';')}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "value": self.value,
+            "unit": self.unit,
+            "warn": self.warn,
+            "crit": self.crit,
+            "min": self.minimum,
+        }
+
+
+def _line_text(text: str) -> str:
+    """Text fit for a line of plugin output: printable, and no "|" (it starts perfdata)."""
+    return printable(text).replace("|", "\\x7c")
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every check's result and the perfdata; ``error``: why nothing could be checked
+    (then the verdict is UNKNOWN)."""
+
+    checks: tuple[CheckResult, ...] = ()
+    perfdata: tuple[Perf, ...] = ()
+    error: str | None = None
+
+    @property
+    def level(self) -> Level:
+        if self.error is not None:
+            return Level.UNKNOWN
+        return max((c.level for c in self.checks), default=Level.OK)
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.level)
+
+    def summary_line(self) -> str:
+        """The first line: ``SKCONSOLE LEVEL - what is wrong (worst first) | perfdata``."""
+        head = f"{SERVICE} {self.level.name} - "
+        if self.error is not None:
+            return head + _line_text(self.error)
+        failing = sorted((c for c in self.checks if c.level > Level.OK), key=lambda c: -c.level)
+        if failing:
+            parts = []
+            for c in failing:
+                named = [f.text for f in c.findings if f.level == c.level]
+                more = len(named) - SUMMARY_FINDINGS
+                listed = "; ".join(named[:SUMMARY_FINDINGS]) + (
+                    f"; {more} more" if more > 0 else ""
+                )
+                parts.append(f"{c.summary} ({listed})")
+            text = ", ".join(parts)
+        else:
+            text = ", ".join(c.summary for c in self.checks)
+        perf = " ".join(p.render() for p in self.perfdata)
+        return head + _line_text(text) + (f" | {perf}" if perf else "")
+
+    def detail_lines(self) -> list[str]:
+        """One line per finding, worst first: ``CRITICAL slo: emails.send: ...``."""
+        findings = sorted((f for c in self.checks for f in c.findings), key=lambda f: -int(f.level))
+        return [_line_text(f"{f.level.name} {f.check}: {f.text}") for f in findings]
+
+    def lines(self) -> list[str]:
+        return [self.summary_line(), *self.detail_lines()]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.exit_code,
+            "status_name": self.level.name,
+            "summary": self.summary_line(),
+            "error": self.error,
+            "checks": [c.as_dict() for c in self.checks],
+            "perfdata": [p.as_dict() for p in self.perfdata],
+        }
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+# -- the checks ------------------------------------------------------------------------
+def check_slos(flows: Sequence[TypeFlow]) -> CheckResult:
+    """The types' SLOs against their oldest ready job (see the module's docstring)."""
+    findings = []
+    with_slo = [f for f in flows if f.slo_max_wait_s is not None]
+    for f in with_slo:
+        state, slo, oldest = f.slo_state, f.slo_max_wait_s, f.oldest_ready_s
+        if state is SloState.BREACHED:
+            assert slo is not None and oldest is not None
+            text = f"{f.task_type}: oldest ready {format_age(oldest)} > {format_age(slo)}"
+            if f.paused:
+                findings.append(Finding("slo", Level.WARNING, f.task_type, text + " (paused)"))
+            else:
+                findings.append(Finding("slo", Level.CRITICAL, f.task_type, text))
+        elif state is SloState.WARNING:
+            assert slo is not None and oldest is not None
+            findings.append(
+                Finding(
+                    "slo",
+                    Level.WARNING,
+                    f.task_type,
+                    f"{f.task_type}: oldest ready {format_age(oldest)}, within"
+                    f" {1 - SLO_WARN_SHARE:.0%} of its SLO {format_age(slo)}"
+                    f" ({f.slo_text})",
+                )
+            )
+    breached = sum(1 for f in findings if f.level == Level.CRITICAL)
+    near = len(findings) - breached
+    if breached:
+        summary = f"{_plural(breached, 'SLO')} breached"
+    elif near:
+        summary = f"{_plural(near, 'SLO')} at risk"
+    elif with_slo:
+        summary = f"{_plural(len(with_slo), 'SLO')} met"
+    else:
+        summary = "no SLO set"
+    return CheckResult("slo", summary, tuple(findings))
+
+
+def _silent_s(job: stats.InflightJob) -> float | None:
+    """How long the job's worker has said nothing: its heartbeat's age, or, with no
+    worker known (gone, or none recorded), how long the job has been processing."""
+    return job.heartbeat_age_s if job.heartbeat_age_s is not None else job.running_s
+
+
+def check_hung(inflight: stats.Inflight, thresholds: Thresholds | None = None) -> CheckResult:
+    """Hung jobs: WARNING from ``hung_warn`` of them, CRITICAL when one has been hung for
+    ``hung_critical_s`` (``inflight`` lists hung jobs first, so its row cap keeps them)."""
+    limits = thresholds or Thresholds()
+    findings = []
+    hung = [j for j in inflight.jobs if j.hung]
+    stale = [j for j in hung if (_silent_s(j) or 0.0) >= limits.hung_critical_s]
+    for j in stale:
+        findings.append(
+            Finding(
+                "hung",
+                Level.CRITICAL,
+                j.task_type,
+                f"job {j.task_id} ({j.task_type}) hung for over"
+                f" {format_age(limits.hung_critical_s)}, nothing reaps it: {j.hung_reason}",
+            )
+        )
+    if inflight.hung >= limits.hung_warn:
+        critical = {j.task_id for j in stale}
+        by_type: dict[str, list[stats.InflightJob]] = {}
+        for j in hung:
+            if j.task_id not in critical:
+                by_type.setdefault(j.task_type, []).append(j)
+        for task_type, jobs in sorted(by_type.items()):
+            findings.append(
+                Finding(
+                    "hung",
+                    Level.WARNING,
+                    task_type,
+                    f"{task_type}: {_plural(len(jobs), 'hung job')} ({jobs[0].hung_reason})",
+                )
+            )
+    summary = f"{_plural(inflight.hung, 'hung job')}" if inflight.hung else "no hung job"
+    return CheckResult("hung", summary, tuple(findings))
+
+
+def check_workers(
+    workers: Sequence[stats.WorkerInfo] | None, flows: Sequence[TypeFlow]
+) -> CheckResult:
+    """Dead workers holding jobs (CRITICAL); ready jobs no alive worker runs (WARNING).
+    ``workers`` None: there is no registry to judge (Stakhanovise.NET's tables alone)."""
+    if workers is None:
+        return CheckResult("workers", "no worker registry (Stakhanovise.NET tables only)", ())
+    findings = []
+    for w in workers:
+        if w.state in LEASE_LAPSED and w.in_flight > 0:
+            findings.append(
+                Finding(
+                    "workers",
+                    Level.CRITICAL,
+                    str(w.worker_id),
+                    f"worker {w.host} pid {w.pid} {w.state} (no heartbeat for"
+                    f" {format_age(w.heartbeat_age_s)}) holding {_plural(w.in_flight, 'job')}",
+                )
+            )
+    alive = [w for w in workers if w.alive]
+    served = {t for w in alive for t in w.task_types}
+    for f in flows:
+        if f.ready > 0 and not f.paused and f.task_type not in served:
+            findings.append(
+                Finding(
+                    "workers",
+                    Level.WARNING,
+                    f.task_type,
+                    f"{f.task_type}: {f.ready:,} ready, no alive worker runs it",
+                )
+            )
+    dead = sum(1 for f in findings if f.level == Level.CRITICAL)
+    if dead:
+        summary = f"{_plural(dead, 'dead worker')} holding jobs"
+    elif findings:
+        summary = f"{_plural(len(findings), 'type')} with no alive worker"
+    else:
+        summary = f"{_plural(len(alive), 'worker')} alive"
+    return CheckResult("workers", summary, tuple(findings))
+
+
+def check_health(h: health_model.Health) -> CheckResult:
+    """The table-health read model's advice on the queue's state (HEALTH_RULES), each a
+    WARNING."""
+    findings = tuple(
+        Finding("health", Level.WARNING, a.rule, a.text) for a in h.advice if a.rule in HEALTH_RULES
+    )
+    summary = f"{_plural(len(findings), 'health warning')}" if findings else "tables healthy"
+    return CheckResult("health", summary, findings)
+
+
+def perfdata(
+    flows: Sequence[TypeFlow],
+    inflight: stats.Inflight,
+    workers: Sequence[stats.WorkerInfo] | None,
+    thresholds: Thresholds,
+) -> tuple[Perf, ...]:
+    """The oldest ready job's age of each type with an SLO (warn and crit from it), the
+    hung jobs, and the alive and dead workers."""
+    perf = [
+        Perf(
+            f"oldest_ready_{f.task_type}",
+            round(f.oldest_ready_s or 0.0, 3),
+            "s",
+            warn=round(SLO_WARN_SHARE * f.slo_max_wait_s, 3),
+            crit=f.slo_max_wait_s,
+        )
+        for f in flows
+        if f.slo_max_wait_s is not None
+    ]
+    perf.append(Perf("hung_jobs", inflight.hung, warn=thresholds.hung_warn))
+    if workers is not None:
+        dead = sum(1 for w in workers if w.state in LEASE_LAPSED and w.in_flight > 0)
+        perf += [
+            Perf("alive_workers", sum(1 for w in workers if w.alive)),
+            Perf("dead_workers", dead, crit=1),
+        ]
+    return tuple(perf)
+
+
+def evaluate(
+    flows: Sequence[TypeFlow],
+    inflight: stats.Inflight,
+    workers: Sequence[stats.WorkerInfo] | None,
+    table_health: health_model.Health,
+    thresholds: Thresholds | None = None,
+) -> Report:
+    """Every check over the read models given (pure: no database); ``workers`` None: no
+    worker registry to judge."""
+    limits = thresholds or Thresholds()
+    return Report(
+        (
+            check_slos(flows),
+            check_hung(inflight, limits),
+            check_workers(workers, flows),
+            check_health(table_health),
+        ),
+        perfdata(flows, inflight, workers, limits),
+    )
+
+
+def run(
+    conn: Conn,
+    thresholds: Thresholds | None = None,
+    health_thresholds: health_model.Thresholds | None = None,
+) -> Report:
+    """Read the models (reads only: works on a read-only session, and on Stakhanovise.NET's
+    tables alone, whose workers register nowhere) and evaluate them."""
+    return evaluate(
+        flow(conn),
+        stats.inflight(conn),
+        stats.workers(conn) if has_skconsole_objects(conn) else None,
+        health_model.health(conn, limits=health_thresholds),
+        thresholds,
+    )

@@ -1,0 +1,100 @@
+"""``skconsole exporter``: the read models as Prometheus metrics on ``/metrics``.
+
+The database is read once per ``--interval`` on a thread of its own, whatever
+the number of scrapers (:mod:`skconsole.exporter`); sessions are read-only, so
+it runs under ``--read-only`` and with a read-only role alike, and never sets up
+the schema. An unreachable server is not fatal: the exporter serves
+``skconsole_exporter_up 0`` and tries again each interval, as Prometheus
+expects of an exporter.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Annotated
+
+import typer
+from psycopg import ProgrammingError, conninfo
+from rich.markup import escape
+
+from skconsole.cli.app import app
+from skconsole.cli.options import check_range, options_of
+from skconsole.cli.output import out
+from skconsole.db.target import resolve_database
+from skconsole.durations import format_limit, parse_duration
+from skconsole.errors import ConfigError, SkconsoleError
+
+#: --interval bounds: below a second the read models would load the server for
+#: nothing (Prometheus scrapes every 15 s or so); above an hour nothing is current
+INTERVAL_BOUNDS_S = (1.0, 3600.0)
+DEFAULT_PORT = 9187
+
+
+@app.command()
+def exporter(
+    ctx: typer.Context,
+    port: Annotated[
+        int,
+        typer.Option("--port", help="TCP port of /metrics (0: any free port, printed at start)"),
+    ] = DEFAULT_PORT,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", help="Address to listen on (0.0.0.0: every interface, for a remote scraper)"
+        ),
+    ] = "127.0.0.1",
+    interval: Annotated[
+        str,
+        typer.Option(
+            "--interval",
+            help="How often the database is read, whatever the scrapes (1s to 1h)",
+        ),
+    ] = "15s",
+) -> None:
+    """Serve the queue's metrics for Prometheus on /metrics (read-only)."""
+    check_range("--port", port, 0, 65535)
+    interval_s = parse_duration(
+        interval, option="--interval", minimum=INTERVAL_BOUNDS_S[0], maximum=INTERVAL_BOUNDS_S[1]
+    )
+    # here, not at the top: every other command would pay for importing them
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    from skconsole.exporter import Exporter
+
+    opts = options_of(ctx)
+    if opts.dsn:
+        try:  # a DSN that can never work is an input error, not a server that is down
+            conninfo.conninfo_to_dict(opts.dsn)
+        except ProgrammingError as exc:
+            first = (str(exc).strip().splitlines() or ["unparseable"])[0]
+            raise ConfigError(f"invalid --dsn: {first}") from None
+    db = resolve_database(
+        opts.dsn, opts.data_dir, read_only=True, application_name="skconsole-exporter"
+    )
+    registry = CollectorRegistry(auto_describe=False)
+    engine = Exporter(db, interval_s)
+    registry.register(engine)
+    try:
+        httpd, _ = start_http_server(port, addr=host, registry=registry)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise SkconsoleError(f"cannot listen on {host}:{port}: {reason}") from None
+
+    from skconsole.worker.run import configure_logging
+
+    configure_logging()
+    bound_host, bound_port = httpd.server_address[:2]
+    engine.start()
+    out.print(
+        f"serving http://{escape(str(bound_host))}:{bound_port}/metrics;"
+        f" reading {escape(db.description)} every {format_limit(interval_s)} (read-only)",
+        soft_wrap=True,
+    )
+    sys.stdout.flush()
+    try:
+        while True:
+            signal.pause()
+    finally:
+        httpd.shutdown()
+        engine.stop(timeout=interval_s)

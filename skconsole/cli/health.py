@@ -1,0 +1,142 @@
+"""``skconsole vacuum`` and ``skconsole cancel-session``: the two actions of ``status health``.
+
+Both preview what they would act on, ask (default No; ``--yes`` for scripts),
+act once and write an audit row, and are refused in read-only mode; ``--dry-run``
+only previews. Text from the database (application names, queries) is shown
+escaped: a session's ``application_name`` is whatever its client chose.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from skconsole import ops
+from skconsole.cli.app import app
+from skconsole.cli.ops import _confirm
+from skconsole.cli.options import DryRunOpt, JsonOpt, YesOpt, options_of
+from skconsole.cli.output import err, out, print_json
+from skconsole.durations import format_age
+from skconsole.health import HOT_TABLES
+from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
+from skconsole.ops.model import Preview, Selection
+from skconsole.ops.vacuum import VACUUM, VacuumParams
+from skconsole.text import printable
+
+
+def _text(value: Any) -> str:
+    return escape(printable(str(value))) if value is not None else "-"
+
+
+def _say(lines: list[str]) -> None:
+    for line in lines:
+        out.print(line, highlight=False)
+
+
+def _dry_run(preview: Preview, as_json: bool, lines: list[str]) -> None:
+    if as_json:
+        print_json(preview.as_dict())
+    else:
+        _say(lines)
+
+
+@app.command()
+def vacuum(
+    ctx: typer.Context,
+    table: Annotated[
+        str, typer.Option("--table", help=f"The table: one of {', '.join(HOT_TABLES)}")
+    ],
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """VACUUM (ANALYZE) one queue table now (audited)."""
+    params = VacuumParams(table)
+    db = options_of(ctx).open("skconsole-vacuum", write=not dry_run)
+    with db.connect() as conn:
+        p = VACUUM.preview(conn, params=params)
+        d = p.details
+        if not p.count:
+            out.print(f"{escape(table)} does not exist in this database", highlight=False)
+            raise typer.Exit(1)
+        lines = [
+            f"would vacuum {table}: {d['dead_rows']:,} dead and {d['live_rows']:,} live rows"
+            + ("; a vacuum runs on it now" if d["vacuum_running"] else "")
+            + ("" if d["may_vacuum"] else "; this role may not vacuum it")
+        ]
+        if dry_run:
+            _dry_run(p, as_json, lines)
+            return
+        if not as_json:
+            _say(lines)
+        _confirm(f"Vacuum {table}? {VACUUM.warning}", yes)
+        result = VACUUM.execute(conn, params=params, actor=ops.Actor.current())
+    if as_json:
+        print_json(result.as_dict())
+    else:
+        out.print(f"vacuumed {table} (audit #{result.audit_id})", highlight=False)
+
+
+@app.command("cancel-session")
+def cancel_session(
+    ctx: typer.Context,
+    pid: Annotated[int, typer.Option("--pid", help="The process id of the blocking session")],
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Cancel the statement of a session that blocks the queue or holds its xmin horizon."""
+    params = CancelSessionParams(pid)
+    db = options_of(ctx).open("skconsole-cancel-session", write=not dry_run)
+    with db.connect() as conn:
+        p = CANCEL_SESSION.preview(conn, params=params)
+        d = p.details
+        if "eligible" not in d:  # no row: no such session (the preview holds only --pid)
+            out.print(f"no session with pid {pid}", highlight=False)
+            raise typer.Exit(1)
+        blocks = ", ".join(str(b) for b in d.get("blocks") or ()) or "nobody"
+        lines = [
+            f"pid {pid}: user {_text(d.get('user'))}, application {_text(d.get('application'))},"
+            f" {_text(d.get('state'))}, transaction open {format_age(d.get('xact_age_s'))};"
+            f" blocks {blocks}; holds the xmin horizon: {'yes' if d.get('holds_horizon') else 'no'}",
+            f"query: {_text(d.get('query'))}",
+        ]
+        if (d.get("state") or "").startswith("idle"):
+            lines.append(
+                "it runs no statement now: PostgreSQL ignores a cancel until it runs one"
+                " (end it from its application, or set idle_in_transaction_session_timeout)"
+            )
+        if dry_run:
+            _dry_run(p, as_json, lines)
+            return
+        if not as_json:
+            _say(lines)
+        refusal = (
+            f"pid {pid} neither blocks a session nor holds the xmin horizon"
+            if not p.count
+            else f"pid {pid} belongs to another role and its start time is hidden"
+            " (pg_read_all_stats): it cannot be told from a later session with its pid"
+            if d.get("backend_start") is None
+            else None
+        )
+        if refusal is not None:
+            err.print(f"refused: {refusal}", highlight=False)
+            raise typer.Exit(1)
+        _confirm(f"Cancel the statement of pid {pid}? {CANCEL_SESSION.warning}", yes)
+        at_preview = CancelSessionParams(pid, d["backend_start"])
+        result = CANCEL_SESSION.execute(conn, Selection(), at_preview, actor=ops.Actor.current())
+    if as_json:
+        print_json(result.as_dict())
+    elif result.changed:
+        out.print(
+            f"cancelled the statement of pid {pid} (audit #{result.audit_id})", highlight=False
+        )
+    else:
+        out.print(
+            f"left alone: pid {pid} no longer blocks, holds the horizon or is the same session"
+            f" (audit #{result.audit_id})",
+            highlight=False,
+        )
+        raise typer.Exit(1)

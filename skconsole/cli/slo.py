@@ -1,0 +1,126 @@
+"""``skconsole slo``: show, set and clear the SLO of a task type (the longest a ready
+job of it should wait).
+
+Setting or clearing one is the ``slo`` operator action (:mod:`skconsole.ops.slo`):
+audited with the value before and after, refused in read-only mode, previewed by
+``--dry-run``. ``skconsole check`` turns a breach into a CRITICAL.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.style import StyleType
+
+from skconsole import flow, ops
+from skconsole.cli.app import app
+from skconsole.cli.ops import run_type_setting
+from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
+from skconsole.cli.output import Column, out, print_json, print_table
+from skconsole.durations import format_age, parse_duration
+from skconsole.ops.slo import MAX_MAX_WAIT_S, MIN_MAX_WAIT_S
+from skconsole.ops.slo import describe as describe_slo
+
+slo_app = typer.Typer(
+    help="The longest a ready job of a task type should wait (watched by `skconsole check`).",
+    no_args_is_help=False,
+)
+app.add_typer(slo_app, name="slo")
+
+TypeArg = Annotated[str, typer.Argument(metavar="TYPE", help="The task type")]
+
+
+@slo_app.callback(invoke_without_command=True)
+def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) -> None:
+    """The task types with an SLO, their oldest ready job and how long until it breaches."""
+    if ctx.invoked_subcommand is not None:
+        return
+    db = options_of(ctx).open("skconsole-slo")
+    with db.connect() as conn:
+        rows = [f for f in flow.flow(conn) if f.slo_max_wait_s is not None]
+    if as_json:
+        print_json({"slos": [f.as_dict() for f in rows]})
+        return
+    if not rows:
+        out.print("no task type has an SLO (skconsole slo set TYPE --max-wait 30s)")
+        return
+    columns = [
+        Column("type", key=True),
+        Column("max wait", justify="right"),
+        Column("ready", 2, "right"),
+        Column("oldest ready", 1, "right"),
+        Column("SLO", 0, "right"),
+    ]
+    cells = [
+        [
+            escape(f.task_type),
+            format_age(f.slo_max_wait_s),
+            ("≈" if f.ready_estimated else "") + f"{f.ready:,}",
+            format_age(f.oldest_ready_s),
+            f.slo_text + (" (paused)" if f.paused else ""),
+        ]
+        for f in rows
+    ]
+    styles: list[StyleType | None] = [f.slo_state.style for f in rows]
+    print_table(columns, cells, wide=wide, title="SLOs", styles=styles)
+
+
+def _change(
+    ctx: typer.Context,
+    name: str,
+    params: ops.SloParams,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Preview, confirm and set (or clear) one type's SLO, as `limit` does its limits."""
+    check_text("TYPE", name)
+    run_type_setting(
+        ctx,
+        ops.SLO,
+        name,
+        params,
+        describe=describe_slo,
+        context=lambda d: f"{d['ready']:,} ready, oldest {format_age(d['oldest_ready_s'])}",
+        question=f"SLO of task type {name}",
+        dry_run=dry_run,
+        yes=yes,
+        as_json=as_json,
+    )
+
+
+@slo_app.command("set")
+def set_slo(
+    ctx: typer.Context,
+    task_type: TypeArg,
+    max_wait: Annotated[
+        str,
+        typer.Option(
+            "--max-wait",
+            help="The longest a ready job should wait to be claimed, e.g. 30s, 5m"
+            f" ({MIN_MAX_WAIT_S:g}s to {MAX_MAX_WAIT_S / 86_400:g}d)",
+        ),
+    ],
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Set the SLO of a task type (audited)."""
+    seconds = parse_duration(
+        max_wait, option="--max-wait", minimum=MIN_MAX_WAIT_S, maximum=MAX_MAX_WAIT_S
+    )
+    _change(ctx, task_type, ops.SloParams(max_wait_s=seconds), dry_run, yes, as_json)
+
+
+@slo_app.command("clear")
+def clear_slo(
+    ctx: typer.Context,
+    task_type: TypeArg,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove the SLO of a task type (audited)."""
+    _change(ctx, task_type, ops.SloParams(clear=True), dry_run, yes, as_json)

@@ -1,0 +1,217 @@
+"""One query cycle per interval, whatever the number of scrapers.
+
+A background thread runs every source of :data:`~skconsole.exporter.sources.SOURCES`
+once per interval, in one read-only transaction (one consistent view of the
+queue), and publishes the result as an immutable :class:`Snapshot`. A scrape
+only renders the latest snapshot (:meth:`Exporter.collect`): it never touches
+the database, so scrapers, however many and however often, add no load.
+
+A failed cycle (server down, schema missing, a statement timing out) logs one
+line (a failure repeating itself is logged once), publishes a snapshot with ``skconsole_exporter_up 0`` and no queue
+metrics (stale figures would keep alerts quiet), drops the connection and
+tries again at the next interval; serving never stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from skconsole.db.connect import Database
+from skconsole.db.schema import check_schema
+from skconsole.exporter.sources import SOURCES, Source
+
+log = logging.getLogger("skconsole.exporter")
+
+APPLICATION_NAME = "skconsole-exporter"
+#: how long a scrape made before the first cycle ended waits for it
+FIRST_CYCLE_WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the latest cycle read, and the exporter's own counts; replaced whole, never changed.
+
+    ``families`` is empty when the cycle failed. ``finished_at`` is wall-clock
+    time (None: no cycle has finished yet).
+    """
+
+    families: tuple[Metric, ...] = ()
+    up: bool = False
+    finished_at: float | None = None
+    duration_s: float | None = None
+    cycles_ok: int = 0
+    cycles_failed: int = 0
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class Exporter:
+    """Reads the sources every ``interval_s`` on its own thread; a Collector for a registry.
+
+    The sessions are read-only on the server whatever the options say
+    (``default_transaction_read_only``, and each cycle's transaction is
+    READ ONLY): the exporter never writes, not even the schema.
+    """
+
+    def __init__(
+        self, db: Database, interval_s: float, sources: Sequence[Source] = SOURCES
+    ) -> None:
+        self.db = Database(
+            db.dsn,
+            read_only=True,
+            application_name=APPLICATION_NAME,
+            description=db.description,
+            keepalive=db.keepalive,
+        )
+        self.interval_s = interval_s
+        self.sources = tuple(sources)
+        self._snapshot = Snapshot()
+        self._conn: psycopg.Connection[Any] | None = None
+        #: the failure last logged, until a cycle works again (each new failure is logged)
+        self._logged_error: str | None = None
+        self._first = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    # -- the cycle ---------------------------------------------------------------------
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            conn = self.db.connect()
+            try:
+                check_schema(conn)
+                conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+                conn.read_only = True
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _drop_connection(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def cycle(self) -> Snapshot:
+        """Read every source once and publish the result; never raises (but for interrupts)."""
+        started = time.monotonic()
+        previous = self._snapshot
+        try:
+            conn = self._connection()
+            families: list[Metric] = []
+            with conn.transaction():
+                for source in self.sources:
+                    families.extend(source(conn))
+        except Exception as exc:  # whatever failed, the exporter keeps serving
+            self._drop_connection()
+            error = _first_line(exc)
+            if error != self._logged_error:  # a server down for an hour: one line, not 240
+                log.warning("cycle failed, skconsole_exporter_up is 0: %s", error)
+                self._logged_error = error
+            snapshot = Snapshot(
+                up=False,
+                finished_at=time.time(),
+                duration_s=time.monotonic() - started,
+                cycles_ok=previous.cycles_ok,
+                cycles_failed=previous.cycles_failed + 1,
+            )
+        else:
+            if self._logged_error is not None:
+                log.warning("cycle succeeded again, skconsole_exporter_up is 1")
+                self._logged_error = None
+            snapshot = Snapshot(
+                families=tuple(families),
+                up=True,
+                finished_at=time.time(),
+                duration_s=time.monotonic() - started,
+                cycles_ok=previous.cycles_ok + 1,
+                cycles_failed=previous.cycles_failed,
+            )
+        self._snapshot = snapshot  # one reference assignment: a scrape sees all or nothing
+        self._first.set()
+        return snapshot
+
+    # -- the thread --------------------------------------------------------------------
+    def _run(self) -> None:
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            self.cycle()
+            # a cycle longer than the interval: the next one starts at once, none piles up
+            next_at = max(next_at + self.interval_s, time.monotonic())
+            self._stop.wait(next_at - time.monotonic())
+        self._drop_connection()
+
+    def start(self) -> None:
+        """Start the cycles on a daemon thread (the first one at once)."""
+        self._thread = threading.Thread(target=self._run, name="skconsole-exporter", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop the cycles: the current one finishes first; the connection is closed."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # -- the scrape --------------------------------------------------------------------
+    def collect(self) -> Iterable[Metric]:
+        """The latest snapshot and the exporter's own metrics (prometheus_client's Collector).
+
+        A scrape before the first cycle ended waits for it, at most
+        FIRST_CYCLE_WAIT_S; then it serves what there is (up 0).
+        """
+        self._first.wait(FIRST_CYCLE_WAIT_S)
+        return snapshot_families(self._snapshot)
+
+
+def snapshot_families(snap: Snapshot) -> list[Metric]:
+    """Everything a scrape serves from ``snap``: its families, then the exporter's own."""
+    return [*snap.families, *own_families(snap)]
+
+
+def own_families(snap: Snapshot) -> list[Metric]:
+    """The exporter's own metrics: whether the last cycle worked, when, how long it took."""
+    families: list[Metric] = [
+        GaugeMetricFamily(
+            "skconsole_exporter_up",
+            "1 when the last cycle read the database, 0 when it failed (or none has ended yet).",
+            value=float(snap.up),
+        )
+    ]
+    if snap.finished_at is not None and snap.duration_s is not None:
+        families.append(
+            GaugeMetricFamily(
+                "skconsole_exporter_last_cycle_timestamp_seconds",
+                "When the last cycle ended (Unix time), whether it worked or not.",
+                value=snap.finished_at,
+            )
+        )
+        families.append(
+            GaugeMetricFamily(
+                "skconsole_exporter_cycle_duration_seconds",
+                "How long the last cycle took.",
+                value=snap.duration_s,
+            )
+        )
+    cycles = CounterMetricFamily(
+        "skconsole_exporter_cycles",
+        "Cycles run since the exporter started, by result (ok, failed).",
+        labels=["result"],
+    )
+    cycles.add_metric(["ok"], snap.cycles_ok)
+    cycles.add_metric(["failed"], snap.cycles_failed)
+    families.append(cycles)
+    return families

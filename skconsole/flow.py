@@ -1,0 +1,266 @@
+"""Flow per task type: how fast jobs arrive and finish, when the ready backlog drains,
+and how long until the oldest ready job breaches the type's SLO.
+
+A read model like :mod:`skconsole.stats` (plain dataclasses with ``as_dict``,
+no UI library), and the one place that words and judges it: ``skconsole
+status flow``, ``skconsole check``, the console's depth panel and the
+exporter all call :func:`flow` and the helpers below, so "drains in 4m 00s",
+"growing 120/min" and "breached 1m 20s ago" read the same everywhere and the
+SLO thresholds are decided once (:func:`slo_state`).
+
+Rates come from the results' own timestamps over a sliding window (no sampling
+between two reads, so one read gives them):
+
+- arrivals: results whose ``task_posted_at_ts`` falls in the window, i.e. jobs
+  posted (a delayed job counts when it was posted, not when it becomes due;
+  a retry is not a new arrival);
+- completions: results whose ``task_processing_finalized_at_ts`` falls in the
+  window with a status that takes the job out of the queue for good
+  (:data:`DONE`: 3 Processed, 6 Fatal, 7 Cancelled, and 5 Faulted, which
+  waits for an operator and no longer for a worker).
+
+Each rate is the window's count over the window's length: right in a steady
+state, low for a type that started less than a window ago. The drain estimate
+divides the ready backlog by the net rate (completions minus arrivals); a
+backlog fed as fast as it is worked off has no estimate ("steady"), nor one
+nobody works off ("stalled").
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.db.sqlfiles import query
+from skconsole.durations import format_age
+from skconsole.stats import Depth, depth
+from skconsole.status import JobStatus
+
+Conn = psycopg.Connection[Any]
+
+#: The sliding window of the rates, unless told (5 minutes: long enough to smooth
+#: bursts, short enough to follow a change of load within minutes).
+WINDOW_S = 300.0
+#: Statuses whose finalization takes a job out of the queue for good.
+DONE: tuple[JobStatus, ...] = (
+    JobStatus.PROCESSED,
+    JobStatus.FAULTED,
+    JobStatus.FATAL,
+    JobStatus.CANCELLED,
+)
+#: An SLO turns to WARNING once the oldest ready job has waited this share of it
+#: (within 20% of a breach); past all of it, BREACHED.
+SLO_WARN_SHARE = 0.8
+
+
+class SloState(enum.Enum):
+    """Where a type stands against its SLO (the console colours its depth row by it)."""
+
+    NONE = "none"  # no SLO set
+    OK = "ok"  # no ready job, or the oldest is below SLO_WARN_SHARE of it
+    WARNING = "warning"  # the oldest ready job is within 20% of the SLO
+    BREACHED = "breached"  # the oldest ready job has waited longer than the SLO
+
+    @property
+    def style(self) -> str | None:
+        """The colour (a Rich/Textual style name) the CLI and the console draw it in."""
+        return _SLO_STYLES[self]
+
+
+_SLO_STYLES = {
+    SloState.NONE: None,
+    SloState.OK: "green",
+    SloState.WARNING: "yellow",
+    SloState.BREACHED: "red",
+}
+
+
+# -- pure arithmetic and wording (tested without a database) --------------------------
+def per_minute(count: int, window_s: float) -> float:
+    """A count over a window of ``window_s`` seconds, per minute."""
+    return count * 60.0 / window_s if window_s > 0 else 0.0
+
+
+def drain_seconds(ready: int, arrivals_per_min: float, completions_per_min: float) -> float | None:
+    """Seconds until the ready backlog is gone at the current net rate; 0 when it is
+    empty; None when it does not shrink (steady, growing or stalled)."""
+    if ready <= 0:
+        return 0.0
+    net = completions_per_min - arrivals_per_min
+    return ready / net * 60.0 if net > 0 else None
+
+
+def growth_per_min(ready: int, arrivals_per_min: float, completions_per_min: float) -> float | None:
+    """How fast the ready backlog grows (jobs per minute), when it has jobs and grows."""
+    net = arrivals_per_min - completions_per_min
+    return net if ready > 0 and net > 0 else None
+
+
+def rate_text(per_min: float) -> str:
+    """A rate people read: "120/min", "2.5/min", "0/min"."""
+    if per_min == 0:
+        return "0/min"
+    return f"{per_min:,.0f}/min" if per_min >= 10 else f"{per_min:.1f}/min"
+
+
+def drain_text(ready: int, arrivals_per_min: float, completions_per_min: float) -> str:
+    """ "empty", "drains in 4m 00s", "growing 120/min", "stalled" (ready jobs, none finished
+    in the window) or "steady" (finished as fast as they arrive)."""
+    if ready <= 0:
+        return "empty"
+    seconds = drain_seconds(ready, arrivals_per_min, completions_per_min)
+    if seconds is not None:
+        return f"drains in {format_age(seconds)}"
+    growth = growth_per_min(ready, arrivals_per_min, completions_per_min)
+    if growth is not None:
+        return f"growing {rate_text(growth)}"
+    return "stalled" if completions_per_min == 0 else "steady"
+
+
+def breach_in_s(slo_s: float | None, oldest_ready_s: float | None) -> float | None:
+    """Seconds until the oldest ready job breaches the SLO; negative: breached that long
+    ago. None without an SLO or without a ready job."""
+    if slo_s is None or oldest_ready_s is None:
+        return None
+    return slo_s - oldest_ready_s
+
+
+def slo_state(slo_s: float | None, oldest_ready_s: float | None) -> SloState:
+    """The one judgement of an SLO (thresholds: SLO_WARN_SHARE)."""
+    if slo_s is None:
+        return SloState.NONE
+    if oldest_ready_s is None:
+        return SloState.OK
+    if oldest_ready_s > slo_s:
+        return SloState.BREACHED
+    return SloState.WARNING if oldest_ready_s >= SLO_WARN_SHARE * slo_s else SloState.OK
+
+
+def slo_text(slo_s: float | None, oldest_ready_s: float | None) -> str:
+    """ "-" (no SLO), "met: none ready", "breach in 12s", "breached 1m 20s ago"."""
+    left = breach_in_s(slo_s, oldest_ready_s)
+    if slo_s is None:
+        return "-"
+    if left is None:
+        return "met: none ready"
+    return f"breach in {format_age(left)}" if left >= 0 else f"breached {format_age(-left)} ago"
+
+
+# -- the read model ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class TypeFlow:
+    """One task type's flow over the last ``window_s`` seconds, its ready backlog (from
+    the depth read model: ``ready_estimated`` when sampled on a big queue) and its SLO."""
+
+    task_type: str
+    window_s: float
+    #: jobs posted within the window
+    arrivals: int
+    #: jobs that left the queue for good within the window (DONE)
+    completions: int
+    ready: int
+    ready_estimated: bool
+    #: how long the oldest ready job has been eligible (None: no ready job)
+    oldest_ready_s: float | None
+    #: the type's SLO: the longest a ready job should wait (None: none set)
+    slo_max_wait_s: float | None
+    paused: bool
+
+    @property
+    def arrivals_per_min(self) -> float:
+        return per_minute(self.arrivals, self.window_s)
+
+    @property
+    def completions_per_min(self) -> float:
+        return per_minute(self.completions, self.window_s)
+
+    @property
+    def drain_s(self) -> float | None:
+        return drain_seconds(self.ready, self.arrivals_per_min, self.completions_per_min)
+
+    @property
+    def growing_per_min(self) -> float | None:
+        return growth_per_min(self.ready, self.arrivals_per_min, self.completions_per_min)
+
+    @property
+    def drain_text(self) -> str:
+        return drain_text(self.ready, self.arrivals_per_min, self.completions_per_min)
+
+    @property
+    def breach_in_s(self) -> float | None:
+        return breach_in_s(self.slo_max_wait_s, self.oldest_ready_s)
+
+    @property
+    def slo_state(self) -> SloState:
+        return slo_state(self.slo_max_wait_s, self.oldest_ready_s)
+
+    @property
+    def slo_text(self) -> str:
+        return slo_text(self.slo_max_wait_s, self.oldest_ready_s)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "task_type": self.task_type,
+            "window_s": self.window_s,
+            "arrivals": self.arrivals,
+            "completions": self.completions,
+            "arrivals_per_min": self.arrivals_per_min,
+            "completions_per_min": self.completions_per_min,
+            "ready": self.ready,
+            "ready_estimated": self.ready_estimated,
+            "oldest_ready_s": self.oldest_ready_s,
+            "drain_s": self.drain_s,
+            "growing_per_min": self.growing_per_min,
+            "drain": self.drain_text,
+            "slo_max_wait_s": self.slo_max_wait_s,
+            "breach_in_s": self.breach_in_s,
+            "slo_state": self.slo_state.value,
+            "slo": self.slo_text,
+            "paused": self.paused,
+        }
+
+
+def slo_settings(conn: Conn) -> dict[str, float]:
+    """Each type's SLO (max wait, seconds); none on Stakhanovise.NET's tables alone."""
+    if not has_skconsole_objects(conn):
+        return {}
+    return {str(r[0]): float(r[1]) for r in conn.execute(query("slos"), prepare=False).fetchall()}
+
+
+def flow(conn: Conn, window_s: float = WINDOW_S, *, queue: Depth | None = None) -> list[TypeFlow]:
+    """Every task type with jobs in the queue, posted or finished within the window, or
+    an SLO, by name. ``queue``: the depth read model if the caller has just read it."""
+    if window_s <= 0:
+        raise ValueError(f"the flow window must be positive, not {window_s!r}")
+    queue = queue if queue is not None else depth(conn)
+    rows = conn.execute(
+        query("flow"),
+        {"window_s": window_s, "done": [int(s) for s in DONE]},
+        prepare=False,
+    ).fetchall()
+    counts = {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+    slos = slo_settings(conn)
+    by_type = {t.task_type: t for t in queue.types}
+    result = []
+    for name in sorted(by_type.keys() | counts.keys() | slos.keys()):
+        d = by_type.get(name)
+        posted, done = counts.get(name, (0, 0))
+        slo = slos.get(name)
+        result.append(
+            TypeFlow(
+                task_type=name,
+                window_s=float(window_s),
+                arrivals=posted,
+                completions=done,
+                ready=d.ready if d else 0,
+                ready_estimated=queue.estimated,
+                oldest_ready_s=d.oldest_ready_s if d else None,
+                slo_max_wait_s=slo,
+                paused=d.paused if d else False,
+            )
+        )
+    return result

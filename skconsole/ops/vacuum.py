@@ -1,0 +1,80 @@
+"""Vacuum one queue table now: ``VACUUM (ANALYZE)`` of one of the hot tables, audited.
+
+For when autovacuum is off, throttled or behind and the queue's dead rows slow
+claims down. Only the four hot tables may be named (:data:`HOT_TABLES`); the
+name reaches SQL only as an identifier. VACUUM cannot run in a transaction
+block, so it runs on its own in autocommit and its audit row is written in a
+transaction of its own right after it (:class:`ServerAction`'s ``then``): a
+process that dies in between leaves a vacuum with no audit row, never an audit
+row of a vacuum that did not run. A vacuum cannot remove the dead rows an open
+transaction can still see: the preview's table health says whether it is worth it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from skconsole.db.sqlfiles import active_mapping
+from skconsole.errors import ConfigError, ReadOnlyError
+from skconsole.health import HOT_TABLES
+from skconsole.ops.spec import Confirm, Needs, Params, ServerAction, Wording
+from skconsole.text import quoted
+
+Conn = psycopg.Connection[Any]
+
+
+@dataclass(frozen=True)
+class VacuumParams(Params):
+    """The table to vacuum: one of the hot tables, checked on creation."""
+
+    table: str = ""
+
+    def __post_init__(self) -> None:
+        tables = [active_mapping().table(t) for t in HOT_TABLES]
+        if self.table not in tables:
+            raise ConfigError(
+                f"vacuum takes one of the queue's tables ({', '.join(tables)}),"
+                f" not {quoted(self.table)}"
+            )
+
+    def sql(self) -> dict[str, Any]:
+        return {"table": self.table}
+
+    def details(self) -> dict[str, Any]:
+        return {"table": self.table}
+
+    def phrase(self) -> str:
+        return f" {self.table}"
+
+
+def _vacuum(conn: Conn, params: VacuumParams, target: dict[str, Any]) -> dict[str, Any]:
+    """Run VACUUM (ANALYZE) outside any transaction, without the session's statement timeout
+    (a big table takes longer than a query may)."""
+    if not target["may_vacuum"]:
+        # VACUUM itself would only warn and skip the table
+        raise ReadOnlyError(
+            f"refused: this database role may not vacuum {params.table}"
+            " (its owner, a superuser, pg_maintain or a MAINTAIN grant may)"
+        )
+    conn.execute("SET statement_timeout = 0")
+    try:
+        conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(params.table)))
+    finally:
+        conn.execute("RESET statement_timeout")
+    return {"vacuumed": True}
+
+
+VACUUM = ServerAction(
+    Wording("vacuum", "vacuumed", "table"),
+    params_type=VacuumParams,
+    read="health_vacuum_target",
+    write="health_vacuum_target",  # re-read at execution: is it still there, may we
+    needs=Needs(),  # VACUUM needs ownership, which the target query checks (may_vacuum)
+    then=_vacuum,
+    confirm=Confirm.ASK,
+    warning="VACUUM reads the whole table and writes to it; claims go on meanwhile.",
+)

@@ -1,0 +1,12 @@
+-- The newest failed jobs (4, 5, 6) with their full last error, on a database
+-- without skconsole's stored signatures (read degraded): the signatures are
+-- computed by the reader (skconsole.signature) over at most %(cap)s rows; the
+-- total says how many there are in all, so a reader can say what it left out.
+SELECT r.task_id, r.task_type::text, r.task_status, r.task_priority, r.task_error_count,
+    coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts) AS seen_at,
+    r.task_last_error,
+    (SELECT count(*) FROM sk_task_results_t t WHERE t.task_status IN (4, 5, 6)) AS total
+FROM sk_task_results_t r
+WHERE r.task_status IN (4, 5, 6)
+ORDER BY seen_at DESC NULLS LAST, r.task_id
+LIMIT %(cap)s

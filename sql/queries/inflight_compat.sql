@@ -1,0 +1,32 @@
+-- Jobs in 2 Processing on a database with Stakhanovise.NET's tables alone (read
+-- degraded: no owner, attempt or lease data). A job is hung once it has been
+-- processing longer than the threshold, as sk_inflight_tasks() judges a job
+-- without an owner; the columns are those of inflight.sql.
+WITH i AS (
+    SELECT r.task_id, r.task_type, r.task_error_count + 1 AS attempt, r.task_error_count,
+        r.task_last_processing_attempted_at_ts AS started,
+        extract(epoch FROM clock_timestamp() - r.task_last_processing_attempted_at_ts)::double precision
+            AS running_s
+    FROM sk_task_results_t r
+    WHERE r.task_status = 2
+),
+v AS (
+    SELECT i.*,
+        CASE WHEN i.running_s > %(unowned_s)s THEN
+            'no owner recorded; processing for more than '
+                || round(%(unowned_s)s::numeric)::text || ' s'
+        END AS hung_reason
+    FROM i
+)
+SELECT v.task_id, v.task_type, v.attempt, v.task_error_count, v.started, v.running_s,
+    NULL::uuid, NULL::varchar, NULL::integer, NULL::boolean, NULL::double precision,
+    NULL::double precision,
+    CASE WHEN v.hung_reason IS NOT NULL THEN 'hung' ELSE 'running (no owner recorded)' END,
+    coalesce(v.hung_reason,
+        'hung after ' || round(%(unowned_s)s::numeric)::text || ' s without an owner'),
+    v.hung_reason, NULL::double precision,
+    count(*) OVER () AS total,
+    count(*) FILTER (WHERE v.hung_reason IS NOT NULL) OVER () AS hung
+FROM v
+ORDER BY v.hung_reason IS NULL, v.started, v.task_id
+LIMIT %(limit)s

@@ -1,0 +1,39 @@
+-- Operator selection for cancel: waiting jobs (queue rows, as in
+-- ops_select_queued.sql) and, when 2 is among the statuses, running ones that
+-- can be stopped: run by a skconsole worker (told on its channel) or hung (its
+-- worker is gone: cancelled directly), as sk_inflight_tasks() judges them. A
+-- job a worker without owner data runs (Stakhanovise.NET) cannot be told, and
+-- is not selected. Note: who runs it, or why it is hung.
+SELECT s.* FROM (
+    SELECT q.task_id, q.task_type::text AS task_type, coalesce(r.task_status, 1) AS status,
+        q.task_priority AS priority, coalesce(r.task_error_count, 0) AS errors,
+        coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+            r.task_posted_at_ts, q.task_posted_at_ts) AS at,
+        r.sk_error_signature AS note
+    FROM sk_tasks_queue_t q
+    LEFT JOIN sk_task_results_t r ON r.task_id = q.task_id
+    WHERE coalesce(r.task_status, 1) = ANY(%(statuses)s::integer[])
+        AND (%(ids)s::uuid[] IS NULL OR q.task_id = ANY(%(ids)s::uuid[]))
+        AND (%(task_type)s::text IS NULL OR q.task_type = %(task_type)s::text)
+        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text
+             OR (%(signature)s::text = '(no error text)' AND r.task_id IS NOT NULL
+                 AND r.sk_error_signature IS NULL))
+        AND (%(cutoff)s::timestamptz IS NULL
+             OR coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+                    r.task_posted_at_ts, q.task_posted_at_ts) < %(cutoff)s::timestamptz)
+    UNION ALL
+    SELECT i.task_id, i.task_type::text, 2, r.task_priority, i.task_error_count,
+        i.attempt_started_at,
+        coalesce('worker gone, cancelled at once: ' || i.hung_reason,
+            'running on ' || i.worker_host || ' pid ' || i.worker_pid)
+    FROM sk_inflight_tasks(%(unowned_s)s) i
+    JOIN sk_task_results_t r ON r.task_id = i.task_id
+    WHERE 2 = ANY(%(statuses)s::integer[])
+        AND (i.worker_id IS NOT NULL OR i.hung_reason IS NOT NULL)
+        AND (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
+        AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
+        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text)
+        AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
+) AS s
+ORDER BY s.at, s.task_id
+LIMIT %(limit)s

@@ -1,0 +1,10 @@
+-- A task type's SLO (none when it has no row) and what it holds now: for the
+-- preview of `skconsole slo set` / `slo clear`.
+SELECT t.tt_slo_max_wait_seconds,
+    (SELECT count(*) FROM sk_tasks_queue_t q
+     WHERE q.task_type = %(task_type)s AND q.task_locked_until_ts < now()) AS ready,
+    (SELECT extract(epoch FROM now() - min(q.task_locked_until_ts))::double precision
+     FROM sk_tasks_queue_t q
+     WHERE q.task_type = %(task_type)s AND q.task_locked_until_ts < now()) AS oldest_ready_s
+FROM (SELECT 1) AS one
+LEFT JOIN sk_task_types_t t ON t.task_type = %(task_type)s

@@ -1,0 +1,315 @@
+"""Flow per type, SLOs and `skconsole check` on a real server.
+
+Waiting is made by backdating timestamps with SQL, never by sleeping: a job
+whose task_locked_until_ts is a minute ago has been ready for a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole import ops
+from skconsole.db.schema import missing_objects, setup_schema
+from skconsole.db.sqlfiles import load_sql
+from skconsole.flow import DONE, flow
+
+Conn = psycopg.Connection[Any]
+CLI = Callable[..., subprocess.CompletedProcess[str]]
+#: a type of tests.support.tasks_faults that succeeds at once
+OK_TYPE = "ok"
+WORKER = ("worker", "--tasks", "tests.support.tasks_faults", "--types", OK_TYPE, "--burst")
+#: other engineers' sessions on a shared test server may hold the xmin horizon; the
+#: SLO is what these tests are about
+QUIET_HEALTH = ("--horizon-warn", "1d", "--lock-wait-warn", "1d")
+
+
+def backdate_ready(conn: Conn, task_type: str, seconds: float) -> None:
+    """Make the type's queued jobs posted and eligible ``seconds`` ago."""
+    conn.execute(
+        "UPDATE sk_tasks_queue_t SET task_posted_at_ts = now() - %(s)s * interval '1 second',"
+        " task_locked_until_ts = now() - %(s)s * interval '1 second' WHERE task_type = %(t)s",
+        {"s": seconds, "t": task_type},
+    )
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_posted_at_ts = now() - %(s)s * interval '1 second'"
+        " WHERE task_type = %(t)s",
+        {"s": seconds, "t": task_type},
+    )
+
+
+def add_results(
+    conn: Conn,
+    task_type: str,
+    n: int,
+    *,
+    status: int,
+    posted_ago_s: float,
+    finalized_ago_s: float | None = None,
+) -> None:
+    """``n`` result rows of ``task_type`` posted (and finalized) that long ago."""
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_posted_at_ts, task_processing_finalized_at_ts)"
+        " SELECT gen_random_uuid(), %(t)s, 'test', 'null', %(status)s, 0,"
+        " now() - %(posted)s * interval '1 second',"
+        " now() - %(done)s * interval '1 second'"
+        " FROM generate_series(1, %(n)s)",
+        {
+            "t": task_type,
+            "status": status,
+            "posted": posted_ago_s,
+            "done": finalized_ago_s,
+            "n": n,
+        },
+    )
+
+
+def add_ready(conn: Conn, task_type: str, n: int, *, ready_for_s: float = 1.0) -> None:
+    """``n`` queued jobs of ``task_type``, eligible for ``ready_for_s``."""
+    conn.execute(
+        "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload,"
+        " task_priority, task_posted_at_ts, task_locked_until_ts)"
+        " SELECT gen_random_uuid(), %(t)s, 'test', 'null', 0,"
+        " now() - %(s)s * interval '1 second', now() - %(s)s * interval '1 second'"
+        " FROM generate_series(1, %(n)s)",
+        {"t": task_type, "n": n, "s": ready_for_s},
+    )
+
+
+# -- the done-when: check exits 2 past the SLO, 0 once drained ------------------------------
+def test_check_is_critical_past_a_types_slo_and_ok_once_its_jobs_drain(
+    run_cli: CLI, conn: Conn
+) -> None:
+    assert run_cli("slo", "set", OK_TYPE, "--max-wait", "2s", "--yes").returncode == 0
+    assert run_cli("enqueue", OK_TYPE, "--count", "5").returncode == 0
+    backdate_ready(conn, OK_TYPE, 60.0)
+
+    late = run_cli("check", *QUIET_HEALTH)
+
+    assert late.returncode == 2, late.stdout + late.stderr
+    summary = late.stdout.splitlines()[0]
+    assert summary.startswith("SKCONSOLE CRITICAL - 1 SLO breached (ok: oldest ready 1m 00s > 2.0s")
+    assert "| oldest_ready_ok=60" in summary
+    assert "CRITICAL slo: ok: oldest ready" in late.stdout
+
+    drained = run_cli(*WORKER)
+    assert drained.returncode == 0, drained.stdout + drained.stderr
+
+    ok = run_cli("check", *QUIET_HEALTH)
+
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.startswith("SKCONSOLE OK - 1 SLO met, no hung job")
+
+
+def test_check_warns_when_the_oldest_ready_job_nears_its_slo(run_cli: CLI, conn: Conn) -> None:
+    ops.SLO.execute(
+        conn,
+        ops.Selection(task_type="t"),
+        ops.SloParams(max_wait_s=100.0),
+        actor=ops.Actor.current(),
+    )
+    add_ready(conn, "t", 1, ready_for_s=90.0)
+
+    near = run_cli("check", *QUIET_HEALTH)
+
+    assert near.returncode == 1, near.stdout + near.stderr
+    assert "within 20% of its SLO 1m 40s" in near.stdout.splitlines()[0]
+
+
+def test_check_is_critical_for_a_dead_worker_holding_a_job(run_cli: CLI, conn: Conn) -> None:
+    """Its lease lapsed two minutes ago (no heartbeat, no control session) with a job in
+    2 Processing: the worker is dead (CRITICAL) and its job hung (WARNING until it has
+    been silent for --critical-hung-after)."""
+    worker = uuid.uuid4()
+    conn.execute(
+        "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid,"
+        " worker_concurrency, worker_task_types, worker_heartbeat_at_ts, worker_lease_seconds,"
+        " worker_lease_margin_seconds) VALUES (%s, 'p', 'w1', 42, 4, '{t.a}',"
+        " now() - interval '150 seconds', 30, 5)",
+        (worker,),
+    )
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_posted_at_ts, task_last_processing_attempted_at_ts,"
+        " sk_owner_worker_id, sk_attempt) VALUES (gen_random_uuid(), 't.a', 'test', 'null', 2, 0,"
+        " now() - interval '200 seconds', now() - interval '200 seconds', %s, 1)",
+        (worker,),
+    )
+
+    done = run_cli("--read-only", "check", *QUIET_HEALTH)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "1 dead worker holding jobs (worker w1 pid 42 gone" in done.stdout.splitlines()[0]
+    assert "WARNING hung: t.a: 1 hung job (worker gone (w1 pid 42)" in done.stdout
+    assert "hung_jobs=1;1;;0" in done.stdout and "dead_workers=1;;1;0" in done.stdout
+    stale = run_cli("check", "--critical-hung-after", "1m", *QUIET_HEALTH)
+    assert "CRITICAL hung: job " in stale.stdout, stale.stdout
+
+
+# -- the flow read model ----------------------------------------------------------------------
+def test_flow_counts_arrivals_and_completions_within_the_window(conn: Conn) -> None:
+    # backlog: 60 posted and 30 finished in the window: 12/min in, 6/min out
+    add_results(conn, "slow", 60, status=1, posted_ago_s=60.0)
+    add_results(conn, "slow", 30, status=3, posted_ago_s=1200.0, finalized_ago_s=120.0)
+    add_results(conn, "slow", 10, status=3, posted_ago_s=1200.0, finalized_ago_s=600.0)  # old
+    add_results(conn, "slow", 7, status=4, posted_ago_s=1200.0, finalized_ago_s=30.0)  # retries
+    add_ready(conn, "slow", 100)
+    # 30 in, 120 out (Faulted leaves the queue too): net 18/min, 90 ready drain in 5 min
+    add_results(conn, "fast", 30, status=1, posted_ago_s=10.0)
+    add_results(conn, "fast", 100, status=3, posted_ago_s=900.0, finalized_ago_s=10.0)
+    add_results(conn, "fast", 20, status=5, posted_ago_s=900.0, finalized_ago_s=10.0)
+    add_ready(conn, "fast", 90)
+
+    by_type = {f.task_type: f for f in flow(conn, 300.0)}
+
+    slow, fast = by_type["slow"], by_type["fast"]
+    assert (slow.arrivals, slow.completions, slow.ready) == (60, 30, 100)
+    assert (slow.arrivals_per_min, slow.completions_per_min) == (12.0, 6.0)
+    assert slow.drain_text == "growing 6.0/min"
+    assert (fast.arrivals, fast.completions) == (30, 120)
+    assert fast.drain_s == pytest.approx(300.0)
+    assert fast.drain_text == "drains in 5m 00s"
+
+
+def test_flow_lists_a_type_with_an_slo_and_nothing_else(conn: Conn) -> None:
+    ops.SLO.execute(
+        conn,
+        ops.Selection(task_type="quiet"),
+        ops.SloParams(max_wait_s=30.0),
+        actor=ops.Actor.current(),
+    )
+
+    (quiet,) = flow(conn)
+
+    assert (quiet.task_type, quiet.slo_max_wait_s, quiet.slo_text) == (
+        "quiet",
+        30.0,
+        "met: none ready",
+    )
+
+
+def test_flow_reads_only_the_windows_rows_of_a_big_results_table(conn: Conn) -> None:
+    """50,000 results from yesterday: both counts are index range scans, no full scan."""
+    add_results(conn, "old", 50_000, status=3, posted_ago_s=86_400.0, finalized_ago_s=86_000.0)
+    add_results(conn, "new", 10, status=3, posted_ago_s=60.0, finalized_ago_s=30.0)
+    conn.execute("ANALYZE sk_task_results_t")
+
+    plan = "\n".join(
+        r[0]
+        for r in conn.execute(
+            "EXPLAIN " + load_sql("queries/flow"),
+            {"window_s": 300.0, "done": [int(s) for s in DONE]},
+        )
+    )
+
+    assert "idx_sk_task_results_posted" in plan, plan
+    assert "idx_sk_task_results_status_finalized" in plan, plan
+    assert "Seq Scan on sk_task_results_t" not in plan, plan
+
+
+# -- skconsole slo ------------------------------------------------------------------------------
+def test_slo_set_and_clear_are_audited_with_the_old_and_new_values(
+    run_cli: CLI, conn: Conn
+) -> None:
+    done = run_cli("slo", "set", "emails.send", "--max-wait", "30s", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "emails.send: max wait 30s (audit #" in done.stdout
+    listed = json.loads(run_cli("slo", "--json").stdout)
+    assert [(s["task_type"], s["slo_max_wait_s"]) for s in listed["slos"]] == [
+        ("emails.send", 30.0)
+    ]
+
+    cleared = run_cli("slo", "clear", "emails.send", "--yes")
+
+    assert cleared.returncode == 0, cleared.stderr
+    clear_row, set_row = ops.audit.entries(conn, action="slo")[:2]
+    assert (set_row.details or {})["old"] == {"max_wait_s": None}
+    assert (set_row.details or {})["new"] == {"max_wait_s": 30.0}
+    assert (clear_row.details or {})["old"] == {"max_wait_s": 30.0}
+    assert (clear_row.details or {})["new"] == {"max_wait_s": None}
+    assert json.loads(run_cli("slo", "--json").stdout) == {"slos": []}
+
+
+def test_an_slo_dry_run_changes_nothing(run_cli: CLI, conn: Conn) -> None:
+    done = run_cli("slo", "set", "emails.send", "--max-wait", "30s", "--dry-run")
+
+    assert done.returncode == 0, done.stderr
+    assert "slo would set max wait 30s" in done.stdout
+    assert ops.audit.entries(conn, action="slo") == []
+
+
+def test_an_slo_is_refused_in_read_only_mode(run_cli: CLI, conn: Conn) -> None:
+    done = run_cli("--read-only", "slo", "set", "emails.send", "--max-wait", "30s", "--yes")
+
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "read-only" in done.stderr
+    assert conn.execute("SELECT count(*) FROM sk_task_types_t").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("value", ["0s", "500ms", "31d", "soon"])
+def test_a_bad_max_wait_is_one_clear_line(run_cli: CLI, value: str) -> None:
+    done = run_cli("slo", "set", "emails.send", "--max-wait", value, "--yes")
+
+    assert done.returncode == 2
+    assert "--max-wait" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- skconsole status flow and check --json -------------------------------------------------------
+def test_status_flow_shows_the_drain_and_the_slo(run_cli: CLI, conn: Conn) -> None:
+    assert run_cli("slo", "set", OK_TYPE, "--max-wait", "30s", "--yes").returncode == 0
+    add_ready(conn, OK_TYPE, 3, ready_for_s=110.0)
+
+    table = run_cli("status", "flow", "--wide")
+    doc = json.loads(run_cli("status", "flow", "--json").stdout)
+
+    assert table.returncode == 0, table.stderr
+    assert "breached 1m 20s ago" in table.stdout and "stalled" in table.stdout
+    (row,) = doc["types"]
+    assert (row["ready"], row["slo_state"], doc["window_s"]) == (3, "breached", 300.0)
+
+
+def test_check_json_gives_every_checks_result_in_read_only_mode(run_cli: CLI) -> None:
+    done = run_cli("--read-only", "check", "--json", *QUIET_HEALTH)
+
+    doc = json.loads(done.stdout)
+    assert done.returncode == doc["status"] == 0, done.stdout
+    assert doc["status_name"] == "OK"
+    assert [c["name"] for c in doc["checks"]] == ["slo", "hung", "workers", "health"]
+    assert doc["summary"].startswith("SKCONSOLE OK - ")
+
+
+# -- UNKNOWN ------------------------------------------------------------------------------------
+def test_check_is_unknown_in_one_line_when_the_server_cannot_be_reached(run_cli: CLI) -> None:
+    done = run_cli("--dsn", "postgresql://postgres@127.0.0.1:1/nowhere", "check", use_dsn=False)
+
+    assert done.returncode == 3
+    assert done.stdout.startswith("SKCONSOLE UNKNOWN - cannot connect to PostgreSQL")
+    assert len(done.stdout.splitlines()) == 1 and done.stderr == ""
+
+
+def test_check_is_unknown_on_a_database_without_the_schema_and_does_not_create_it(
+    run_cli: CLI, fresh_database: str
+) -> None:
+    done = run_cli("--dsn", fresh_database, "check", use_dsn=False)
+
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("SKCONSOLE UNKNOWN - the skconsole schema is missing")
+    with psycopg.connect(fresh_database) as c:
+        assert c.execute("SELECT to_regclass('sk_tasks_queue_t')").fetchone() == (None,)
+
+
+def test_a_schema_without_the_slo_column_is_incomplete(fresh_database: str) -> None:
+    with psycopg.connect(fresh_database, autocommit=True) as c:
+        setup_schema(c)
+        c.execute("ALTER TABLE sk_task_types_t DROP COLUMN tt_slo_max_wait_seconds")
+
+        assert missing_objects(c) == ["sk_task_types_t.tt_slo_max_wait_seconds"]
+        assert setup_schema(c) is True
+        assert missing_objects(c) == []

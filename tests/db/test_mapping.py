@@ -1,0 +1,155 @@
+"""A database whose Stakhanovise.NET objects were renamed (``QueuedTaskMapping``) and
+live in a schema of their own: setup, posting, working and reading all follow the
+mapping, in-process and through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole import stats
+from skconsole.db.connect import Database
+from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
+from skconsole.db.schema import check_schema, setup_schema
+from skconsole.db.sqlfiles import use_mapping
+from skconsole.producer import Job, Producer
+from skconsole.worker.registry import TaskRegistry
+from tests.conftest import ROOT, skconsole_cmd, wait_until
+from tests.support.tasks_retry import EngineThread
+
+MAPPING = {
+    "QueueTableName": "app_queue",
+    "ResultsQueueTableName": "App Results",
+    "NewTaskNotificationChannelName": "app_job_added",
+    "DequeueFunctionName": "app_dequeue",
+    "metrics_table": "app_metrics",
+    "execution_time_stats_table": "app_exec_times",
+}
+SCHEMA = "jobs"
+
+tasks = TaskRegistry()
+done: list[Any] = []
+
+
+@tasks.task("mapped.ok")
+async def mapped_ok(payload: Any) -> None:
+    done.append(payload)
+
+
+@pytest.fixture
+def mapped(fresh_database: str) -> Iterator[str]:
+    """A fresh database set up with the renamed objects in schema ``jobs``; the process
+    uses that layout for the test only."""
+    with psycopg.connect(fresh_database, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {SCHEMA}")
+    use_mapping(TableMapping.from_dict({**MAPPING, "schema": SCHEMA}))
+    try:
+        with Database(fresh_database).connect() as conn:
+            setup_schema(conn)
+        yield fresh_database
+    finally:
+        use_mapping(DEFAULT_MAPPING)
+
+
+def relations(dsn: str, schema: str) -> set[str]:
+    with psycopg.connect(dsn) as c:
+        rows = c.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s AND c.relkind = 'r'",
+            (schema,),
+        ).fetchall()
+    return {r[0] for r in rows}
+
+
+def test_setup_creates_the_renamed_tables_in_the_schema_and_nothing_by_default_names(
+    mapped: str,
+) -> None:
+    names = relations(mapped, SCHEMA)
+    assert {"app_queue", "App Results", "app_metrics", "app_exec_times", "sk_workers_t"} <= names
+    assert not {"sk_tasks_queue_t", "sk_task_results_t"} & names
+    assert relations(mapped, "public") == set()
+    with Database(mapped).connect() as conn:
+        check_schema(conn)
+
+
+def test_jobs_posted_and_worked_through_the_mapping_land_in_the_renamed_tables(
+    mapped: str,
+) -> None:
+    db = Database(mapped)
+    with Producer(db) as p:
+        p.post("mapped.ok", {"n": 1})
+        p.post_many([Job("mapped.ok", {"n": i}) for i in range(2, 302)])  # COPY path
+    with db.connect() as conn:
+        assert stats.depth(conn).ready == 301
+        with EngineThread(mapped, tasks):
+            wait_until(lambda: stats.status_summary(conn).counts.get(3, 0) == 301, timeout=60)
+        assert stats.depth(conn).ready == 0
+    with psycopg.connect(mapped) as c:
+        assert c.execute(
+            f'SELECT count(*) FROM {SCHEMA}."App Results" WHERE task_status = 3'
+        ).fetchone() == (301,)
+        metrics = c.execute(f"SELECT count(*) FROM {SCHEMA}.app_metrics").fetchone()
+        assert metrics is not None and metrics[0] > 0
+
+
+def test_a_post_notifies_on_the_mapped_channel(mapped: str) -> None:
+    with psycopg.connect(mapped, autocommit=True) as listener:
+        listener.execute("LISTEN app_job_added")
+        with Producer(Database(mapped)) as p:
+            p.post("mapped.ok", None)
+        got = list(listener.notifies(timeout=2.0, stop_after=1))
+    assert [n.channel for n in got] == ["app_job_added"]
+
+
+def test_the_cli_works_through_a_mapping_file(mapped: str, tmp_path: Path) -> None:
+    mapping_file = tmp_path / "appsettings.json"
+    mapping_file.write_text(json.dumps({"QueuedTaskMapping": MAPPING}))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            skconsole_cmd(
+                "--dsn", mapped, "--mapping", str(mapping_file), "--schema", SCHEMA, *args
+            ),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+            env=dict(os.environ),
+        )
+
+    posted = cli("enqueue", "ok", "--payload", "null", "--count", "5")
+    assert posted.returncode == 0, posted.stderr
+    worked = cli("worker", "--tasks", "tests.support.tasks_faults", "--burst")
+    assert worked.returncode == 0, worked.stdout + worked.stderr
+    status = cli("status", "--json")
+    assert status.returncode == 0, status.stderr
+    doc = json.loads(status.stdout)
+    assert doc["statuses"]["Processed"] == 5
+    # without the mapping, the same database has no queue at all
+    bare = subprocess.run(
+        skconsole_cmd("--dsn", mapped, "--no-setup", "status", "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert bare.returncode != 0 and "skconsole setup" in bare.stderr
+
+
+def test_a_bad_schema_name_is_refused_with_one_line(tmp_path: Path) -> None:
+    got = subprocess.run(
+        skconsole_cmd("--schema", "bad name", "status"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert got.returncode == 2
+    assert got.stderr.strip().count("\n") == 0 and "--schema takes a plain name" in got.stderr
