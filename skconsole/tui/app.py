@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Protocol
 from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
@@ -230,6 +231,19 @@ class ConsoleApp(App[int]):
     # -- screens ---------------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
         return self.main_screen
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast is plain text unless asked otherwise: most carry a task type, a
+        group or a server's error, and ``[/]`` in one would otherwise raise a MarkupError."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._begin)  # once every panel is composed
@@ -672,7 +686,7 @@ class ConsoleApp(App[int]):
             return
         refused = refusal(screen.detail.task_id, screen.detail.status)
         if refused is not None:
-            self.notify(refused, severity="warning", markup=False)
+            self.notify(refused, severity="warning")
         elif self.operator.allowed(ops.EDIT.name):
             target = targets.selected(ops.EDIT, screen, self.current_scope(), self.snapshot)
             self.push_screen(
@@ -741,7 +755,6 @@ class ConsoleApp(App[int]):
                 f"pid {session.pid} belongs to another role and its start time is hidden"
                 " (needs pg_read_all_stats): it cannot be told from a later session with its pid.",
                 severity="warning",
-                markup=False,
             )
         else:
             self._operate(
@@ -769,7 +782,7 @@ class ConsoleApp(App[int]):
     # -- errors ------------------------------------------------------------------------------
     def report_error(self, what: str, exc: BaseException) -> None:
         text = first_line(str(exc), 160) or type(exc).__name__
-        self.notify(f"{what}: {text}", title="Error", severity="error", timeout=10, markup=False)
+        self.notify(f"{what}: {text}", title="Error", severity="error", timeout=10)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

@@ -122,13 +122,13 @@ class OperatorFlow:
             self.app.notify(
                 f"Nothing to {_verb(action)}: {request.target.label} is gone or no longer"
                 " qualifies.",
-                markup=False,
             )
             return
         if preview.count == 0:
             self.busy = False
             self.app.notify(
-                f"Nothing to {action.wording.verb}: no {request.target.label} match now."
+                f"Nothing to {action.wording.verb} for {request.target.label}:"
+                " nothing there qualifies now.",
             )
             return
         answer = lambda ok: self._answered(preview, ok)  # noqa: E731
@@ -182,7 +182,7 @@ class OperatorFlow:
 
     def finished(self, outcome: OutcomeInfo) -> None:
         self.busy = False
-        self.app.notify(outcome_text(outcome), title="Done", markup=False)
+        self.app.notify(outcome_text(outcome), title="Done")
         self.done()
 
     def failed(self, message: ActionFailed) -> None:

@@ -24,7 +24,7 @@ SELECT s.* FROM (
     UNION ALL
     SELECT i.task_id, i.task_type::text, 2, r.task_priority, i.task_error_count,
         i.attempt_started_at,
-        coalesce('worker gone, cancelled at once: ' || i.hung_reason,
+        coalesce('cancelled at once, its worker is gone: ' || i.hung_reason,
             'running on ' || i.worker_host || ' pid ' || i.worker_pid)
     FROM sk_inflight_tasks(%(unowned_s)s) i
     JOIN sk_task_results_t r ON r.task_id = i.task_id
