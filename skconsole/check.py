@@ -22,6 +22,11 @@ made-up data), and :func:`evaluate` to combine them:
   (:data:`HEALTH_RULES`) is a WARNING each: it slows the queue down before it
   stops it.
 
+``--skip CHECK`` leaves a check out, its perfdata with it: ``workers`` on a queue
+whose consumers are Stakhanovise.NET processes (they register nowhere, so every
+type they run would read as unserved), or ``health`` for a role that should not
+read the statistics views.
+
 The output follows the Nagios plugin convention: one summary line
 (``SKCONSOLE CRITICAL - 1 SLO breached (emails.send: oldest ready 95s > 30s) |
 perfdata``), then one line per finding; exit 0 OK, 1 WARNING, 2 CRITICAL,
@@ -45,6 +50,7 @@ from skconsole import health as health_model
 from skconsole import stats
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.durations import format_age
+from skconsole.errors import SkconsoleError
 from skconsole.flow import SLO_WARN_SHARE, SloState, TypeFlow, flow
 from skconsole.text import printable
 
@@ -60,6 +66,8 @@ LEASE_LAPSED = ("unresponsive", "gone", "stopped")
 #: `skconsole status health`: a setting, not a state, and a server run that way on
 #: purpose would stay WARNING for good, which teaches people to ignore the check.
 HEALTH_RULES = ("horizon_session", "horizon_prepared", "horizon_slot", "dead_rows", "lock_wait")
+#: The checks, in the order they are reported; ``--skip`` takes these names.
+CHECKS = ("slo", "hung", "workers", "health")
 #: Findings named in the summary line per check; the rest are counted ("...").
 SUMMARY_FINDINGS = 3
 
@@ -139,6 +147,8 @@ class Perf:
     warn: float | None = None
     crit: float | None = None
     minimum: float | None = 0.0
+    #: the check it belongs to (left out with it)
+    check: str = ""
 
     def render(self) -> str:
         # a label may hold anything but "=" and "'" (doubled inside quotes)
@@ -376,38 +386,55 @@ def perfdata(
             "s",
             warn=round(SLO_WARN_SHARE * f.slo_max_wait_s, 3),
             crit=f.slo_max_wait_s,
+            check="slo",
         )
         for f in flows
         if f.slo_max_wait_s is not None
     ]
-    perf.append(Perf("hung_jobs", inflight.hung, warn=thresholds.hung_warn))
+    perf.append(Perf("hung_jobs", inflight.hung, warn=thresholds.hung_warn, check="hung"))
     if workers is not None:
         dead = sum(1 for w in workers if w.state in LEASE_LAPSED and w.in_flight > 0)
         perf += [
-            Perf("alive_workers", sum(1 for w in workers if w.alive)),
-            Perf("dead_workers", dead, crit=1),
+            Perf("alive_workers", sum(1 for w in workers if w.alive), check="workers"),
+            Perf("dead_workers", dead, crit=1, check="workers"),
         ]
     return tuple(perf)
+
+
+def skipped(names: Sequence[str]) -> frozenset[str]:
+    """The checks ``--skip`` names, refused when one is unknown or none would be left."""
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown:
+        raise SkconsoleError(f"--skip: no check {unknown[0]!r} (the checks: {', '.join(CHECKS)})")
+    if set(names) >= set(CHECKS):
+        raise SkconsoleError("--skip: every check is left out, nothing would be checked")
+    return frozenset(names)
 
 
 def evaluate(
     flows: Sequence[TypeFlow],
     inflight: stats.Inflight,
     workers: Sequence[stats.WorkerInfo] | None,
-    table_health: health_model.Health,
+    table_health: health_model.Health | None,
     thresholds: Thresholds | None = None,
+    skip: frozenset[str] = frozenset(),
 ) -> Report:
-    """Every check over the read models given (pure: no database); ``workers`` None: no
-    worker registry to judge."""
+    """Every check over the read models given but those in ``skip`` (pure: no database);
+    ``workers`` None: no worker registry to judge; ``table_health`` None: only when
+    ``health`` is skipped."""
     limits = thresholds or Thresholds()
+    results = []
+    if "slo" not in skip:
+        results.append(check_slos(flows))
+    if "hung" not in skip:
+        results.append(check_hung(inflight, limits))
+    if "workers" not in skip:
+        results.append(check_workers(workers, flows))
+    if "health" not in skip and table_health is not None:
+        results.append(check_health(table_health))
     return Report(
-        (
-            check_slos(flows),
-            check_hung(inflight, limits),
-            check_workers(workers, flows),
-            check_health(table_health),
-        ),
-        perfdata(flows, inflight, workers, limits),
+        tuple(results),
+        tuple(p for p in perfdata(flows, inflight, workers, limits) if p.check not in skip),
     )
 
 
@@ -415,13 +442,17 @@ def run(
     conn: Conn,
     thresholds: Thresholds | None = None,
     health_thresholds: health_model.Thresholds | None = None,
+    skip: frozenset[str] = frozenset(),
 ) -> Report:
     """Read the models (reads only: works on a read-only session, and on Stakhanovise.NET's
-    tables alone, whose workers register nowhere) and evaluate them."""
+    tables alone, whose workers register nowhere) and evaluate them; a skipped check's
+    model is not read (``health`` reads the statistics views)."""
+    read_workers = "workers" not in skip and has_skconsole_objects(conn)
     return evaluate(
         flow(conn),
         stats.inflight(conn),
-        stats.workers(conn) if has_skconsole_objects(conn) else None,
-        health_model.health(conn, limits=health_thresholds),
+        stats.workers(conn) if read_workers else None,
+        None if "health" in skip else health_model.health(conn, limits=health_thresholds),
         thresholds,
+        skip,
     )

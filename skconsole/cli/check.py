@@ -86,12 +86,21 @@ def check(
             help="WARNING when this share of a queue table's rows is dead (0 to 1)",
         ),
     ] = health.DEAD_SHARE_WARN,
+    skip: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--skip",
+            help="Leave a check out (repeatable): " + ", ".join(checks.CHECKS),
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """SLOs, hung jobs, dead workers and table health as one verdict (exit 0 OK, 1 WARNING,
     2 CRITICAL, 3 UNKNOWN), the Nagios plugin way; reads only, and never sets up the schema."""
     try:
         check_range("--warn-hung", warn_hung, 1, MAX_WARN_HUNG)
         check_range("--dead-share-warn", dead_share_warn, 0.0, 1.0)
+        left_out = checks.skipped(skip or [])
         limits = checks.Thresholds(
             hung_warn=warn_hung,
             hung_critical_s=parse_duration(critical_hung_after, option="--critical-hung-after"),
@@ -105,7 +114,7 @@ def check(
             "skconsole-check", degraded_ok=True
         )
         with db.connect() as conn:
-            report = checks.run(conn, limits, table_limits)
+            report = checks.run(conn, limits, table_limits, left_out)
     except (SkconsoleError, psycopg.Error) as exc:
         # a bad option too: the plugin convention has no other code for "could not check"
         report = checks.Report(error=_unknown(exc))

@@ -153,6 +153,31 @@ def test_check_is_critical_for_a_dead_worker_holding_a_job(run_cli: CLI, conn: C
     assert "CRITICAL hung: job " in stale.stdout, stale.stdout
 
 
+def test_check_skip_workers_leaves_out_types_no_registered_worker_runs(
+    run_cli: CLI, conn: Conn
+) -> None:
+    """Consumers that register nowhere (Stakhanovise.NET processes) would make every type
+    they run read as unserved: --skip workers is how such a queue is monitored."""
+    add_ready(conn, "dotnet.emails", 4)
+
+    unserved = run_cli("check", *QUIET_HEALTH)
+    skipped = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
+
+    assert unserved.returncode == 1, unserved.stdout + unserved.stderr
+    assert "dotnet.emails: 4 ready, no alive worker runs it" in unserved.stdout
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    assert "worker" not in skipped.stdout  # neither the check nor its perfdata
+
+
+def test_check_skip_of_an_unknown_check_is_unknown_in_one_line(run_cli: CLI) -> None:
+    done = run_cli("check", "--skip", "worker")
+
+    assert done.returncode == 3
+    assert done.stdout == (
+        "SKCONSOLE UNKNOWN - --skip: no check 'worker' (the checks: slo, hung, workers, health)\n"
+    )
+
+
 # -- the flow read model ----------------------------------------------------------------------
 def test_flow_counts_arrivals_and_completions_within_the_window(conn: Conn) -> None:
     # backlog: 60 posted and 30 finished in the window: 12/min in, 6/min out

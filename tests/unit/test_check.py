@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+import pytest
+
 from skconsole.check import (
     CheckResult,
     Finding,
@@ -17,7 +19,9 @@ from skconsole.check import (
     check_slos,
     check_workers,
     evaluate,
+    skipped,
 )
+from skconsole.errors import SkconsoleError
 from skconsole.flow import TypeFlow
 from skconsole.health import Advice, Health, Horizon
 from skconsole.stats import Inflight, InflightJob, WorkerInfo
@@ -217,6 +221,32 @@ def test_text_from_the_database_cannot_break_the_line_or_reach_the_terminal_raw(
 def test_a_perf_label_is_quoted_when_it_must_be() -> None:
     assert Perf("hung_jobs", 2, warn=1).render() == "hung_jobs=2;1;;0"
     assert Perf("it's = odd", 1.5, "s", crit=3).render() == "'it''s _ odd'=1.5s;;3;0"
+
+
+def test_a_skipped_check_is_left_out_with_its_perfdata() -> None:
+    unserved = [type_flow(ready=5)]  # no registered worker runs it: a WARNING
+
+    report = evaluate(unserved, NO_INFLIGHT, [], table_health(), skip=skipped(["workers"]))
+
+    assert report.exit_code == 0
+    assert [c.name for c in report.checks] == ["slo", "hung", "health"]
+    assert [p.label for p in report.perfdata] == ["hung_jobs"]
+
+
+@pytest.mark.parametrize(
+    ("names", "error"),
+    [
+        (["worker"], "--skip: no check 'worker' (the checks: slo, hung, workers, health)"),
+        (["slo", "hung", "workers", "health"], "--skip: every check is left out"),
+    ],
+)
+def test_skip_refuses_an_unknown_check_and_leaving_every_check_out(
+    names: list[str], error: str
+) -> None:
+    with pytest.raises(SkconsoleError) as raised:
+        skipped(names)
+
+    assert str(raised.value).startswith(error)
 
 
 def test_unknown_is_one_line_with_exit_code_3() -> None:
