@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from skconsole import ops
 from skconsole.cli.app import app
-from skconsole.cli.ops import _confirm
+from skconsole.cli.ops import confirm_or_exit
 from skconsole.cli.options import DryRunOpt, JsonOpt, YesOpt, options_of
 from skconsole.cli.output import err, out, print_json
 from skconsole.durations import format_age
@@ -71,7 +71,7 @@ def vacuum(
             return
         if not as_json:
             _say(lines)
-        _confirm(f"Vacuum {table}? {VACUUM.warning}", yes)
+        confirm_or_exit(f"Vacuum {table}? {VACUUM.warning}", yes)
         result = VACUUM.execute(conn, params=params, actor=ops.Actor.current())
     if as_json:
         print_json(result.as_dict())
@@ -124,7 +124,7 @@ def cancel_session(
         if refusal is not None:
             err.print(f"refused: {refusal}", highlight=False)
             raise typer.Exit(1)
-        _confirm(f"Cancel the statement of pid {pid}? {CANCEL_SESSION.warning}", yes)
+        confirm_or_exit(f"Cancel the statement of pid {pid}? {CANCEL_SESSION.warning}", yes)
         at_preview = CancelSessionParams(pid, d["backend_start"])
         result = CANCEL_SESSION.execute(conn, Selection(), at_preview, actor=ops.Actor.current())
     if as_json:

@@ -150,7 +150,7 @@ def _progress(total: int, label: str, enabled: bool) -> Iterator[ProgressCallbac
         yield update
 
 
-def _confirm(prompt: str, yes: bool, *, type_count: int | None = None) -> None:
+def confirm_or_exit(prompt: str, yes: bool, *, type_count: int | None = None) -> None:
     """Ask in a terminal (default No); refuse when nobody can answer."""
     if yes:
         return
@@ -205,7 +205,7 @@ def _run(
             return
         if not as_json:
             _show_preview(p, verb, noun, wide)
-        _confirm(
+        confirm_or_exit(
             f"{verb.capitalize()} {p.count:,} {noun}?",
             yes,
             type_count=p.count if action.confirm is ops.Confirm.TYPE_COUNT else None,
@@ -442,7 +442,7 @@ def edit(
             return
         if not as_json:
             _show_diff(p)
-        _confirm(f"Edit job {job}{params.phrase()}?", yes)
+        confirm_or_exit(f"Edit job {job}{params.phrase()}?", yes)
         result = ops.EDIT.execute(conn, sel, params, actor=ops.Actor.current(), ids=p.ids)
     if as_json:
         print_json({**result.as_dict(), "selection": sel.as_dict()})
@@ -485,7 +485,7 @@ def _switch(
                 )
             return
         if p.count:
-            _confirm(f"{name.capitalize()} task type {task_type}?", yes)
+            confirm_or_exit(f"{name.capitalize()} task type {task_type}?", yes)
         result = action.execute(conn, sel, actor=ops.Actor.current())
     if as_json:
         print_json({**result.as_dict(), "selection": sel.as_dict()})
@@ -644,7 +644,7 @@ def run_type_setting(
             else:
                 out.print(f"{escape(name)} already has {new}: nothing changed", highlight=False)
             return
-        _confirm(f"{question}: {old} -> {new}?", yes)
+        confirm_or_exit(f"{question}: {old} -> {new}?", yes)
         result = action.execute(conn, sel, params, actor=ops.Actor.current())
     if as_json:
         print_json({**result.as_dict(), "selection": sel.as_dict()})

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from skconsole import retention
 from skconsole.cli.app import app
-from skconsole.cli.ops import _confirm
+from skconsole.cli.ops import confirm_or_exit
 from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
 from skconsole.cli.output import Column, out, print_json, print_table
 from skconsole.durations import format_limit, parse_duration
@@ -99,7 +99,7 @@ def set_policy(
             else:
                 out.print(f"would keep {escape(policy.describe())}; {shown} result(s) eligible now")
             return
-        _confirm(
+        confirm_or_exit(
             f"Keep {policy.describe()}? {shown} result(s) are past it now and will be purged"
             " by the workers",
             yes,
@@ -128,7 +128,7 @@ def clear_policy(
     check_text("--type", task_type)
     db = options_of(ctx).open("skconsole-retention", write=True)
     what = escape(task_type) if task_type is not None else "the default"
-    _confirm(f"Remove the retention policy of {what}?", yes)
+    confirm_or_exit(f"Remove the retention policy of {what}?", yes)
     with db.connect() as conn:
         old = retention.clear_policy(conn, task_type, Actor.current())
     if as_json:
