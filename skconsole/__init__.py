@@ -5,7 +5,7 @@ and register handlers on a :class:`TaskRegistry` that ``skconsole worker`` runs.
 """
 
 from skconsole.errors import FatalTaskError, SkconsoleError, Snooze
-from skconsole.producer import AsyncProducer, Job, Producer
+from skconsole.producer import AsyncProducer, Job, Producer, dotnet_payload
 from skconsole.worker.registry import (
     JobCancelled,
     JobContext,
@@ -26,5 +26,6 @@ __all__ = [
     "Snooze",
     "TaskOptions",
     "TaskRegistry",
+    "dotnet_payload",
 ]
 __version__ = "0.1.0"

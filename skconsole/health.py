@@ -580,8 +580,8 @@ def _hidden(can_read_stats: bool, sessions: Sequence[Session]) -> list[str]:
 
 
 def _real(tables: Sequence[str]) -> list[str]:
-    """The tables' names in this database (Stakhanovise.NET's mapping may rename them)."""
-    return [active_mapping().table(t) for t in tables]
+    """The tables as to_regclass reads them (Stakhanovise.NET's mapping may rename them)."""
+    return [active_mapping().regname(t) for t in tables]
 
 
 def health(

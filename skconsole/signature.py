@@ -2,9 +2,12 @@
 
 Operators triage failures by kind, not by job: "timeout after 30s on host
 db-7" and "timeout after 31s on host db-2" are the same problem. The
-signature is the error's final exception line ("ExcType: message") with the
+signature is the error's naming line ("ExcType: message") with the
 volatile parts of the message collapsed to placeholders: quoted values, URLs
-(the host is kept), paths, UUIDs, hex ids and numbers.
+(the host is kept), paths, UUIDs, hex ids and numbers. An error stored as
+Stakhanovise.NET's QueuedTaskError JSON (:mod:`skconsole.stored_error`: what
+skconsole writes, and what .NET writes) is named by its ``Type`` and the first
+line of its ``Message``; a plain text by its final exception line.
 
 This module is the reference implementation. The database computes the same
 function in SQL (``sk_error_signature(text)`` in
@@ -46,7 +49,7 @@ from __future__ import annotations
 
 import re
 
-from skconsole.worker.error_text import ELLIPSIS
+from skconsole.stored_error import ELLIPSIS, StoredError, parse_json
 
 MAX_LENGTH = 300
 PY_TRACEBACK_HEADER = "Traceback (most recent call last):"
@@ -125,13 +128,33 @@ def _naming_line(text: str) -> str:
 
 
 def final_exception_line(error: str | bytes | None) -> str:
-    """The line that names the error, read in ``signature_view(error)``: the
-    last exception of a Python traceback (the first unindented line after the
+    """The line that names the error. For QueuedTaskError JSON, ``Type: first line of
+    Message`` (:attr:`StoredError.headline`). Otherwise read in ``signature_view(error)``:
+    the last exception of a Python traceback (the first unindented line after the
     last "Traceback (most recent call last):" line, else the last non-blank
     line), otherwise the first non-blank line (a one-liner, or .NET's
     ``Type: message`` that precedes its stack frames). At most ``LINE_LIMIT``
     characters, stripped; "" for an empty text."""
-    return _naming_line(signature_view(error))[:LINE_LIMIT].rstrip(_WS)
+    text = _as_text(error)
+    parsed = parse_json(text)
+    line = parsed.headline if parsed is not None else _naming_line(signature_view(text))
+    return line[:LINE_LIMIT].rstrip(_WS)
+
+
+def read_error(error: str | None) -> StoredError | None:
+    """A stored error in either shape: QueuedTaskError JSON as it is; a plain text
+    (written before schema 7, or by hand) split at its naming line into type and
+    message, the whole text kept as its stack trace. None for no error."""
+    if error is None or not error.strip(_WS):
+        return None
+    parsed = parse_json(error)
+    if parsed is not None:
+        return parsed
+    line = final_exception_line(error)
+    typed = _TYPE_LINE.fullmatch(line)
+    if typed is not None:
+        return StoredError(typed.group(1), typed.group(2), error)
+    return StoredError("", line, error)
 
 
 def normalize_message(message: str) -> str:

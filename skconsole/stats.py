@@ -10,6 +10,7 @@ plan costs more than these queries take.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -26,7 +27,7 @@ from skconsole.db.sqlfiles import active_mapping, query
 from skconsole.durations import format_age
 from skconsole.errors import ConfigError
 from skconsole.schedule import Schedule
-from skconsole.signature import error_signature, final_exception_line
+from skconsole.signature import error_signature, final_exception_line, read_error
 from skconsole.status import FAILED, JobStatus
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
@@ -552,6 +553,8 @@ class JobDetail:
         d["status_name"] = JobStatus.label_of(self.status)
         d["queued"] = self.queued
         d["parent_purged"] = self.parent_purged
+        error = read_error(self.last_error)
+        d["error"] = error.as_dict() if error is not None else None
         return d
 
 
@@ -657,24 +660,44 @@ def execution_stats(
 
 
 # -- app metrics ----------------------------------------------------------------------------
+class MetricKind(enum.Enum):
+    """How a metric adds up over processes (metrics.sql decides it from the id)."""
+
+    SUM = "sum"  # a counter or a total: summed
+    MIN = "min"  # each process's minimum: the least
+    MAX = "max"  # each process's maximum: the greatest
+
+
 @dataclass(frozen=True)
 class Metric:
     category: str
     metric_id: str
-    value: int
+    #: over processes by ``kind``; None: no process has a value yet (a .NET process
+    #: starts its minimum and maximum metrics at long.MaxValue and long.MinValue)
+    value: int | None
     processes: int
     updated_at: datetime | None
+    kind: MetricKind = MetricKind.SUM
 
 
 @dataclass(frozen=True)
 class MetricsSnapshot:
-    """App metrics summed over owner processes, read at ``taken_at`` (caller's clock)."""
+    """App metrics over owner processes (each by its kind), read at ``taken_at`` (caller's
+    clock)."""
 
     metrics: tuple[Metric, ...]
     taken_at: float = 0.0
 
-    def values(self) -> dict[str, int]:
+    def values(self) -> dict[str, int | None]:
         return {m.metric_id: m.value for m in self.metrics}
+
+    def counters(self) -> dict[str, int]:
+        """The summed metrics that have a value: the ones a rate means something for."""
+        return {
+            m.metric_id: m.value
+            for m in self.metrics
+            if m.kind is MetricKind.SUM and m.value is not None
+        }
 
     def by_category(self) -> dict[str, list[Metric]]:
         out: dict[str, list[Metric]] = {}
@@ -688,6 +711,7 @@ class MetricsSnapshot:
                 category: [
                     {
                         "metric_id": m.metric_id,
+                        "kind": m.kind.value,
                         "value": m.value,
                         "processes": m.processes,
                         "updated_at": _iso(m.updated_at),
@@ -701,24 +725,36 @@ class MetricsSnapshot:
 
 
 def metrics(conn: Conn, *, taken_at: float = 0.0) -> MetricsSnapshot:
-    """App metrics by category, summed over owner processes."""
+    """App metrics by category, over owner processes (see :class:`MetricKind`)."""
     rows = _rows(conn, query("metrics"), {"retired": RETIRED_METRICS_OWNER})
     return MetricsSnapshot(
-        tuple(Metric(r[0], r[1], int(r[2]), int(r[3]), r[4]) for r in rows), taken_at
+        tuple(
+            Metric(
+                r[0],
+                r[1],
+                int(r[3]) if r[3] is not None else None,
+                int(r[4]),
+                r[5],
+                MetricKind(r[2]),
+            )
+            for r in rows
+        ),
+        taken_at,
     )
 
 
 def metric_rates(
     before: MetricsSnapshot, after: MetricsSnapshot, elapsed_s: float
 ) -> dict[str, float | None]:
-    """Per-second rate of each metric of ``after`` since ``before`` (a pure function).
+    """Per-second rate of each summed metric of ``after`` since ``before`` (a pure
+    function); a minimum or maximum has none.
 
     None where no rate can be told: no elapsed time, a metric absent from
     ``before``, or a value that went down (a process's rows were deleted).
     """
-    old = before.values()
+    old = before.counters()
     rates: dict[str, float | None] = {}
-    for metric_id, value in after.values().items():
+    for metric_id, value in after.counters().items():
         prev = old.get(metric_id)
         if elapsed_s <= 0 or prev is None or value < prev:
             rates[metric_id] = None

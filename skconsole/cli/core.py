@@ -36,7 +36,15 @@ from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.target import resolve_database
 from skconsole.durations import parse_duration, parse_time
 from skconsole.errors import ConfigError, ReadOnlyError
-from skconsole.producer import STREAM_CHUNK, Job, PostCounts, Producer, validate_payload_json
+from skconsole.producer import (
+    STREAM_CHUNK,
+    Job,
+    PostCounts,
+    Producer,
+    dotnet_payload,
+    dotnet_type_name,
+    validate_payload_json,
+)
 from skconsole.worker.engine import WorkerConfig
 
 
@@ -99,6 +107,21 @@ def setup(ctx: typer.Context) -> None:
 
 
 # -- enqueue -------------------------------------------------------------------------
+def _dotnet_payload_json(task_type: str, text: str, type_name: str) -> str:
+    """``text`` (a JSON object) with ``"$type": type_name`` first, for a .NET consumer."""
+    check_text("--dotnet-type", type_name)
+    full_name = dotnet_type_name(type_name)
+    if task_type != full_name:
+        raise ConfigError(
+            f"a Stakhanovise.NET consumer runs a {full_name} payload as task type {full_name},"
+            f" not {task_type}: post it as TYPE {full_name}"
+        )
+    fields = json.loads(text)
+    if not isinstance(fields, dict):
+        raise ConfigError("--dotnet-type needs a JSON object as --payload (the type's properties)")
+    return json.dumps(dotnet_payload(fields, type_name), ensure_ascii=False)
+
+
 @app.command()
 def enqueue(
     ctx: typer.Context,
@@ -133,6 +156,14 @@ def enqueue(
     source: Annotated[
         str | None, typer.Option("--source", help="Who posts (default: skconsole@host:pid)")
     ] = None,
+    dotnet_type: Annotated[
+        str | None,
+        typer.Option(
+            "--dotnet-type",
+            help="For a Stakhanovise.NET consumer: the payload's .NET type,"
+            " 'Namespace.Type, Assembly' (written as its \"$type\"; TYPE must be Namespace.Type)",
+        ),
+    ] = None,
 ) -> None:
     """Post jobs."""
     check_text("TYPE", task_type)
@@ -143,6 +174,8 @@ def enqueue(
     if key is not None and count > 1:
         raise ConfigError("--key posts one job; it cannot be combined with --count > 1")
     text = validate_payload_json(payload)
+    if dotnet_type is not None:
+        text = _dotnet_payload_json(task_type, text, dotnet_type)
     seconds = parse_duration(delay, option="--delay")
     job = Job(
         task_type,
@@ -223,6 +256,15 @@ def worker(
             " stops its jobs; others reap them after 120%",
         ),
     ] = "10s",
+    reap_unowned_after: Annotated[
+        str | None,
+        typer.Option(
+            "--reap-unowned-after",
+            help="Also reap jobs with no owner recorded (a Stakhanovise.NET consumer's)"
+            " processing for longer than this (1s to 30d); off by default: no worker of ours"
+            " judges a claim it did not make",
+        ),
+    ] = None,
 ) -> None:
     """Run task handlers (headless engine)."""
     from skconsole.worker.engine import LEASE_MARGIN_SHARE, WorkerConfig
@@ -240,6 +282,13 @@ def worker(
     if o.read_only:
         raise ReadOnlyError("refused: a worker writes results and read-only mode is on")
     lease_s = parse_duration(lease, option="--lease", minimum=5.0, maximum=600.0)
+    unowned_s = (
+        parse_duration(
+            reap_unowned_after, option="--reap-unowned-after", minimum=1.0, maximum=30 * 86_400
+        )
+        if reap_unowned_after is not None
+        else None
+    )
     config = WorkerConfig(
         concurrency=concurrency,
         batch_size=batch_size,
@@ -248,6 +297,7 @@ def worker(
         poll_interval=poll_s,
         lease=lease_s,
         lease_margin=lease_s * LEASE_MARGIN_SHARE,
+        unowned_after=unowned_s,
     )
     type_list = tuple(t.strip() for t in types.split(",") if t.strip()) if types else ()
     spec = WorkerSpec(

@@ -385,12 +385,17 @@ def _metrics(conn: Conn, sample_s: float, wide: bool) -> tuple[dict[str, Any], C
                     [
                         escape(category),
                         escape(m.metric_id),
-                        f"{m.value:,}",
+                        f"{m.value:,}" if m.value is not None else "none yet",
                         f"{rate:,.1f}" if rate is not None else "-",
                         str(m.processes),
                     ]
                 )
-        print_table(columns, rows, wide=wide, title="App metrics (summed over processes)")
+        print_table(
+            columns,
+            rows,
+            wide=wide,
+            title="App metrics (over processes: sums, least minimum, greatest maximum)",
+        )
 
     doc = first.as_dict(rates)
     doc["rate_window_s"] = sample_s if sample_s > 0 else None

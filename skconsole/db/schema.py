@@ -12,12 +12,11 @@ import hashlib
 from typing import Any
 
 import psycopg
-from psycopg import sql
 
-from skconsole.db.sqlfiles import active_mapping, schema_scripts
+from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
 from skconsole.errors import ReadOnlyError, SchemaError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: The class id of skconsole's advisory locks (the two-key form, so its keys
 #: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
 #: function sk_lock_class() returns the same number; a test checks they agree.
@@ -59,9 +58,8 @@ CREATE TABLE IF NOT EXISTS sk_schema_version_t (
 
 
 def _regname(default_name: str) -> str:
-    """The object's name in this database as to_regclass/to_regproc read it (quoted:
-    Stakhanovise.NET's mapping may give it any name)."""
-    return sql.Identifier(active_mapping().table(default_name)).as_string(None)
+    """The object's name in this database as to_regclass/to_regproc read it."""
+    return active_mapping().regname(default_name)
 
 
 def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
@@ -71,7 +69,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         (names, [_regname(n) for n in names]),
     ).fetchall()
     missing = [active_mapping().table(r[0]) for r in rows]
-    functions = ("sk_try_dequeue_task", "sk_worker_liveness", "sk_claim_room")
+    functions = ("sk_try_dequeue_task", "sk_worker_liveness", "sk_claim_room", "sk_task_error")
     row = conn.execute(
         "SELECT array_agg(to_regproc(f) IS NOT NULL ORDER BY i)"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS t(f, i)",
@@ -153,6 +151,26 @@ def check_schema(conn: psycopg.Connection[Any], *, allow_degraded: bool = False)
     return True
 
 
+def _refuse_a_second_queue(conn: psycopg.Connection[Any]) -> None:
+    """Raise a SchemaError rather than create the queue table when another table of its
+    layout is already beside it (in this session's schemas): a second, empty queue would
+    show 0 where the application's has its jobs."""
+    mapping = active_mapping()
+    row = conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", (mapping.regname("sk_tasks_queue_t"),)
+    ).fetchone()
+    if row and row[0]:
+        return
+    existing = [str(r[0]) for r in conn.execute(query("stakhanovise_queues")).fetchall()]
+    if existing:
+        raise SchemaError(
+            f"this database already holds a Stakhanovise.NET queue ({', '.join(existing)}) but"
+            f" not {mapping.table('sk_tasks_queue_t')}: name its tables with --mapping (its"
+            " QueuedTaskMapping) rather than create a second, empty queue beside it; for a"
+            " separate queue, use a schema of its own (--schema)"
+        )
+
+
 def setup_schema(conn: psycopg.Connection[Any]) -> bool:
     """Create whatever is missing; returns True when anything had to be created."""
     from skconsole import __version__
@@ -165,6 +183,7 @@ def setup_schema(conn: psycopg.Connection[Any]) -> bool:
     try:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _SETUP_LOCK)
+            _refuse_a_second_queue(conn)
             conn.execute(_VERSION_TABLE)
             conn.execute(
                 "ALTER TABLE sk_schema_version_t ADD COLUMN IF NOT EXISTS scripts_sha256 char(64)"

@@ -220,10 +220,12 @@ def worker_families(workers: Sequence[stats.WorkerInfo]) -> list[Metric]:
 
 # -- app metrics --------------------------------------------------------------------------
 def app_metric_families(snapshot: stats.MetricsSnapshot) -> list[Metric]:
-    """The workers' app metrics, summed over processes, as counters.
+    """The workers' app metrics over processes: the summed ones as counters, each
+    process's minimum and maximum (Stakhanovise.NET's) as gauges of the fleet's least
+    and greatest, left out while no process has one.
 
-    Workers only ever add to them (deltas per process), so they are monotonic;
-    a process's rows deleted by hand read as a counter reset, which
+    Workers only ever add to the summed ones (totals per process), so they are
+    monotonic; a process's rows deleted by hand read as a counter reset, which
     Prometheus's rate() handles. Ids ending in -time or -duration are
     milliseconds, exported in seconds.
     """
@@ -237,12 +239,27 @@ def app_metric_families(snapshot: stats.MetricsSnapshot) -> list[Metric]:
         "Worker app metrics accumulating time, summed over processes.",
         labels=["category", "metric"],
     )
+    extremes = GaugeMetricFamily(
+        "skconsole_app_extreme",
+        "Worker app metrics kept as each process's minimum or maximum: the fleet's.",
+        labels=["category", "metric", "kind"],
+    )
+    time_extremes = GaugeMetricFamily(
+        "skconsole_app_time_extreme_seconds",
+        "Worker app metrics of time kept as each process's minimum or maximum: the fleet's.",
+        labels=["category", "metric", "kind"],
+    )
     for m in snapshot.metrics:
-        if m.metric_id.endswith(_TIME_SUFFIXES):
-            times.add_metric([m.category, m.metric_id], _seconds(m.value))
+        if m.value is None:
+            continue
+        timed = m.metric_id.endswith(_TIME_SUFFIXES)
+        value = _seconds(m.value) if timed else m.value
+        if m.kind is stats.MetricKind.SUM:
+            (times if timed else events).add_metric([m.category, m.metric_id], value)
         else:
-            events.add_metric([m.category, m.metric_id], m.value)
-    return [events, times]
+            labels = [m.category, m.metric_id, m.kind.value]
+            (time_extremes if timed else extremes).add_metric(labels, value)
+    return [events, times, extremes, time_extremes]
 
 
 # -- limits -------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def ensure_writable(conn: Conn, action: str, privileges: Sequence[Privilege]) ->
     row = conn.execute(
         query("ops_write_access"),
         {
-            "tables": [active_mapping().table(t) for t, _ in needs],
+            "tables": [active_mapping().regname(t) for t, _ in needs],
             "privileges": [p for _, p in needs],
         },
         prepare=False,

@@ -41,8 +41,14 @@ class VacuumParams(Params):
                 f" not {quoted(self.table)}"
             )
 
+    @property
+    def default_name(self) -> str:
+        """Stakhanovise.NET's default name of the table (the mapping may rename it)."""
+        mapping = active_mapping()
+        return next(t for t in HOT_TABLES if mapping.table(t) == self.table)
+
     def sql(self) -> dict[str, Any]:
-        return {"table": self.table}
+        return {"table": active_mapping().regname(self.default_name)}
 
     def details(self) -> dict[str, Any]:
         return {"table": self.table}
@@ -62,7 +68,9 @@ def _vacuum(conn: Conn, params: VacuumParams, target: dict[str, Any]) -> dict[st
         )
     conn.execute("SET statement_timeout = 0")
     try:
-        conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(params.table)))
+        conn.execute(
+            sql.SQL("VACUUM (ANALYZE) {}").format(active_mapping().identifier(params.default_name))
+        )
     finally:
         conn.execute("RESET statement_timeout")
     return {"vacuumed": True}

@@ -6,6 +6,7 @@ the producers and their atomicity rules.
 """
 
 from skconsole.producer.client import AsyncProducer, Producer, Progress
+from skconsole.producer.dotnet import dotnet_payload, dotnet_type_name
 from skconsole.producer.job import (
     MAX_DELAY_S,
     MAX_NAME,
@@ -35,6 +36,8 @@ __all__ = [
     "Producer",
     "Progress",
     "default_source",
+    "dotnet_payload",
+    "dotnet_type_name",
     "job_id_for_key",
     "validate_payload_json",
 ]

@@ -21,7 +21,9 @@ import psycopg
 
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
+from skconsole.signature import final_exception_line
 from skconsole.status import JobStatus
+from skconsole.stored_error import readable_error
 from skconsole.text import printable
 
 #: Jobs listed in an assertion message before "... and N more".
@@ -42,9 +44,10 @@ class JobResult:
 
     ``attempts`` is how many times a worker claimed it (``sk_attempt``, what a
     handler sees as ``JobContext.attempt``); ``error_count`` how many attempts
-    failed since it was posted; ``error`` the last failure's stored text (a
-    traceback for a Python handler; kept after a later success),
-    ``error_summary`` its last line.
+    failed since it was posted; ``error`` the last failure's stored text
+    (Stakhanovise.NET's QueuedTaskError JSON: type, message and, for a Python
+    handler, its traceback; kept after a later success), ``error_summary`` the
+    line that names it (``Type: message``).
     ``run_after`` is set while the job waits in the queue: when it may run
     (a delay, or a retry's back-off); ``due_in`` the seconds from the read to
     then (negative: due already).
@@ -103,11 +106,11 @@ class JobResult:
 
     @property
     def error_summary(self) -> str | None:
-        """The last line of the error (a traceback's exception line), or None."""
+        """The line that names the error (``Type: message``; a traceback's exception
+        line), or None."""
         if self.error is None:
             return None
-        lines = [line.strip() for line in self.error.strip().splitlines() if line.strip()]
-        return lines[-1] if lines else ""
+        return final_exception_line(self.error)
 
     def describe(self) -> str:
         """One line for an assertion message: status, type, payload and what follows."""
@@ -321,7 +324,9 @@ class RunReport:
         for j in bad[:LISTED]:
             details.append("  " + j.describe())
             if j.error:
-                details.append(_indented(printable(j.error, keep_newlines=True), "      "))
+                details.append(
+                    _indented(printable(readable_error(j.error), keep_newlines=True), "      ")
+                )
         if len(bad) > LISTED:
             details.append(f"  ... and {len(bad) - LISTED} more")
         raise AssertionError(

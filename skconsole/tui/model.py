@@ -50,7 +50,7 @@ class DepthRow(TypeDepth):
 class MetricRow:
     metric_id: str
     category: str
-    value: int
+    value: int | None  # None: no process has a minimum or maximum yet
     rate_per_s: float | None  # None until two samples are known
 
 

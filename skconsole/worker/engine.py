@@ -87,7 +87,9 @@ class WorkerConfig:
     lease: float = 10.0
     lease_margin: float = 2.0
     reap_interval: float = 2.0
-    unowned_after: float = 3600.0
+    #: reap jobs with no owner recorded (a Stakhanovise.NET consumer's) processing for
+    #: longer than this; None: never (a claim we did not make is not ours to judge)
+    unowned_after: float | None = None
     grace_period: float = 10.0
     metrics_interval: float = 2.0
     burst: bool = False
@@ -300,7 +302,7 @@ class Engine:
         row = await cur.fetchone()
         assert row is not None
         self._own_channel = str(row[0])
-        for channel in (active_mapping().channel, self._own_channel):
+        for channel in (active_mapping().channel_name, self._own_channel):
             await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
         self.metrics.add("listener@reconnect-count")
         self._backlog = True

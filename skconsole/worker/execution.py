@@ -32,13 +32,8 @@ from typing import Any
 from skconsole.errors import FatalTaskError, InvalidJobError, Snooze
 from skconsole.producer.job import Job
 from skconsole.status import JobStatus
-from skconsole.worker.jobs import (
-    Ending,
-    JobRun,
-    Outcome,
-    describe,
-    storable,
-)
+from skconsole.stored_error import StoredError
+from skconsole.worker.jobs import Ending, JobRun, Outcome
 from skconsole.worker.registry import JobStopped, Task
 
 
@@ -150,7 +145,13 @@ class Executor:
         try:
             outcome = await self._run(run, run.spec, started)
         except BaseException as exc:
-            outcome = failure(run, started, f"skconsole.EngineError: {describe(exc)}", True)
+            engine = StoredError.from_exception(exc)
+            outcome = failure(
+                run,
+                started,
+                StoredError("skconsole.EngineError", engine.headline, engine.stack_trace),
+                True,
+            )
         if run.ctx.stop.cancelled and outcome.status is not JobStatus.CANCELLED:
             # the cancel reached this worker before the attempt was recorded: however it
             # ended (a return that saw ctx.cancelled, a failure, a snooze, a timeout,
@@ -158,7 +159,12 @@ class Executor:
             if outcome.ending is Ending.SUCCESS:
                 return cancelled(run, started, "it returned after the cancel")
             if outcome.error:
-                return cancelled(run, started, f"it failed after the cancel:\n{outcome.error}")
+                return cancelled(
+                    run,
+                    started,
+                    f"it failed after the cancel: {outcome.error.headline}",
+                    outcome.error.stack_trace,
+                )
             return cancelled(run, started, None)
         return outcome
 
@@ -166,7 +172,11 @@ class Executor:
         job = run.job
         if task is None:  # not claimable by construction; kept as a last guard
             return fatal(
-                run, started, f"UnknownTaskType: no handler for task type {job.task_type!r}"
+                run,
+                started,
+                StoredError(
+                    "skconsole.UnknownTaskType", f"no handler for task type {job.task_type!r}"
+                ),
             )
         try:
             payload = json.loads(job.payload) if job.payload is not None else None
@@ -177,7 +187,12 @@ class Executor:
                 else f"not valid JSON ({exc})"
             )
             return fatal(
-                run, started, f"InvalidPayload: payload is {reason}: {(job.payload or '')[:200]!r}"
+                run,
+                started,
+                StoredError(
+                    "skconsole.InvalidPayload",
+                    f"payload is {reason}: {(job.payload or '')[:200]!r}",
+                ),
             )
         args = (payload, run.ctx) if task.wants_context else (payload,)
         if task.is_async:
@@ -242,20 +257,21 @@ class Executor:
     @staticmethod
     def _raised(run: JobRun, exc: BaseException, started: float) -> Outcome:
         if isinstance(exc, JobStopped) and run.ctx.stop.reason == "timeout":
-            return failure(run, started, f"TimeoutError: {exc}", True)
+            return failure(run, started, StoredError("TimeoutError", str(exc)), True)
         if isinstance(exc, Snooze):
             return Outcome(
                 run.job, Ending.HAND_BACK, ms(started), delay_ms=exc.seconds * 1000.0, snoozed=True
             )
         if isinstance(exc, FatalTaskError):
-            return fatal(run, started, describe(exc))
+            return fatal(run, started, StoredError.from_exception(exc))
         if isinstance(exc, asyncio.CancelledError):
-            text = (
-                "skconsole.HandlerCancelled: the handler raised CancelledError on its own "
-                "(the engine did not cancel it)\n" + describe(exc)
+            own = StoredError(
+                "skconsole.HandlerCancelled",
+                "the handler raised CancelledError on its own (the engine did not cancel it)",
+                StoredError.from_exception(exc).stack_trace,
             )
-            return failure(run, started, text, True)
-        return failure(run, started, describe(exc), True)
+            return failure(run, started, own, True)
+        return failure(run, started, StoredError.from_exception(exc), True)
 
 
 def succeeded(run: JobRun, task: Task, started: float, result: Any) -> Outcome:
@@ -269,24 +285,31 @@ def succeeded(run: JobRun, task: Task, started: float, result: Any) -> Outcome:
             return failure(
                 run,
                 started,
-                f"skconsole.PipelineError: the return value of {task.name!r} cannot be the"
-                f" payload of its next stage {task.then!r}: {exc}",
+                StoredError(
+                    "skconsole.PipelineError",
+                    f"the return value of {task.name!r} cannot be the"
+                    f" payload of its next stage {task.then!r}: {exc}",
+                ),
                 True,
             )
         outcome.pipeline = task.pipeline_name
     return outcome
 
 
-def cancelled(run: JobRun, started: float, ended: str | None) -> Outcome:
+def cancelled(
+    run: JobRun, started: float, ended: str | None, stack_trace: str | None = None
+) -> Outcome:
     """An attempt an operator cancelled: 7 Cancelled, final. ``ended``: how the
-    handler ended, when not by stopping as told (it failed, say), kept with it."""
-    text = (
-        "skconsole.JobCancelled: cancelled by an operator while it ran; the attempt "
+    handler ended, when not by stopping as told (it failed, say), kept with it,
+    and the stack trace of that failure."""
+    message = (
+        "cancelled by an operator while it ran; the attempt "
         f"ended after {fmt_s(time.perf_counter() - started)}"
     )
     if ended:
-        text += f"; {ended}"
-    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.CANCELLED, storable(text), False)
+        message += f"; {ended}"
+    error = StoredError("skconsole.JobCancelled", message, stack_trace)
+    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.CANCELLED, error, False)
 
 
 def gave_up(run: JobRun, started: float) -> Outcome:
@@ -309,25 +332,23 @@ def fmt_s(seconds: float) -> str:
     return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
 
 
-def fatal(run: JobRun, started: float, error: str) -> Outcome:
-    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FATAL, storable(error), False)
+def fatal(run: JobRun, started: float, error: StoredError) -> Outcome:
+    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FATAL, error, False)
 
 
-def failure(run: JobRun, started: float, error: str, recoverable: bool) -> Outcome:
+def failure(run: JobRun, started: float, error: StoredError, recoverable: bool) -> Outcome:
     """A failed attempt: retried with back-off (4 Error) until max attempts, then 5 Faulted."""
     if not recoverable:
         return fatal(run, started, error)
     errors = run.job.error_count + 1
     if run.spec is not None and errors < run.spec.options.max_attempts:
         delay = run.spec.options.retry_delay(errors) * 1000.0
-        return Outcome(
-            run.job, Ending.FAILURE, ms(started), JobStatus.ERROR, storable(error), True, delay
-        )
-    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FAULTED, storable(error), True)
+        return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.ERROR, error, True, delay)
+    return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FAULTED, error, True)
 
 
 def timed_out(run: JobRun, task: Task, started: float, ending: str | None) -> Outcome:
-    text = f"TimeoutError: job exceeded its timeout of {task.options.timeout or 0:g}s"
+    message = f"job exceeded its timeout of {task.options.timeout or 0:g}s"
     if ending:
-        text += f"; a sync handler cannot be interrupted: {ending}"
-    return failure(run, started, text, True)
+        message += f"; a sync handler cannot be interrupted: {ending}"
+    return failure(run, started, StoredError("TimeoutError", message), True)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import traceback
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from skconsole.producer.job import Job
 from skconsole.status import JobStatus
-from skconsole.worker.error_text import cap_error_text
+from skconsole.stored_error import StoredError
 from skconsole.worker.registry import JobContext, Task
 
 # Stakhanovise.NET status codes the engine writes.
@@ -51,7 +50,8 @@ class Outcome:
     ending: Ending
     ms: int = 0
     status: JobStatus = JobStatus.PROCESSED  # for FAILURE: ERROR, FAULTED, FATAL or CANCELLED
-    error: str | None = None
+    #: FAILURE: the attempt's error (stored as QueuedTaskError JSON)
+    error: StoredError | None = None
     recoverable: bool = False
     #: FAILURE: the retry's back-off; HAND_BACK: not claimable again before this
     delay_ms: float = 0.0
@@ -90,23 +90,3 @@ class JobRun:
     @property
     def is_async(self) -> bool:
         return self.spec is not None and self.spec.is_async
-
-
-def storable(text: str) -> str:
-    """Text PostgreSQL accepts (no NUL, valid UTF-8), capped (skconsole.worker.error_text.cap_error_text)."""
-    clean = text.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
-    return cap_error_text(clean)
-
-
-def describe(exc: BaseException) -> str:
-    """The traceback of ``exc`` as stored in task_last_error. Never raises: an
-    exception whose ``__str__`` raises, or that cannot be formatted at all, is
-    still described by its type."""
-    try:
-        return "".join(traceback.format_exception(exc)).strip()
-    except BaseException:
-        try:
-            name = type(exc).__qualname__
-        except BaseException:
-            name = "exception"
-        return f"{name}: <the exception could not be formatted>"

@@ -24,6 +24,7 @@ from typing import Any, LiteralString
 import psycopg
 
 from skconsole.db.sqlfiles import query
+from skconsole.stored_error import StoredError
 from skconsole.worker.jobs import Ending, Outcome
 from skconsole.worker.links import Link, Throttle, is_transient
 from skconsole.worker.metrics import MetricsBuffer
@@ -212,10 +213,12 @@ class ResultWriter:
                 outcome.job.task_id,
                 exc,
             )
-            log.error("the original error text was:\n%s", (outcome.error or "")[:10_000])
-            outcome.error = (
-                f"skconsole.ResultWriteError: the handler's error could not be stored "
-                f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
+            original = outcome.error.to_json() if outcome.error else ""
+            log.error("the original error text was:\n%s", original[:10_000])
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            outcome.error = StoredError(
+                "skconsole.ResultWriteError",
+                f"the handler's error could not be stored ({type(exc).__name__}: {first})",
             )
             outcome.tries += 1
             await self._write_group(ending, [outcome], True)
@@ -289,7 +292,7 @@ class ResultWriter:
         if ending is Ending.FAILURE:
             params |= {
                 "statuses": [int(o.status) for o in group],
-                "errors": [o.error for o in group],
+                "errors": [o.error.stored() if o.error else None for o in group],
                 "recoverable": [o.recoverable for o in group],
                 "delays_ms": [o.delay_ms for o in group],
             }

@@ -46,7 +46,7 @@ class Upkeep:
     reap: bool
     reap_interval: float
     metrics_interval: float
-    unowned_after: float
+    unowned_after: float | None
     default_max_attempts: int
     scheduler: Scheduler | None = None
     retention: Retention | None = None

@@ -29,8 +29,10 @@ failed AS (
         task_last_error = CASE
             WHEN r.sk_cancel_requested_at_ts IS NOT NULL AND d.status <> 7
                 AND NOT r.sk_rerun_requested
-            THEN 'skconsole.JobCancelled: cancelled by an operator while it ran; the attempt '
-                || 'failed before the worker heard of it:' || E'\n' || d.error
+            THEN sk_task_error('skconsole.JobCancelled',
+                'cancelled by an operator while it ran; the attempt failed before the worker '
+                || 'heard of it: ' || sk_error_final_line(d.error),
+                sk_error_json(d.error) ->> 'StackTrace')
             ELSE d.error END,
         task_last_error_is_recoverable = d.recoverable,
         task_processing_time_milliseconds = r.task_processing_time_milliseconds + d.ms,

@@ -23,8 +23,9 @@ back AS (
     UPDATE sk_task_results_t r SET
         task_status = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL THEN 7 ELSE 1 END,
         task_last_error = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL
-            THEN 'skconsole.JobCancelled: cancelled by an operator while it ran; its worker '
-                || 'stopped it before the handler ended' ELSE r.task_last_error END,
+            THEN sk_task_error('skconsole.JobCancelled', 'cancelled by an operator while it ran; '
+                || 'its worker stopped it before the handler ended')
+            ELSE r.task_last_error END,
         task_processing_finalized_at_ts = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL
             THEN now() ELSE r.task_processing_finalized_at_ts END,
         sk_rerun_requested = false,

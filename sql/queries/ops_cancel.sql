@@ -55,8 +55,8 @@ running AS MATERIALIZED (
 gone AS (
     UPDATE sk_task_results_t r SET
         task_status = 7,
-        task_last_error = 'skconsole.JobCancelled: cancelled by an operator while it ran; its '
-            || 'worker was gone: ' || x.hung_reason,
+        task_last_error = sk_task_error('skconsole.JobCancelled',
+            'cancelled by an operator while it ran; its worker was gone: ' || x.hung_reason),
         task_processing_finalized_at_ts = now(),
         sk_cancel_requested_at_ts = now(),
         sk_rerun_requested = false

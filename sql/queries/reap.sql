@@ -13,8 +13,9 @@ WITH hung AS MATERIALIZED (
     FROM sk_inflight_tasks(%(unowned_s)s) i
     WHERE i.hung_reason IS NOT NULL
         AND (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
-        -- a worker never reaps its own jobs: it fences them itself
-        AND i.worker_id IS DISTINCT FROM %(exclude_owner)s::uuid
+        -- a worker never reaps its own jobs: it fences them itself (an operator
+        -- excludes no one: unowned jobs too, once past unowned_s)
+        AND (%(exclude_owner)s::uuid IS NULL OR i.worker_id IS DISTINCT FROM %(exclude_owner)s::uuid)
     LIMIT %(limit)s
 ),
 reaped AS (
@@ -25,9 +26,9 @@ reaped AS (
         task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count + 1 END,
         task_last_error = CASE
             WHEN r.sk_cancel_requested_at_ts IS NOT NULL AND NOT r.sk_rerun_requested
-            THEN 'skconsole.JobCancelled: cancelled by an operator while it ran; its worker '
-                || 'was gone: ' || h.hung_reason
-            ELSE 'skconsole.HungJob: ' || h.hung_reason END,
+            THEN sk_task_error('skconsole.JobCancelled',
+                'cancelled by an operator while it ran; its worker was gone: ' || h.hung_reason)
+            ELSE sk_task_error('skconsole.HungJob', h.hung_reason) END,
         task_last_error_is_recoverable = true,
         task_processing_finalized_at_ts =
             CASE WHEN NOT r.sk_rerun_requested AND (r.sk_cancel_requested_at_ts IS NOT NULL

@@ -4,7 +4,7 @@
 -- again over a complete schema and changes nothing.
 
 -- The failure-group key of an error text. The reference implementation is
--- skconsole/failures.py (error_signature); this is its SQL twin, and a test
+-- skconsole/signature.py (error_signature); this is its SQL twin, and a test
 -- checks they agree.
 --
 -- The signature reads a bounded part of the text, so a huge error costs no
@@ -47,16 +47,80 @@ BEGIN
 END;
 $$;
 
--- The line that names the error, read in the view: after the last Python
--- traceback header, the first unindented line (else the last non-blank line);
--- without a header, the first non-blank line (.NET puts "Type: message" before
--- its stack frames). At most 1,024 characters, stripped.
+-- An error stored in Stakhanovise.NET's QueuedTaskError shape, as a document;
+-- NULL for any other text. The rule of skconsole/stored_error.py (parse_json):
+-- at most 1,048,576 characters, a JSON object once leading whitespace is
+-- skipped, with "Type" or "Message" among its keys, and each of "Type",
+-- "Message" and "StackTrace" a string or null when present. Never raises: it
+-- runs in the signature trigger, on a .NET application's writes too.
+CREATE OR REPLACE FUNCTION sk_error_json(error text)
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    doc jsonb;
+BEGIN
+    IF error IS NULL OR left(ltrim(left(error, 4096), E' \t\r\n\f\x0B'), 1) <> '{'
+        OR octet_length(error) > 4 * 1048576
+        OR (octet_length(error) > 1048576 AND length(error) > 1048576) THEN
+        RETURN NULL;
+    END IF;
+    BEGIN
+        doc := error::jsonb;
+    EXCEPTION WHEN others THEN
+        RETURN NULL;
+    END;
+    IF jsonb_typeof(doc) <> 'object' OR NOT (doc ? 'Type' OR doc ? 'Message')
+        OR coalesce(jsonb_typeof(doc -> 'Type'), 'null') NOT IN ('string', 'null')
+        OR coalesce(jsonb_typeof(doc -> 'Message'), 'null') NOT IN ('string', 'null')
+        OR coalesce(jsonb_typeof(doc -> 'StackTrace'), 'null') NOT IN ('string', 'null') THEN
+        RETURN NULL;
+    END IF;
+    RETURN doc;
+END;
+$$;
+
+-- The first non-blank line of a text, stripped ('' if none).
+CREATE OR REPLACE FUNCTION sk_first_line(message text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    ws constant text := E' \t\r\n\f\x0B';
+    line text;
+BEGIN
+    FOREACH line IN ARRAY coalesce(string_to_array(message, E'\n'), '{}'::text[]) LOOP
+        line := btrim(line, ws);
+        IF line <> '' THEN
+            RETURN line;
+        END IF;
+    END LOOP;
+    RETURN '';
+END;
+$$;
+
+-- An error in the QueuedTaskError shape, as every statement of ours that writes
+-- task_last_error stores it: a .NET consumer deserialises it when it dequeues
+-- the job again, and plain text there stops its poller.
+CREATE OR REPLACE FUNCTION sk_task_error(kind text, message text, stack_trace text DEFAULT NULL)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT json_build_object('Type', kind, 'Message', message, 'StackTrace', stack_trace)::text
+$$;
+
+-- The line that names the error. For QueuedTaskError JSON: "Type: first line
+-- of Message". Otherwise read in the view: after the last Python traceback
+-- header, the first unindented line (else the last non-blank line); without a
+-- header, the first non-blank line (.NET puts "Type: message" before its stack
+-- frames). At most 1,024 characters, stripped.
 CREATE OR REPLACE FUNCTION sk_error_final_line(error text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
 DECLARE
     ws constant text := E' \t\r\n\f\x0B';
+    doc jsonb := sk_error_json(error);
     lines text[];
     n integer;
     header_at integer := 0;
@@ -65,6 +129,16 @@ DECLARE
 BEGIN
     IF error IS NULL THEN
         RETURN '';
+    END IF;
+    IF doc IS NOT NULL THEN
+        line := sk_first_line(doc ->> 'Message');
+        found := coalesce(doc ->> 'Type', '');
+        IF found <> '' AND line <> '' THEN
+            found := found || ': ' || line;
+        ELSIF found = '' THEN
+            found := line;
+        END IF;
+        RETURN rtrim(left(found, 1024), ws);
     END IF;
     lines := string_to_array(sk_error_signature_view(error), E'\n');
     n := coalesce(array_length(lines, 1), 0);
@@ -104,7 +178,7 @@ END;
 $$;
 
 -- The volatile parts of a message collapsed to placeholders, rule for rule as
--- normalize_message() in skconsole/failures.py.
+-- normalize_message() in skconsole/signature.py.
 CREATE OR REPLACE FUNCTION sk_error_normalize_message(message text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -192,11 +266,16 @@ CREATE OR REPLACE TRIGGER sk_task_results_signature_on_update
     FOR EACH ROW WHEN (NEW.task_last_error IS DISTINCT FROM OLD.task_last_error)
     EXECUTE FUNCTION sk_task_results_set_signature();
 
--- Rows failed before the trigger existed (a Stakhanovise.NET database): only
--- failed rows matter to the groups, and a later failure recomputes it anyway.
+-- Rows failed before the trigger existed (a Stakhanovise.NET database), and
+-- QueuedTaskError JSON signed before the signature read that shape (every .NET
+-- failure then signed alike): only failed rows matter to the groups, and a
+-- later failure recomputes it anyway.
 UPDATE sk_task_results_t
 SET sk_error_signature = sk_error_signature(task_last_error)
-WHERE task_status IN (4, 5, 6) AND task_last_error IS NOT NULL AND sk_error_signature IS NULL;
+WHERE task_status IN (4, 5, 6) AND task_last_error IS NOT NULL
+    AND (sk_error_signature IS NULL
+         OR (left(ltrim(left(task_last_error, 4096), E' \t\r\n\f\x0B'), 1) = '{'
+             AND sk_error_signature IS DISTINCT FROM sk_error_signature(task_last_error)));
 
 -- Failure groups, their drill-down, group selections and the failed line of
 -- the history read only this small partial index (index-only once vacuumed).

@@ -32,7 +32,8 @@ AS $$ SELECT 10.0::double precision $$;
 -- operator's reap and cancel, and the console all use. A job is hung when its owner's lease has lapsed (the owner has stopped
 -- it, or is dead), when its owner is not registered at all, or, with no owner
 -- recorded (a Stakhanovise.NET worker runs it), when it has been processing
--- for longer than unowned_after_seconds. A job over its type's timeout whose
+-- for longer than unowned_after_seconds (never, when that is NULL: a job no
+-- worker of ours claimed is not ours to judge unless an operator asks). A job over its type's timeout whose
 -- worker is alive is not hung: the worker enforces timeouts itself, and a sync
 -- handler it cannot interrupt keeps the job until it returns.
 DROP FUNCTION IF EXISTS sk_inflight_tasks(double precision, double precision, double precision);
@@ -123,6 +124,8 @@ AS $$
                     sk_seconds_text(v.cancel_age_s))
             WHEN v.hung_reason IS NULL AND v.cancel_age_s IS NOT NULL THEN
                 format('cancel requested %s ago', sk_seconds_text(v.cancel_age_s))
+            WHEN v.sk_owner_worker_id IS NULL AND unowned_after_seconds IS NULL THEN
+                'no owner recorded: another consumer (a Stakhanovise.NET one?) runs it'
             WHEN v.sk_owner_worker_id IS NULL THEN
                 format('hung after %s s without an owner', round(unowned_after_seconds::numeric))
             WHEN v.known_worker IS NULL THEN 'worker no longer registered'

@@ -25,8 +25,10 @@ from tests.conftest import ROOT, skconsole_cmd, wait_until
 from tests.support.tasks_retry import EngineThread
 
 MAPPING = {
-    "QueueTableName": "app_queue",
-    "ResultsQueueTableName": "App Results",
+    # as a .NET application writes them: unquoted, so PostgreSQL folds the first to
+    # app_queue; the second was created quoted, and is named so
+    "QueueTableName": "App_Queue",
+    "ResultsQueueTableName": '"App Results"',
     "NewTaskNotificationChannelName": "app_job_added",
     "DequeueFunctionName": "app_dequeue",
     "metrics_table": "app_metrics",

@@ -103,13 +103,20 @@ def test_inflight_without_owner_data_is_hung_after_the_unowned_limit(conn: Conn)
     assert hung.hung_reason == "no owner recorded; processing for more than 60 s"
 
 
-def test_the_hung_policy_defaults_are_the_engines() -> None:
+def test_the_operators_max_attempts_default_is_the_engines() -> None:
     from skconsole.ops.reap import DEFAULT_MAX_ATTEMPTS
-    from skconsole.worker.engine import WorkerConfig
     from skconsole.worker.registry import TaskOptions
 
-    assert HungPolicy().unowned_after_s == WorkerConfig().unowned_after
     assert TaskOptions().max_attempts == DEFAULT_MAX_ATTEMPTS
+
+
+def test_a_worker_judges_no_unowned_job_unless_told() -> None:
+    """A job with no owner recorded is a Stakhanovise.NET consumer's: the console and the
+    operator judge it by how long it runs (an hour by default), a worker never by default."""
+    from skconsole.worker.engine import WorkerConfig
+
+    assert WorkerConfig().unowned_after is None
+    assert HungPolicy().unowned_after_s == 3600.0
 
 
 # -- failure groups --------------------------------------------------------------------------

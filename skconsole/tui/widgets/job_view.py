@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from skconsole.stats import JobDetail, WorkerInfo
 from skconsole.status import JobStatus
+from skconsole.stored_error import readable_error
 from skconsole.tui.formatting import fmt_ago, printable, short_id
 
 
@@ -97,7 +98,7 @@ def job_text(job: JobDetail, owner: str) -> str:
         job.payload if job.payload is not None else "null",
         "",
         "last error:",
-        job.last_error or "-",
+        readable_error(job.last_error) if job.last_error else "-",
     ]
     return "\n".join(lines)
 
@@ -153,5 +154,7 @@ class JobView(VerticalScroll):
         text = "\n".join(f"{k.rjust(width)}  {v}" for k, v in shown)
         self.query_one("#job-fields", Static).update(Content(text))
         self.query_one("#job-payload", Static).update(Content(pretty_payload(job.payload)))
-        error = printable(job.last_error, keep_newlines=True) if job.last_error else "-"
+        error = (
+            printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else "-"
+        )
         self.query_one("#job-error", Static).update(Content(error))

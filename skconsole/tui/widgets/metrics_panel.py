@@ -1,4 +1,5 @@
-"""Panel 5: application metrics (Stakhanovise ids) summed over processes, with rates."""
+"""Panel 5: application metrics (Stakhanovise ids) over processes, with rates: sums, and
+the least minimum or greatest maximum of those kept per process."""
 
 from __future__ import annotations
 
@@ -18,7 +19,13 @@ class MetricsPanel(Panel):
     COLUMNS: ClassVar[tuple[Column[MetricRow], ...]] = (
         Column("metric", "metric", 44, flex=True, cell=lambda m, _: m.metric_id),
         Column("category", "category", 34, cell=lambda m, _: (m.category, "muted")),
-        Column("value", "value", 14, right=True, cell=lambda m, _: fmt_int(m.value)),
+        Column(
+            "value",
+            "value",
+            14,
+            right=True,
+            cell=lambda m, _: fmt_int(m.value) if m.value is not None else ("none yet", "muted"),
+        ),
         Column("rate", "rate", 12, right=True, cell=lambda m, _: fmt_rate(m.rate_per_s)),
     )
 

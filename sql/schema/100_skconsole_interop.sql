@@ -1,0 +1,33 @@
+-- skconsole's additive objects, schema version 7: living beside a
+-- Stakhanovise.NET application on one database. Additive like 020-090: a
+-- function and a trigger; every statement can run again and changes nothing.
+-- (Errors in Stakhanovise.NET's QueuedTaskError shape, sk_task_error() and
+-- sk_error_json(), are with the other error functions in 030.)
+
+-- A claim that is not ours. A .NET consumer dequeues a job by moving its
+-- result row to 2 Processing; it knows nothing of skconsole's claim columns,
+-- which may still name the skconsole worker that ran (and handed back, or
+-- failed) an earlier attempt. Judged by that worker's liveness, the job would
+-- look hung the moment the worker stopped, be reaped while it runs, and an
+-- earlier attempt's late writer would pass the fence. Every claim of ours
+-- takes a new sk_claim_id; a move into 2 that keeps the old one is someone
+-- else's claim, and it clears ours: the job is then unowned (judged only by
+-- how long it has been processing, and reaped only when asked: see
+-- sk_inflight_tasks()). The WHEN clause is all a claim of ours costs.
+CREATE OR REPLACE FUNCTION sk_task_results_foreign_claim()
+RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    NEW.sk_owner_worker_id := NULL;
+    NEW.sk_claim_id := NULL;
+    NEW.sk_cancel_requested_at_ts := NULL;
+    RETURN NEW;
+END;
+$$;
+
+CREATE OR REPLACE TRIGGER sk_task_results_foreign_claim
+    BEFORE UPDATE OF task_status ON sk_task_results_t
+    FOR EACH ROW WHEN (NEW.task_status = 2 AND OLD.task_status <> 2
+        AND NEW.sk_claim_id IS NOT DISTINCT FROM OLD.sk_claim_id)
+    EXECUTE FUNCTION sk_task_results_foreign_claim();
