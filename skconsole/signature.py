@@ -144,17 +144,19 @@ def final_exception_line(error: str | bytes | None) -> str:
 def read_error(error: str | None) -> StoredError | None:
     """A stored error in either shape: QueuedTaskError JSON as it is; a plain text
     (written before schema 7, or by hand) split at its naming line into type and
-    message, the whole text kept as its stack trace. None for no error."""
+    message, the whole text kept as its stack trace when it holds more than that
+    line. None for no error."""
     if error is None or not error.strip(_WS):
         return None
     parsed = parse_json(error)
     if parsed is not None:
         return parsed
     line = final_exception_line(error)
+    stack = error if error.strip(_WS) != line else None  # more than the naming line
     typed = _TYPE_LINE.fullmatch(line)
     if typed is not None:
-        return StoredError(typed.group(1), typed.group(2), error)
-    return StoredError("", line, error)
+        return StoredError(typed.group(1), typed.group(2), stack)
+    return StoredError("", line, stack)
 
 
 def normalize_message(message: str) -> str:

@@ -175,7 +175,7 @@ class Executor:
                 run,
                 started,
                 StoredError(
-                    "skconsole.UnknownTaskType", f"no handler for task type {job.task_type!r}"
+                    "UnknownTaskType", f"no handler for task type {job.task_type!r}"
                 ),
             )
         try:
@@ -190,7 +190,7 @@ class Executor:
                 run,
                 started,
                 StoredError(
-                    "skconsole.InvalidPayload",
+                    "InvalidPayload",
                     f"payload is {reason}: {(job.payload or '')[:200]!r}",
                 ),
             )

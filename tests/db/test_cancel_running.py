@@ -18,7 +18,9 @@ from skconsole import JobCancelled, ops
 from skconsole.db.connect import Database
 from skconsole.ops import Selection
 from skconsole.producer import Producer
+from skconsole.signature import final_exception_line
 from skconsole.status import JobStatus
+from skconsole.stored_error import readable_error
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
@@ -126,7 +128,9 @@ def test_an_async_job_cancelled_while_running_ends_cancelled_within_2s_and_saw_c
         assert result.details["still_running"] == []
     row = result_row(conn, task_id)
     assert (row["task_status"], row["queued"], row["finalized"]) == (7, 0, True)
-    assert row["task_last_error"].startswith("skconsole.JobCancelled: cancelled by an operator")
+    assert final_exception_line(row["task_last_error"]).startswith(
+        "skconsole.JobCancelled: cancelled by an operator"
+    )
     assert seen[str(task_id)] == ["started", "CancelledError"]
 
 
@@ -140,7 +144,7 @@ def test_a_sync_handler_that_returns_when_it_sees_ctx_cancelled_ends_cancelled(
     assert seen[str(task_id)] == ["started", "cancelled"]
     row = result_row(conn, task_id)
     assert (row["task_status"], row["queued"]) == (7, 0)
-    assert "it returned after the cancel" in row["task_last_error"]
+    assert "it returned after the cancel" in readable_error(row["task_last_error"])
 
 
 def test_a_sync_handler_calling_raise_if_cancelled_ends_cancelled_not_failed(
@@ -170,8 +174,8 @@ def test_a_handler_that_ignores_the_cancel_is_reported_still_running_then_ends_c
         wait_until(lambda: status_of(conn, task_id) == 7, timeout=15)
     row = result_row(conn, task_id)
     assert (row["task_status"], row["sk_attempt"], row["queued"]) == (7, 1, 0)
-    assert "failed after the cancel" in row["task_last_error"]
-    assert "failed on its own" in row["task_last_error"]
+    assert "failed after the cancel" in readable_error(row["task_last_error"])
+    assert "failed on its own" in readable_error(row["task_last_error"])
 
 
 def test_the_inflight_view_says_cancel_requested_still_running_past_the_deadline(
@@ -260,7 +264,7 @@ def test_a_running_job_whose_worker_is_gone_is_cancelled_at_once(conn: Conn) -> 
     assert result.details["cancelled_gone"] == 1
     row = result_row(conn, task_id)
     assert (row["task_status"], row["queued"], row["finalized"]) == (7, 0, True)
-    assert "its worker was gone" in row["task_last_error"]
+    assert "its worker was gone" in readable_error(row["task_last_error"])
     assert "at once: their worker was gone" in ops.CANCEL.summary(result.details)
 
 
@@ -308,7 +312,7 @@ def test_an_attempt_that_ends_before_the_worker_hears_of_the_cancel_still_ends_c
     assert [r[0] for r in written] == [task_id]
     row = result_row(conn, task_id)
     assert (row["task_status"], row["queued"], row["finalized"]) == (7, 0, True)
-    assert row["task_last_error"].startswith("skconsole.JobCancelled")
+    assert final_exception_line(row["task_last_error"]).startswith("skconsole.JobCancelled")
 
 
 def test_a_hung_job_with_a_pending_cancel_is_reaped_as_cancelled_not_reposted(conn: Conn) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -18,7 +19,9 @@ from skconsole.signature import (
     final_exception_line,
     signature_view,
 )
+from skconsole.stored_error import JSON_LIMIT, StoredError, parse_json
 from tests.unit.test_signature import AROUND_BOUNDS
+from tests.unit.test_stored_error import JSON_SAMPLES
 
 Conn = psycopg.Connection[Any]
 MB = 1024 * 1024
@@ -226,6 +229,53 @@ def test_writing_an_error_fills_the_signature_column(conn: Conn) -> None:
     assert got == (error_signature(DOTNET),)
 
 
+# -- QueuedTaskError JSON: the same texts read as the shape, the same naming line ----------
+def test_sql_reads_the_same_texts_as_queued_task_error_json(conn: Conn) -> None:
+    for text in JSON_SAMPLES:
+        row = conn.execute("SELECT sk_error_json(%s) IS NOT NULL", (text,)).fetchone()
+        assert row == (parse_json(text) is not None,), text
+        _sql_agrees(conn, text)
+
+
+_JSON_TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=60)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kind=st.one_of(st.none(), _JSON_TEXT, st.sampled_from(["System.ArgumentException", "E"])),
+    message=st.one_of(
+        st.none(),
+        _JSON_TEXT,
+        st.lists(_PIECES.filter(lambda p: p not in ("\x00", "\udcff")), max_size=12).map("".join),
+    ),
+    stack=st.one_of(st.none(), _JSON_TEXT),
+    ascii_only=st.booleans(),
+)
+def test_sql_agrees_with_python_on_generated_json_errors(
+    conn: Conn, kind: str | None, message: str | None, stack: str | None, ascii_only: bool
+) -> None:
+    doc = {"Type": kind, "Message": message, "StackTrace": stack}
+    text = json.dumps(doc, ensure_ascii=ascii_only)
+    _sql_agrees(conn, text)
+
+
+def test_a_json_error_over_the_limit_is_read_as_text_alike(conn: Conn) -> None:
+    text = json.dumps({"Type": "E", "Message": "x " * (JSON_LIMIT // 2)})
+    row = conn.execute("SELECT sk_error_json(%s) IS NULL", (text,)).fetchone()
+    assert row == (True,)
+    _sql_agrees(conn, text)
+
+
+def test_every_error_written_in_sql_is_queued_task_error_json(conn: Conn) -> None:
+    row = conn.execute(
+        "SELECT sk_task_error('skconsole.HungJob', 'worker gone: \"x\"\n', NULL)"
+    ).fetchone()
+    assert row is not None
+    assert parse_json(row[0]) == StoredError("skconsole.HungJob", 'worker gone: "x"\n', None)
+
+
 # -- long and huge texts: the bounded definition is the same in SQL ------------------------
 def _sql_agrees(conn: Conn, text: str) -> None:
     """SQL's view, naming line and signature of ``text`` are Python's."""
@@ -308,4 +358,7 @@ def test_a_40_mb_error_is_written_well_within_the_statement_timeout(conn: Conn) 
         (task_id,),
     ).fetchone()
     assert line is not None and line[0] == final_exception_line(huge_line + " again")
-    assert line[0].startswith("InvalidPayload: cannot store {") and len(line[0]) <= LINE_LIMIT
+    assert (
+        final_exception_line(line[0]).startswith("InvalidPayload: cannot store {")
+        and len(line[0]) <= LINE_LIMIT
+    )

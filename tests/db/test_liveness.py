@@ -16,6 +16,7 @@ import pytest
 
 from skconsole import ops, stats
 from skconsole.db.schema import LOCK_CLASS
+from skconsole.signature import final_exception_line
 
 from .test_ops import add_job
 
@@ -231,7 +232,9 @@ def test_the_operators_reap_re_posts_a_job_whose_workers_lease_lapsed(conn: Conn
         (job,),
     ).fetchone()
     assert (status, errors) == (4, 1)
-    assert error.startswith("skconsole.HungJob: worker gone (host-a pid 42): no heartbeat for 15")
+    assert final_exception_line(error).startswith(
+        "skconsole.HungJob: worker gone (host-a pid 42): no heartbeat for 15"
+    )
 
 
 def test_the_in_flight_read_model_says_what_it_knows(conn: Conn) -> None:

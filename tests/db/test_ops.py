@@ -16,7 +16,7 @@ import pytest
 from skconsole import ops
 from skconsole.errors import ConfigError
 from skconsole.ops import Actor, Selection
-from skconsole.signature import error_signature
+from skconsole.signature import error_signature, final_exception_line
 from skconsole.stats import group_id
 
 Conn = psycopg.Connection[Any]
@@ -444,7 +444,10 @@ def test_reap_re_posts_a_job_whose_worker_is_gone_and_says_why(conn: Conn) -> No
     row = conn.execute(
         "SELECT task_status, task_last_error FROM sk_task_results_t WHERE task_id = %s", (job,)
     ).fetchone()
-    assert row == (4, "skconsole.HungJob: worker gone (no longer registered)")
+    assert (row[0], final_exception_line(row[1])) == (
+        4,
+        "skconsole.HungJob: worker gone (no longer registered)",
+    )
     assert queue_row(conn, job) == (5, True)
 
 

@@ -11,6 +11,7 @@ import psycopg
 from skconsole.db.connect import Database
 from skconsole.errors import FatalTaskError
 from skconsole.producer import Producer
+from skconsole.stored_error import readable_error
 from skconsole.worker.jobs import Claimed, Ending, Outcome
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from skconsole.worker.results import children_params
@@ -162,8 +163,8 @@ def test_a_return_value_that_is_not_json_fails_the_stage_and_posts_nothing(
         wait_until(lambda: settled(conn), timeout=30)
     row = rows(conn, "task_id = %s", (parent,))[0]
     assert row["task_status"] == 5
-    assert "skconsole.PipelineError" in row["task_last_error"]
-    assert "'orders.ship'" in row["task_last_error"]
+    assert "skconsole.PipelineError" in readable_error(row["task_last_error"])
+    assert "'orders.ship'" in readable_error(row["task_last_error"])
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []
 
 
@@ -207,5 +208,5 @@ def test_a_job_may_not_post_more_than_the_cap(db: Database, conn: Conn) -> None:
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: rows(conn, "task_id = %s", (parent,))[0]["task_status"] == 5, 30)
     row = rows(conn, "task_id = %s", (parent,))[0]
-    assert "at most 1000 jobs with ctx.post" in row["task_last_error"]
+    assert "at most 1000 jobs with ctx.post" in readable_error(row["task_last_error"])
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []

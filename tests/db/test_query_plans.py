@@ -25,7 +25,7 @@ from skconsole.worker.results import FINISH_SETTINGS, children_params
 
 ROWS = 20_000
 BATCH = 200
-STATUS_INDEXES = ("idx_sk_task_results_processing", "idx_task_results_task_status")
+STATUS_INDEXES = ("idx_sk_task_results_processing", "idx_sk_task_results_t_task_status")
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def _plans(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) ->
 
 
 def _assert_by_primary_key_in_one_pass(plan: str) -> None:
-    assert "pk_task_results_task_id" in plan, plan
+    assert "pk_sk_task_results_t" in plan, plan
     assert "Nested Loop" not in plan, plan  # pairs each result with each id: quadratic
     for index in STATUS_INDEXES:
         assert index not in plan, plan
@@ -157,7 +157,7 @@ def test_reaping_computes_the_verdict_once_and_looks_hung_jobs_up_by_primary_key
 
     assert "CTE hung" in plan, plan  # materialized: computed once
     update = plan[plan.index("Update on sk_task_results_t") : plan.index("CTE q")]
-    assert "Index Scan using pk_task_results_task_id" in update, plan
+    assert "Index Scan using pk_sk_task_results_t" in update, plan
     assert "idx_sk_task_results_processing" not in update, plan
 
 
@@ -193,7 +193,7 @@ def _assert_walks_each_types_claim_order(plan: str) -> None:
     # the per-type head comes from the type-led index, read in order and stopped early
     assert "idx_sk_tasks_queue_type_claim_order" in plan, plan
     # not Stakhanovise's (priority, ...) index walked through every row for each type
-    assert "idx_tasks_queue_sort_index" not in plan, plan
+    assert "idx_sk_tasks_queue_t_sort_index" not in plan, plan
     # not all of a type's rows read and sorted
     assert "Bitmap Heap Scan on sk_tasks_queue_t" not in plan, plan
     assert "Seq Scan on sk_tasks_queue_t" not in plan, plan
@@ -243,4 +243,4 @@ def test_a_post_finds_a_keyed_jobs_result_row_by_primary_key(
     conn.execute("RESET plan_cache_mode")
 
     assert "Seq Scan on sk_task_results_t" not in plan, plan
-    assert "pk_task_results_task_id" in plan, plan
+    assert "pk_sk_task_results_t" in plan, plan

@@ -16,6 +16,8 @@ from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
+from skconsole.signature import final_exception_line
+from skconsole.stored_error import readable_error
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until
@@ -122,7 +124,7 @@ def test_a_job_that_keeps_failing_is_faulted_after_max_attempts(
     assert r["sk_attempt"] == max_attempts
     assert r["task_processing_finalized_at_ts"] is not None
     assert r["task_last_error_is_recoverable"] is True
-    assert "ValueError: cannot parse amount" in r["task_last_error"]
+    assert "ValueError: cannot parse amount" in readable_error(r["task_last_error"])
     assert not in_queue(conn, task_id)
 
 
@@ -138,7 +140,7 @@ def test_a_fatal_task_error_ends_the_job_at_once_without_retry(
     assert r["task_error_count"] == 1
     assert r["task_last_error_is_recoverable"] is False
     assert r["task_processing_finalized_at_ts"] is not None
-    assert "FatalTaskError: recipient address is invalid" in r["task_last_error"]
+    assert "FatalTaskError: recipient address is invalid" in readable_error(r["task_last_error"])
     assert not in_queue(conn, task_id)
 
 
@@ -151,8 +153,8 @@ def test_a_handler_that_exceeds_its_timeout_fails_recoverably_with_a_timeout_err
         wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
 
     r = result_row(conn, task_id)
-    assert r["task_last_error"].startswith("TimeoutError")
-    assert "timeout of 0.2s" in r["task_last_error"]
+    assert final_exception_line(r["task_last_error"]).startswith("TimeoutError")
+    assert "timeout of 0.2s" in readable_error(r["task_last_error"])
     assert r["task_last_error_is_recoverable"] is True
     assert r["task_error_count"] == 1
     assert in_queue(conn, task_id)
@@ -170,9 +172,9 @@ def test_an_invalid_json_payload_fails_the_job_fatally_and_the_worker_carries_on
         assert worker.alive
 
     r = result_row(conn, bad)
-    assert r["task_last_error"].startswith("InvalidPayload")
-    assert "not json{" in r["task_last_error"]
-    assert "Traceback" not in r["task_last_error"]
+    assert final_exception_line(r["task_last_error"]).startswith("InvalidPayload")
+    assert "not json{" in readable_error(r["task_last_error"])
+    assert "Traceback" not in readable_error(r["task_last_error"])
     assert r["task_last_error_is_recoverable"] is False
     assert r["task_error_count"] == 1
     assert not in_queue(conn, bad)

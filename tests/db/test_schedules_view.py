@@ -363,5 +363,5 @@ def test_the_latest_job_is_looked_up_by_primary_key_on_a_big_results_table(conn:
 
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query("schedules")))
 
-    assert "pk_task_results_task_id" in plan
+    assert "pk_sk_task_results_t" in plan
     assert "Seq Scan on sk_task_results_t" not in plan

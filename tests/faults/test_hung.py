@@ -23,6 +23,8 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
+from skconsole.signature import final_exception_line
+from skconsole.stored_error import readable_error
 from tests.conftest import wait_until
 from tests.support.tasks_faults import HANG_ATTEMPTS, completions
 
@@ -95,8 +97,12 @@ def test_handler_over_its_timeout_is_failed_by_its_own_worker(
         r = _row(conn, task_id)
         assert r["task_status"] == 5, r
         assert r["task_error_count"] == HANG_ATTEMPTS, r
-        assert r["task_last_error"].startswith("TimeoutError: job exceeded its timeout of 1s"), r
-        assert "HungJob" not in r["task_last_error"], "failed by the worker, not by a reaper"
+        assert final_exception_line(r["task_last_error"]).startswith(
+            "TimeoutError: job exceeded its timeout of 1s"
+        ), r
+        assert "HungJob" not in readable_error(r["task_last_error"]), (
+            "failed by the worker, not by a reaper"
+        )
         assert r["task_last_error_is_recoverable"] is True
         assert r["queued"] == 0
     assert completions(log_dir) == {}
@@ -130,7 +136,9 @@ def test_timed_out_sync_handlers_do_not_make_later_jobs_time_out_unstarted(
     )
     for i in stuck:
         s = _row(conn, i)
-        assert s["task_status"] == 5 and s["task_last_error"].startswith("TimeoutError"), s
+        assert s["task_status"] == 5 and final_exception_line(s["task_last_error"]).startswith(
+            "TimeoutError"
+        ), s
     assert r["task_status"] == 3, (
         "a job failed without ever running: its timeout ran out while it waited for a thread still "
         f"held by a timed-out sync handler: {r['task_last_error']!r}"
@@ -159,7 +167,10 @@ def test_reaper_reposts_job_of_unregistered_worker(
     r = _row(conn, task_id)
     assert r["task_status"] == 4, r
     assert r["task_error_count"] == 1
-    assert r["task_last_error"] == "skconsole.HungJob: worker gone (no longer registered)"
+    assert (
+        final_exception_line(r["task_last_error"])
+        == "skconsole.HungJob: worker gone (no longer registered)"
+    )
     assert r["task_last_error_is_recoverable"] is True
     assert r["queued"] == 1, "re-posted to the queue"
     assert completions(log_dir) == {}
@@ -168,7 +179,7 @@ def test_reaper_reposts_job_of_unregistered_worker(
     wait_until(lambda: _row(conn, task_id)["task_status"] == 3, timeout=60)
     r = _row(conn, task_id)
     assert r["task_error_count"] == 1
-    assert r["task_last_error"].startswith("skconsole.HungJob: worker gone")
+    assert final_exception_line(r["task_last_error"]).startswith("skconsole.HungJob: worker gone")
     assert r["sk_attempt"] == 2
     assert r["sk_owner_worker_id"] not in (None, ghost)
     assert r["queued"] == 0
@@ -176,13 +187,14 @@ def test_reaper_reposts_job_of_unregistered_worker(
     assert w.poll() is None, w.drain.tail()
 
 
-def test_unowned_job_is_not_reaped_while_younger_than_threshold(
+def test_a_worker_reaps_an_unowned_job_only_when_told_and_past_the_threshold(
     db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
 ) -> None:
     """A 2 Processing row with NULL owner is what a Stakhanovise.NET worker leaves
-    while it runs a job: it must not be reaped before the unowned threshold
-    (3600 s by default). One older than the threshold is reaped, and an
-    unregistered owner's job in the same table proves the reaper did run."""
+    while it runs a job: a worker never reaps it by default (a claim it did not make
+    is not its to judge), and with --reap-unowned-after only once it is older than
+    that. An unregistered owner's job in the same table proves each reap round ran:
+    one round judges every in-flight job."""
     _pause(conn, "ok", True)
     young = _insert_processing(conn, "ok", None, started_ago_s=5)
     old = _insert_processing(conn, "ok", None, started_ago_s=7200)
@@ -196,14 +208,25 @@ def test_unowned_job_is_not_reaped_while_younger_than_threshold(
     assert verdicts[ghost_job] == "worker gone (no longer registered)"
     strict = dict(conn.execute("SELECT task_id, hung_reason FROM sk_inflight_tasks(1)").fetchall())
     assert strict[young] == "no owner recorded; processing for more than 1 s"
+    never = dict(
+        conn.execute("SELECT task_id, hung_reason FROM sk_inflight_tasks(NULL)").fetchall()
+    )
+    assert never[old] is None
 
-    w = spawn("--concurrency", "2")
+    by_default = spawn("--concurrency", "2")
+    wait_until(lambda: _row(conn, ghost_job)["task_status"] == 4, timeout=60)
+    assert _row(conn, old)["task_status"] == 2, "reaped by a worker not told to"
+    by_default.terminate()
+    by_default.wait(30)
+
+    second_ghost = _insert_processing(conn, "ok", uuid.uuid4(), started_ago_s=1)
+    w = spawn("--concurrency", "2", "--reap-unowned-after", "1h")
     wait_until(
-        lambda: _row(conn, old)["task_status"] == 4 and _row(conn, ghost_job)["task_status"] == 4,
+        lambda: (
+            _row(conn, old)["task_status"] == 4 and _row(conn, second_ghost)["task_status"] == 4
+        ),
         timeout=60,
     )
-    # the reaper runs every 2 s: let it run a few more times
-    time.sleep(5)
     r = _row(conn, young)
     assert r["task_status"] == 2, r
     assert r["sk_owner_worker_id"] is None
@@ -212,7 +235,7 @@ def test_unowned_job_is_not_reaped_while_younger_than_threshold(
     assert r["queued"] == 0
     o = _row(conn, old)
     assert (
-        o["task_last_error"]
+        final_exception_line(o["task_last_error"])
         == "skconsole.HungJob: no owner recorded; processing for more than 3600 s"
     )
     assert o["queued"] == 1

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
+from skconsole.signature import final_exception_line
 from tests.support.tasks_faults import (
     all_final,
     completions,
@@ -118,7 +119,7 @@ def test_a_cancelled_error_raised_by_a_handler_is_a_failure_not_a_hand_back(
 
     assert (status, errors) == (5, 3)
     assert attempts == (3,)
-    assert last_error.startswith("skconsole.HandlerCancelled"), last_error
+    assert final_exception_line(last_error).startswith("skconsole.HandlerCancelled"), last_error
 
 
 def test_a_huge_error_is_stored_capped_and_does_not_hold_up_other_results(
@@ -173,7 +174,7 @@ def test_a_sync_handler_past_its_timeout_holds_its_job_until_its_thread_returns(
     assert (status, errors) == (5, 2)
     assert len(runs) == 2
     assert overlaps(runs) == [], runs
-    assert last_error.startswith(
+    assert final_exception_line(last_error).startswith(
         "TimeoutError: job exceeded its timeout of 1s; a sync handler cannot be interrupted: "
         "it returned "
     ), last_error

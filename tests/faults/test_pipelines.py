@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 
 from skconsole.producer import Job, Producer
+from skconsole.signature import final_exception_line
 from tests.support.tasks_faults import (
     Execution,
     OutputDrain,
@@ -154,7 +155,9 @@ def _check_reruns(
     for task_id, errors, last_error, attempt in rows:
         if task_id in held:
             assert errors == 1 and attempt == 2, (task_id, errors, attempt, last_error)
-            assert last_error.startswith("skconsole.HungJob: worker gone"), last_error
+            assert final_exception_line(last_error).startswith("skconsole.HungJob: worker gone"), (
+                last_error
+            )
             assert f"pid {victim_pid})" in last_error, last_error
         else:
             assert (errors, last_error, attempt) == (0, None, 1), (task_id, errors, last_error)

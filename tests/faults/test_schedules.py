@@ -28,6 +28,7 @@ from typing import Any
 import psycopg
 
 from skconsole.schedule import TICK_NAMESPACE
+from skconsole.signature import final_exception_line
 from tests.support.tasks_faults import (
     Execution,
     OutputDrain,
@@ -441,7 +442,9 @@ def test_worker_sigkilled_running_a_tick_job_runs_it_again_once_after_its_lease(
         "SELECT task_error_count, task_last_error FROM sk_task_results_t WHERE task_id = %s",
         (job_id,),
     ).fetchone()  # type: ignore[misc]
-    assert errors == 1 and last_error.startswith("skconsole.HungJob: worker gone"), last_error
+    assert errors == 1 and final_exception_line(last_error).startswith(
+        "skconsole.HungJob: worker gone"
+    ), last_error
     print(
         f"\nkilled pid {victim.pid} running tick {tick.time()}'s job; run again"
         f" {second.started - killed_at:.1f} s later; {len(jobs)} ticks, each posted once"

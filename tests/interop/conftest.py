@@ -91,9 +91,7 @@ class Workers:
 
     def start(self, dsn: str, *args: str) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
-            skconsole_cmd(
-                "--dsn", dsn, "worker", "--tasks", "tests.interop.tasks_interop", *args
-            ),
+            skconsole_cmd("--dsn", dsn, "worker", "--tasks", "tests.interop.tasks_interop", *args),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -55,6 +55,17 @@ FAULT_ERROR_THRESHOLD = 5
 UNPROCESSED, PROCESSING, PROCESSED, ERROR, FAULTED, FATAL, CANCELLED = 1, 2, 3, 4, 5, 6, 7
 
 
+#: NetMapping's fields as appsettings keys (what a ``{"QueuedTaskMapping": {...}}`` holds)
+SETTINGS_KEYS = {
+    "queue_table": "QueueTableName",
+    "results_table": "ResultsQueueTableName",
+    "execution_time_stats_table": "ExecutionTimeStatsTableName",
+    "dequeue_function": "DequeueFunctionName",
+    "metrics_table": "MetricsTableName",
+    "channel": "NewTaskNotificationChannelName",
+}
+
+
 # -- names ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class NetMapping:
@@ -71,25 +82,15 @@ class NetMapping:
     metrics_table: str = "sk_metrics_t"
     channel: str = "sk_task_queue_item_added"
 
-    #: appsettings keys, as a ``{"QueuedTaskMapping": {...}}`` section names them
-    SETTINGS_KEYS = {
-        "queue_table": "QueueTableName",
-        "results_table": "ResultsQueueTableName",
-        "execution_time_stats_table": "ExecutionTimeStatsTableName",
-        "dequeue_function": "DequeueFunctionName",
-        "metrics_table": "MetricsTableName",
-        "channel": "NewTaskNotificationChannelName",
-    }
-
     @classmethod
     def from_settings(cls, settings: Mapping[str, str]) -> NetMapping:
         """From appsettings keys (``QueueTableName``, ...); missing keys keep the default."""
-        ours = {v: k for k, v in cls.SETTINGS_KEYS.items()}
+        ours = {v: k for k, v in SETTINGS_KEYS.items()}
         return cls(**{ours[k]: v for k, v in settings.items()})
 
     def settings(self) -> dict[str, str]:
         """This mapping as appsettings keys (what a ``--mapping`` file holds)."""
-        return {key: getattr(self, name) for name, key in self.SETTINGS_KEYS.items()}
+        return {key: getattr(self, name) for name, key in SETTINGS_KEYS.items()}
 
     def substitute(self, text: str) -> str:
         """``text`` written with the default names, as Stakhanovise.NET rewrites its
@@ -278,7 +279,7 @@ def parse_payload(text: str | None, known_types: Callable[[str, str], bool]) -> 
         raise NetDeserializationError(
             f"Newtonsoft.Json.JsonReaderException: the payload is not JSON: {exc}"
         ) from None
-    if not isinstance(value, dict):
+    if not isinstance(value, dict):  # null, a scalar or an array: untyped, as it is
         return NetPayload(None, None, {"value": value})
     first = next(iter(value), None)
     if first != "$type":  # metadata is only read as the first property
@@ -295,7 +296,7 @@ def parse_payload(text: str | None, known_types: Callable[[str, str], bool]) -> 
 
 
 # -- what executors raise ------------------------------------------------------------------
-class NetException(Exception):  # noqa: N818 (named for the .NET exceptions it stands for)
+class NetException(Exception):
     """A .NET exception thrown by an executor: stored as ``QueuedTaskError`` JSON."""
 
     def __init__(
@@ -326,7 +327,7 @@ class NetException(Exception):  # noqa: N818 (named for the .NET exceptions it s
         )
 
 
-class NetCancelled(Exception):  # noqa: N818
+class NetCancelled(Exception):
     """The executor observed a cancellation: the job ends 7 Cancelled."""
 
 
@@ -348,6 +349,8 @@ class DequeuedTask:
     #: as stored, for a retry's re-post
     payload_text: str | None = None
     priority: int = 0
+    #: the consumer's CancellationToken: set when it stops
+    cancellation: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -580,9 +583,7 @@ class DotNetApp:
         started = time.monotonic()
         with self._connect() as conn:
             row = conn.execute(
-                self._sql(
-                    "SELECT tq.* FROM {dequeue}(%s::varchar[], '{{}}'::uuid[], %s) tq"
-                ),
+                self._sql("SELECT tq.* FROM {dequeue}(%s::varchar[], '{{}}'::uuid[], %s) tq"),
                 (list(self.executors), datetime.now(UTC)),
             ).fetchone()
             if row is None:
@@ -610,6 +611,7 @@ class DotNetApp:
                 last_error=parse_queued_task_error(result["task_last_error"]),
                 payload_text=result["task_payload"],
                 priority=int(result["task_priority"]),
+                cancellation=self._stop,
             )
             conn.commit()
         self.metrics.add("queue-consumer@dequeue-count")
@@ -770,7 +772,7 @@ class DotNetApp:
 
     @property
     def polls(self) -> int:
-        """Dequeue attempts of the background consumer so far (it is alive while this grows)."""
+        """Dequeue attempts the background consumer has completed (it is alive while this grows)."""
         return self._polls
 
     def start(self, threads: int = 1) -> DotNetApp:
@@ -821,8 +823,6 @@ class DotNetApp:
 
     def _poll(self) -> None:
         while not self._stop.is_set():
-            with self._polls_lock:
-                self._polls += 1
             try:
                 ran = self.run_one()
             except BaseException as exc:  # what a .NET poller dies of: it stops
@@ -831,6 +831,9 @@ class DotNetApp:
                 self._stop.set()
                 self._wake.set()
                 return
+            finally:
+                with self._polls_lock:
+                    self._polls += 1
             if ran is None:
                 self._wake.wait(self.poll_interval)
                 self._wake.clear()
@@ -862,5 +865,9 @@ class Gate:
 
     def __call__(self, task: DequeuedTask) -> None:
         self.started.set()
-        if not self.release.wait(self.timeout):
-            raise NetException("System.TimeoutException", "the gate was never released")
+        deadline = time.monotonic() + self.timeout
+        while not self.release.wait(0.05):
+            if task.cancellation.is_set():
+                raise NetCancelled()
+            if time.monotonic() > deadline:
+                raise NetException("System.TimeoutException", "the gate was never released")

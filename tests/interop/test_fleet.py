@@ -64,8 +64,7 @@ def test_a_mixed_fleet_runs_every_job_exactly_once(
             ]
         ).ids
     procs = [
-        workers.start(net_db, "--burst", "--concurrency", "4", "--poll", "0.1s")
-        for _ in range(2)
+        workers.start(net_db, "--burst", "--concurrency", "4", "--poll", "0.1s") for _ in range(2)
     ]
     app.start(threads=2)
 
@@ -152,8 +151,10 @@ def test_a_dotnet_consumer_runs_the_retries_of_jobs_skconsole_failed(
 
     app.start()
     wait_for(
-        lambda: app.crashed is not None
-        or all(result_row(net_db, t)["task_status"] == PROCESSED for t in retried),
+        lambda: (
+            app.crashed is not None
+            or all(result_row(net_db, t)["task_status"] == PROCESSED for t in retried)
+        ),
         "the retries processed by .NET",
     )
     assert app.crashed is None, f"the .NET consumer crashed: {app.crashed!r}"
@@ -172,12 +173,17 @@ def test_every_error_skconsole_stores_is_queued_task_error_json(
     net_db: str, net_apps: Callable[..., DotNetApp]
 ) -> None:
     """Each error a skconsole worker stored (handler exception, timeout, fatal) reads as
-    .NET's QueuedTaskError: a JSON object with the exception's type, its message and
-    the Python traceback as the stack trace."""
+    .NET's QueuedTaskError: a JSON object with the exception's type and its message,
+    and for a handler's exception the Python traceback as the stack trace (today:
+    the plain-text traceback, which Newtonsoft cannot read)."""
     app = net_apps(net_db)
     ids = fail_in_skconsole(net_db, app)
 
-    expected_type = {"raise": "LedgerUnavailable", "timeout": "TimeoutError", "fatal": "FatalTaskError"}
+    expected_type = {
+        "raise": "LedgerUnavailable",
+        "timeout": "TimeoutError",
+        "fatal": "FatalTaskError",
+    }
     unreadable: dict[str, Any] = {}
     for mode, task_ids in ids.items():
         for task_id in task_ids:
@@ -189,5 +195,6 @@ def test_every_error_skconsole_stores_is_queued_task_error_json(
                 continue
             assert error is not None and error.type and error.message, (mode, text)
             assert error.type.endswith(expected_type[mode]), (mode, error.type)
-            assert error.stack_trace, (mode, text)
+            if mode != "timeout":  # the engine's timeout has no traceback of its own
+                assert error.stack_trace and "Traceback" in error.stack_trace, (mode, text)
     assert unreadable == {}

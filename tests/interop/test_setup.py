@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import select_only_role
 from tests.interop.conftest import cli_json, skconsole_setup
-from tests.interop.dotnet_app import DotNetApp, DequeuedTask, NetException
+from tests.interop.dotnet_app import DequeuedTask, DotNetApp, NetException
 from tests.interop.tasks_interop import ASSEMBLY, CHARGE_CARD
 
 pytestmark = pytest.mark.interop

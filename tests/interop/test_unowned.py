@@ -160,10 +160,12 @@ def test_a_job_skconsole_handed_back_then_dotnet_took_is_not_skconsoles(
     # fast-forward below sends none, so the .NET consumer is the one that takes it
     worker = workers.start(net_db, "--lease", "5s", "--poll", "1h", "--types", SEND_REMINDER)
     wait_for(
-        lambda: (lambda r: (r["task_status"], r["sk_snooze_count"], r["queued"]))(
-            result_row(net_db, task_id)
-        )
-        == (1, 1, True),
+        lambda: (
+            (lambda r: (r["task_status"], r["sk_snooze_count"], r["queued"]))(
+                result_row(net_db, task_id)
+            )
+            == (1, 1, True)
+        ),
         "the job snoozed by the skconsole worker",
     )
     with psycopg.connect(net_db, autocommit=True) as c:  # the snooze is over
@@ -183,7 +185,8 @@ def test_a_job_skconsole_handed_back_then_dotnet_took_is_not_skconsoles(
     assert entry["state"] != "hung", words
     assert not any(w in words.lower() for w in ("stopped", "gone")), words
 
-    run_skconsole(net_db, "reap", "--yes", "--json")
+    reaped = run_skconsole(net_db, "reap", "--yes", "--json")
+    assert reaped.returncode == 0, reaped.stderr
     row = result_row(net_db, task_id)
     assert (row["task_status"], row["queued"]) == (PROCESSING, False), row["task_last_error"]
 

@@ -10,6 +10,7 @@ from textual.widgets import Button
 
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
+from skconsole.signature import final_exception_line
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
@@ -258,7 +259,9 @@ async def test_reap_hung_jobs_of_a_crashed_worker(
         await until(pilot, lambda: any(m.startswith("Reaped 2") for m in notices(app)))
     assert statuses(conn, "demo.hang") == {4: 2}
     errors = conn.execute("SELECT task_last_error FROM sk_task_results_t").fetchall()
-    assert all(e[0].startswith("skconsole.HungJob: worker gone") for e in errors)
+    assert all(
+        final_exception_line(e[0]).startswith("skconsole.HungJob: worker gone") for e in errors
+    )
 
 
 async def test_cancel_a_running_job_from_the_inflight_panel(

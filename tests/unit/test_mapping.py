@@ -38,11 +38,16 @@ def test_table_names_become_quoted_identifiers() -> None:
 
 def test_unquoted_names_fold_to_lower_case_as_postgresql_reads_them() -> None:
     mapping = TableMapping.from_dict(
-        {"QueueTableName": "Billing_sk_tasks_queue_t", "NewTaskNotificationChannelName": "Billing_Chan"}
+        {
+            "QueueTableName": "Billing_sk_tasks_queue_t",
+            "NewTaskNotificationChannelName": "Billing_Chan",
+        }
     )
     assert mapping.table("sk_tasks_queue_t") == "billing_sk_tasks_queue_t"
     assert mapping.channel_name == "billing_chan"
-    assert mapping.rewrite("DELETE FROM sk_tasks_queue_t") == 'DELETE FROM "billing_sk_tasks_queue_t"'
+    assert (
+        mapping.rewrite("DELETE FROM sk_tasks_queue_t") == 'DELETE FROM "billing_sk_tasks_queue_t"'
+    )
 
 
 def test_a_name_differing_from_the_default_only_in_case_is_the_default() -> None:
@@ -63,7 +68,7 @@ def test_setup_names_derive_from_the_mapped_table_as_dotnet_setup_derives_them()
     )
     assert out == (
         'CONSTRAINT "pk_billing_q"; "idx_billing_q_sort_index";'
-        " nextval('\"billing_q_task_lock_handle_id_seq\"'); \"idx_billing_r_task_type\""
+        ' nextval(\'"billing_q_task_lock_handle_id_seq"\'); "idx_billing_r_task_type"'
     )
 
 
