@@ -174,9 +174,7 @@ class Executor:
             return fatal(
                 run,
                 started,
-                StoredError(
-                    "UnknownTaskType", f"no handler for task type {job.task_type!r}"
-                ),
+                StoredError("UnknownTaskType", f"no handler for task type {job.task_type!r}"),
             )
         try:
             payload = json.loads(job.payload) if job.payload is not None else None

@@ -33,7 +33,10 @@ edited AS (
             ELSE r.task_processing_finalized_at_ts END,
         task_error_count = CASE WHEN lr.requeued AND %(reset_errors)s::boolean THEN 0
             ELSE r.task_error_count END,
-        sk_rerun_requested = CASE WHEN lr.requeued THEN false ELSE r.sk_rerun_requested END
+        sk_rerun_requested = CASE WHEN lr.requeued THEN false ELSE r.sk_rerun_requested END,
+        -- a .NET consumer may take it: it reads only QueuedTaskError JSON
+        task_last_error = CASE WHEN lr.requeued THEN sk_error_as_json(r.task_last_error)
+            ELSE r.task_last_error END
     FROM lr
     WHERE r.task_id = lr.task_id
     RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority,

@@ -29,6 +29,8 @@ moved AS (
         task_status = 1,
         task_processing_finalized_at_ts = NULL,
         task_error_count = CASE WHEN %(reset_errors)s THEN 0 ELSE r.task_error_count END,
+        -- a .NET consumer may take it: it reads only QueuedTaskError JSON
+        task_last_error = sk_error_as_json(r.task_last_error),
         sk_rerun_requested = false
     FROM lr
     WHERE r.task_id = lr.task_id

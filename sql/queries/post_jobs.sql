@@ -46,7 +46,9 @@ r AS (
         task_last_processing_attempted_at_ts = NULL,
         task_processing_finalized_at_ts = NULL,
         sk_owner_worker_id = NULL,
-        sk_rerun_requested = false
+        sk_rerun_requested = false,
+        -- a .NET consumer may take it: it reads only QueuedTaskError JSON
+        task_last_error = sk_error_as_json(t.task_last_error)
     WHERE t.task_status IN (3, 5, 6, 7)
     RETURNING t.task_id
 ),

@@ -205,6 +205,29 @@ AS $$
         E' \t\r\n\f\x0B')
 $$;
 
+-- Any stored error in the QueuedTaskError shape: JSON as it is, a plain text
+-- (written before schema 7) split at its naming line into type and message,
+-- the whole text as its stack trace (when it holds more than that line). What
+-- a job going back to the queue carries, so a .NET consumer can read it. The
+-- naming line, and so the signature, stays what it was.
+CREATE OR REPLACE FUNCTION sk_error_as_json(error text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    line text;
+    typed text[];
+BEGIN
+    IF error IS NULL OR sk_error_json(error) IS NOT NULL THEN
+        RETURN error;
+    END IF;
+    line := sk_error_final_line(error);
+    typed := regexp_match(line, '^([A-Za-z_][A-Za-z0-9_.]*): (.*)$');
+    RETURN sk_task_error(coalesce(typed[1], ''), coalesce(typed[2], line),
+        CASE WHEN btrim(error, E' \t\r\n\f\x0B') <> line THEN error END);
+END;
+$$;
+
 CREATE OR REPLACE FUNCTION sk_error_signature(error text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE

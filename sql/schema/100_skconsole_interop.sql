@@ -31,3 +31,13 @@ CREATE OR REPLACE TRIGGER sk_task_results_foreign_claim
     FOR EACH ROW WHEN (NEW.task_status = 2 AND OLD.task_status <> 2
         AND NEW.sk_claim_id IS NOT DISTINCT FROM OLD.sk_claim_id)
     EXECUTE FUNCTION sk_task_results_foreign_claim();
+
+-- Errors skconsole stored as plain text before schema 7, on jobs waiting in
+-- the queue now: a .NET consumer that dequeues one deserialises the error as
+-- a QueuedTaskError, and plain text stops its poller. (Jobs that go back to
+-- the queue later, by requeue, edit or a keyed re-post, are converted then.)
+UPDATE sk_task_results_t r
+SET task_last_error = sk_error_as_json(r.task_last_error)
+FROM sk_tasks_queue_t q
+WHERE q.task_id = r.task_id AND r.task_last_error IS NOT NULL
+    AND sk_error_json(r.task_last_error) IS NULL;

@@ -27,6 +27,7 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
+from skconsole.signature import read_error
 from tests.support.tasks_faults import (
     ALWAYS_FAIL_ATTEMPTS,
     HANG_ATTEMPTS,
@@ -58,15 +59,16 @@ MIX: list[tuple[str, int, Callable[[int], Any]]] = [
 
 
 def _expected(task_type: str, payload: Any) -> tuple[int, int, str | None]:
-    """(final status, error count, start of the last error) for a job of this type."""
+    """(final status, error count, start of the last error as read: its naming line,
+    then its stack trace) for a job of this type."""
     if task_type in ("ok", "slow", "slow-async"):
         return 3, 0, None
     if task_type == "flaky-until":
-        return 3, int(payload), "Traceback"  # FlakyError, checked below
+        return 3, int(payload), "FlakyError"  # the message is checked below
     if task_type == "always-fail":
-        return 5, ALWAYS_FAIL_ATTEMPTS, "Traceback"
+        return 5, ALWAYS_FAIL_ATTEMPTS, "AlwaysFailError"
     if task_type == "fatal":
-        return 6, 1, "Traceback"
+        return 6, 1, "FatalTaskError"
     if task_type in ("hang", "hang-sync"):
         return 5, HANG_ATTEMPTS, "TimeoutError: job exceeded its timeout of 1s"
     raise AssertionError(task_type)
@@ -165,8 +167,13 @@ def test_every_job_accounted_for(
             if last_error is not None:
                 problems.append(f"unexpected error {last_error[:80]!r}")
         else:
-            if not (last_error or "").startswith(want_error_start):
+            stored = read_error(last_error)
+            named = f"{stored.type.rsplit('.', 1)[-1]}: {stored.message}" if stored else ""
+            if not named.startswith(want_error_start):
                 problems.append(f"last error {str(last_error)[:80]!r}")
+            if stored and task_type in ("flaky-until", "always-fail", "fatal"):
+                if not (stored.stack_trace or "").startswith("Traceback"):
+                    problems.append("no traceback as the stack trace")
             if "HungJob" in (last_error or ""):
                 problems.append("reaped although its worker was alive")
             marker = {

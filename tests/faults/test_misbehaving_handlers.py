@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from skconsole.producer import Job, Producer
-from skconsole.signature import final_exception_line
+from skconsole.signature import final_exception_line, read_error
 from tests.support.tasks_faults import (
     all_final,
     completions,
@@ -77,7 +77,7 @@ def test_a_base_exception_from_a_handler_fails_its_job_and_nothing_else(
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job(task_type))
 
     assert (status, errors) == (5, 2), "failed and retried like any error, then parked"
-    assert last_error.rstrip().endswith(error), last_error
+    assert final_exception_line(last_error).endswith(error), last_error
 
 
 def test_an_exception_that_cannot_be_printed_still_fails_its_job(
@@ -95,7 +95,7 @@ def test_a_handlers_own_timeout_error_without_a_timeout_set_fails_its_job_with_t
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("own-timeout"))
 
     assert (status, errors) == (5, 1)
-    assert last_error.endswith("TimeoutError: upstream took too long"), last_error
+    assert final_exception_line(last_error) == "TimeoutError: upstream took too long", last_error
     assert "Traceback" in last_error
 
 
@@ -106,7 +106,7 @@ def test_a_handlers_own_timeout_error_is_not_mistaken_for_the_engines_timeout(
 
     assert status == 5
     assert "exceeded its timeout" not in last_error, last_error
-    assert last_error.endswith("TimeoutError: upstream took too long"), last_error
+    assert final_exception_line(last_error) == "TimeoutError: upstream took too long", last_error
 
 
 def test_a_cancelled_error_raised_by_a_handler_is_a_failure_not_a_hand_back(
@@ -140,7 +140,9 @@ def test_a_huge_error_is_stored_capped_and_does_not_hold_up_other_results(
     assert (status, errors) == (5, 1)
     assert len(last_error) <= 65_536
     assert "characters omitted" in last_error
-    assert last_error.rstrip().endswith("x" * 100)  # the tail (the exception line) is kept
+    stored = read_error(last_error)
+    assert stored is not None and stored.stack_trace is not None
+    assert stored.stack_trace.rstrip().endswith("x" * 100)  # the tail (the exception line) is kept
     signature = conn.execute(
         "SELECT sk_error_signature FROM sk_task_results_t WHERE task_id = %s", (bad,)
     ).fetchone()

@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 
 from skconsole.producer import Producer
+from skconsole.signature import final_exception_line
 from tests.support.tasks_faults import all_final, executions, status_counts, wait_exit, wait_for
 
 KEY = "report-7"
@@ -124,4 +125,5 @@ def test_a_re_post_during_a_run_that_is_reaped_runs_the_new_payload_once_even_at
     assert _versions(log_dir, task_id) == ["v1", "v2"]
     assert _result(conn) == (3, 0)
     error = conn.execute("SELECT task_last_error FROM sk_task_results_t").fetchone()
-    assert error is not None and str(error[0]).startswith("skconsole.HungJob: worker gone")
+    assert error is not None
+    assert final_exception_line(error[0]).startswith("skconsole.HungJob: worker gone")

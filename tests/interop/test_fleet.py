@@ -198,3 +198,68 @@ def test_every_error_skconsole_stores_is_queued_task_error_json(
             if mode != "timeout":  # the engine's timeout has no traceback of its own
                 assert error.stack_trace and "Traceback" in error.stack_trace, (mode, text)
     assert unreadable == {}
+
+
+# -- errors skconsole stored as plain text before schema 7 ----------------------------------
+LEGACY_ERROR = (
+    'Traceback (most recent call last):\n  File "/srv/tasks.py", line 9, in sync\n'
+    "tests.interop.tasks_interop.LedgerUnavailable: ledger 7 unavailable"
+)
+
+
+def _legacy_failure(dsn: str, app: DotNetApp, status: int, queued: bool) -> uuid.UUID:
+    """A job skconsole failed before schema 7: its plain-text traceback in the row."""
+    task_id = app.post(SYNC_LEDGER, ASSEMBLY, {"LedgerId": 7, "Mode": "none"})
+    with psycopg.connect(dsn, autocommit=True) as c:
+        if not queued:
+            c.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,))
+        c.execute(
+            "UPDATE sk_task_results_t SET task_status = %s, task_error_count = 1,"
+            " task_last_error = %s WHERE task_id = %s",
+            (status, LEGACY_ERROR, task_id),
+        )
+    return task_id
+
+
+def test_setup_converts_the_plain_errors_of_waiting_jobs_for_dotnet(
+    net_db: str, net_apps: Callable[..., DotNetApp]
+) -> None:
+    """A job that waits in the queue with a plain-text error (stored before schema 7) is
+    given the QueuedTaskError shape by setup (same naming line, so the same failure
+    group): a .NET consumer then runs it instead of stopping on it."""
+    from skconsole.db.connect import Database
+    from skconsole.db.schema import setup_schema
+    from skconsole.signature import error_signature
+
+    app = net_apps(net_db, executors={SYNC_LEDGER: lambda task: None})
+    task_id = _legacy_failure(net_db, app, 4, queued=True)
+    with psycopg.connect(net_db, autocommit=True) as c:  # setup runs again: an upgrade
+        c.execute("UPDATE sk_schema_version_t SET scripts_sha256 = NULL")
+    with Database(net_db).connect() as conn:
+        setup_schema(conn)
+    row = result_row(net_db, task_id)
+    error = parse_queued_task_error(row["task_last_error"])
+    assert error is not None and error.type.endswith("LedgerUnavailable")
+    assert error.stack_trace == LEGACY_ERROR
+    assert row["sk_error_signature"] == error_signature(LEGACY_ERROR)
+    assert app.run_one() is not None and app.crashed is None
+    assert result_row(net_db, task_id)["task_status"] == PROCESSED
+
+
+def test_a_requeued_job_with_a_plain_error_reaches_dotnet_as_json(
+    net_db: str, net_apps: Callable[..., DotNetApp]
+) -> None:
+    """An operator requeues a job that faulted before schema 7: the error goes back to
+    the queue in the QueuedTaskError shape, and a .NET consumer runs the job."""
+    app = net_apps(net_db, executors={SYNC_LEDGER: lambda task: None})
+    task_id = _legacy_failure(net_db, app, 5, queued=False)
+    got = subprocess.run(
+        skconsole_cmd("--dsn", net_db, "requeue", "--id", str(task_id), "--yes"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert got.returncode == 0, got.stderr
+    assert app.run_one() is not None and app.crashed is None
+    assert result_row(net_db, task_id)["task_status"] == PROCESSED

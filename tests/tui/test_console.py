@@ -15,6 +15,7 @@ from skconsole import ops
 from skconsole.db.connect import Database
 from skconsole.errors import ReadOnlyError
 from skconsole.producer import Job, Producer
+from skconsole.signature import read_error
 from skconsole.status import JobStatus
 from skconsole.tui import actions
 from skconsole.tui.app import ConsoleApp
@@ -140,7 +141,9 @@ async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app:
         assert isinstance(detail, JobDetailScreen)
         assert detail.detail is not None
         assert detail.detail.last_error is not None
-        assert detail.detail.last_error.startswith("Traceback (most recent call last):")
+        stored = read_error(detail.detail.last_error)
+        assert stored is not None and stored.stack_trace is not None
+        assert stored.stack_trace.startswith("Traceback (most recent call last):")
         assert '"n"' in (detail.detail.payload or "")
         await pilot.press("c")
         assert str(detail.detail.task_id) in app.clipboard
