@@ -171,9 +171,9 @@ def test_every_job_accounted_for(
             named = f"{stored.type.rsplit('.', 1)[-1]}: {stored.message}" if stored else ""
             if not named.startswith(want_error_start):
                 problems.append(f"last error {str(last_error)[:80]!r}")
-            if stored and task_type in ("flaky-until", "always-fail", "fatal"):
-                if not (stored.stack_trace or "").startswith("Traceback"):
-                    problems.append("no traceback as the stack trace")
+            raised = task_type in ("flaky-until", "always-fail", "fatal")
+            if raised and not (stored and (stored.stack_trace or "").startswith("Traceback")):
+                problems.append("no traceback as the stack trace")
             if "HungJob" in (last_error or ""):
                 problems.append("reaped although its worker was alive")
             marker = {
