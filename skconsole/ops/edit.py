@@ -3,10 +3,10 @@
 Only a job that waits (1 Unprocessed, 4 Error, 5 Faulted) or will not run
 again by itself (6 Fatal, 7 Cancelled) can be edited: never one that runs
 (2) or succeeded (3). The payload is checked as a producer checks it (UTF-8,
-valid JSON, not nested too deeply). The write re-checks the status in SQL and
-changes the result row and, when the job waits in the queue, its queue row in
-one transaction; a job claimed between the preview and the write is left
-alone. With ``requeue`` a failed or cancelled job is also posted again as
+valid JSON, not nested too deeply). The write locks the result row first, then
+decides from it as it now stands (its status, whether it waits in the queue),
+and changes it and, when the job waits in the queue, its queue row in one
+transaction; a job claimed between the preview and the write is left alone. With ``requeue`` a failed or cancelled job is also posted again as
 1 Unprocessed, ready now, as :data:`skconsole.ops.REQUEUE` does. The audit
 row's details hold the old and the new payload and priority.
 """
@@ -228,7 +228,15 @@ class EditAction(JobAction[EditParams]):
 
         def write(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
             with batch_transaction(conn, progress) as batch:  # the edit and its audit row
-                row = conn.execute(query("ops_edit"), where, prepare=False).fetchone()
+                # the row first, then the decision, in a statement that sees it as it is
+                locked = conn.execute(query("ops_edit_lock"), where, prepare=False).fetchall()
+                row = (
+                    conn.execute(
+                        query("ops_edit"), {**where, "ids": [r[0] for r in locked]}, prepare=False
+                    ).fetchone()
+                    if locked
+                    else None
+                )
                 batch.add(1 if row is not None else 0)
             progress.report(batch.changed, 1)
             return batch.changed, _sides(row)

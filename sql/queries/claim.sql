@@ -7,6 +7,11 @@
 -- rate limit takes at most sk_claim_room() jobs, which locks the type's row
 -- until this claim commits; the claim then charges the type's rate window
 -- with what it took. Types without limits call nothing and lock nothing.
+-- A claim never waits for a row another transaction holds: queue rows and
+-- result rows alike are taken with SKIP LOCKED (a job whose result row an
+-- application's transaction or an operator's action holds is left for a later
+-- claim). Waiting there while holding a limited type's row would hold up
+-- every other worker's claim of that type, and so every type they run.
 WITH kinds AS (
     -- limited types are locked in name order (the sorted subquery), so two
     -- claims locking several types never deadlock
@@ -47,9 +52,20 @@ picked AS (
     ORDER BY c.task_priority, c.task_locked_until_ts, c.task_lock_handle_id
     LIMIT %(limit)s
 ),
+held AS MATERIALIZED (
+    -- the result rows of the picked jobs, locked here so the upsert below never
+    -- waits: one another transaction holds is skipped with its job
+    SELECT r.task_id
+    FROM sk_task_results_t r
+    WHERE r.task_id IN (SELECT task_id FROM picked)
+    FOR UPDATE OF r SKIP LOCKED
+),
 claimed AS (
     DELETE FROM sk_tasks_queue_t q USING picked p
     WHERE q.task_id = p.task_id
+        AND (p.task_id IN (SELECT task_id FROM held)
+             -- a queue row posted by hand, without a result row: the upsert makes one
+             OR NOT EXISTS (SELECT 1 FROM sk_task_results_t x WHERE x.task_id = p.task_id))
     RETURNING q.*
 ),
 charged AS (

@@ -3,9 +3,11 @@
 -- or 3 Processed). The result row and, when the job waits in the queue, its
 -- queue row change together. With %(requeue)s a failed or cancelled job
 -- (4-7) is also posted again as 1 Unprocessed, ready now, as ops_requeue.sql
--- does (its error count from 0 with %(reset_errors)s). Locks are taken with
--- SKIP LOCKED, queue row first as a worker's claim does: a job a worker is
--- claiming right now is left alone. Returns the old and new values.
+-- does (its error count from 0 with %(reset_errors)s). The result row is
+-- already locked by this transaction (ops_edit_lock.sql), so what is decided
+-- here reads it as it now stands; the queue row is taken with SKIP LOCKED: a
+-- job a worker is claiming right now is left alone. Returns the old and new
+-- values.
 WITH lq AS (
     SELECT q.task_id FROM sk_tasks_queue_t q
     WHERE q.task_id = ANY(%(ids)s::uuid[])

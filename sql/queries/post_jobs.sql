@@ -4,7 +4,10 @@
 -- (1, 4), posted again when it has finished (3, 5, 6, 7), and, while it runs
 -- (2), asked to run once more with the new payload when the current attempt
 -- ends (sk_rerun_requested). sk_attempt is never reset: it fences late
--- finishers of earlier attempts.
+-- finishers of earlier attempts. A job that waits is not even locked: an
+-- INSERT's ON CONFLICT DO UPDATE locks the conflicting row whatever its WHERE
+-- says, and a post inside a caller's transaction would hold that lock until
+-- the caller commits (and claims would have to go around it).
 WITH d AS (
     SELECT *
     FROM unnest(
@@ -32,6 +35,9 @@ r AS (
     SELECT task_id, task_type, task_source, task_payload, 1, task_priority, 0, false, 0, now()
     FROM d
     WHERE NOT EXISTS (SELECT 1 FROM rerun x WHERE x.task_id = d.task_id)
+        -- waiting as this statement sees it: the post is satisfied by that job
+        AND NOT EXISTS (SELECT 1 FROM sk_task_results_t w
+                        WHERE w.task_id = d.task_id AND w.task_status IN (1, 4))
     ON CONFLICT (task_id) DO UPDATE SET
         task_status = 1,
         task_type = EXCLUDED.task_type,

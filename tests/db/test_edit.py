@@ -207,6 +207,121 @@ def test_a_job_being_claimed_at_that_instant_is_left_alone(conn: Conn, dsn: str)
     assert queue_payload(conn, job) == ("{}", 5, True)
 
 
+PAUSE_KEY = 424242
+
+
+def _paused_edit_sql(name: str) -> str:
+    """``name``'s SQL; the edit's deciding statement (ops_edit) first waits for the test's
+    advisory lock, after it took its snapshot: the point where a concurrent requeue or
+    keyed re-post committing used to go unseen."""
+    from skconsole.db.sqlfiles import query
+
+    text = query(name)
+    if name != "ops_edit":
+        return text
+    return text.replace(
+        "WITH lq AS (\n    SELECT q.task_id FROM sk_tasks_queue_t q\n"
+        "    WHERE q.task_id = ANY(%(ids)s::uuid[])\n",
+        "WITH pause AS MATERIALIZED (SELECT pg_advisory_xact_lock(424242) AS p),\n"
+        "lq AS (\n    SELECT q.task_id FROM sk_tasks_queue_t q\n"
+        "    WHERE q.task_id = ANY(%(ids)s::uuid[]) AND (SELECT count(*) FROM pause) = 1\n",
+        1,
+    )
+
+
+@pytest.mark.parametrize("other", ["requeue", "keyed re-post"])
+def test_an_edit_racing_a_requeue_never_leaves_the_queue_row_with_another_payload(
+    dsn: str, conn: Conn, monkeypatch: pytest.MonkeyPatch, other: str
+) -> None:
+    """A faulted job is edited while another session posts it again (an operator's
+    requeue, or a keyed re-post) and commits at the worst moment: between the edit's
+    snapshot and its row lock. Whichever wins, the job that will run carries the payload
+    the result row shows, and the audit counts what was written."""
+    import threading
+
+    from skconsole.ops import edit as edit_module
+    from skconsole.producer import Job, job_id_for_key
+
+    job = job_id_for_key("order-42")
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_error_count, task_posted_at_ts,"
+        " task_processing_finalized_at_ts) VALUES (%s, 't.a', 'tests', '{}', 5, 5, 1, now(), now())",
+        (job,),
+    )
+    assert edit_module.query("ops_edit") != _paused_edit_sql("ops_edit"), "the pause must go in"
+    monkeypatch.setattr(edit_module, "query", _paused_edit_sql)
+    params = ops.EditParams(payload=NEW)
+    preview = ops.EDIT.preview(conn, one(job), params)
+    outcome: dict[str, Any] = {}
+
+    with psycopg.connect(dsn, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (PAUSE_KEY,))
+
+        def run_edit() -> None:
+            with psycopg.connect(dsn, autocommit=True) as c:
+                outcome["result"] = ops.EDIT.execute(
+                    c, preview.selection, params, actor=ACTOR, ids=preview.ids
+                )
+
+        editing = threading.Thread(target=run_edit)
+        editing.start()
+        wait_until(
+            lambda: (
+                conn.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                ).fetchone()
+                == (1,)
+            ),
+            timeout=10,
+        )
+
+        def run_other() -> None:
+            try:
+                _run_other()
+            except Exception as exc:
+                outcome["error"] = exc
+
+        def _run_other() -> None:
+            with psycopg.connect(dsn, autocommit=True) as c:
+                if other == "requeue":
+                    ops.REQUEUE.execute(c, Selection(ids=(job,)), ops.RequeueParams(), actor=ACTOR)
+                else:
+                    with Producer(dsn) as producer:
+                        producer.post_many([Job("t.a", {"reposted": True}, key="order-42")])
+
+        competing = threading.Thread(target=run_other)
+        competing.start()
+        # it commits at once, or waits for a row the paused edit holds: either way, on
+        wait_until(
+            lambda: (
+                not competing.is_alive()
+                or conn.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype <> 'advisory' AND NOT granted"
+                ).fetchone()
+                != (0,)
+            ),
+            timeout=10,
+        )
+        holder.execute("SELECT pg_advisory_unlock(%s)", (PAUSE_KEY,))
+        editing.join(30)
+        competing.join(30)
+    assert not competing.is_alive()
+    assert "error" not in outcome, outcome
+    assert not editing.is_alive()
+
+    result_payload = result_row(conn, job)[0]  # type: ignore[index]
+    queued = queue_payload(conn, job)
+    if queued is not None:
+        assert queued[0] == result_payload, "the job that runs carries another payload"
+    changed = outcome["result"].changed
+    assert edit_audits(conn)[-1][0] == changed
+    if changed == 0:
+        assert result_payload != NEW, "edited, and the audit says it was not"
+    else:  # the edit wrote its payload; a re-post that waited for it may come after
+        assert result_payload in (NEW, '{"reposted":true}'), result_payload
+
+
 def test_an_edit_is_refused_on_a_read_only_session(dsn: str, conn: Conn) -> None:
     job = add_job(conn, 5)
     params = ops.EditParams(payload=NEW)

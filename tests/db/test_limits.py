@@ -298,3 +298,47 @@ def test_a_claim_of_an_unlimited_type_locks_no_type_row(dsn: str, conn: Conn) ->
         ).fetchone()
 
     assert row == (OTHER,)
+
+
+# -- claims never wait for a row another transaction holds ---------------------------------
+def test_a_claim_skips_a_job_whose_result_row_another_transaction_holds(
+    dsn: str, conn: Conn
+) -> None:
+    """An application's transaction holds the result row of a waiting job of a limited
+    type (say it posted it again with its key and has not committed yet): a claim takes
+    the other jobs at once and leaves that one, instead of waiting for the row while it
+    holds the limited type's lock, which every other worker's claim would queue behind."""
+    from skconsole.producer import Job, Producer
+
+    set_limit(conn, concurrency=5)
+    with Producer(dsn) as producer:
+        held_job = producer.post_many([Job(LIMITED, {"n": 0}, priority=0)]).ids[0]
+        producer.post_many([Job(OTHER, {"n": 1}, priority=1)])
+    with psycopg.connect(dsn) as app:
+        app.execute("SELECT 1 FROM sk_task_results_t WHERE task_id = %s FOR UPDATE", (held_job,))
+        with psycopg.connect(dsn, autocommit=True) as worker:
+            worker.execute("SET statement_timeout = '3s'")
+            assert claim(worker) == [OTHER]
+        app.rollback()
+    assert claim(conn) == [LIMITED]
+
+
+def test_a_keyed_post_of_a_waiting_job_inside_a_transaction_locks_nothing(
+    dsn: str, conn: Conn
+) -> None:
+    """A keyed re-post of a job that waits changes nothing, so it must lock nothing: the
+    caller's transaction may stay open for long, and claims would have to go around it."""
+    from skconsole.producer import Job, Producer
+
+    with Producer(dsn) as producer:
+        waiting = producer.post_many([Job(LIMITED, {"n": 0}, key="order-7")]).ids[0]
+    with psycopg.connect(dsn) as app, Producer(dsn) as producer:
+        again = producer.post_many([Job(LIMITED, {"n": 1}, key="order-7")], connection=app)
+        assert (again.posted, again.skipped) == (0, 1)
+        with psycopg.connect(dsn, autocommit=True) as other:
+            row = other.execute(
+                "SELECT task_id FROM sk_task_results_t WHERE task_id = %s FOR UPDATE NOWAIT",
+                (waiting,),
+            ).fetchone()
+            assert row == (waiting,)
+        app.commit()
