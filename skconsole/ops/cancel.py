@@ -7,7 +7,9 @@ handler (an async one is cancelled; a sync one sees ``ctx.cancelled``) and
 records 7 Cancelled; if the worker is gone (the job is hung), the job is
 cancelled here, as it can no longer run. The action then waits a few seconds
 for the workers, and its result says how many were cancelled while waiting,
-while running, how many finished meanwhile and how many still run with the
+while running, how many finished meanwhile, how many run again instead (a
+keyed re-post that arrived while the job ran takes precedence over the cancel,
+as over every other ending of the attempt) and how many still run with the
 request pending (``status inflight`` shows them as "cancel requested, still
 running", with their worker's host and pid).
 """
@@ -42,7 +44,13 @@ DEFAULT_WAIT_S = 5.0
 MAX_WAIT_S = 600.0
 _POLL_S = 0.1
 #: the ways a job was cancelled, as ops_cancel.sql returns them, and the counts they add
-_HOW = {"waiting": "cancelled_waiting", "running": "cancel_requested", "gone": "cancelled_gone"}
+_HOW = {
+    "waiting": "cancelled_waiting",
+    "running": "cancel_requested",
+    "gone": "cancelled_gone",
+    # a keyed re-post arrived while it ran: it takes precedence, the newest payload runs
+    "rerun": "reposted",
+}
 
 
 @dataclass(frozen=True)
@@ -71,23 +79,31 @@ def _settle(
     conn: psycopg.Connection[Any], rows: Sequence[Row], params: CancelParams
 ) -> dict[str, Any]:
     """Wait (up to ``wait_s``) for the workers asked to stop jobs, and say how each ended."""
-    asked = [r[0] for r in rows if r[1] == "running"]
-    if not asked:
+    claims = {r[0]: r[2] for r in rows if r[1] == "running"}
+    if not claims:
         return {}
     deadline = time.monotonic() + params.wait_s
     while True:
         now = conn.execute(
-            query("ops_cancel_settled"), {"ids": asked, **params.sql()}, prepare=False
+            query("ops_cancel_settled"), {"ids": list(claims), **params.sql()}, prepare=False
         ).fetchall()
-        running = [r for r in now if r[1] == JobStatus.PROCESSING]
+        # still running: the very attempt the cancel concerns (a new claim is a re-run)
+        running = [r for r in now if r[1] == JobStatus.PROCESSING and r[4] == claims[r[0]]]
         if not running or time.monotonic() >= deadline:
             break
         time.sleep(_POLL_S)
+    # posted again for a keyed re-post that arrived while it ran (it takes precedence):
+    # waiting, or run since by a new attempt (a new claim), however that one ended
+    reposted = [
+        r
+        for r in now
+        if r[1] != JobStatus.CANCELLED and (r[1] == JobStatus.UNPROCESSED or r[4] != claims[r[0]])
+    ]
+    cancelled = sum(1 for r in now if r[1] == JobStatus.CANCELLED)
     return {
-        "cancelled_running": sum(1 for r in now if r[1] == JobStatus.CANCELLED),
-        "finished_meanwhile": sum(
-            1 for r in now if r[1] not in (JobStatus.CANCELLED, JobStatus.PROCESSING)
-        ),
+        "cancelled_running": cancelled,
+        "reposted": len(reposted),
+        "finished_meanwhile": len(now) - len(reposted) - len(running) - cancelled,
         "still_running": [
             {"task_id": str(r[0]), "worker_host": r[2], "worker_pid": r[3]} for r in running
         ],
@@ -103,7 +119,7 @@ def summary(details: dict[str, Any]) -> str:
     gone = int(details.get("cancelled_gone", 0) or 0)
     running = int(details.get("cancelled_running", 0) or 0) + gone
     asked = int(details.get("cancel_requested", 0) or 0)
-    if not asked and not gone:
+    if not asked and not gone and not details.get("reposted"):
         return ""
     parts = [f"{waiting:,} while waiting"] if waiting else []
     if running:
@@ -112,6 +128,12 @@ def summary(details: dict[str, Any]) -> str:
     finished = int(details.get("finished_meanwhile", 0) or 0)
     if finished:
         parts.append(f"{finished:,} finished meanwhile")
+    reposted = int(details.get("reposted", 0) or 0)
+    if reposted:
+        parts.append(
+            f"{reposted:,} run again instead: a keyed re-post arrived while it ran, and takes"
+            " precedence (its newest payload runs)"
+        )
     text = ": " + ", ".join(parts) if parts else ""
     still = details.get("still_running") or []
     if still:

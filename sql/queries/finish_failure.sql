@@ -27,6 +27,9 @@ failed AS (
                            WHEN r.sk_cancel_requested_at_ts IS NOT NULL THEN 7 ELSE d.status END,
         task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count + 1 END,
         task_last_error = CASE
+            -- the cancel is superseded by the re-post: it is no error of the job's
+            WHEN r.sk_rerun_requested AND (d.status = 7 OR r.sk_cancel_requested_at_ts IS NOT NULL)
+            THEN r.task_last_error
             WHEN r.sk_cancel_requested_at_ts IS NOT NULL AND d.status <> 7
                 AND NOT r.sk_rerun_requested
             THEN sk_task_error('skconsole.JobCancelled',
@@ -40,7 +43,9 @@ failed AS (
             CASE WHEN NOT r.sk_rerun_requested
                 AND (d.status IN (5, 6, 7) OR r.sk_cancel_requested_at_ts IS NOT NULL)
             THEN now() END,
-        sk_rerun_requested = false
+        sk_rerun_requested = false,
+        sk_cancel_requested_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL
+            ELSE r.sk_cancel_requested_at_ts END
     FROM d
     -- "= ANY" and "+ 0": only the primary key may serve this, whatever the
     -- statistics say (why: FINISH_SETTINGS in skconsole/worker/results.py)

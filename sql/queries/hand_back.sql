@@ -6,7 +6,9 @@
 -- very run of the newest payload, so the request is cleared. A snooze (the
 -- handler raised Snooze) is a hand-back the handler asked for: it is counted.
 -- An attempt an operator asked to cancel is not handed back: it ends 7
--- Cancelled (the worker stopped, or gave up on, a job it was told to cancel).
+-- Cancelled (the worker stopped, or gave up on, a job it was told to cancel),
+-- unless a keyed re-post arrived while it ran: that takes precedence, and the
+-- newest payload runs (this hand-back is that run).
 WITH d AS (
     SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(delays_ms)s::double precision[],
         %(snoozed)s::boolean[])
@@ -21,13 +23,19 @@ unlocked AS (
 ),
 back AS (
     UPDATE sk_task_results_t r SET
-        task_status = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL THEN 7 ELSE 1 END,
+        task_status = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL
+            AND NOT r.sk_rerun_requested THEN 7 ELSE 1 END,
+        task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count END,
         task_last_error = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL
+            AND NOT r.sk_rerun_requested
             THEN sk_task_error('skconsole.JobCancelled', 'cancelled by an operator while it ran; '
                 || 'its worker stopped it before the handler ended')
             ELSE r.task_last_error END,
         task_processing_finalized_at_ts = CASE WHEN r.sk_cancel_requested_at_ts IS NOT NULL
+            AND NOT r.sk_rerun_requested
             THEN now() ELSE r.task_processing_finalized_at_ts END,
+        sk_cancel_requested_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL
+            ELSE r.sk_cancel_requested_at_ts END,
         sk_rerun_requested = false,
         sk_snooze_count = r.sk_snooze_count + d.snoozed::integer
     FROM d

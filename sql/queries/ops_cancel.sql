@@ -6,8 +6,11 @@
 -- is alive gets the request (sk_cancel_requested_at_ts) and a notification on
 -- its own channel, and stops the handler; the job becomes 7 when that attempt
 -- ends (finish_failure.sql, hand_back.sql). One whose worker is gone (hung, as
--- sk_inflight_tasks() judges it: it can no longer run) becomes 7 here.
--- Returns each job changed with how: waiting, running (asked) or gone.
+-- sk_inflight_tasks() judges it: it can no longer run) becomes 7 here, unless
+-- a keyed re-post arrived while it ran: that takes precedence, as it does over
+-- every other ending of the attempt, and the newest payload runs afresh.
+-- Returns each job changed with how (waiting, running: asked, gone, or rerun:
+-- posted again for its re-post) and, for a running one, the claim it concerns.
 WITH lq AS (
     SELECT q.task_id
     FROM sk_tasks_queue_t q
@@ -54,17 +57,35 @@ running AS MATERIALIZED (
 ),
 gone AS (
     UPDATE sk_task_results_t r SET
-        task_status = 7,
-        task_last_error = sk_task_error('skconsole.JobCancelled',
-            'cancelled by an operator while it ran; its worker was gone: ' || x.hung_reason),
-        task_processing_finalized_at_ts = now(),
-        sk_cancel_requested_at_ts = now(),
+        task_status = CASE WHEN r.sk_rerun_requested THEN 1 ELSE 7 END,
+        task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count END,
+        task_last_error = CASE WHEN r.sk_rerun_requested
+            THEN sk_task_error('skconsole.HungJob', x.hung_reason)
+            ELSE sk_task_error('skconsole.JobCancelled',
+                'cancelled by an operator while it ran; its worker was gone: ' || x.hung_reason)
+            END,
+        task_processing_finalized_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL ELSE now() END,
+        sk_cancel_requested_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL ELSE now() END,
         sk_rerun_requested = false
     FROM running x
     -- "+ 0": each job looked up by its key (see reap.sql)
     WHERE x.hung_reason IS NOT NULL AND r.task_id = x.task_id AND r.task_status + 0 = 2
         AND r.sk_claim_id IS NOT DISTINCT FROM x.claim_id
-    RETURNING r.task_id
+    RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
+        r.task_priority
+),
+reposted AS (
+    -- the newest payload of a keyed re-post, ready now
+    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
+        task_posted_at_ts, task_locked_until_ts)
+    SELECT task_id, task_type, task_source, task_payload, task_priority, now(), now()
+    FROM gone WHERE task_status = 1
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+),
+woken AS (
+    SELECT count(pg_notify('sk_task_queue_item_added', '')) AS n
+    FROM (SELECT 1 FROM reposted LIMIT 1) AS any_reposted
 ),
 asked AS (
     UPDATE sk_task_results_t r SET
@@ -72,14 +93,15 @@ asked AS (
     FROM running x
     WHERE x.hung_reason IS NULL AND r.task_id = x.task_id AND r.task_status + 0 = 2
         AND r.sk_claim_id IS NOT DISTINCT FROM x.claim_id
-    RETURNING r.task_id, r.sk_owner_worker_id
+    RETURNING r.task_id, r.sk_owner_worker_id, r.sk_claim_id
 ),
 told AS (
     SELECT count(pg_notify(sk_worker_channel(w.worker), '')) AS n
     FROM (SELECT DISTINCT sk_owner_worker_id AS worker FROM asked) AS w
 )
-SELECT task_id, 'waiting' AS how FROM cancelled
+SELECT task_id, 'waiting' AS how, NULL::bigint AS claim_id FROM cancelled
 UNION ALL
-SELECT task_id, 'gone' FROM gone
+SELECT task_id, CASE WHEN task_status = 1 THEN 'rerun' ELSE 'gone' END, NULL
+FROM gone CROSS JOIN woken
 UNION ALL
-SELECT asked.task_id, 'running' FROM asked CROSS JOIN told
+SELECT asked.task_id, 'running', asked.sk_claim_id FROM asked CROSS JOIN told

@@ -17,10 +17,10 @@ import pytest
 from skconsole import JobCancelled, ops
 from skconsole.db.connect import Database
 from skconsole.ops import Selection
-from skconsole.producer import Producer
+from skconsole.producer import Job, Producer
 from skconsole.signature import final_exception_line
 from skconsole.status import JobStatus
-from skconsole.stored_error import readable_error
+from skconsole.stored_error import StoredError, readable_error
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
@@ -69,6 +69,15 @@ def sync_raiser(payload: Any, ctx: JobContext) -> None:
             seen[str(ctx.task_id)].append("JobCancelled")
             raise
         time.sleep(0.01)
+
+
+@tasks.task("cancel.keyed")
+async def keyed(payload: Any, ctx: JobContext) -> None:
+    """Runs until cancelled with the first payload; the re-posted one returns at once."""
+    seen.setdefault(str(ctx.task_id), []).append(f"v{payload['v']}")
+    if payload["v"] == 1:
+        _started(ctx)
+        await asyncio.sleep(60)
 
 
 @tasks.task("cancel.stubborn")
@@ -422,3 +431,101 @@ def test_a_success_written_while_a_cancel_is_pending_is_kept(conn: Conn) -> None
     assert [r[0] for r in written] == [task_id]
     row = result_row(conn, task_id)
     assert (row["task_status"], row["queued"], row["finalized"]) == (3, 0, True)
+
+
+# -- a keyed re-post that arrived while the job ran takes precedence over a cancel ----------
+def _rerun_requested(conn: Conn, task_id: uuid.UUID) -> None:
+    """What a keyed re-post of a running job leaves: the newest payload, and the request."""
+    conn.execute(
+        "UPDATE sk_task_results_t SET sk_rerun_requested = true, task_payload = '{\"v\": 2}'"
+        " WHERE task_id = %s",
+        (task_id,),
+    )
+
+
+def test_a_cancel_of_a_gone_workers_job_runs_the_re_post_instead(conn: Conn) -> None:
+    """Its worker is gone, so the cancel would end it at once; a keyed re-post arrived
+    while it ran, and that wins: the newest payload runs afresh, and the result says so."""
+    task_id = fake_running(conn, uuid.uuid4())
+    _rerun_requested(conn, task_id)
+    result = cancel(conn, task_id, wait_s=0)
+    assert result.details["reposted"] == 1
+    row = result_row(conn, task_id)
+    assert (row["task_status"], row["queued"], row["finalized"], row["task_error_count"]) == (
+        1,
+        1,
+        False,
+        0,
+    )
+    assert "run again instead" in ops.CANCEL.summary(result.details)
+
+
+@pytest.mark.parametrize(
+    ("statement", "params"),
+    [
+        (
+            "finish_failure",
+            {
+                "statuses": [7],
+                "errors": [StoredError("skconsole.JobCancelled", "stopped").stored()],
+                "recoverable": [False],
+                "delays_ms": [0.0],
+            },
+        ),
+        ("hand_back", {"delays_ms": [0.0], "snoozed": [False]}),
+    ],
+)
+def test_an_attempt_stopped_for_a_cancel_runs_the_re_post_that_arrived_meanwhile(
+    conn: Conn, statement: str, params: dict[str, Any]
+) -> None:
+    """The worker stopped the handler for the cancel (a 7 outcome), or handed the job back
+    (shutdown, or fenced during a partition): a keyed re-post that arrived while it ran
+    takes precedence, so the newest payload goes back to the queue, and the cancel is
+    no error of the job's."""
+    from skconsole.db.sqlfiles import query
+
+    worker = uuid.uuid4()
+    task_id = fake_running(conn, worker, claim_id=78)
+    conn.execute(
+        "UPDATE sk_task_results_t SET sk_cancel_requested_at_ts = now() WHERE task_id = %s",
+        (task_id,),
+    )
+    _rerun_requested(conn, task_id)
+    written = conn.execute(
+        query(statement),
+        {
+            "worker_id": worker,
+            "ids": [task_id],
+            "claims": [78],
+            "ms": [5],
+            "skip_locked": False,
+            **params,
+        },
+    ).fetchall()
+    assert [r[0] for r in written] == [task_id]
+    row = result_row(conn, task_id)
+    assert (row["task_status"], row["queued"], row["finalized"]) == (1, 1, False)
+    assert row["task_last_error"] is None
+
+
+def test_a_cancel_racing_a_re_post_of_a_live_workers_job_says_it_runs_again(
+    db: Database, conn: Conn
+) -> None:
+    """A live worker stops the first run for the cancel; the keyed re-post that arrived
+    while it ran then runs its newest payload to success. The cancel's result says the
+    job runs again (not that it is still running), and the success does not carry the
+    cancel as its last error."""
+    with EngineThread(db.dsn, tasks):
+        with Producer(db) as p:
+            task_id = p.post_many([Job("cancel.keyed", {"v": 1}, key="cancel-rerun")]).ids[0]
+        started.setdefault(str(task_id), threading.Event())
+        assert started[str(task_id)].wait(30), "the job did not start"
+        wait_until(lambda: status_of(conn, task_id) == 2, timeout=10)
+        with Producer(db) as p:
+            assert p.post_many([Job("cancel.keyed", {"v": 2}, key="cancel-rerun")]).rerun_requested
+        result = cancel(conn, task_id, wait_s=10.0)
+        assert result.details["still_running"] == []
+        assert result.details["reposted"] == 1
+        wait_until(lambda: status_of(conn, task_id) == 3, timeout=30)
+    assert seen[str(task_id)] == ["v1", "started", "v2"]
+    assert result_row(conn, task_id)["task_last_error"] is None
