@@ -865,6 +865,14 @@ class ScheduleInfo:
     waiting: int
     waiting_estimated: bool
     defined_at: datetime | None
+    #: live workers that schedule it (0: none: removed from the code, or its workers
+    #: are gone; None: a live worker of an older version, which does not say, might)
+    scheduled_by: int | None = None
+
+    @property
+    def orphaned(self) -> bool:
+        """No live worker schedules it: no tick will be posted."""
+        return self.scheduled_by == 0
 
     @property
     def last_job_purged(self) -> bool:
@@ -879,6 +887,8 @@ class ScheduleInfo:
             return "unreadable"
         if self.paused:
             return "paused"
+        if self.orphaned:
+            return "no worker schedules it"
         if self.late_s is not None:
             return f"late {format_age(self.late_s)}"
         return f"in {format_age(self.next_run_in_s)}" if self.next_run_in_s is not None else "-"
@@ -915,6 +925,7 @@ class ScheduleInfo:
             "waiting": self.waiting,
             "waiting_estimated": self.waiting_estimated,
             "defined_at": _iso(self.defined_at),
+            "scheduled_by": self.scheduled_by,
         }
 
 
@@ -932,6 +943,7 @@ def _schedule_info(r: Sequence[Any], waiting: int, estimated: bool) -> ScheduleI
     task_type, cron, every_s, timezone, payload, missed = r[1:7]
     last_tick, last_task_id, posted_at, defined_at = r[7:11]
     paused, last_status = bool(r[11]), r[12]
+    scheduled_by = int(r[13]) if r[13] is not None else None
     every_s = float(every_s) if every_s is not None else None
     timezone = timezone or "UTC"
     description, error = _stored_schedule(cron, every_s, timezone), None
@@ -946,7 +958,7 @@ def _schedule_info(r: Sequence[Any], waiting: int, estimated: bool) -> ScheduleI
         error = str(exc) or type(exc).__name__
     else:
         waited = (now - due).total_seconds()
-        if not paused:
+        if not paused and scheduled_by != 0:
             next_run = upcoming
             if (last_tick is None or due > last_tick) and waited > SCHEDULE_LATE_AFTER_S:
                 late_s = waited
@@ -973,6 +985,7 @@ def _schedule_info(r: Sequence[Any], waiting: int, estimated: bool) -> ScheduleI
         waiting=waiting,
         waiting_estimated=estimated,
         defined_at=defined_at,
+        scheduled_by=scheduled_by,
     )
 
 

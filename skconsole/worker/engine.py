@@ -190,7 +190,12 @@ class Engine:
             self.lease,
             worker_id=self.worker_id,
             registration=registration(
-                self.worker_id, cfg.process_id, cfg.concurrency, self.types, self.lease
+                self.worker_id,
+                cfg.process_id,
+                cfg.concurrency,
+                self.types,
+                self.lease,
+                sorted(registry.schedules()),
             ),
             interval=cfg.heartbeat_interval,
             on_expired=self._fence,

@@ -164,8 +164,10 @@ def registration(
     concurrency: int,
     types: list[str],
     lease: Lease,
+    schedules: list[str],
 ) -> dict[str, Any]:
     return {
+        "schedules": schedules,
         "worker_id": worker_id,
         "process_id": process_id,
         "host": socket.gethostname(),

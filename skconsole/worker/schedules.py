@@ -6,6 +6,15 @@ tries to take it (``schedule_tick.sql``). Taking a tick and posting its job
 are one statement, and only one worker can move a schedule's last tick past a
 given time, so N workers post one job per tick, and a tick already taken is
 never posted again. Runs on the upkeep connection, between its other rounds.
+
+Ticks follow one definition: the one stored, which the worker started last
+published (a worker publishes its own when it starts and it differs). Every
+worker computes ticks from the stored definition, not from its own code: during
+a rolling deploy that changes a schedule, old and new workers would otherwise
+each post their own ticks, the union of both (an interval changed from 4 s to
+9 s ran at both; a cron moved from 03:00 to 04:00 ran twice). The last started
+wins because that is what a deploy and a rollback both do: start the workers
+whose code is wanted. A worker whose own definition differs says so in its log.
 """
 
 from __future__ import annotations
@@ -17,8 +26,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
+from cronsim import CronSimError
 
 from skconsole.db.sqlfiles import query
+from skconsole.errors import ConfigError
 from skconsole.schedule import Schedule, tick_id
 from skconsole.worker.links import Link
 
@@ -28,8 +39,12 @@ log = logging.getLogger("skconsole.worker")
 #: shorter) counts as missed and is not posted
 SKIP_AFTER_S = 60.0
 #: longest wait between two looks at the schedules (a pause lifted, a tick
-#: taken by another worker, a server clock that moved)
+#: taken by another worker, a server clock that moved, a definition changed)
 LOOK_EVERY_S = 1.0
+
+#: a stored definition as schedule_state.sql reads it: cron, every_s, timezone,
+#: payload, missed, defined_at
+StoredDefinition = tuple[Any, ...]
 
 
 class Scheduler:
@@ -37,6 +52,7 @@ class Scheduler:
 
     def __init__(self, link: Link, schedules: dict[str, Schedule], source: str) -> None:
         self.link = link
+        #: this worker's own definitions: what it publishes when it starts
         self.schedules = schedules
         self.source = source
         self.types = list(schedules)
@@ -47,6 +63,9 @@ class Scheduler:
         #: jobs would wait for the next worker, piling up across a restart)
         self.active = True
         self._published = False
+        #: the stored definitions ticks follow, by type: (when defined, the
+        #: schedule or None when this version cannot read it)
+        self._stored: dict[str, tuple[datetime | None, Schedule | None]] = {}
 
     async def run_once(self) -> None:
         """Publish the definitions (once), take every due tick, plan the next look."""
@@ -63,8 +82,12 @@ class Scheduler:
         now, states = await self.link.run(self._state, retry=False)
         if len(states) < len(self.schedules):
             self._published = False  # a schedule row was deleted: publish it again
-        for task_type, (last_tick, paused) in states.items():
-            schedule = self.schedules[task_type]
+        followed: list[Schedule] = []
+        for task_type, (last_tick, paused, stored) in states.items():
+            schedule = self._follow(task_type, stored)
+            if schedule is None:
+                continue
+            followed.append(schedule)
             due = schedule.latest_tick(now)
             if paused or not self.active or (last_tick is not None and due <= last_tick):
                 continue
@@ -78,10 +101,48 @@ class Scheduler:
                 log.info("posted %s's job for %s", task_type, due.isoformat())
             elif taken:
                 log.info("skipped %s's missed tick of %s (missed='skip')", task_type, due)
-        soonest = min((s.next_tick(now) for s in self.schedules.values()), default=None)
+        soonest = min((s.next_tick(now) for s in followed), default=None)
         if soonest is not None:
             wait = min(LOOK_EVERY_S, (soonest - now).total_seconds())
             self.due_at = time.monotonic() + max(wait, 0.0)
+
+    def _follow(self, task_type: str, stored: StoredDefinition) -> Schedule | None:
+        """The stored definition of ``task_type`` as a Schedule (read again only when it
+        changed); None when this version cannot read it (its ticks wait for a worker
+        that can). Logs once when it differs from this worker's own."""
+        defined_at = stored[-1]
+        known = self._stored.get(task_type)
+        if known is not None and known[0] == defined_at:
+            return known[1]
+        cron, every_s, timezone, payload, missed, _ = stored
+        own = self.schedules[task_type]
+        try:
+            schedule: Schedule | None = Schedule(
+                cron=cron,
+                every=float(every_s) if every_s is not None else None,
+                timezone=timezone or "UTC",
+                payload=payload,
+                missed=missed,
+            )
+        except (ConfigError, CronSimError, ValueError, OverflowError, OSError) as exc:
+            schedule = None
+            log.warning(
+                "schedule of %s: the stored definition cannot be read here (%s); its ticks"
+                " wait for a worker that can",
+                task_type,
+                exc,
+            )
+        if schedule is not None and schedule != own:
+            log.warning(
+                "schedule of %s: following the stored definition (%s, published %s by the"
+                " worker started last), not this worker's own (%s)",
+                task_type,
+                schedule.describe(),
+                defined_at.isoformat() if defined_at is not None else "?",
+                own.describe(),
+            )
+        self._stored[task_type] = (defined_at, schedule)
+        return schedule
 
     async def _publish(self, conn: psycopg.AsyncConnection[Any]) -> None:
         now = await _server_now(conn)
@@ -101,11 +162,11 @@ class Scheduler:
 
     async def _state(
         self, conn: psycopg.AsyncConnection[Any]
-    ) -> tuple[datetime, dict[str, tuple[datetime | None, bool]]]:
+    ) -> tuple[datetime, dict[str, tuple[datetime | None, bool, StoredDefinition]]]:
         cur = await conn.execute(query("schedule_state"), {"types": self.types})
         rows = await cur.fetchall()
         now = rows[0][0] if rows else await _server_now(conn)
-        return now, {r[1]: (r[2], r[3]) for r in rows}
+        return now, {r[1]: (r[2], bool(r[3]), tuple(r[4:10])) for r in rows}
 
     async def _take(
         self, conn: psycopg.AsyncConnection[Any], *, task_type: str, tick: datetime, post: bool

@@ -1,6 +1,10 @@
--- The server's time and, per schedule of this worker, the latest tick taken
--- and whether the type is paused (a paused type's ticks are not taken).
-SELECT now(), s.task_type, s.sch_last_tick_ts, coalesce(p.tt_paused, false)
+-- The server's time and, per schedule of this worker, the definition stored
+-- (the one every worker follows, whatever its own: see worker/schedules.py),
+-- the latest tick taken and whether the type is paused (a paused type's ticks
+-- are not taken).
+SELECT now(), s.task_type, s.sch_last_tick_ts, coalesce(p.tt_paused, false),
+    s.sch_cron, s.sch_every_seconds, s.sch_timezone, s.sch_payload, s.sch_missed,
+    s.sch_defined_at_ts
 FROM sk_schedules_t s
 LEFT JOIN sk_task_types_t p ON p.task_type = s.task_type
 WHERE s.task_type = ANY(%(types)s::varchar[])

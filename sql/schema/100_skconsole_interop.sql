@@ -41,3 +41,9 @@ SET task_last_error = sk_error_as_json(r.task_last_error)
 FROM sk_tasks_queue_t q
 WHERE q.task_id = r.task_id AND r.task_last_error IS NOT NULL
     AND sk_error_json(r.task_last_error) IS NULL;
+
+-- The periodic types each worker process schedules (NULL: a worker of schema
+-- version 6 or older, which does not say). A schedule no live worker has is
+-- no longer anyone's (removed from the code, or its workers are all gone):
+-- the schedules view says so instead of "next run in ...", and check warns.
+ALTER TABLE sk_workers_t ADD COLUMN IF NOT EXISTS worker_schedules varchar(250)[];

@@ -155,3 +155,34 @@ def test_a_changed_definition_replaces_the_old_one_and_keeps_the_last_tick(
         "Europe/Paris",
     )
     assert row["sch_last_tick_ts"] == last
+
+
+def test_during_a_rolling_deploy_ticks_follow_the_newest_definition_only(
+    db: Database, conn: Conn
+) -> None:
+    """An old worker (every 2 s) still runs when a new one (every 3 s) starts and
+    publishes its definition: every worker then posts the ticks of the stored, newest
+    definition only, never the union of both (a cron moved from 03:00 to 04:00 would
+    otherwise run twice)."""
+    from skconsole.schedule import Schedule
+
+    def newer_than(known: set[uuid.UUID]) -> list[uuid.UUID]:
+        return [j[0] for j in jobs(conn) if j[0] not in known]
+
+    with EngineThread(db.dsn, registry(every="2s")):
+        wait_until(lambda: schedule_row(conn) is not None, timeout=10)
+        with EngineThread(db.dsn, registry(every="3s")):
+            wait_until(lambda: (schedule_row(conn) or {}).get("sch_every_seconds") == 3.0, 10)
+            before = {j[0] for j in jobs(conn)}
+            start = datetime.now(UTC)
+            # three ticks of the new definition: the old one's fall between them
+            wait_until(lambda: len(newer_than(before)) >= 3, timeout=30)
+            end = datetime.now(UTC)
+    newest = Schedule(every=3.0)
+    allowed = set()
+    tick = newest.latest_tick(start - timedelta(seconds=3))
+    while tick <= end + timedelta(seconds=3):
+        allowed.add(tick_id("sched.job", tick))
+        tick = newest.next_tick(tick)
+    posted = newer_than(before)
+    assert posted and set(posted) <= allowed, "a tick of the old definition ran"

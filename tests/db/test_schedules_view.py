@@ -47,8 +47,18 @@ def add_schedule(
     timezone: str = "UTC",
     last_tick_age_s: float = 0.0,
     last_task_id: UUID | None = None,
+    scheduled: bool = True,
 ) -> None:
-    """A row of sk_schedules_t as a worker leaves it; its latest tick ``last_tick_age_s`` ago."""
+    """A row of sk_schedules_t as a worker leaves it; its latest tick ``last_tick_age_s`` ago.
+    ``scheduled``: a live worker that schedules the type is registered too."""
+    if scheduled:
+        conn.execute(
+            "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid,"
+            " worker_concurrency, worker_task_types, worker_lease_seconds,"
+            " worker_lease_margin_seconds, worker_schedules)"
+            " VALUES (gen_random_uuid(), 'p', 'h', 1, 1, ARRAY[%s], 3600, 1, ARRAY[%s])",
+            (task_type, task_type),
+        )
     conn.execute(
         "INSERT INTO sk_schedules_t (task_type, sch_cron, sch_every_seconds, sch_timezone, "
         "sch_last_tick_ts, sch_last_task_id, sch_last_posted_ts) VALUES (%s, %s, %s, %s, "
@@ -92,8 +102,7 @@ def test_a_running_workers_schedule_shows_its_latest_job_and_its_next_tick(
 ) -> None:
     with EngineThread(db.dsn, ticking):
         wait_until(lambda: last_posted_job(conn) is not None, timeout=30)
-
-    info = only(conn)
+        info = only(conn)
 
     assert (info.task_type, info.schedule, info.error, info.paused) == (
         "sched.tick",
@@ -210,6 +219,25 @@ def test_a_due_tick_no_worker_took_is_late(conn: Conn) -> None:
     assert info.late_s is not None
     assert abs(info.late_s - (datetime.now(UTC) - this_year).total_seconds()) < 60
     assert info.next_run == datetime(this_year.year + 1, 1, 1, tzinfo=UTC)
+
+
+def test_a_schedule_no_live_worker_has_says_so_instead_of_a_next_run(conn: Conn) -> None:
+    """Removed from the code (or all its workers are gone): no tick will be posted, so
+    neither a next run nor lateness is shown."""
+    add_schedule(conn, "t.removed", every=1, last_tick_age_s=3600, scheduled=False)
+    conn.execute(  # a live worker that schedules something else, and a stopped one that had it
+        "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid,"
+        " worker_concurrency, worker_task_types, worker_lease_seconds,"
+        " worker_lease_margin_seconds, worker_schedules, worker_stopped_at_ts) VALUES"
+        " (gen_random_uuid(), 'p', 'h', 1, 1, ARRAY['x'], 3600, 1, ARRAY['t.other'], NULL),"
+        " (gen_random_uuid(), 'p', 'h', 2, 1, ARRAY['x'], 3600, 1, ARRAY['t.removed'], now())"
+    )
+
+    info = only(conn)
+
+    assert (info.scheduled_by, info.orphaned) == (0, True)
+    assert (info.next_run, info.late_s) == (None, None)
+    assert info.next_run_text == "no worker schedules it"
 
 
 def test_a_tick_taken_on_time_is_not_late(conn: Conn) -> None:
@@ -340,6 +368,7 @@ def test_status_schedules_json_has_stable_keys_and_iso_times(run_cli: CLI, conn:
         "waiting",
         "waiting_estimated",
         "defined_at",
+        "scheduled_by",
     ]
     assert (row["schedule"], row["last_task_id"], row["last_status"]) == (
         "every 1m",

@@ -62,6 +62,12 @@ async def test_the_schedules_panel_lists_each_periodic_type_with_its_next_run(
         "INSERT INTO sk_schedules_t (task_type, sch_every_seconds, sch_last_tick_ts) "
         "VALUES ('reports.hourly', 3600, now())"
     )
+    conn.execute(  # a live worker that schedules it
+        "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid,"
+        " worker_concurrency, worker_task_types, worker_lease_seconds,"
+        " worker_lease_margin_seconds, worker_schedules) VALUES (gen_random_uuid(), 'p', 'h',"
+        " 1, 1, ARRAY['reports.hourly'], 3600, 1, ARRAY['reports.hourly'])"
+    )
     add_job(conn, 1, task_type="reports.hourly")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

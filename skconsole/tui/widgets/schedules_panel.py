@@ -36,11 +36,12 @@ def schedule_cell(s: ScheduleInfo) -> Cell:
 
 
 def next_run_cell(s: ScheduleInfo) -> Cell:
-    """ "in 12s", or in colour: "paused", "late 5m 02s", "unreadable"."""
+    """ "in 12s", or in colour: "paused", "late 5m 02s", "no worker schedules it",
+    "unreadable"."""
     text = s.next_run_text
     if s.error is not None:
         return (text, "bad")
-    if s.paused or s.late_s is not None:
+    if s.paused or s.late_s is not None or s.orphaned:
         return (text, "warn")
     return text
 
