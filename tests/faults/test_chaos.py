@@ -8,13 +8,19 @@ of a worker, SIGTERM of a worker, pg_terminate_backend of every skconsole
 backend, a fast and an immediate server restart, a 40 s row lock on the
 stats and metrics rows, an operator's reap, a keyed re-post of a running job,
 and a 15 s freeze of the proxied worker's connections (a partition). Killed
-workers are started again, as a supervisor would.
+workers are started again, as a supervisor would. Beside the stream, an
+application posts jobs of a type with a fleet-wide concurrency limit by key
+inside transactions of its own that it keeps open a while (re-posting some
+that wait), and halfway through every worker is restarted with a periodic
+type's interval changed (a rolling deploy).
 
 At the end, counted from the database and from the handlers' own logs: every
 job 3 Processed, the queue empty, nothing in 2; no two executions of one job
-overlapping in time; and an execution repeated only when its worker was
+overlapping in time; an execution repeated only when its worker was
 killed (SIGKILL, SIGTERM past its grace) or partitioned, or the job was
-re-posted by key while it ran (then the newest payload ran last, once).
+re-posted by key while it ran (then the newest payload ran last, once); the
+periodic type's ticks follow one definition at a time (the old one's before
+the new one was published, the new one's after).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +46,7 @@ import pytest
 from skconsole.db.connect import Database
 from skconsole.errors import ConnectError
 from skconsole.producer import Job, Producer
+from skconsole.schedule import Schedule, tick_id
 from tests.conftest import ROOT, skconsole_cmd
 from tests.support.netproxy import FreezableProxy
 from tests.support.server_control import restart_server
@@ -50,6 +58,8 @@ DURATION_S = 60.0
 FREEZE_S = 15.0
 STATS_LOCK_S = 40.0
 SLOTS = 3  # slot 0 goes through the proxy
+LIMITED_TYPE, LIMITED_CONCURRENCY = "chaos-limited", 3
+TICK_TYPE, EVERY_BEFORE, EVERY_AFTER = "chaos-tick", 2.0, 3.0
 EVENTS = (
     "sigkill",
     "sigterm",
@@ -76,6 +86,10 @@ class Ledger:
     freezes: list[list[Any]] = field(default_factory=list)
     events: collections.Counter[str] = field(default_factory=collections.Counter)
     reaped_by_operator: int = 0
+    #: posted by the application inside its own transactions (committed ones only), and
+    #: those it posted again by key (each then runs again if it had finished or was running)
+    app_posted: set[uuid.UUID] = field(default_factory=set)
+    app_reposted: set[uuid.UUID] = field(default_factory=set)
 
 
 def _query(dsn: str, sql: str, params: Any = None) -> list[Any]:
@@ -102,6 +116,7 @@ class Workers:
         self.procs: list[subprocess.Popen[str] | None] = [None] * SLOTS
         self.all: list[subprocess.Popen[str]] = []
         self.frozen = False
+        self.env = {"SKTEST_LOG_DIR": str(log_dir), "SKTEST_CHAOS_EVERY": f"{EVERY_BEFORE:g}s"}
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._supervise, daemon=True)
@@ -128,7 +143,7 @@ class Workers:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env={**os.environ, "SKTEST_LOG_DIR": str(self.log_dir)},
+            env={**os.environ, **self.env},
             cwd=ROOT,
             start_new_session=True,
         )
@@ -166,6 +181,18 @@ class Workers:
         if signum == signal.SIGKILL:
             self.ledger.exited.setdefault(p.pid, time.time())
         return p.pid
+
+    def rolling_restart(self, every_s: float) -> None:
+        """A deploy: workers started from now on run the new code; each running one is
+        stopped (SIGTERM) in turn and replaced by the supervisor."""
+        self.env["SKTEST_CHAOS_EVERY"] = f"{every_s:g}s"
+        with self._lock:
+            running = [p for p in self.procs if p is not None and p.poll() is None]
+        for p in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGTERM)
+            self.ledger.killed.add(p.pid)
+            time.sleep(1.0)
 
     def slot0_pid(self) -> int | None:
         p = self.procs[0]
@@ -256,6 +283,69 @@ class Stream:
                 time.sleep(max(0.0, started + (tick + 1) * 0.1 - time.monotonic()))
         except BaseException as exc:
             self.errors.append(exc)
+
+
+class Application:
+    """A web application posting keyed jobs of the limited type inside its own
+    transactions, each kept open a while (its other work), and re-posting some that wait:
+    claims must go around what it holds, and other types must keep flowing."""
+
+    def __init__(self, dsn: str, ledger: Ledger, rng: random.Random) -> None:
+        self.dsn = dsn
+        self.ledger = ledger
+        self.rng = rng
+        self.errors: list[BaseException] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(60)
+        assert not self.errors, self.errors
+
+    def _run(self) -> None:
+        serial = 0
+        while not self._stop.is_set():
+            batch = []
+            for _ in range(3):
+                serial += 1
+                key = f"app-{SEED}-{serial}"
+                batch.append(
+                    Job(LIMITED_TYPE, {"s": round(self.rng.uniform(0.05, 0.3), 3)}, key=key)
+                )
+            if serial > 9:  # a key of an earlier batch: the job (usually still waiting) anew
+                key = f"app-{SEED}-{serial - self.rng.randint(3, 9)}"
+                batch.append(Job(LIMITED_TYPE, {"s": 0.05, "v": 2}, key=key))
+            try:
+                with (
+                    psycopg.connect(self.dsn, connect_timeout=5) as app,
+                    Producer(Database(self.dsn)) as producer,
+                ):
+                    ids = producer.post_many(batch, connection=app).ids
+                    time.sleep(self.rng.uniform(0.2, 1.0))  # the rest of its request
+                    app.commit()
+                self.ledger.app_posted.update(ids)
+                self.ledger.app_reposted.update(j.task_id for j in batch if j.payload.get("v") == 2)
+            except (psycopg.Error, ConnectError):
+                time.sleep(0.5)  # the server restarts or ended our session: nothing committed
+            except BaseException as exc:
+                self.errors.append(exc)
+                return
+            time.sleep(0.1)
+
+
+def _ticks(every_s: float, start: float, end: float) -> dict[uuid.UUID, float]:
+    """The tick ids of an interval schedule between two times, with each tick's time."""
+    schedule = Schedule(every=every_s)
+    out = {}
+    tick = schedule.latest_tick(datetime.fromtimestamp(start, UTC))
+    while tick.timestamp() <= end:
+        out[tick_id(TICK_TYPE, tick)] = tick.timestamp()
+        tick = schedule.next_tick(tick)
+    return out
 
 
 def _hold_stats_rows(dsn: str, until: float) -> None:
@@ -362,19 +452,31 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
 ) -> None:
     rng = random.Random(SEED)
     ledger = Ledger()
+    conn.execute(
+        "INSERT INTO sk_task_types_t (task_type, tt_max_running) VALUES (%s, %s)",
+        (LIMITED_TYPE, LIMITED_CONCURRENCY),
+    )
     proxy = FreezableProxy(dsn).start()
     workers = Workers(dsn, proxy, log_dir, ledger)
     stream = Stream(dsn, ledger, random.Random(SEED + 1))
+    app = Application(dsn, ledger, random.Random(SEED + 2))
     t0 = time.monotonic()
+    wall0 = time.time()
+    deployed_at = None
     try:
         workers.start()
         stream.start()
+        app.start()
         plan = _schedule(rng)
         gap = DURATION_S / (len(plan) + 1)
         for i, event in enumerate(plan):
             time.sleep(max(0.0, t0 + gap * (i + 1) - time.monotonic()))
             _do(event, dsn, workers, proxy, ledger, rng)
+            if deployed_at is None and i >= len(plan) // 2:
+                deployed_at = time.time()
+                workers.rolling_restart(EVERY_AFTER)
         stream.join()
+        app.stop()
         chaos_s = time.monotonic() - t0
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
@@ -383,7 +485,7 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
                 "SELECT (SELECT count(*) FROM sk_task_results_t WHERE task_status <> 3),"
                 " (SELECT count(*) FROM sk_tasks_queue_t), (SELECT count(*) FROM sk_task_results_t)",
             )[0]
-            if row[0] == 0 and row[1] == 0 and row[2] >= len(ledger.posted):
+            if row[0] == 0 and row[1] == 0 and row[2] >= len(set(ledger.posted)):
                 break
             time.sleep(1.0)
         drained_s = time.monotonic() - t0 - chaos_s
@@ -399,7 +501,29 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
     queued = _query(dsn, "SELECT count(*) FROM sk_tasks_queue_t")[0][0]
     runs = executions(log_dir, deaths=ledger.exited)
     done = completions(log_dir)
-    posted = set(ledger.posted)
+    ticks = {
+        r[0]
+        for r in _query(
+            dsn, "SELECT task_id FROM sk_task_results_t WHERE task_type = %s", (TICK_TYPE,)
+        )
+    }
+    [[published]] = _query(
+        dsn,
+        "SELECT extract(epoch FROM sch_defined_at_ts) FROM sk_schedules_t WHERE task_type = %s",
+        (TICK_TYPE,),
+    )
+    end = time.time()
+    # a tick of the old definition is taken at the latest a look (1 s) after the new one
+    # was published; the new one's latest tick may precede its publication by a period
+    old_ticks = {
+        t: at for t, at in _ticks(EVERY_BEFORE, wall0, end).items() if at <= float(published) + 2
+    }
+    new_ticks = {
+        t: at
+        for t, at in _ticks(EVERY_AFTER, wall0, end).items()
+        if at >= float(published) - EVERY_AFTER
+    }
+    posted = set(ledger.posted) | ledger.app_posted | ticks
 
     overlapping = {t: overlaps(r) for t, r in runs.items() if overlaps(r)}
     causes: collections.Counter[str] = collections.Counter()
@@ -408,6 +532,8 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         for run in job_runs[:-1]:
             if uuid.UUID(task_id) in ledger.reposted and run.note == "v1":
                 causes["keyed re-post"] += 1
+            elif uuid.UUID(task_id) in ledger.app_reposted:
+                causes["keyed re-post (application)"] += 1
             elif run.pid in ledger.killed:
                 causes["worker killed"] += 1
             elif any(
@@ -437,3 +563,8 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
     )
     assert all(note == "v2" for note in reposted_last), reposted_last
     assert all(ledger.events[event] >= 1 for event in EVENTS), ledger.events
+    assert ledger.app_posted, "the application posted nothing"
+    assert deployed_at is not None and float(published) >= deployed_at - 1
+    assert ticks and ticks <= set(old_ticks) | set(new_ticks), (
+        f"ticks of neither definition at its time: {sorted(ticks - set(old_ticks) - set(new_ticks))[:3]}"
+    )

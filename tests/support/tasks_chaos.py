@@ -11,6 +11,7 @@ workers several times must still end 3 Processed.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any
 
@@ -31,4 +32,25 @@ async def chaos_async(payload: Any, ctx: JobContext) -> None:
 def chaos_sync(payload: Any, ctx: JobContext) -> None:
     with execution(ctx.task_id, f"v{payload.get('v', 1)}"):
         time.sleep(float(payload["s"]))
+    log_completion(ctx.task_id)
+
+
+@tasks.task("chaos-limited")
+async def chaos_limited(payload: Any, ctx: JobContext) -> None:
+    """A type with a fleet-wide concurrency limit, posted by key inside the posting
+    application's own transactions (see test_chaos)."""
+    with execution(ctx.task_id, f"v{payload.get('v', 1)}"):
+        await asyncio.sleep(float(payload["s"]))
+    log_completion(ctx.task_id)
+
+
+#: the periodic type's interval: the chaos test changes it mid-run (the workers it
+#: restarts after the change get the new one, as in a rolling deploy)
+EVERY = os.environ.get("SKTEST_CHAOS_EVERY", "2s")
+
+
+@tasks.task("chaos-tick", every=EVERY, payload={"s": 0.01})
+async def chaos_tick(payload: Any, ctx: JobContext) -> None:
+    with execution(ctx.task_id, "tick"):
+        await asyncio.sleep(float(payload["s"]))
     log_completion(ctx.task_id)
