@@ -579,7 +579,7 @@ def _hidden(can_read_stats: bool, sessions: Sequence[Session]) -> list[str]:
     return notes
 
 
-def _real(tables: Sequence[str]) -> list[str]:
+def regnames(tables: Sequence[str] = HOT_TABLES) -> list[str]:
     """The tables as to_regclass reads them (Stakhanovise.NET's mapping may rename them)."""
     return [active_mapping().regname(t) for t in tables]
 
@@ -604,7 +604,7 @@ def health(
         ).fetchall()
     }
     table_rows = conn.execute(
-        query("health_tables"), {"tables": _real(tables)}, prepare=False
+        query("health_tables"), {"tables": regnames(tables)}, prepare=False
     ).fetchall()
     found = [
         TableHealth(
@@ -641,7 +641,7 @@ def health(
         )
         for r in conn.execute(
             query("health_lock_waits"),
-            {"tables": _real(tables), "query_cap": QUERY_CAP, "limit": LOCK_WAIT_LIMIT},
+            {"tables": regnames(tables), "query_cap": QUERY_CAP, "limit": LOCK_WAIT_LIMIT},
             prepare=False,
         ).fetchall()
     ]

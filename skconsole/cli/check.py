@@ -11,11 +11,16 @@ code, because a monitoring agent reads anything but 0-3 as a broken plugin
 A probe must not change what it watches: check never creates or upgrades the
 schema (as if ``--no-setup`` were given) and only reads, so it runs on a
 read-only session, a standby or with a read-only role.
+
+A probe must also answer on time: ``--timeout`` (10s unless told) bounds the
+whole conversation with the server, connecting included, even when the network
+path goes silent without a reset (:func:`skconsole.check.within`); past it the
+answer is UNKNOWN, saying what it was waiting for. (Starting the embedded server,
+when no server is named, is not counted: that is not monitoring a queue.)
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated
 
 import psycopg
@@ -27,11 +32,15 @@ from skconsole.cli.app import app
 from skconsole.cli.options import JsonOpt, check_range, options_of
 from skconsole.cli.output import print_json
 from skconsole.db.connect import connect_error_message
+from skconsole.db.schema import check_schema
+from skconsole.db.target import resolve_database
 from skconsole.durations import format_limit, parse_duration
 from skconsole.errors import SkconsoleError
 
 #: --warn-hung: at most this many (a count of jobs)
 MAX_WARN_HUNG = 1_000_000
+#: --timeout unless told
+DEFAULT_TIMEOUT_S = checks.READ_TIMEOUT_S
 
 
 def _emit(report: checks.Report, as_json: bool) -> None:
@@ -94,6 +103,16 @@ def check(
             show_default=False,
         ),
     ] = None,
+    timeout: Annotated[
+        str,
+        typer.Option(
+            "--timeout",
+            help="UNKNOWN when the server has not answered everything within this long,"
+            " connecting included, even through a silent network partition"
+            f" ({format_limit(checks.READ_TIMEOUT_BOUNDS_S[0])}"
+            f" to {format_limit(checks.READ_TIMEOUT_BOUNDS_S[1])})",
+        ),
+    ] = format_limit(DEFAULT_TIMEOUT_S),
 ) -> None:
     """SLOs, hung jobs, dead workers and table health as one verdict (exit 0 OK, 1 WARNING,
     2 CRITICAL, 3 UNKNOWN), the Nagios plugin way; reads only, and never sets up the schema."""
@@ -110,11 +129,26 @@ def check(
             dead_share=dead_share_warn,
             lock_wait_s=parse_duration(lock_wait_warn, option="--lock-wait-warn"),
         )
-        db = dataclasses.replace(options_of(ctx), setup=False).open(
-            "skconsole-check", degraded_ok=True
+        timeout_s = parse_duration(
+            timeout,
+            option="--timeout",
+            minimum=checks.READ_TIMEOUT_BOUNDS_S[0],
+            maximum=checks.READ_TIMEOUT_BOUNDS_S[1],
         )
-        with db.connect() as conn:
-            report = checks.run(conn, limits, table_limits, left_out)
+        opts = options_of(ctx)
+        # outside the bound: it may start the embedded server (no server named)
+        db = resolve_database(
+            opts.dsn, opts.data_dir, read_only=opts.read_only, application_name="skconsole-check"
+        )
+
+        def read(watch: checks.Watch) -> checks.Report:
+            # never sets up the schema (as if --no-setup): a probe changes nothing
+            with watch.track(db.connect(**checks.bounded_session(timeout_s))) as conn:
+                watch.at("checking the schema")
+                check_schema(conn, allow_degraded=True)
+                return checks.run(conn, limits, table_limits, left_out, watch)
+
+        report = checks.within(timeout_s, read, name="skconsole-check")
     except (SkconsoleError, psycopg.Error) as exc:
         # a bad option too: the plugin convention has no other code for "could not check"
         report = checks.Report(error=_unknown(exc))

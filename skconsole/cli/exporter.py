@@ -5,7 +5,10 @@ the number of scrapers (:mod:`skconsole.exporter`); sessions are read-only, so
 it runs under ``--read-only`` and with a read-only role alike, and never sets up
 the schema. An unreachable server is not fatal: the exporter serves
 ``skconsole_exporter_up 0`` and tries again each interval, as Prometheus
-expects of an exporter.
+expects of an exporter. So is one that stops answering: ``--timeout`` bounds
+each cycle end to end, even through a network partition that drops packets
+silently, and past it the exporter serves ``up 0`` without queue figures and
+logs what timed out.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import typer
 from psycopg import ProgrammingError, conninfo
 from rich.markup import escape
 
+from skconsole.check import READ_TIMEOUT_BOUNDS_S, READ_TIMEOUT_S
 from skconsole.cli.app import app
 from skconsole.cli.options import check_range, options_of
 from skconsole.cli.output import out
@@ -51,11 +55,28 @@ def exporter(
             help="How often the database is read, whatever the scrapes (1s to 1h)",
         ),
     ] = "15s",
+    timeout: Annotated[
+        str,
+        typer.Option(
+            "--timeout",
+            help="How long one cycle of reads may take, connecting included; past it"
+            " (a hung server, a silent network partition) /metrics says"
+            " skconsole_exporter_up 0 and serves no queue figures"
+            f" ({format_limit(READ_TIMEOUT_BOUNDS_S[0])} to"
+            f" {format_limit(READ_TIMEOUT_BOUNDS_S[1])})",
+        ),
+    ] = format_limit(READ_TIMEOUT_S),
 ) -> None:
     """Serve the queue's metrics for Prometheus on /metrics (read-only)."""
     check_range("--port", port, 0, 65535)
     interval_s = parse_duration(
         interval, option="--interval", minimum=INTERVAL_BOUNDS_S[0], maximum=INTERVAL_BOUNDS_S[1]
+    )
+    timeout_s = parse_duration(
+        timeout,
+        option="--timeout",
+        minimum=READ_TIMEOUT_BOUNDS_S[0],
+        maximum=READ_TIMEOUT_BOUNDS_S[1],
     )
     # here, not at the top: every other command would pay for importing them
     from prometheus_client import CollectorRegistry, start_http_server
@@ -73,7 +94,7 @@ def exporter(
         opts.dsn, opts.data_dir, read_only=True, application_name="skconsole-exporter"
     )
     registry = CollectorRegistry(auto_describe=False)
-    engine = Exporter(db, interval_s)
+    engine = Exporter(db, interval_s, timeout_s=timeout_s)
     registry.register(engine)
     try:
         httpd, _ = start_http_server(port, addr=host, registry=registry)
@@ -97,4 +118,4 @@ def exporter(
             signal.pause()
     finally:
         httpd.shutdown()
-        engine.stop(timeout=interval_s)
+        engine.stop(timeout=timeout_s)

@@ -2,7 +2,9 @@
 
 Both preview what they would act on, ask (default No; ``--yes`` for scripts),
 act once and write an audit row, and are refused in read-only mode; ``--dry-run``
-only previews. Text from the database (application names, queries) is shown
+only previews. ``cancel-session`` acts only on a session that holds up the queue
+(:mod:`skconsole.ops.cancel_session`); the preview says why one does or does not,
+and a session of another database is refused in one line. Text from the database (application names, queries) is shown
 escaped: a session's ``application_name`` is whatever its client chose.
 """
 
@@ -18,9 +20,15 @@ from skconsole.cli.app import app
 from skconsole.cli.ops import confirm_or_exit
 from skconsole.cli.options import DryRunOpt, JsonOpt, YesOpt, options_of
 from skconsole.cli.output import err, out, print_json
-from skconsole.durations import format_age
-from skconsole.health import HOT_TABLES
-from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
+from skconsole.durations import format_age, format_limit, parse_duration
+from skconsole.health import HORIZON_WARN_S, HOT_TABLES
+from skconsole.ops.cancel_session import (
+    CANCEL_SESSION,
+    CancelSessionParams,
+    holds_up,
+    other_database,
+    reason,
+)
 from skconsole.ops.model import Preview, Selection
 from skconsole.ops.vacuum import VACUUM, VacuumParams
 from skconsole.text import printable
@@ -83,12 +91,22 @@ def vacuum(
 def cancel_session(
     ctx: typer.Context,
     pid: Annotated[int, typer.Option("--pid", help="The process id of the blocking session")],
+    horizon_warn: Annotated[
+        str,
+        typer.Option(
+            "--horizon-warn",
+            help="A session holding the xmin horizon holds up the queue once it has held it"
+            " this long while dead queue rows wait on it",
+        ),
+    ] = format_limit(HORIZON_WARN_S),
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Cancel the statement of a session that blocks the queue or holds its xmin horizon."""
-    params = CancelSessionParams(pid)
+    """Cancel the statement of a session that holds up the queue: it blocks a lock on a queue
+    table, or has held the xmin horizon too long over dead queue rows (audited)."""
+    horizon_s = parse_duration(horizon_warn, option="--horizon-warn")
+    params = CancelSessionParams(pid, horizon_s=horizon_s)
     db = options_of(ctx).open("skconsole-cancel-session", write=not dry_run)
     with db.connect() as conn:
         p = CANCEL_SESSION.preview(conn, params=params)
@@ -96,12 +114,21 @@ def cancel_session(
         if "eligible" not in d:  # no row: no such session (the preview holds only --pid)
             out.print(f"no session with pid {pid}", highlight=False)
             raise typer.Exit(1)
+        elsewhere = other_database(d)
+        if elsewhere is not None:  # nothing of it is this queue's business: one line
+            if dry_run and as_json:
+                print_json(p.as_dict())
+                return
+            err.print(f"refused: {_text(elsewhere)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1)
         blocks = ", ".join(str(b) for b in d.get("blocks") or ()) or "nobody"
         lines = [
             f"pid {pid}: user {_text(d.get('user'))}, application {_text(d.get('application'))},"
             f" {_text(d.get('state'))}, transaction open {format_age(d.get('xact_age_s'))};"
-            f" blocks {blocks}; holds the xmin horizon: {'yes' if d.get('holds_horizon') else 'no'}",
+            f" blocks {blocks} on the queue tables;"
+            f" holds the xmin horizon: {'yes' if d.get('holds_horizon') else 'no'}",
             f"query: {_text(d.get('query'))}",
+            f"holds up the queue: {_text(holds_up(d))}" if p.count else _text(reason(d)),
         ]
         if (d.get("state") or "").startswith("idle"):
             lines.append(
@@ -114,7 +141,7 @@ def cancel_session(
         if not as_json:
             _say(lines)
         refusal = (
-            f"pid {pid} neither blocks a session nor holds the xmin horizon"
+            f"pid {pid} does not hold up the queue"
             if not p.count
             else f"pid {pid} belongs to another role and its start time is hidden"
             " (pg_read_all_stats): it cannot be told from a later session with its pid"
@@ -122,10 +149,10 @@ def cancel_session(
             else None
         )
         if refusal is not None:
-            err.print(f"refused: {refusal}", highlight=False)
+            err.print(f"refused: {refusal}", highlight=False, soft_wrap=True)
             raise typer.Exit(1)
         confirm_or_exit(f"Cancel the statement of pid {pid}? {CANCEL_SESSION.warning}", yes)
-        at_preview = CancelSessionParams(pid, d["backend_start"])
+        at_preview = CancelSessionParams(pid, d["backend_start"], horizon_s=horizon_s)
         result = CANCEL_SESSION.execute(conn, Selection(), at_preview, actor=ops.Actor.current())
     if as_json:
         print_json(result.as_dict())
@@ -134,9 +161,8 @@ def cancel_session(
             f"cancelled the statement of pid {pid} (audit #{result.audit_id})", highlight=False
         )
     else:
+        why = result.details.get("reason") or "it no longer holds up the queue"
         out.print(
-            f"left alone: pid {pid} no longer blocks, holds the horizon or is the same session"
-            f" (audit #{result.audit_id})",
-            highlight=False,
+            f"left alone: pid {pid}: {_text(why)} (audit #{result.audit_id})", highlight=False
         )
         raise typer.Exit(1)

@@ -10,6 +10,15 @@ A failed cycle (server down, schema missing, a statement timing out) logs one
 line (a failure repeating itself is logged once), publishes a snapshot with ``skconsole_exporter_up 0`` and no queue
 metrics (stale figures would keep alerts quiet), drops the connection and
 tries again at the next interval; serving never stops.
+
+Every cycle is bounded end to end (``timeout_s``, connecting included) by
+:func:`skconsole.check.within`: a server that hangs, or a network path that goes
+silent without a reset (no TCP timeout notices a path that acknowledges and
+then says nothing), makes the cycle fail at its bound like any other failure,
+naming what it was waiting for; its connection is shut down, and the next cycle
+connects again. A scrape never serves figures older than one interval plus one
+bound: past that it gets ``up 0`` and no queue metrics, whatever the cycle
+thread is doing.
 """
 
 from __future__ import annotations
@@ -18,12 +27,13 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from skconsole.check import READ_TIMEOUT_S, TimedOut, Watch, bounded_session, within
 from skconsole.db.connect import Database
 from skconsole.db.schema import check_schema
 from skconsole.exporter.sources import SOURCES, Source
@@ -33,6 +43,8 @@ log = logging.getLogger("skconsole.exporter")
 APPLICATION_NAME = "skconsole-exporter"
 #: how long a scrape made before the first cycle ended waits for it
 FIRST_CYCLE_WAIT_S = 5.0
+#: how long one cycle may take, end to end, unless told (``--timeout``)
+DEFAULT_TIMEOUT_S = READ_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -40,7 +52,8 @@ class Snapshot:
     """What the latest cycle read, and the exporter's own counts; replaced whole, never changed.
 
     ``families`` is empty when the cycle failed. ``finished_at`` is wall-clock
-    time (None: no cycle has finished yet).
+    time (None: no cycle has finished yet); ``finished_mono`` the same moment on
+    the monotonic clock, which tells a scrape how old the figures are.
     """
 
     families: tuple[Metric, ...] = ()
@@ -49,6 +62,17 @@ class Snapshot:
     duration_s: float | None = None
     cycles_ok: int = 0
     cycles_failed: int = 0
+    finished_mono: float | None = None
+
+    def aged(self, now_mono: float, max_age_s: float) -> Snapshot:
+        """This snapshot as a scrape at ``now_mono`` may serve it: a working one older
+        than ``max_age_s`` loses its figures and reads ``up 0`` (the cycles stopped
+        arriving, so nothing says the figures are still true)."""
+        if not self.up or self.finished_mono is None:
+            return self
+        if now_mono - self.finished_mono <= max_age_s:
+            return self
+        return replace(self, families=(), up=False)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -64,7 +88,11 @@ class Exporter:
     """
 
     def __init__(
-        self, db: Database, interval_s: float, sources: Sequence[Source] = SOURCES
+        self,
+        db: Database,
+        interval_s: float,
+        sources: Sequence[Source] = SOURCES,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.db = Database(
             db.dsn,
@@ -74,9 +102,12 @@ class Exporter:
             keepalive=db.keepalive,
         )
         self.interval_s = interval_s
+        self.timeout_s = timeout_s
         self.sources = tuple(sources)
         self._snapshot = Snapshot()
+        #: the connection cycles reuse; only the thread of the cycle in progress uses it
         self._conn: psycopg.Connection[Any] | None = None
+        self._conn_lock = threading.Lock()
         #: the failure last logged, until a cycle works again (each new failure is logged)
         self._logged_error: str | None = None
         self._first = threading.Event()
@@ -88,36 +119,67 @@ class Exporter:
         return self._snapshot
 
     # -- the cycle ---------------------------------------------------------------------
-    def _connection(self) -> psycopg.Connection[Any]:
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            conn = self.db.connect()
-            try:
-                check_schema(conn)
-                conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-                conn.read_only = True
-            except BaseException:
+    def _connection(self, watch: Watch) -> psycopg.Connection[Any]:
+        with self._conn_lock:
+            conn = self._conn
+        if conn is not None and not (conn.closed or conn.broken):
+            return watch.track(conn)
+        conn = watch.track(self.db.connect(**bounded_session(self.timeout_s)))
+        try:
+            watch.at("checking the schema")
+            check_schema(conn)
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            conn.read_only = True
+        except BaseException:
+            conn.close()
+            raise
+        with self._conn_lock:
+            if watch.was_cut:  # the cycle was given up meanwhile: keep nothing of it
                 conn.close()
-                raise
+                raise TimedOut(watch.message())
             self._conn = conn
-        return self._conn
+        return conn
 
     def _drop_connection(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
+        with self._conn_lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _forget_connection(self) -> None:
+        """Let go of a connection a given-up cycle's thread may still hold: it was shut
+        down under that thread (:meth:`Watch.cut`), which closes it on its way out."""
+        with self._conn_lock:
             self._conn = None
 
+    def _read(self, watch: Watch) -> list[Metric]:
+        """One cycle's reads, on the bounded thread: every source in one transaction."""
+        conn = self._connection(watch)
+        families: list[Metric] = []
+        try:
+            watch.at("opening the cycle's transaction")
+            with conn.transaction():
+                for source in self.sources:
+                    watch.at(f"reading {getattr(source, '__name__', 'a source')}")
+                    families.extend(source(conn))
+        except BaseException:
+            if watch.was_cut:
+                conn.close()  # shut down under it: no other thread will close it
+            raise
+        return families
+
     def cycle(self) -> Snapshot:
-        """Read every source once and publish the result; never raises (but for interrupts)."""
+        """Read every source once, within ``timeout_s``, and publish the result; never
+        raises (but for interrupts)."""
         started = time.monotonic()
         previous = self._snapshot
         try:
-            conn = self._connection()
-            families: list[Metric] = []
-            with conn.transaction():
-                for source in self.sources:
-                    families.extend(source(conn))
+            families = within(self.timeout_s, self._read, name="skconsole-exporter-cycle")
         except Exception as exc:  # whatever failed, the exporter keeps serving
-            self._drop_connection()
+            if isinstance(exc, TimedOut):
+                self._forget_connection()
+            else:
+                self._drop_connection()
             error = _first_line(exc)
             if error != self._logged_error:  # a server down for an hour: one line, not 240
                 log.warning("cycle failed, skconsole_exporter_up is 0: %s", error)
@@ -128,6 +190,7 @@ class Exporter:
                 duration_s=time.monotonic() - started,
                 cycles_ok=previous.cycles_ok,
                 cycles_failed=previous.cycles_failed + 1,
+                finished_mono=time.monotonic(),
             )
         else:
             if self._logged_error is not None:
@@ -140,6 +203,7 @@ class Exporter:
                 duration_s=time.monotonic() - started,
                 cycles_ok=previous.cycles_ok + 1,
                 cycles_failed=previous.cycles_failed,
+                finished_mono=time.monotonic(),
             )
         self._snapshot = snapshot  # one reference assignment: a scrape sees all or nothing
         self._first.set()
@@ -161,20 +225,28 @@ class Exporter:
         self._thread.start()
 
     def stop(self, timeout: float | None = None) -> None:
-        """Stop the cycles: the current one finishes first; the connection is closed."""
+        """Stop the cycles: the current one finishes first (within its bound); the
+        connection is closed."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
 
     # -- the scrape --------------------------------------------------------------------
+    @property
+    def max_age_s(self) -> float:
+        """The oldest figures a scrape serves: one interval and one cycle's bound (and a
+        second of slack), the most a working exporter ever leaves between two cycles."""
+        return self.interval_s + self.timeout_s + 1.0
+
     def collect(self) -> Iterable[Metric]:
         """The latest snapshot and the exporter's own metrics (prometheus_client's Collector).
 
         A scrape before the first cycle ended waits for it, at most
-        FIRST_CYCLE_WAIT_S; then it serves what there is (up 0).
+        FIRST_CYCLE_WAIT_S; then it serves what there is (up 0). Figures older than
+        :attr:`max_age_s` are never served (:meth:`Snapshot.aged`).
         """
         self._first.wait(FIRST_CYCLE_WAIT_S)
-        return snapshot_families(self._snapshot)
+        return snapshot_families(self._snapshot.aged(time.monotonic(), self.max_age_s))
 
 
 def snapshot_families(snap: Snapshot) -> list[Metric]:

@@ -178,16 +178,27 @@ async def test_read_only_mode_has_no_vacuum_or_cancel_session_key(make_app: Make
 
 
 async def test_a_hostile_query_is_drawn_with_visible_escapes(
-    dsn: str, conn: Conn, make_app: MakeApp
+    dsn: str, db: Database, conn: Conn, make_app: MakeApp
 ) -> None:
+    with Producer(db) as p:
+        p.post_many([Job("t.health", {"n": 1})])
+    waiter = threading.Thread(target=_wait_for_the_row, args=(dsn,))
     with _session(dsn) as holder:
         holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        # a row another session waits for: it holds up the queue, so K may act on it
+        holder.execute("UPDATE sk_tasks_queue_t SET task_priority = 1")
         holder.execute("SELECT '\x1b[31mevil\u202e' AS t, count(*) FROM sk_tasks_queue_t")
+        waiter.start()
         conn.execute("SELECT txid_current()")
         pid = holder.info.backend_pid
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("9")
+            await until(
+                pilot,
+                lambda: app.health is not None and bool(app.health.health.lock_waits),
+                timeout=20,
+            )
             await until(pilot, lambda: _listed(app, pid))
             sessions = _panel(app).sessions
             assert sessions.select_key(str(pid))
@@ -201,3 +212,4 @@ async def test_a_hostile_query_is_drawn_with_visible_escapes(
             assert "\\x1b[31mevil\\u202e" in seen
             await pilot.press("n")
         holder.rollback()
+    waiter.join(30)
