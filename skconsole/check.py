@@ -81,7 +81,7 @@ LEASE_LAPSED = ("unresponsive", "gone", "stopped")
 #: purpose would stay WARNING for good, which teaches people to ignore the check.
 HEALTH_RULES = ("horizon_session", "horizon_prepared", "horizon_slot", "dead_rows", "lock_wait")
 #: The checks, in the order they are reported; ``--skip`` takes these names.
-CHECKS = ("slo", "hung", "workers", "health")
+CHECKS = ("slo", "hung", "workers", "health", "schedules")
 #: Findings named in the summary line per check; the rest are counted ("...").
 SUMMARY_FINDINGS = 3
 
@@ -292,6 +292,28 @@ def check_slos(flows: Sequence[TypeFlow]) -> CheckResult:
     return CheckResult("slo", summary, tuple(findings))
 
 
+def check_schedules(schedules: Sequence[stats.ScheduleInfo]) -> CheckResult:
+    """A published schedule that no live worker has (removed from the code, or all its
+    workers gone) posts no tick: WARNING, as nothing that ran on it runs any more. A
+    paused one is meant to post none."""
+    findings = tuple(
+        Finding(
+            "schedules",
+            Level.WARNING,
+            s.task_type,
+            f"{s.task_type}: {s.schedule}, but no running worker schedules it"
+            " (removed from the code, or its workers are gone)",
+        )
+        for s in schedules
+        if s.orphaned and not s.paused
+    )
+    if findings:
+        summary = f"{_plural(len(findings), 'schedule')} no worker has"
+    else:
+        summary = f"{_plural(len(schedules), 'schedule')} kept" if schedules else "no schedule"
+    return CheckResult("schedules", summary, findings)
+
+
 def _silent_s(job: stats.InflightJob) -> float | None:
     """How long the job's worker has said nothing: its heartbeat's age, or, with no
     worker known (gone, or none recorded), how long the job has been processing."""
@@ -432,6 +454,7 @@ def evaluate(
     table_health: health_model.Health | None,
     thresholds: Thresholds | None = None,
     skip: frozenset[str] = frozenset(),
+    schedules: Sequence[stats.ScheduleInfo] = (),
 ) -> Report:
     """Every check over the read models given but those in ``skip`` (pure: no database);
     ``workers`` None: no worker registry to judge; ``table_health`` None: only when
@@ -446,6 +469,8 @@ def evaluate(
         results.append(check_workers(workers, flows))
     if "health" not in skip and table_health is not None:
         results.append(check_health(table_health))
+    if "schedules" not in skip:
+        results.append(check_schedules(schedules))
     return Report(
         tuple(results),
         tuple(p for p in perfdata(flows, inflight, workers, limits) if p.check not in skip),
@@ -473,7 +498,9 @@ def run(
     workers = stats.workers(conn) if read_workers else None
     at("reading the queue tables' health")
     table_health = None if "health" in skip else health_model.health(conn, limits=health_thresholds)
-    return evaluate(flows, inflight, workers, table_health, thresholds, skip)
+    at("reading the schedules")
+    schedules = () if "schedules" in skip else stats.schedules(conn)
+    return evaluate(flows, inflight, workers, table_health, thresholds, skip, schedules)
 
 
 # -- the bound of a monitoring read ----------------------------------------------------

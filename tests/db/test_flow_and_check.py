@@ -174,7 +174,7 @@ def test_check_skip_of_an_unknown_check_is_unknown_in_one_line(run_cli: CLI) -> 
 
     assert done.returncode == 3
     assert done.stdout == (
-        "SKCONSOLE UNKNOWN - --skip: no check 'worker' (the checks: slo, hung, workers, health)\n"
+        "SKCONSOLE UNKNOWN - --skip: no check 'worker' (the checks: slo, hung, workers, health, schedules)\n"
     )
 
 
@@ -306,8 +306,23 @@ def test_check_json_gives_every_checks_result_in_read_only_mode(run_cli: CLI) ->
     doc = json.loads(done.stdout)
     assert done.returncode == doc["status"] == 0, done.stdout
     assert doc["status_name"] == "OK"
-    assert [c["name"] for c in doc["checks"]] == ["slo", "hung", "workers", "health"]
+    assert [c["name"] for c in doc["checks"]] == ["slo", "hung", "workers", "health", "schedules"]
     assert doc["summary"].startswith("SKCONSOLE OK - ")
+
+
+def test_check_warns_of_a_schedule_no_running_worker_has(run_cli: CLI, conn: Conn) -> None:
+    """Its code was deployed without it (or its workers are all gone): no tick will be
+    posted, and whatever ran on it runs no more."""
+    conn.execute(
+        "INSERT INTO sk_schedules_t (task_type, sch_every_seconds, sch_last_tick_ts)"
+        " VALUES ('reports.hourly', 3600, now())"
+    )
+    done = run_cli("check", "--json", *QUIET_HEALTH)
+
+    doc = json.loads(done.stdout)
+    assert done.returncode == doc["status"] == 1, done.stdout
+    [schedules] = [c for c in doc["checks"] if c["name"] == "schedules"]
+    assert schedules["findings"][0]["subject"] == "reports.hourly"
 
 
 # -- UNKNOWN ------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -187,7 +188,7 @@ def test_all_well_is_ok_with_each_checks_summary() -> None:
 
     assert report.exit_code == 0
     assert report.summary_line().startswith(
-        "SKCONSOLE OK - 1 SLO met, no hung job, 1 worker alive, tables healthy |"
+        "SKCONSOLE OK - 1 SLO met, no hung job, 1 worker alive, tables healthy, no schedule |"
     )
 
 
@@ -229,15 +230,18 @@ def test_a_skipped_check_is_left_out_with_its_perfdata() -> None:
     report = evaluate(unserved, NO_INFLIGHT, [], table_health(), skip=skipped(["workers"]))
 
     assert report.exit_code == 0
-    assert [c.name for c in report.checks] == ["slo", "hung", "health"]
+    assert [c.name for c in report.checks] == ["slo", "hung", "health", "schedules"]
     assert [p.label for p in report.perfdata] == ["hung_jobs"]
 
 
 @pytest.mark.parametrize(
     ("names", "error"),
     [
-        (["worker"], "--skip: no check 'worker' (the checks: slo, hung, workers, health)"),
-        (["slo", "hung", "workers", "health"], "--skip: every check is left out"),
+        (
+            ["worker"],
+            "--skip: no check 'worker' (the checks: slo, hung, workers, health, schedules)",
+        ),
+        (["slo", "hung", "workers", "health", "schedules"], "--skip: every check is left out"),
     ],
 )
 def test_skip_refuses_an_unknown_check_and_leaving_every_check_out(
@@ -257,3 +261,47 @@ def test_unknown_is_one_line_with_exit_code_3() -> None:
         "SKCONSOLE UNKNOWN - cannot connect to PostgreSQL at db:5432: connection refused"
     ]
     assert report.as_dict()["status_name"] == "UNKNOWN"
+
+
+def _schedule(task_type: str, *, scheduled_by: int | None, paused: bool = False) -> Any:
+    from skconsole.stats import ScheduleInfo
+
+    return ScheduleInfo(
+        task_type=task_type,
+        schedule="every 1m",
+        cron=None,
+        every_s=60.0,
+        timezone="UTC",
+        missed="once",
+        payload=None,
+        error=None,
+        paused=paused,
+        next_run=None,
+        next_run_in_s=None,
+        late_s=None,
+        last_tick=None,
+        last_task_id=None,
+        last_status=None,
+        last_posted_at=None,
+        last_posted_age_s=None,
+        waiting=0,
+        waiting_estimated=False,
+        defined_at=None,
+        scheduled_by=scheduled_by,
+    )
+
+
+def test_a_schedule_no_running_worker_has_is_a_warning() -> None:
+    from skconsole.check import check_schedules
+
+    result = check_schedules(
+        [
+            _schedule("reports.hourly", scheduled_by=0),
+            _schedule("kept", scheduled_by=2),
+            _schedule("old.version", scheduled_by=None),
+            _schedule("paused", scheduled_by=0, paused=True),
+        ]
+    )
+    assert result.level is Level.WARNING
+    assert [f.subject for f in result.findings] == ["reports.hourly"]
+    assert "no running worker schedules it" in result.findings[0].text
