@@ -3,7 +3,7 @@ CLI and the read-outs."""
 
 import math
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from skconsole.errors import ConfigError
 from skconsole.text import quoted
@@ -58,9 +58,16 @@ def format_limit(seconds: float) -> str:
 
 
 def format_age(seconds: float | None) -> str:
-    """Compact age for tables: 850ms, 12s, 4m 05s, 3h 12m, 2d 04h."""
+    """Compact age for tables: 850ms, 12s, 4m 05s, 3h 12m, 2d 04h.
+
+    "unknown" past MAX_DURATION_S (or not a number): such an age comes from a
+    time nobody meant (infinity, year 1, written by another application), and
+    a count of days in the hundreds of thousands would read as a fact.
+    """
     if seconds is None:
         return "-"
+    if not math.isfinite(seconds) or seconds > MAX_DURATION_S:
+        return "unknown"
     if seconds < 0:
         seconds = 0.0
     if seconds < 1:
@@ -77,11 +84,14 @@ def format_age(seconds: float | None) -> str:
     return f"{days}d {hours:02d}h"
 
 
-def parse_time(text: str, *, option: str) -> datetime:
-    """An ISO 8601 time with its zone (``2027-01-01T06:00:00Z``, ``...+01:00``).
+def parse_time(text: str, *, option: str, within_s: float = MAX_DURATION_S) -> datetime:
+    """An ISO 8601 time with its zone (``2027-01-01T06:00:00Z``, ``...+01:00``), at most
+    ``within_s`` (100 years unless told) from now, either way.
 
     A time without a zone is refused: read in the server's zone or the
-    client's, it could mean two different moments.
+    client's, it could mean two different moments. One further off is a
+    sentinel ("never", year 9999) rather than a time: no age or wait could be
+    told from it.
     """
     try:
         value = datetime.fromisoformat(text.strip())
@@ -92,4 +102,10 @@ def parse_time(text: str, *, option: str) -> datetime:
         ) from None
     if value.tzinfo is None or value.utcoffset() is None:
         raise ConfigError(f"{option} needs a time zone, e.g. {quoted(text.strip() + 'Z')} for UTC")
+    now, reach = datetime.now(UTC), timedelta(seconds=within_s)
+    if not now - reach <= value <= now + reach:
+        raise ConfigError(
+            f"{option} must be within {format_limit(within_s)} ({within_s / 31_536_000:g} years)"
+            f" of now, got {quoted(text.strip())}"
+        )
     return value

@@ -140,13 +140,15 @@ def slo_state(slo_s: float | None, oldest_ready_s: float | None) -> SloState:
     return SloState.WARNING if oldest_ready_s >= SLO_WARN_SHARE * slo_s else SloState.OK
 
 
-def slo_text(slo_s: float | None, oldest_ready_s: float | None) -> str:
-    """ "-" (no SLO), "met: none ready", "breach in 12s", "breached 1m 20s ago"."""
+def slo_text(slo_s: float | None, oldest_ready_s: float | None, ready: int = 0) -> str:
+    """ "-" (no SLO), "met: none ready", "breach in 12s", "breached 1m 20s ago"; "wait
+    unknown" when ``ready`` jobs wait but none has a wait that can be told (their
+    eligible time, written by another application, is not within 100 years of now)."""
     left = breach_in_s(slo_s, oldest_ready_s)
     if slo_s is None:
         return "-"
     if left is None:
-        return "met: none ready"
+        return "wait unknown" if ready > 0 else "met: none ready"
     return f"breach in {format_age(left)}" if left >= 0 else f"breached {format_age(-left)} ago"
 
 
@@ -164,7 +166,8 @@ class TypeFlow:
     completions: int
     ready: int
     ready_estimated: bool
-    #: how long the oldest ready job has been eligible (None: no ready job)
+    #: how long the oldest ready job has been eligible (None: no ready job, or none
+    #: whose eligible time is within 100 years of now: see :func:`slo_text`)
     oldest_ready_s: float | None
     #: the type's SLO: the longest a ready job should wait (None: none set)
     slo_max_wait_s: float | None
@@ -200,7 +203,7 @@ class TypeFlow:
 
     @property
     def slo_text(self) -> str:
-        return slo_text(self.slo_max_wait_s, self.oldest_ready_s)
+        return slo_text(self.slo_max_wait_s, self.oldest_ready_s, self.ready)
 
     def as_dict(self) -> dict[str, Any]:
         return {

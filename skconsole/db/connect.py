@@ -11,6 +11,12 @@ applied with ``set_config`` right after connecting, which holds for the life of
 the session on a direct connection or a session-mode pooler. A pooler in
 transaction (or statement) mode is refused: skconsole's session advisory
 locks, LISTEN, prepared statements and session settings do not survive it.
+
+Every connection also reads a timestamptz that Python's datetime cannot hold
+(``infinity``, ``-infinity``, beyond year 9999 or before year 1: what Npgsql
+writes for DateTime.MaxValue and MinValue) as the edge of what it can hold, in
+UTC (:mod:`skconsole.db.timestamps`), so one such row written by another
+application never fails a read.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import psycopg
 from psycopg import conninfo
 
 from skconsole.db.sqlfiles import active_mapping
+from skconsole.db.timestamps import tolerate_odd_timestamps
 from skconsole.errors import ConnectError, PoolerError
 
 APPLICATION_NAME = "skconsole"
@@ -266,6 +273,7 @@ class Database:
     def connect(self, application_name: str | None = None, **extra: Any) -> psycopg.Connection[Any]:
         kwargs = self._kwargs(application_name, extra)
         conn, pending = self._open(kwargs)
+        tolerate_odd_timestamps(conn)
         try:
             # before any setting is SET, so none can leak into a transaction pool
             if self._check_sessions(conn):
@@ -337,6 +345,7 @@ class Database:
     ) -> psycopg.AsyncConnection[Any]:
         kwargs = self._kwargs(application_name, extra)
         conn, pending = await self._aopen(kwargs)
+        tolerate_odd_timestamps(conn)
         try:
             unchecked = not (_path(self.dsn).checked or self.keepalive is not None)
             # the same check, on sync connections of its own, off the event loop

@@ -11,9 +11,11 @@ connection=conn)`` write over the caller's connection, inside the transaction
 the caller owns there, and never commit or roll it back: the job rows and the
 NOTIFY (delivered by PostgreSQL only at commit) are committed or rolled back
 with the caller's own rows. :class:`_Target` is the one place that says what a
-post may do on a connection (:func:`_joined` checks a caller's). The server's
-``now()`` is the caller's transaction start, so the jobs' posted time, and a
-delay, count from it. ``post_stream`` commits as it goes: it takes no connection.
+post may do on a connection (:func:`_joined` checks a caller's: a two-phase
+transaction is refused, since PostgreSQL cannot prepare one that sent a
+NOTIFY). The server's ``now()`` is the caller's transaction start, so the
+jobs' posted time, and a delay, count from it. ``post_stream`` commits as it
+goes: it takes no connection.
 """
 
 from __future__ import annotations
@@ -94,6 +96,12 @@ def _joined(connection: object, kind: type[C], producer: str) -> _Target[C]:
         )
     if connection.closed:
         raise ConfigError("the connection given as connection= is closed")
+    if _in_two_phase_transaction(connection):
+        raise ConfigError(
+            "connection= is in a two-phase transaction (tpc_begin): a post sends a NOTIFY,"
+            " and PostgreSQL cannot PREPARE a transaction that did, so tpc_prepare() would"
+            " fail; post in an ordinary transaction instead"
+        )
     status = connection.info.transaction_status
     if status == TransactionStatus.INERROR:
         raise ConfigError(
@@ -106,6 +114,18 @@ def _joined(connection: object, kind: type[C], producer: str) -> _Target[C]:
             " (with conn.transaction(): ...) or connect with autocommit=False"
         )
     return _Target(connection, own=False)
+
+
+def _in_two_phase_transaction(connection: Conn | AConn) -> bool:
+    """Whether psycopg runs a two-phase transaction on ``connection`` (from ``tpc_begin()``
+    until ``tpc_commit()`` or ``tpc_rollback()``, prepared or not).
+
+    psycopg 3 has no public way to ask: this reads its private ``_tpc`` (None
+    outside one; psycopg 3.0 to 3.3 at least). Should a later psycopg drop it,
+    the check answers False and such a post fails, as before, at tpc_prepare():
+    tests/db/test_two_phase_post.py says so first.
+    """
+    return getattr(connection, "_tpc", None) is not None
 
 
 def _database(db: object, producer: str) -> Database | None:

@@ -14,7 +14,7 @@ import socket
 import uuid
 from copy import copy
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from skconsole.errors import InvalidJobError
@@ -25,6 +25,10 @@ MAX_PRIORITY = 2**31 - 1
 MAX_NAME = 250
 #: The longest delay: 100 years (36,500 days), so the run-after time stays a date.
 MAX_DELAY_S = 36_500 * 86_400.0
+#: How far from now a ``run_at`` may be, either way: the bound of a delay. Past it
+#: a time is surely a sentinel ("never", year 9999 or year 1), and the read
+#: models could tell no wait from it.
+_RUN_AT_RANGE = timedelta(seconds=MAX_DELAY_S)
 #: The deepest nesting of arrays and objects a payload may have: deeper ones
 #: are refused when posted rather than failing every reader that parses them.
 MAX_PAYLOAD_DEPTH = 500
@@ -35,6 +39,7 @@ _TOO_DEEP = (
 
 #: One encoder for every payload: ``json.dumps`` with options builds a new one a call.
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+_NAN_ENCODER = json.JSONEncoder(allow_nan=True, separators=(",", ":"))
 
 
 def default_source() -> str:
@@ -106,7 +111,11 @@ class Job:
                 self.payload_json = _ENCODER.encode(self.payload)
             except RecursionError:
                 raise InvalidJobError(_TOO_DEEP) from None
-            except (TypeError, ValueError) as exc:
+            except ValueError as exc:
+                if _holds_nan(self.payload):
+                    raise InvalidJobError(_not_json("NaN or Infinity")) from None
+                raise InvalidJobError(f"payload is not JSON-serialisable: {exc}") from None
+            except TypeError as exc:
                 raise InvalidJobError(f"payload is not JSON-serialisable: {exc}") from None
             _check_depth(self.payload_json)
         if "\x00" in self.payload_json:
@@ -136,6 +145,12 @@ def _check_run_at(run_at: object, delay: float) -> None:
         )
     if delay:
         raise InvalidJobError("give either delay or run_at, not both")
+    now = datetime.now(UTC)
+    if not now - _RUN_AT_RANGE <= run_at <= now + _RUN_AT_RANGE:
+        raise InvalidJobError(
+            f"run_at must be within 100 years of now, got {run_at.isoformat()}"
+            " (for a job that should never run, do not post it)"
+        )
 
 
 #: Task types already checked (bounded: a type is a name, not data).
@@ -184,10 +199,34 @@ def _check_depth(text: str) -> None:
         raise InvalidJobError(_TOO_DEEP)
 
 
+def _holds_nan(payload: Any) -> bool:
+    """Whether the encoder refused ``payload`` for a NaN or an infinity in it (and
+    nothing else): with them allowed it encodes. Only asked once encoding failed."""
+    try:
+        _NAN_ENCODER.encode(payload)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _not_json(constant: str) -> str:
+    return f"payload holds {constant}, which JSON cannot hold (send null or a string instead)"
+
+
+class _NotJsonConstant(ValueError):
+    """NaN, Infinity or -Infinity in a payload: Python's json reads them, JSON has none."""
+
+
+def _refuse_constant(constant: str) -> Any:
+    raise _NotJsonConstant(constant)
+
+
 def validate_payload_json(text: str) -> str:
     """The text itself if it is one valid JSON document, else a clear InvalidJobError.
 
     Valid means: UTF-8 text, parseable JSON, nested at most MAX_PAYLOAD_DEPTH deep.
+    NaN, Infinity and -Infinity are refused although Python's json reads them:
+    they are no JSON, and a consumer in another language (a .NET one) fails on them.
     """
     if not isinstance(text, str):
         raise InvalidJobError(f"payload JSON must be a string, got {type(text).__name__}")
@@ -195,9 +234,11 @@ def validate_payload_json(text: str) -> str:
         raise InvalidJobError("payload is not valid UTF-8 text")
     _check_depth(text)
     try:
-        json.loads(text)
+        json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
         raise InvalidJobError(_TOO_DEEP) from None
+    except _NotJsonConstant as exc:
+        raise InvalidJobError(_not_json(str(exc))) from None
     except ValueError as exc:
         raise InvalidJobError(f"payload is not valid JSON: {exc}") from None
     return text

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from skconsole.db.timestamps import EARLIEST_TIME, LATEST_TIME
 from skconsole.durations import format_age
 from skconsole.text import printable
 
@@ -85,8 +86,9 @@ def fmt_rate(per_s: float | None) -> str:
 
 
 def fmt_ago(at: datetime | None, now_epoch: float, *, suffix: bool = True) -> str:
-    """``at`` as an age relative to the console clock ("4m 05s ago")."""
-    if at is None:
+    """``at`` as an age relative to the console clock ("4m 05s ago"); "-" for none, and for
+    a time no clock can tell an age from (infinity, written by another application)."""
+    if at is None or at in (EARLIEST_TIME, LATEST_TIME):
         return "-"
     age = format_age(max(now_epoch - at.timestamp(), 0.0))
     return f"{age} ago" if suffix else age

@@ -4,11 +4,16 @@
 -- has been eligible (since its task_locked_until_ts: for a job posted
 -- without delay, its age). Stakhanovise.NET's tables only: which types are
 -- paused is read apart (paused_types.sql), where skconsole's objects exist.
+-- An age comes only from a time within 100 years of now: another application
+-- may write -infinity (Npgsql's DateTime.MinValue), which PostgreSQL before 17
+-- cannot subtract; such a job counts as ready, without an age.
 WITH q AS (
     SELECT task_type,
         count(*) FILTER (WHERE task_locked_until_ts < now()) AS ready,
         count(*) FILTER (WHERE task_locked_until_ts >= now()) AS scheduled,
-        extract(epoch FROM now() - min(task_locked_until_ts) FILTER (WHERE task_locked_until_ts < now()))
+        extract(epoch FROM now() - min(task_locked_until_ts) FILTER (
+            WHERE task_locked_until_ts < now()
+                AND task_locked_until_ts > now() - interval '36500 days'))
             AS oldest_ready_s
     FROM sk_tasks_queue_t GROUP BY task_type
 ),

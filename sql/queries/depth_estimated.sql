@@ -6,6 +6,8 @@
 -- in the sample is counted exactly (it is small by then). The sample is
 -- REPEATABLE: the same pages every refresh, so they stay in shared buffers; a
 -- fresh random sample read ~440 cold pages and now and then took 150-250 ms.
+-- The oldest ready job's age comes only from a time within 100 years of now,
+-- as in depth.sql (-infinity cannot be subtracted before PostgreSQL 17).
 WITH RECURSIVE types AS (
     (SELECT q.task_type FROM sk_tasks_queue_t q ORDER BY q.task_type LIMIT 1)
     UNION ALL
@@ -29,7 +31,8 @@ q AS (
         CASE WHEN s.task_type IS NOT NULL THEN round(s.scheduled * 100.0 / %(sample_pct)s)
              ELSE (SELECT count(*) FROM sk_tasks_queue_t q
                    WHERE q.task_type = t.task_type AND q.task_locked_until_ts >= now()) END AS scheduled,
-        (SELECT min(q.task_locked_until_ts) FROM sk_tasks_queue_t q WHERE q.task_type = t.task_type)
+        (SELECT min(q.task_locked_until_ts) FROM sk_tasks_queue_t q
+         WHERE q.task_type = t.task_type AND q.task_locked_until_ts > now() - interval '36500 days')
             AS first_eligible
     FROM types t
     LEFT JOIN sampled s ON s.task_type = t.task_type

@@ -1,12 +1,18 @@
 -- Execution times per task type: Stakhanovise's per-process aggregates summed,
 -- plus percentiles over the most recent processed jobs (bounded by a time
 -- window and a row limit, read backwards along (task_status, finalized)).
+-- Sums are numeric: they never overflow, whatever the rows hold (another
+-- application may write bigint's limits). A fastest time of long.MaxValue or a
+-- longest of long.MinValue is no time at all (the start values of a .NET
+-- minimum and maximum): left out, as metrics.sql does.
 WITH s AS (
     SELECT et_payload_type::text AS task_type,
-        sum(et_n_execution_cycles)::bigint AS cycles,
-        sum(et_total_execution_time)::bigint AS total_ms,
-        min(et_fastest_execution_time) AS fastest_ms,
-        max(et_longest_execution_time) AS longest_ms,
+        sum(et_n_execution_cycles) AS cycles,
+        sum(et_total_execution_time) AS total_ms,
+        min(et_fastest_execution_time) FILTER (WHERE et_fastest_execution_time <> 9223372036854775807)
+            AS fastest_ms,
+        max(et_longest_execution_time) FILTER (WHERE et_longest_execution_time <> -9223372036854775808)
+            AS longest_ms,
         max(et_last_execution_time) AS reported_last_ms
     FROM sk_task_execution_time_stats_t
     GROUP BY et_payload_type

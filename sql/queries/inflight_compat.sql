@@ -1,12 +1,17 @@
 -- Jobs in 2 Processing on a database with Stakhanovise.NET's tables alone (read
 -- degraded: no owner, attempt or lease data). A job is hung once it has been
 -- processing longer than the threshold, as sk_inflight_tasks() judges a job
--- without an owner; the columns are those of inflight.sql.
+-- without an owner; the columns are those of inflight.sql. A start that is
+-- not within 100 years of now (infinity, written by another application) tells
+-- no running time, so it never makes the job hung.
 WITH i AS (
     SELECT r.task_id, r.task_type, r.task_error_count + 1 AS attempt, r.task_error_count,
         r.task_last_processing_attempted_at_ts AS started,
-        extract(epoch FROM clock_timestamp() - r.task_last_processing_attempted_at_ts)::double precision
-            AS running_s
+        CASE WHEN r.task_last_processing_attempted_at_ts > clock_timestamp() - interval '36500 days'
+                AND r.task_last_processing_attempted_at_ts < clock_timestamp() + interval '36500 days'
+            THEN extract(epoch FROM clock_timestamp() - r.task_last_processing_attempted_at_ts)
+                ::double precision
+        END AS running_s
     FROM sk_task_results_t r
     WHERE r.task_status = 2
 ),

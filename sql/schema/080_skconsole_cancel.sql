@@ -69,10 +69,18 @@ AS $$
             l.heartbeat_age_s, l.reapable_in_s, l.lease_lapsed,
             w.worker_stopped_at_ts IS NOT NULL AS stopped, l.state AS worker_state, l.note AS worker_note,
             t.tt_timeout_seconds, t.tt_max_attempts,
-            extract(epoch FROM now() - r.task_last_processing_attempted_at_ts)::double precision
-                AS running_s,
-            extract(epoch FROM now() - r.sk_cancel_requested_at_ts)::double precision
-                AS cancel_age_s
+            -- ages only from times within 100 years of now: another application may
+            -- write infinity, which PostgreSQL before 17 cannot subtract (an unknown
+            -- running time never makes a job without an owner hung)
+            CASE WHEN r.task_last_processing_attempted_at_ts > now() - interval '36500 days'
+                    AND r.task_last_processing_attempted_at_ts < now() + interval '36500 days'
+                THEN extract(epoch FROM now() - r.task_last_processing_attempted_at_ts)
+                    ::double precision
+            END AS running_s,
+            CASE WHEN r.sk_cancel_requested_at_ts > now() - interval '36500 days'
+                    AND r.sk_cancel_requested_at_ts < now() + interval '36500 days'
+                THEN extract(epoch FROM now() - r.sk_cancel_requested_at_ts)::double precision
+            END AS cancel_age_s
         FROM sk_task_results_t r
         LEFT JOIN sk_workers_t w ON w.worker_id = r.sk_owner_worker_id
         LEFT JOIN sk_held_worker_locks() h ON h.lock_key = w.worker_lock_key
