@@ -77,15 +77,17 @@ def test_reconciling_a_lost_claim_first_ends_the_session_that_may_still_run_it(
     dsn: str, db: Database, conn: Conn
 ) -> None:
     """A claim whose answer was lost may still be running on the server (here: waiting
-    on a row lock). Reconciling before it commits would leave its jobs owned by a
-    live worker for ever; the engine ends that session first, so the claim rolls back."""
+    for its limited type's row, the one lock a claim waits for: job rows held by others
+    it skips). Reconciling before it commits would leave its jobs owned by a live worker
+    for ever; the engine ends that session first, so the claim rolls back."""
     registry = TaskRegistry()
     registry.register("t.a", lambda payload: None)
     engine = Engine(Database(dsn), registry)
     with Producer(db) as p:
         task_id = p.post("t.a")
+    conn.execute("INSERT INTO sk_task_types_t (task_type, tt_max_running) VALUES ('t.a', 5)")
     blocker = psycopg.connect(dsn)
-    blocker.execute("SELECT 1 FROM sk_task_results_t WHERE task_id = %s FOR UPDATE", (task_id,))
+    blocker.execute("SELECT 1 FROM sk_task_types_t WHERE task_type = 't.a' FOR UPDATE")
     lost = psycopg.connect(dsn, autocommit=True, application_name="skconsole-worker-claim")
     identity = lost.execute(load_sql("queries/backend_identity")).fetchone()
     assert identity is not None
