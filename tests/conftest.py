@@ -1,8 +1,14 @@
 """Fixtures: a real PostgreSQL for every test.
 
-By default a session-scoped embedded server in a temporary directory (deleted
-at the end); with SKCONSOLE_TEST_DSN, that server instead. Each test gets
-clean skconsole tables; schema tests get a database of their own.
+Tests run in parallel processes (pytest-xdist, ``-n`` in pyproject.toml), each
+with a database of its own, so no two processes ever truncate each other's
+tables. By default each process starts an embedded server in a temporary
+directory (deleted at the end): a test that restarts or cuts off its server
+disturbs no other process. With SKCONSOLE_TEST_DSN every process uses that
+server, in a database of its own (``sk_test_<worker>``, made afresh); tests
+that restart the server itself are marked ``restarts_server`` and must run
+alone (``.ci/run`` runs them in a pass of their own). Each test gets clean
+skconsole tables; schema tests get a database of their own (``fresh_database``).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from psycopg import conninfo, sql
 from skconsole.db.connect import Database
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
+from tests.support.cli import run_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = (
@@ -59,11 +66,36 @@ def server_dsn() -> Iterator[str]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+#: this test process's name among pytest-xdist's ("gw0", ...), or "main" without xdist
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
 @pytest.fixture(scope="session")
-def _schema(server_dsn: str) -> str:
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
+def _schema(server_dsn: str) -> Iterator[str]:
+    """The database this process's tests share, with the schema set up: the server's own
+    on a server this process started, a database of this process's on a shared one."""
+    if not os.environ.get("SKCONSOLE_TEST_DSN"):
+        with psycopg.connect(server_dsn, autocommit=True) as conn:
+            setup_schema(conn)
+        yield server_dsn
+        return
+    name = f"sk_test_{WORKER}"
+    _recreate_database(server_dsn, name)
+    params = conninfo.conninfo_to_dict(server_dsn)
+    params["dbname"] = name
+    dsn = conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    with psycopg.connect(dsn, autocommit=True) as conn:
         setup_schema(conn)
-    return server_dsn
+    yield dsn
+    with psycopg.connect(server_dsn, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def _recreate_database(server_dsn: str, name: str) -> None:
+    """A new, empty database ``name`` (one an earlier, interrupted run left is dropped)."""
+    with psycopg.connect(server_dsn, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
 @pytest.fixture
@@ -134,7 +166,10 @@ def skconsole_cmd(*args: str) -> list[str]:
 
 @pytest.fixture
 def run_cli(dsn: str) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the real CLI against the test database; returns the completed process."""
+    """Run the CLI against the test database; returns the completed process. In this
+    process (tests/support/cli.py) unless ``process=True``: a real ``skconsole``
+    process, for what only a process shows (its interpreter's exit, signals, the
+    embedded server started from the command line)."""
 
     def run(
         *args: str,
@@ -142,8 +177,11 @@ def run_cli(dsn: str) -> Callable[..., subprocess.CompletedProcess[str]]:
         timeout: float = 120,
         env: dict[str, str] | None = None,
         use_dsn: bool = True,
+        process: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         full = ["--dsn", dsn, *args] if use_dsn else list(args)
+        if not process:
+            return run_in_process(full, input=input, env=env)
         return subprocess.run(
             skconsole_cmd(*full),
             capture_output=True,

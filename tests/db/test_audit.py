@@ -93,7 +93,7 @@ def count_results(conn: Conn) -> int:
 def backends(conn: Conn, application_name: str, *, waiting_on_lock: bool = False) -> int:
     row = conn.execute(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
-        "AND (NOT %s OR wait_event_type = 'Lock')",
+        "AND (NOT %s OR wait_event_type = 'Lock') AND datname = current_database()",
         (application_name, waiting_on_lock),
     ).fetchone()
     assert row is not None

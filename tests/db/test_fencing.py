@@ -142,6 +142,7 @@ def test_a_link_opens_one_connection_when_asked_twice_at_once(dsn: str, conn: Co
         first, second = await _open_twice(link)
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skconsole-worker-twice'"
+            " AND datname = current_database()"
         ).fetchone()
         await link.close()
         return first, second, int(row[0]) if row else 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -386,12 +385,3 @@ def test_the_vacuum_and_cancel_session_commands(dsn: str, conn: Conn) -> None:
         assert dry.exit_code == 0, dry.output
         assert "application sk-test-blocker" in dry.output and "idle in transaction" in dry.output
         assert "ignores a cancel" in dry.output
-
-
-def test_the_health_modules_import_no_ui_library() -> None:
-    code = (
-        "import sys; import skconsole.health, skconsole.ops.vacuum, skconsole.ops.cancel_session; "
-        "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

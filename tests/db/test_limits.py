@@ -14,7 +14,7 @@ import pytest
 
 from skconsole import ops, stats
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConfigError, ReadOnlyError
+from skconsole.errors import ReadOnlyError
 from skconsole.ops import Actor, LimitParams, Rate, Selection
 
 Conn = psycopg.Connection[Any]
@@ -201,26 +201,6 @@ def test_a_limit_is_refused_in_a_read_only_session(conn: Conn) -> None:
 
     with pytest.raises(ReadOnlyError, match="refused: limit"):
         set_limit(conn, concurrency=2)
-
-
-@pytest.mark.parametrize(
-    ("kw", "message"),
-    [
-        ({"concurrency": 0}, "--concurrency must be 1"),
-        ({"concurrency": -3}, "--concurrency must be 1"),
-        ({}, "limit needs --concurrency"),
-        ({"concurrency": 2, "clear_concurrency": True}, "not both"),
-    ],
-)
-def test_limit_parameters_are_checked_when_made(kw: dict[str, Any], message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        LimitParams(**kw)
-
-
-@pytest.mark.parametrize("text", ["10", "10/hour", "-5/s", "0/s", "ten/s", "5/ms"])
-def test_a_rate_is_n_per_second_or_minute(text: str) -> None:
-    with pytest.raises(ConfigError, match="--rate"):
-        Rate.parse(text)
 
 
 # -- the command ----------------------------------------------------------------------------

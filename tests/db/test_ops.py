@@ -590,11 +590,6 @@ def test_audit_entries_list_every_execution_newest_first(conn: Conn) -> None:
     assert entries[1].selection == {"statuses": [5]}
 
 
-def test_the_actor_is_the_os_user_and_host() -> None:
-    actor = Actor.current()
-    assert actor.user and actor.host
-
-
 def test_a_long_action_holds_no_lock_a_worker_waits_for(conn: Conn, dsn: str) -> None:
     """Batches commit one by one: a claim between two batches proceeds at once."""
     for _ in range(4):

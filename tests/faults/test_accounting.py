@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
 from skconsole.producer import Job, Producer
 from skconsole.signature import read_error
@@ -43,7 +42,6 @@ from tests.support.tasks_faults import (
 
 TOTAL = 5_000
 
-pytestmark = pytest.mark.slow
 
 # (type, how many, payload maker); payloads are deterministic from the job's index
 MIX: list[tuple[str, int, Callable[[int], Any]]] = [

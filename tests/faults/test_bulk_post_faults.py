@@ -17,6 +17,10 @@ from psycopg import pq
 from skconsole.db.connect import Database
 from skconsole.producer import COPY_MIN_ROWS, Job, Producer
 
+#: the producer's session is ended on the server mid-post: the server is part of what this checks,
+#: so .ci/run runs it against every server it tests
+pytestmark = pytest.mark.server
+
 Conn = psycopg.Connection[Any]
 
 

@@ -28,6 +28,10 @@ from tests.support.tasks_faults import (
     worker_ids_for_pid,
 )
 
+#: workers are cut off from the server: the server is part of what this checks,
+#: so .ci/run runs it against every server it tests
+pytestmark = pytest.mark.server
+
 Conn = psycopg.Connection[Any]
 
 
@@ -63,7 +67,6 @@ def _errors(conn: Conn, ids: list[Any]) -> list[str]:
     return [r[0] or "" for r in rows]
 
 
-@pytest.mark.slow
 def test_jobs_whose_worker_is_killed_right_after_the_cancel_end_cancelled_and_never_rerun(
     db: Any, conn: Conn, spawn: Callable[..., Any], log_dir: Path
 ) -> None:
@@ -94,7 +97,6 @@ def test_jobs_whose_worker_is_killed_right_after_the_cancel_end_cancelled_and_ne
     assert worker_ids_for_pid(conn, b.pid)
 
 
-@pytest.mark.slow
 def test_jobs_cancelled_while_their_worker_is_cut_off_end_cancelled_once_it_fences_itself(
     db: Any, conn: Conn, spawn: Callable[..., Any], log_dir: Path, proxy: FreezableProxy
 ) -> None:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
 from skconsole.producer import Job, Producer
 from skconsole.signature import final_exception_line
@@ -109,7 +108,6 @@ def test_handler_over_its_timeout_is_failed_by_its_own_worker(
     assert w.poll() is None, w.drain.tail()
 
 
-@pytest.mark.slow  # ~14 s: the stuck threads hold capacity for 6 s each
 def test_timed_out_sync_handlers_do_not_make_later_jobs_time_out_unstarted(
     db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
 ) -> None:

@@ -389,6 +389,7 @@ LOCK_HOLDER = (
     "SELECT l.pid FROM pg_locks l JOIN sk_workers_t w ON l.objid::bigint = w.worker_lock_key"
     " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
     " AND l.classid = sk_lock_class()::oid AND w.worker_id = %s"
+    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 )
 
 

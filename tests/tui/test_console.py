@@ -296,16 +296,6 @@ async def test_palette_runs_actions_in_their_panel(seeded: Database, make_app: M
         assert {"Requeue shown", "Requeue", "Open", "Filter"} <= names
 
 
-def test_registry_generates_bindings_for_every_action() -> None:
-    keys = [b.key for b in actions.bindings()]
-    assert len(keys) == len(set(keys)) == len(actions.ACTIONS)
-    for spec in actions.ACTIONS:
-        name = spec.id.split("(")[0]
-        assert callable(getattr(ConsoleApp, f"action_{name}", None)), spec.id
-        if spec.destructive:
-            assert spec.needs_write
-
-
 # -- the embedded engine --------------------------------------------------------------------------
 async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn: Conn) -> None:
     from skconsole.worker.engine import WorkerConfig

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import random
-import subprocess
-import sys
 import time
-from collections import Counter
 from typing import Any
 
 import psycopg
@@ -21,43 +17,11 @@ from skconsole.demo.scenario import (
     DemoScenario,
     Trickle,
     fresh_demo_database,
-    initial_jobs,
-    trickle_jobs,
 )
 from skconsole.producer import Producer
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.thread import EngineThread
 from tests.conftest import wait_until
-
-
-def test_engine_side_modules_import_no_ui_library() -> None:
-    code = (
-        "import sys; import skconsole.demo.scenario, skconsole.worker.thread, skconsole.demo; "
-        "print(sorted(m for m in ('textual', 'typer', 'rich') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
-def test_the_initial_mix_is_realistic() -> None:
-    jobs = initial_jobs(random.Random(7))
-    types = Counter(j.task_type for j in jobs)
-    assert set(types) == {
-        "demo.sleep",
-        "demo.sleep_sync",
-        "demo.flaky",
-        "demo.fail",
-        "demo.fatal",
-        "demo.noop",
-        "demo.order.validate",
-    }
-    assert 800 <= len(jobs) <= 1000
-    assert len({j.priority for j in jobs}) >= 4
-    assert sum(1 for j in jobs if j.delay > 0) >= 50  # delayed jobs: "scheduled"
-    kinds = {j.payload["kind"] for j in jobs if j.task_type == "demo.fail"}
-    assert kinds == {"timeout", "declined", "keyerror", "value"}  # distinct failure groups
-    later = Counter(j.task_type for j in trickle_jobs(random.Random(1), 2000))
-    assert later["demo.hang"] > 0 and later["demo.fail"] > 0 and later["demo.sleep"] > 500
 
 
 def test_trickle_posts_until_stopped(db: Database, conn: psycopg.Connection[Any]) -> None:

@@ -158,6 +158,7 @@ async def test_k_cancels_the_statement_of_a_blocking_session(
         conn.execute(
             "SELECT pg_cancel_backend(pid) FROM pg_stat_activity"
             " WHERE application_name = 'health-test' AND pid <> pg_backend_pid()"
+            " AND datname = current_database()"
         )
         blocker.join(10)
         if waiter.is_alive() or waiter.ident is not None:

@@ -6,21 +6,16 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-import pytest
 
 from skconsole import stats
 from skconsole.db.connect import Database
-from skconsole.errors import ConfigError
-from skconsole.ops import LimitParams, Rate
-from skconsole.stats import TypeLimit
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.screens.limit_type import LimitTypeScreen, params_from
+from skconsole.tui.screens.limit_type import LimitTypeScreen
 from tests.tui.conftest import SIZE, loaded, notices, until
 from tests.tui.test_actions import _post_waiting, _select_type
 
 MakeApp = Callable[..., ConsoleApp]
 Conn = psycopg.Connection[Any]
-LIMITED = TypeLimit("t", 2, 10, 60.0, 0)
 
 
 def _limits(conn: Conn) -> list[tuple[int | None, str | None]]:
@@ -70,24 +65,3 @@ async def test_l_is_refused_in_read_only_mode(db: Database, make_app: MakeApp, c
         await pilot.pause()
         assert not isinstance(app.screen, LimitTypeScreen)
     assert _limits(conn) == []
-
-
-def test_an_emptied_field_clears_that_limit() -> None:
-    assert params_from("", "10/min", LIMITED) == LimitParams(clear_concurrency=True)
-
-
-def test_an_unchanged_field_is_left_alone() -> None:
-    assert params_from("4", "10/min", LIMITED) == LimitParams(concurrency=4)
-
-
-def test_a_new_rate_is_set() -> None:
-    assert params_from("2", "5/s", LIMITED) == LimitParams(rate=Rate(5, 1.0))
-
-
-@pytest.mark.parametrize(
-    ("conc", "rate", "message"),
-    [("2", "10/min", "nothing to change"), ("two", "", "whole number"), ("", "9/h", "--rate")],
-)
-def test_the_limit_screen_refuses_what_it_cannot_set(conc: str, rate: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        params_from(conc, rate, LIMITED)
