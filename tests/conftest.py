@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -81,14 +82,24 @@ def _schema(server_dsn: str) -> Iterator[str]:
         return
     name = f"sk_test_{WORKER}"
     _recreate_database(server_dsn, name)
-    params = conninfo.conninfo_to_dict(server_dsn)
-    params["dbname"] = name
-    dsn = conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    dsn = with_dbname(server_dsn, name)
     with psycopg.connect(dsn, autocommit=True) as conn:
         setup_schema(conn)
     yield dsn
     with psycopg.connect(server_dsn, autocommit=True) as c:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def with_dbname(dsn: str, name: str) -> str:
+    """``dsn`` naming database ``name``, in the same form (a URL stays a URL: some tools,
+    SQLAlchemy's among them, take only URLs)."""
+    scheme, sep, _ = dsn.partition("://")
+    if sep and scheme in ("postgresql", "postgres"):
+        parts = urlsplit(dsn)
+        return urlunsplit(parts._replace(path="/" + quote(name)))
+    params = conninfo.conninfo_to_dict(dsn)
+    params["dbname"] = name
+    return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
 
 
 def _recreate_database(server_dsn: str, name: str) -> None:
@@ -128,9 +139,7 @@ def fresh_database(server_dsn: str) -> Iterator[str]:
     name = f"sk_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(server_dsn, autocommit=True) as c:
         c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    params = conninfo.conninfo_to_dict(server_dsn)
-    params["dbname"] = name
-    yield conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+    yield with_dbname(server_dsn, name)
     with psycopg.connect(server_dsn, autocommit=True) as c:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
