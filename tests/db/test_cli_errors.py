@@ -137,7 +137,8 @@ def test_a_malformed_dsn_fails_with_one_line(run_cli: Any, bad_dsn: str) -> None
 
 
 def test_an_unreachable_server_fails_with_one_line_naming_it(run_cli: Any) -> None:
-    proc = run_cli("--dsn", UNREACHABLE, "status", use_dsn=False)
+    # end to end: the interpreter's own exit code and streams, no traceback
+    proc = run_cli("--dsn", UNREACHABLE, "status", use_dsn=False, process=True)
 
     assert_one_line_error(proc, "cannot connect to PostgreSQL at postgres@127.0.0.1:1/x")
     assert proc.returncode == 3
@@ -161,6 +162,7 @@ def test_a_worker_pointed_at_an_unreachable_server_fails_with_one_line(run_cli: 
         "tests.support.tasks_retry",
         "--burst",
         use_dsn=False,
+        process=True,  # a worker is a process of its own
     )
 
     assert_one_line_error(proc, "cannot connect to PostgreSQL")

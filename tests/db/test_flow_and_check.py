@@ -327,7 +327,10 @@ def test_check_warns_of_a_schedule_no_running_worker_has(run_cli: CLI, conn: Con
 
 # -- UNKNOWN ------------------------------------------------------------------------------------
 def test_check_is_unknown_in_one_line_when_the_server_cannot_be_reached(run_cli: CLI) -> None:
-    done = run_cli("--dsn", "postgresql://postgres@127.0.0.1:1/nowhere", "check", use_dsn=False)
+    # end to end: what a monitoring agent reads, stdout apart from stderr, and the exit code
+    done = run_cli(
+        "--dsn", "postgresql://postgres@127.0.0.1:1/nowhere", "check", use_dsn=False, process=True
+    )
 
     assert done.returncode == 3
     assert done.stdout.startswith("SKCONSOLE UNKNOWN - cannot connect to PostgreSQL")

@@ -166,7 +166,25 @@ def wait_for_listening_worker(conn: Conn) -> None:
         ),
         timeout=30,
     )
-    time.sleep(1.0)
+    claim_rounds(conn, 0)  # its start-up claim is over
+
+
+def claim_rounds(conn: Conn, rounds: int) -> None:
+    """Until the worker's claim session is idle after a claim, and then has finished
+    ``rounds`` more (each one ends with a new state_change, the session idle again)."""
+    seen: set[Any] = set()
+
+    def finished() -> bool:
+        row = conn.execute(
+            "SELECT state_change FROM pg_stat_activity WHERE application_name ="
+            " 'skconsole-worker-claim' AND datname = current_database() AND state = 'idle'"
+            " AND query LIKE '%%Claim up to%%'"
+        ).fetchone()
+        if row is not None:
+            seen.add(row[0])
+        return len(seen) > rounds
+
+    wait_until(finished, timeout=30, interval=0.01)
 
 
 def test_a_running_worker_claims_nothing_before_the_commit(
@@ -178,7 +196,7 @@ def test_a_running_worker_claims_nothing_before_the_commit(
     start_worker("--tasks", TASKS, "--types", OK_TYPE, "--poll", "100ms")
     wait_for_listening_worker(conn)
     task_id = producer.post(OK_TYPE, connection=caller)
-    time.sleep(1.5)  # fifteen polls
+    claim_rounds(conn, 5)  # five polls: each could have claimed it, had it been visible
     row = conn.execute("SELECT clock_timestamp()").fetchone()
     assert row is not None
     committed_at = row[0]

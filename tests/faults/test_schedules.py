@@ -331,7 +331,12 @@ def test_worker_sigkilled_at_a_tick_loses_and_duplicates_none(
     os.killpg(victim.pid, signal.SIGKILL)
     killed_at = time.time()
     victim.wait(10)
-    time.sleep(6.0)
+    # the survivors post the ticks after the kill: a few of them
+    wait_for(
+        lambda: sum(1 for j in _tick_jobs(conn, task_type, every) if j.tick > tick) >= 3,
+        30,
+        workers.tail,
+    )
     # a tick job the victim held is reaped once its lease lapses, then run again
     wait_for(
         lambda: (
