@@ -1,5 +1,6 @@
-"""The console's behaviour on a real database: read-only mode, filter, drill-down,
-live refresh, keys and the command palette."""
+"""The console on a real database: the read-only session, drill-down to a job and its
+error, rows keyed across refreshes, refreshes off the UI thread, the embedded engine.
+(Keys, help, filter, palette and read-only mode on fixed data: test_keys.py.)"""
 
 from __future__ import annotations
 
@@ -17,15 +18,10 @@ from skconsole.errors import ReadOnlyError
 from skconsole.producer import Job, Producer
 from skconsole.signature import read_error
 from skconsole.status import JobStatus
-from skconsole.tui import actions
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.commands import ActionCommands
 from skconsole.tui.data import DatabaseSource
 from skconsole.tui.model import ActionRequest, Snapshot, Target
-from skconsole.tui.panels import PANEL_IDS
-from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
-from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
@@ -50,31 +46,6 @@ def _failures(app: ConsoleApp) -> FailuresPanel:
 
 
 # -- read-only ------------------------------------------------------------------------------
-async def test_read_only_hides_write_actions(
-    seeded: Database, make_app: MakeApp, conn: Conn
-) -> None:
-    app = make_app(read_only=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        for scope_keys in (("3",), ("1",), ("2",)):
-            await pilot.press(*scope_keys)
-            shown = {b.binding.key for b in app.screen.active_bindings.values()}
-            assert not shown & set(WRITE_KEYS), shown
-            for key in WRITE_KEYS:
-                await pilot.press(key)
-                await pilot.pause(0.1)
-                assert not isinstance(app.screen, ConfirmScreen)
-        assert app.status_state().read_only
-        await pilot.press("3", "enter")  # drill-down still works
-        await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen))
-        await pilot.press("R", "A", "X", "B")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, GroupJobsScreen)
-        provider = ActionCommands(app.screen)
-        names = [name for name, _, _ in provider._entries()]
-        assert "Requeue" not in names and "Purge" not in names and "Filter" in names
-    assert statuses(conn, "tui.timeout") == {5: 6}
-    assert conn.execute("SELECT count(*) FROM sk_audit_t").fetchone() == (0,)
 
 
 def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, dsn: str) -> None:
@@ -93,24 +64,6 @@ def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, ds
 
 
 # -- filter and drill-down --------------------------------------------------------------------
-async def test_filter_narrows_the_focused_table_and_esc_clears(
-    seeded: Database, make_app: MakeApp
-) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        panel = _failures(app)
-        await until(pilot, lambda: panel.table.total_rows == 2)
-        await pilot.press("3", "slash", *"declined")
-        assert len(panel.table.visible_keys) == 1
-        assert "filter “declined”: 1 of 2" in str(panel.border_title)
-        await pilot.press("enter")  # back to the table, filter kept
-        assert app.focused is panel.table
-        await until(pilot, lambda: app.refresh_count >= 3)  # survives refreshes
-        assert len(panel.table.visible_keys) == 1
-        await pilot.press("escape")
-        assert len(panel.table.visible_keys) == 2
-        assert "filter" not in str(panel.border_title)
 
 
 async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app: MakeApp) -> None:
@@ -225,75 +178,7 @@ async def test_refreshes_never_pile_up_and_never_run_on_the_ui_thread(
     assert ui_thread not in source.threads
 
 
-async def test_pause_and_interval_keys(seeded: Database, make_app: MakeApp) -> None:
-    app = make_app(interval=2.0)
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await pilot.press("minus")
-        assert app.interval == 5.0
-        await pilot.press("plus", "plus")
-        assert app.interval == 1.0
-        assert app.status_state().interval_s == 1.0
-        await pilot.press("p")
-        assert app.paused and app.status_state().paused
-        await until(pilot, lambda: not app.refresh_loop.busy)  # one may have been under way
-        count = app.refresh_count
-        await pilot.pause(2.5)
-        assert app.refresh_count == count  # no refresh while paused
-        await pilot.press("p")
-        await until(pilot, lambda: app.refresh_count > count)
-
-
 # -- keys, help, palette --------------------------------------------------------------------------
-async def test_help_lists_every_action(seeded: Database, make_app: MakeApp) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen)
-        from skconsole.tui.screens.help import help_text
-
-        text = help_text(read_only=False)
-        for spec in actions.ACTIONS:
-            if not spec.id.startswith("panel("):
-                assert spec.description in text
-        await pilot.press("escape")
-        assert isinstance(app.screen, MainScreen)
-
-
-async def test_number_keys_switch_panels(seeded: Database, make_app: MakeApp) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        for n, scope in enumerate(PANEL_IDS, 1):
-            await pilot.press(str(n))
-            assert app.current_scope() == scope
-
-
-async def test_palette_runs_actions_in_their_panel(seeded: Database, make_app: MakeApp) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await pilot.press("2")  # in flight: requeue does not apply here; its home is failures
-        provider = ActionCommands(app.screen)
-        names = {name for name, _, _ in provider._entries()}
-        drilldown_only = {"jobs", "job"}
-        for spec in actions.ACTIONS:
-            if spec.id in ("leave", "engine") or (spec.scopes and spec.scopes <= drilldown_only):
-                continue
-            label = (
-                f"Panel: {spec.description}" if spec.id.startswith("panel(") else spec.description
-            )
-            assert label in names, label
-        spec = actions.BY_ID["requeue"]
-        await app.run_from_palette(spec)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.current_scope() == "" and "in group" in app.screen.question  # type: ignore[attr-defined]
-        await pilot.press("escape")
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen))
-        names = {name for name, _, _ in ActionCommands(app.screen)._entries()}
-        assert {"Requeue shown", "Requeue", "Open", "Filter"} <= names
 
 
 # -- the embedded engine --------------------------------------------------------------------------
