@@ -4,7 +4,7 @@ The public Python API: post jobs with :class:`Producer` / :class:`AsyncProducer`
 and register handlers on a :class:`TaskRegistry` that ``skconsole worker`` runs.
 """
 
-from skconsole.errors import FatalTaskError, SkconsoleError, Snooze
+from skconsole.core.errors import FatalTaskError, SkconsoleError, Snooze
 from skconsole.producer import AsyncProducer, Job, Producer, dotnet_payload
 from skconsole.worker.registry import (
     JobCancelled,

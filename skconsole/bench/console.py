@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
-from skconsole.status import JobStatus
 from skconsole.tui import app as console_app
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.data import DatabaseSource

@@ -19,9 +19,9 @@ import sys
 from typing import Any
 
 from skconsole.bench.throughput import _set_paused, _wait_for
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
-from skconsole.status import JobStatus
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 TYPES = [f"bench.many.t{i:03d}" for i in range(200)]

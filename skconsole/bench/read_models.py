@@ -22,10 +22,10 @@ from typing import Any
 import psycopg
 from psycopg import conninfo, sql
 
-from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.db.sqlfiles import load_sql
+from skconsole.read import stats
 
 Conn = psycopg.Connection[Any]
 

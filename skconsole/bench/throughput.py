@@ -21,9 +21,9 @@ from typing import Any, LiteralString, TypeVar
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
-from skconsole.status import JobStatus
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 BENCH_TYPE = "skconsole.bench.noop"

@@ -21,11 +21,11 @@ import typer
 
 from skconsole.cli.options import MAX_CONCURRENCY, Options, check_range, refresh_interval
 from skconsole.cli.output import print_error
+from skconsole.core.errors import SkconsoleError
 from skconsole.db.connect import connect_error_message
 from skconsole.db.embedded import default_data_dir
 from skconsole.db.mapping import TableMapping
 from skconsole.db.sqlfiles import use_mapping
-from skconsole.errors import SkconsoleError
 
 app = typer.Typer(
     name="skconsole",

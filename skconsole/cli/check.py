@@ -1,6 +1,6 @@
 """``skconsole check``: one verdict for cron, Kubernetes probes and monitoring agents.
 
-It prints the Nagios plugin output of :mod:`skconsole.check` (a summary line with
+It prints the Nagios plugin output of :mod:`skconsole.check.verdict` (a summary line with
 perfdata, then one line per finding) and exits with its code: 0 OK, 1 WARNING,
 2 CRITICAL, 3 UNKNOWN. UNKNOWN is also what any failure to check becomes (the
 server cannot be reached, the schema is missing or newer, a query fails, an
@@ -14,7 +14,7 @@ read-only session, a standby or with a read-only role.
 
 A probe must also answer on time: ``--timeout`` (10s unless told) bounds the
 whole conversation with the server, connecting included, even when the network
-path goes silent without a reset (:func:`skconsole.check.within`); past it the
+path goes silent without a reset (:func:`skconsole.check.verdict.within`); past it the
 answer is UNKNOWN, saying what it was waiting for. (Starting the embedded server,
 when no server is named, is not counted: that is not monitoring a queue.)
 """
@@ -26,16 +26,16 @@ from typing import Annotated
 import psycopg
 import typer
 
-from skconsole import check as checks
-from skconsole import health
+from skconsole.check import verdict as checks
 from skconsole.cli.app import app
 from skconsole.cli.options import JsonOpt, check_range, options_of
 from skconsole.cli.output import print_json
+from skconsole.core.durations import format_limit, parse_duration
+from skconsole.core.errors import SkconsoleError
 from skconsole.db.connect import connect_error_message
 from skconsole.db.schema import check_schema
 from skconsole.db.target import resolve_database
-from skconsole.durations import format_limit, parse_duration
-from skconsole.errors import SkconsoleError
+from skconsole.read import health
 
 #: --warn-hung: at most this many (a count of jobs)
 MAX_WARN_HUNG = 1_000_000
@@ -47,7 +47,7 @@ def _emit(report: checks.Report, as_json: bool) -> None:
     if as_json:
         print_json(report.as_dict())
     else:
-        for line in report.lines():  # already printable (skconsole.check), never wrapped
+        for line in report.lines():  # already printable (skconsole.check.verdict), never wrapped
             print(line)
     raise typer.Exit(report.exit_code)
 

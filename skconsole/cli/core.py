@@ -30,12 +30,12 @@ from skconsole.cli.options import (
     refresh_interval,
 )
 from skconsole.cli.output import err, out, progress_bar
+from skconsole.core.durations import parse_duration, parse_time
+from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.target import resolve_database
-from skconsole.durations import parse_duration, parse_time
-from skconsole.errors import ConfigError, ReadOnlyError
 from skconsole.producer import (
     STREAM_CHUNK,
     Job,

@@ -21,13 +21,13 @@ import typer
 from psycopg import ProgrammingError, conninfo
 from rich.markup import escape
 
-from skconsole.check import READ_TIMEOUT_BOUNDS_S, READ_TIMEOUT_S
+from skconsole.check.verdict import READ_TIMEOUT_BOUNDS_S, READ_TIMEOUT_S
 from skconsole.cli.app import app
 from skconsole.cli.options import check_range, options_of
 from skconsole.cli.output import out
+from skconsole.core.durations import format_limit, parse_duration
+from skconsole.core.errors import ConfigError, SkconsoleError
 from skconsole.db.target import resolve_database
-from skconsole.durations import format_limit, parse_duration
-from skconsole.errors import ConfigError, SkconsoleError
 
 #: --interval bounds: below a second the read models would load the server for
 #: nothing (Prometheus scrapes every 15 s or so); above an hour nothing is current

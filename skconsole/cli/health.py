@@ -20,8 +20,8 @@ from skconsole.cli.app import app
 from skconsole.cli.ops import confirm_or_exit
 from skconsole.cli.options import DryRunOpt, JsonOpt, YesOpt, options_of
 from skconsole.cli.output import err, out, print_json
-from skconsole.durations import format_age, format_limit, parse_duration
-from skconsole.health import HORIZON_WARN_S, HOT_TABLES
+from skconsole.core.durations import format_age, format_limit, parse_duration
+from skconsole.core.text import printable
 from skconsole.ops.cancel_session import (
     CANCEL_SESSION,
     CancelSessionParams,
@@ -31,7 +31,7 @@ from skconsole.ops.cancel_session import (
 )
 from skconsole.ops.model import Preview, Selection
 from skconsole.ops.vacuum import VACUUM, VacuumParams
-from skconsole.text import printable
+from skconsole.read.health import HORIZON_WARN_S, HOT_TABLES
 
 
 def _text(value: Any) -> str:

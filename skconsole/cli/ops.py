@@ -21,7 +21,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skconsole import ops, stats
+from skconsole import ops
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
@@ -40,16 +40,17 @@ from skconsole.cli.options import (
     options_of,
 )
 from skconsole.cli.output import Column, err, out, print_json, print_table
-from skconsole.durations import parse_duration
-from skconsole.errors import ConfigError
+from skconsole.core.durations import parse_duration
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
+from skconsole.core.text import printable, quoted
 from skconsole.ops.cancel import MAX_WAIT_S
 from skconsole.ops.edit import payload_diff
 from skconsole.ops.limit import describe as describe_limits
 from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection
 from skconsole.ops.spec import P, S
-from skconsole.stats import HungPolicy
-from skconsole.status import JobStatus
-from skconsole.text import printable, quoted
+from skconsole.read import stats
+from skconsole.read.stats import HungPolicy
 
 
 # -- the selection syntax, shared by every action -----------------------------------------

@@ -9,11 +9,11 @@ from typing import Annotated
 
 import typer
 
+from skconsole.core.durations import parse_duration
+from skconsole.core.errors import ConfigError, ReadOnlyError
+from skconsole.core.text import is_valid_utf8, quoted
 from skconsole.db.connect import Database
 from skconsole.db.target import open_database
-from skconsole.durations import parse_duration
-from skconsole.errors import ConfigError, ReadOnlyError
-from skconsole.text import is_valid_utf8, quoted
 
 # -- bounds of the options (the README's table of limits) ---------------------------------
 #: enqueue --count: jobs posted by one command (they are built in memory first)

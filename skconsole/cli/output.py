@@ -27,7 +27,7 @@ from rich.style import StyleType
 from rich.table import Table
 from rich.text import Text
 
-from skconsole.text import printable
+from skconsole.core.text import printable
 
 
 class PrintableConsole(Console):
@@ -36,7 +36,7 @@ class PrintableConsole(Console):
     Task types, errors, hosts and metric ids come from other systems; an ESC or
     a C1 or bidi control among them would reach the terminal raw. Every string
     this console prints (table cells and titles included) passes through
-    :func:`skconsole.text.printable` before rich measures it, and every text
+    :func:`skconsole.core.text.printable` before rich measures it, and every text
     segment is checked again on the way out, so a view added later is safe
     without doing anything. Rich's own control segments (cursor moves of a
     progress bar) are left alone.

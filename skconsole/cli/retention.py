@@ -11,12 +11,12 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from skconsole import retention
 from skconsole.cli.app import app
 from skconsole.cli.ops import confirm_or_exit
 from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
 from skconsole.cli.output import Column, out, print_json, print_table
-from skconsole.durations import format_limit, parse_duration
+from skconsole.core.durations import format_limit, parse_duration
+from skconsole.ops import retention_policy as retention
 from skconsole.ops.model import Actor
 
 retention_app = typer.Typer(

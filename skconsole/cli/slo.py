@@ -14,14 +14,15 @@ import typer
 from rich.markup import escape
 from rich.style import StyleType
 
-from skconsole import flow, ops
+from skconsole import ops
 from skconsole.cli.app import app
 from skconsole.cli.ops import run_type_setting
 from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
 from skconsole.cli.output import Column, out, print_json, print_table
-from skconsole.durations import format_age, parse_duration
+from skconsole.core.durations import format_age, parse_duration
 from skconsole.ops.slo import MAX_MAX_WAIT_S, MIN_MAX_WAIT_S
 from skconsole.ops.slo import describe as describe_slo
+from skconsole.read import flow
 
 slo_app = typer.Typer(
     help="The longest a ready job of a task type should wait (watched by `skconsole check`).",

@@ -18,7 +18,6 @@ import typer
 from rich.markup import escape
 from rich.style import StyleType
 
-from skconsole import flow, health, stats
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
@@ -32,12 +31,13 @@ from skconsole.cli.options import (
     options_of,
 )
 from skconsole.cli.output import Column, err, out, print_table
+from skconsole.core.durations import format_age, format_limit, parse_duration
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
+from skconsole.core.text import printable, quoted
 from skconsole.db.layout import DEGRADED_NOTES, has_skconsole_objects
-from skconsole.durations import format_age, format_limit, parse_duration
-from skconsole.errors import ConfigError
-from skconsole.stats import overview
-from skconsole.status import JobStatus
-from skconsole.text import printable, quoted
+from skconsole.read import flow, health, stats
+from skconsole.read.stats import overview
 
 Conn = psycopg.Connection[Any]
 VIEWS = (

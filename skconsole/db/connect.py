@@ -32,9 +32,9 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
+from skconsole.core.errors import ConnectError, PoolerError
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.timestamps import tolerate_odd_timestamps
-from skconsole.errors import ConnectError, PoolerError
 
 APPLICATION_NAME = "skconsole"
 STATEMENT_TIMEOUT_MS = 30_000

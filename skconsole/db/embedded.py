@@ -28,7 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from skconsole.errors import ConnectError
+from skconsole.core.errors import ConnectError
 
 HOLDER_PID_FILE = "skconsole-holder.pid"
 PIDS_FILE = ".handle_pids.json"

@@ -30,8 +30,8 @@ from typing import Any
 
 from psycopg import sql
 
-from skconsole.errors import ConfigError
-from skconsole.text import quoted
+from skconsole.core.errors import ConfigError
+from skconsole.core.text import quoted
 
 #: Stakhanovise.NET's option names (its appsettings keys), and ours for each.
 STAKHANOVISE_KEYS = {

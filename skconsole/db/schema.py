@@ -13,8 +13,8 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.errors import ReadOnlyError, SchemaError
 from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
-from skconsole.errors import ReadOnlyError, SchemaError
 
 SCHEMA_VERSION = 7
 #: The class id of skconsole's advisory locks (the two-key form, so its keys

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from skconsole.core.errors import SchemaError
 from skconsole.db.connect import Database, libpq_env_given
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import check_schema, setup_schema
-from skconsole.errors import SchemaError
 
 
 def resolve_database(

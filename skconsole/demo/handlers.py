@@ -11,7 +11,7 @@ import random
 import time
 from typing import Any
 
-from skconsole.errors import FatalTaskError
+from skconsole.core.errors import FatalTaskError
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=1.0, max_backoff=60.0, timeout=60.0))

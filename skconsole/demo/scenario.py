@@ -25,10 +25,10 @@ from collections.abc import Callable
 
 from psycopg import conninfo, sql
 
-from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.producer import Job, Producer
+from skconsole.read import stats
 
 log = logging.getLogger("skconsole.demo")
 

@@ -12,7 +12,7 @@ metrics (stale figures would keep alerts quiet), drops the connection and
 tries again at the next interval; serving never stops.
 
 Every cycle is bounded end to end (``timeout_s``, connecting included) by
-:func:`skconsole.check.within`: a server that hangs, or a network path that goes
+:func:`skconsole.check.verdict.within`: a server that hangs, or a network path that goes
 silent without a reset (no TCP timeout notices a path that acknowledges and
 then says nothing), makes the cycle fail at its bound like any other failure,
 naming what it was waiting for; its connection is shut down, and the next cycle
@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from skconsole.check import READ_TIMEOUT_S, TimedOut, Watch, bounded_session, within
+from skconsole.check.verdict import READ_TIMEOUT_S, TimedOut, Watch, bounded_session, within
 from skconsole.db.connect import Database
 from skconsole.db.schema import check_schema
 from skconsole.exporter.sources import SOURCES, Source

@@ -12,7 +12,7 @@ need no change.
 Label values that come from the database (task types) are arbitrary text:
 ``prometheus_client`` escapes them in the exposition. Every label has bounded
 cardinality: task types and worker states are few; failure groups are
-labelled by their short id (:func:`skconsole.stats.group_id`), never their
+labelled by their short id (:func:`skconsole.read.stats.group_id`), never their
 text, and only the biggest :data:`MAX_FAILURE_GROUPS` are exported.
 """
 
@@ -31,9 +31,9 @@ from prometheus_client.metrics_core import (
     SummaryMetricFamily,
 )
 
-from skconsole import flow, health, stats
+from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
-from skconsole.status import JobStatus
+from skconsole.read import flow, health, stats
 
 Conn = psycopg.Connection[Any]
 Source = Callable[[Conn], list[Metric]]
@@ -111,7 +111,7 @@ class TypeInflight:
 def inflight_counts(conn: Conn, policy: stats.HungPolicy | None = None) -> list[TypeInflight]:
     """Exact counts per type by ``sk_inflight_tasks()``, the one definition of hung.
 
-    Not :func:`skconsole.stats.inflight`: that lists job rows (capped), and the
+    Not :func:`skconsole.read.stats.inflight`: that lists job rows (capped), and the
     exporter needs only counts per type.
     """
     rows = conn.execute(
@@ -160,7 +160,7 @@ def execution_families(times: Sequence[stats.TypeTimes]) -> list[Metric]:
     """Lifetime count and sum as a summary; the recent percentiles as gauges of their own.
 
     The percentiles come from another population (the latest processed jobs,
-    see :class:`skconsole.stats.TypeTimes`) than the count and sum (every
+    see :class:`skconsole.read.stats.TypeTimes`) than the count and sum (every
     execution the workers reported), so they are not the summary's quantiles.
     """
     summary = SummaryMetricFamily(
@@ -323,7 +323,7 @@ def health_families(h: health.Health) -> list[Metric]:
     """Per hot table its live and dead rows and size; the xmin horizon's age; lock waits.
 
     Dead rows that keep growing while the horizon's age grows are the signature of a
-    forgotten transaction (see :mod:`skconsole.health`): both are exported so one alert
+    forgotten transaction (see :mod:`skconsole.read.health`): both are exported so one alert
     can say so. The horizon's age in seconds is absent when it is unknown (a slot holds
     it, or the holder's times are hidden without pg_read_all_stats): an absent series
     never reads as a healthy 0.

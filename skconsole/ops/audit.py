@@ -19,9 +19,9 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from skconsole.core.errors import SkconsoleError
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import query
-from skconsole.errors import SkconsoleError
 from skconsole.ops.model import ActionResult, Actor, Selection
 
 Conn = psycopg.Connection[Any]

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import WAITING
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.spec import JobAction, Needs, Params, Queries, Row, StatusRule, Tally, Wording
-from skconsole.status import WAITING
 
 MAX_PRIORITY = 2**31 - 1
 

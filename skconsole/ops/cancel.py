@@ -23,8 +23,9 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import WAITING, JobStatus
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConfigError
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.spec import (
     JobAction,
@@ -36,8 +37,7 @@ from skconsole.ops.spec import (
     Tally,
     Wording,
 )
-from skconsole.stats import HungPolicy
-from skconsole.status import WAITING, JobStatus
+from skconsole.read.stats import HungPolicy
 
 #: how long a cancel waits, by default, for workers to stop the running jobs it asked
 DEFAULT_WAIT_S = 5.0

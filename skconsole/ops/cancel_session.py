@@ -7,7 +7,7 @@ dropped connection.
 
 Only a session that holds up the queue may be cancelled: one of the queue's
 database that blocks a lock on a queue table, or that has held the xmin horizon
-past the health threshold (:data:`skconsole.health.HORIZON_WARN_S` unless told)
+past the health threshold (:data:`skconsole.read.health.HORIZON_WARN_S` unless told)
 while dead rows of the queue tables wait on it. Whatever merely holds the
 oldest snapshot for a few seconds is not that, and a session of another
 database is out of reach whatever it does. That rule is written once, in
@@ -32,13 +32,13 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.durations import format_age, format_limit
+from skconsole.core.errors import ConfigError
 from skconsole.db.sqlfiles import query
-from skconsole.durations import format_age, format_limit
-from skconsole.errors import ConfigError
-from skconsole.health import HORIZON_WARN_S, QUERY_CAP, regnames
 from skconsole.ops.common import ActionProgress, batch_transaction
 from skconsole.ops.model import ActionResult, Selection
 from skconsole.ops.spec import Confirm, Needs, Params, ServerAction, Steps, Wording
+from skconsole.read.health import HORIZON_WARN_S, QUERY_CAP, regnames
 
 Conn = psycopg.Connection[Any]
 #: The one statement that judges a session, and cancels it when told.

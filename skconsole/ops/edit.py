@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from skconsole.core.errors import ConfigError, InvalidJobError
+from skconsole.core.status import FAILED, WAITING, JobStatus
+from skconsole.core.text import printable
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConfigError, InvalidJobError
 from skconsole.ops.common import ActionProgress, batch_transaction
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.model import ActionResult, JobRow, Preview, Selection
@@ -36,8 +38,6 @@ from skconsole.ops.spec import (
     Wording,
 )
 from skconsole.producer.job import MAX_PRIORITY, validate_payload_json
-from skconsole.status import FAILED, WAITING, JobStatus
-from skconsole.text import printable
 
 #: What may be edited: waiting, failed or cancelled (never 2 Processing, 3 Processed).
 EDITABLE: tuple[JobStatus, ...] = tuple(sorted({*WAITING, *FAILED, JobStatus.CANCELLED}))

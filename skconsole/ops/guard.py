@@ -13,8 +13,8 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.errors import ReadOnlyError
 from skconsole.db.sqlfiles import active_mapping, query
-from skconsole.errors import ReadOnlyError
 
 Conn = psycopg.Connection[Any]
 

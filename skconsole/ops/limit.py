@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
-from skconsole.stats import rate_text
+from skconsole.read.stats import rate_text
 
 #: interval units of a rate, in seconds
 RATE_UNITS = {"s": 1.0, "min": 60.0}

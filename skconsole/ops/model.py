@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
+from skconsole.core.text import is_valid_utf8, quoted
 from skconsole.producer import MAX_NAME
-from skconsole.status import JobStatus
-from skconsole.text import is_valid_utf8, quoted
 
 #: Called after each batch with (jobs handled so far, jobs in all).
 ProgressCallback = Callable[[int, int], None]

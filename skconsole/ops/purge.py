@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import FINAL, JobStatus
 from skconsole.ops.guard import RESULTS
 from skconsole.ops.model import Selection
 from skconsole.ops.spec import Confirm, JobAction, Needs, Params, Queries, StatusRule, Wording
-from skconsole.status import FINAL, JobStatus
 
 CAPTURE_LIMIT = 50_000
 

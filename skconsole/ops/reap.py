@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from skconsole.core.status import JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.spec import (
     JobAction,
@@ -29,8 +30,7 @@ from skconsole.ops.spec import (
     Wording,
     any_selection,
 )
-from skconsole.stats import HungPolicy
-from skconsole.status import JobStatus
+from skconsole.read.stats import HungPolicy
 
 #: Max attempts for a type whose workers never published theirs (TaskOptions' default).
 DEFAULT_MAX_ATTEMPTS = 5

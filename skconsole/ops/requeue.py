@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from skconsole.core.status import FAILED, JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.spec import JobAction, Needs, Params, Queries, StatusRule, Wording
-from skconsole.status import FAILED, JobStatus
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The objective lives in sk_task_types_t (tt_slo_max_wait_seconds,
 sql/schema/090_skconsole_slo.sql). Nothing in the engine enforces it: the
-flow read model (:mod:`skconsole.flow`) says how long until the oldest ready
+flow read model (:mod:`skconsole.read.flow`) says how long until the oldest ready
 job breaches it, and ``skconsole check`` turns a breach into a CRITICAL for
 monitoring. Like a limit, the change is audited with the value before and
 after, and refused in read-only mode.
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from skconsole.durations import format_age, format_limit
-from skconsole.errors import ConfigError
+from skconsole.core.durations import format_age, format_limit
+from skconsole.core.errors import ConfigError
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
 

@@ -26,8 +26,9 @@ from uuid import UUID
 
 import psycopg
 
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConfigError
 from skconsole.ops.common import (
     ActionProgress,
     batch_transaction,
@@ -48,7 +49,6 @@ from skconsole.ops.model import (
     ProgressCallback,
     Selection,
 )
-from skconsole.status import JobStatus
 
 Conn = psycopg.Connection[Any]
 Row = tuple[Any, ...]

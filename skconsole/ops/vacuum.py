@@ -18,11 +18,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from skconsole.core.errors import ConfigError, ReadOnlyError
+from skconsole.core.text import quoted
 from skconsole.db.sqlfiles import active_mapping
-from skconsole.errors import ConfigError, ReadOnlyError
-from skconsole.health import HOT_TABLES
 from skconsole.ops.spec import Confirm, Needs, Params, ServerAction, Wording
-from skconsole.text import quoted
+from skconsole.read.health import HOT_TABLES
 
 Conn = psycopg.Connection[Any]
 

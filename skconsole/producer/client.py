@@ -4,7 +4,7 @@ Atomicity: ``post`` and ``post_many`` are all-or-nothing (one statement, or
 one transaction); ``post_stream`` commits every ``chunk_size`` jobs, so a
 10-million-job generator holds neither its jobs in memory nor one giant
 transaction, and an error leaves the earlier chunks posted
-(:class:`~skconsole.errors.PostInterrupted` says how many).
+(:class:`~skconsole.core.errors.PostInterrupted` says how many).
 
 Transactional posts: ``post(..., connection=conn)`` and ``post_many(...,
 connection=conn)`` write over the caller's connection, inside the transaction
@@ -31,9 +31,9 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 from psycopg.types.datetime import TimestamptzLoader
 
+from skconsole.core.errors import ConfigError, ConnectError, PostInterrupted
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConfigError, ConnectError, PostInterrupted
 from skconsole.producer.job import Job, PostCounts, PostResult, default_source
 from skconsole.producer.plan import (
     QUEUE_TYPES,

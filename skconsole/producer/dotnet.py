@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skconsole.errors import InvalidJobError
+from skconsole.core.errors import InvalidJobError
 
 #: "Namespace.Type, Assembly" (the assembly may carry Version=..., Culture=... after it)
 _TYPE_NAME = re.compile(r"\s*([^,\s][^,]*?)\s*,\s*([^,\s][^,]*?)\s*(,.*)?")

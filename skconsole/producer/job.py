@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from skconsole.errors import InvalidJobError
-from skconsole.text import is_valid_utf8
+from skconsole.core.errors import InvalidJobError
+from skconsole.core.text import is_valid_utf8
 
 KEY_NAMESPACE = uuid.UUID("5b0e7a53-3c1f-4f55-9d0b-0c5a6b2f8e11")
 MAX_PRIORITY = 2**31 - 1

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skconsole.errors import InvalidJobError
+from skconsole.core.errors import InvalidJobError
 from skconsole.producer.job import Job, PostCounts
 
 #: Jobs per post_jobs.sql statement.

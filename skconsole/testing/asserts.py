@@ -19,10 +19,11 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
+from skconsole.core.text import printable
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConfigError
-from skconsole.status import JobStatus
 from skconsole.testing.results import (
     LISTED,
     JobResult,
@@ -32,7 +33,6 @@ from skconsole.testing.results import (
     read_jobs,
     shorten,
 )
-from skconsole.text import printable
 
 StatusFilter = JobStatus | int | Iterable[JobStatus | int] | None
 

@@ -4,7 +4,7 @@ Everything here is read from ``sk_task_results_t`` (joined with the job's
 ``sk_tasks_queue_t`` row when it still waits), never from what a handler or a
 mock reported: a test then asserts what a real worker would leave behind. The
 text forms are written for assertion messages: one line a job, payloads and
-errors shortened and made safe to print (:func:`skconsole.text.printable`).
+errors shortened and made safe to print (:func:`skconsole.core.text.printable`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
+from skconsole.core.stored_error import readable_error
+from skconsole.core.text import printable
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
-from skconsole.signature import final_exception_line
-from skconsole.status import JobStatus
-from skconsole.stored_error import readable_error
-from skconsole.text import printable
 
 #: Jobs listed in an assertion message before "... and N more".
 LISTED = 10

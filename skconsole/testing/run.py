@@ -26,8 +26,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from skconsole.core.errors import ConfigError
+from skconsole.core.text import printable
 from skconsole.db.connect import Database
-from skconsole.errors import ConfigError
 from skconsole.testing.results import (
     JobResult,
     RunReport,
@@ -38,7 +39,6 @@ from skconsole.testing.results import (
     read_jobs,
     status_counts,
 )
-from skconsole.text import printable
 from skconsole.worker.engine import Engine, WorkerConfig
 from skconsole.worker.registry import TaskRegistry
 

@@ -1,4 +1,4 @@
-"""The console's data layer: the one module that calls ``skconsole.stats`` and ``skconsole.ops``.
+"""The console's data layer: the one module that calls ``skconsole.read.stats`` and ``skconsole.ops``.
 
 It gathers the read models into the console's snapshots
 (:mod:`skconsole.tui.model`) and turns the console's action requests into ops
@@ -28,12 +28,13 @@ from uuid import UUID
 
 import psycopg
 
-from skconsole import flow, health, ops, stats
+from skconsole import ops
+from skconsole.core.errors import ConfigError, ConnectError
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import missing_objects, setup_schema
-from skconsole.errors import ConfigError, ConnectError
-from skconsole.status import JobStatus
+from skconsole.read import flow, health, stats
 from skconsole.tui import model
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.source import SourceUnavailable

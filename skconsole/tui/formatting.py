@@ -1,7 +1,7 @@
 """How numbers, durations and times read in the console's narrow columns.
 
 Text from the database (task types, errors, hosts, payloads) is shown through
-:func:`printable` (from :mod:`skconsole.text`): a control character becomes a
+:func:`printable` (from :mod:`skconsole.core.text`): a control character becomes a
 visible escape such as ``\x1b``. Textual drops only BEL, BS, VT, FF and CR
 from what it draws, so an ESC in a cell would otherwise reach the terminal as
 the start of an escape sequence. The keyed tables, the job view and the
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from skconsole.core.durations import format_age
+from skconsole.core.text import printable
 from skconsole.db.timestamps import EARLIEST_TIME, LATEST_TIME
-from skconsole.durations import format_age
-from skconsole.text import printable
 
 __all__ = [
     "first_line",

@@ -2,7 +2,7 @@
 
 A bad DSN, an unreachable server, a task module that does not import or a
 newer schema end here with one clear line and an exit code (the CLI prints
-:class:`~skconsole.errors.SkconsoleError`), never inside the TUI. A missing
+:class:`~skconsole.core.errors.SkconsoleError`), never inside the TUI. A missing
 schema is offered to be set up inside the console, unless read-only or
 ``--no-setup`` (then the message says how).
 """
@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from skconsole.core.errors import ReadOnlyError, SchemaError
 from skconsole.db.connect import Database
 from skconsole.db.schema import check_schema, missing_objects
 from skconsole.db.target import resolve_database
-from skconsole.errors import ReadOnlyError, SchemaError
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.registry import load_registry
 from skconsole.worker.thread import EngineThread

@@ -1,6 +1,6 @@
 """What the console shows: snapshots, built off the UI thread.
 
-The rows are the read models' own dataclasses (:mod:`skconsole.stats`:
+The rows are the read models' own dataclasses (:mod:`skconsole.read.stats`:
 FailureGroup, InflightJob, TypeTimes, WorkerInfo, ScheduleInfo, StatusCounts,
 and for the drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
 console adds lives here: the snapshot of one refresh cycle, the per-minute
@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from skconsole.health import Health
+from skconsole.core.text import printable
 from skconsole.ops import OperatorAction, Params
-from skconsole.stats import (
+from skconsole.read.health import Health
+from skconsole.read.stats import (
     FailureGroup,
     InflightJob,
     ScheduleInfo,
@@ -30,7 +31,6 @@ from skconsole.stats import (
     TypeTimes,
     WorkerInfo,
 )
-from skconsole.text import printable
 
 
 @dataclass
@@ -81,7 +81,7 @@ class FailureGroups:
 
 @dataclass(frozen=True)
 class QueueHealth:
-    """The queue tables' health (:mod:`skconsole.health`), read at ``taken_at`` (console clock).
+    """The queue tables' health (:mod:`skconsole.read.health`), read at ``taken_at`` (console clock).
 
     It reads the server's activity and lock views and sizes every hot table, and it
     changes slowly, so it has a slower cadence of its own, like the failure groups.

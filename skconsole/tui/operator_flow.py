@@ -23,10 +23,10 @@ from typing import Any
 import psycopg
 from textual.app import App
 
-from skconsole.errors import ConnectError
+from skconsole.core.errors import ConnectError
+from skconsole.core.text import printable
 from skconsole.ops import Confirm, JobAction, ServerAction, TypeAction, TypeSetting
 from skconsole.ops.edit import EditParams, payload_diff
-from skconsole.text import printable
 from skconsole.tui.formatting import fmt_bytes, format_age
 from skconsole.tui.messages import ActionDone, ActionFailed, PreviewReady
 from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo

@@ -15,9 +15,9 @@ from typing import Any
 
 from textual.screen import Screen
 
-from skconsole.health import Session, TableHealth
+from skconsole.core.status import FAILED, JobStatus
 from skconsole.ops import JobAction, OperatorAction
-from skconsole.status import FAILED, JobStatus
+from skconsole.read.health import Session, TableHealth
 from skconsole.tui.formatting import short_id
 from skconsole.tui.model import DepthRow, Snapshot, Target
 from skconsole.tui.screens.group_jobs import GroupJobsScreen

@@ -29,10 +29,10 @@ from typing import Any, LiteralString
 import psycopg
 from psycopg import sql
 
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import active_mapping, query
-from skconsole.errors import ConfigError
-from skconsole.status import JobStatus
 from skconsole.worker.execution import Executor, Threads
 from skconsole.worker.jobs import Claimed, Ending, JobRun, Outcome
 from skconsole.worker.lease import Lease, LeaseKeeper, registration

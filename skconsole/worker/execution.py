@@ -29,10 +29,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from skconsole.errors import FatalTaskError, InvalidJobError, Snooze
+from skconsole.core.errors import FatalTaskError, InvalidJobError, Snooze
+from skconsole.core.status import JobStatus
+from skconsole.core.stored_error import StoredError
 from skconsole.producer.job import Job
-from skconsole.status import JobStatus
-from skconsole.stored_error import StoredError
 from skconsole.worker.jobs import Ending, JobRun, Outcome
 from skconsole.worker.registry import JobStopped, Task
 

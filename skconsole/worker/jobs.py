@@ -13,9 +13,9 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from skconsole.core.status import JobStatus
+from skconsole.core.stored_error import StoredError
 from skconsole.producer.job import Job
-from skconsole.status import JobStatus
-from skconsole.stored_error import StoredError
 from skconsole.worker.registry import JobContext, Task
 
 # Stakhanovise.NET status codes the engine writes.

@@ -24,9 +24,9 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from skconsole.core.errors import ConnectError
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConnectError
 
 log = logging.getLogger("skconsole.worker")
 T = TypeVar("T")

@@ -11,9 +11,9 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from skconsole.errors import ConfigError, InvalidJobError
+from skconsole.core.errors import ConfigError, InvalidJobError
+from skconsole.core.schedule import Schedule
 from skconsole.producer.job import Job
-from skconsole.schedule import Schedule
 
 Handler = Callable[..., Any]
 _DEFAULT: Any = object()  # "use the registry's default" (None means "no timeout")
@@ -172,7 +172,7 @@ class JobContext:
         It is written in the transaction that records this job's success (so a
         failure, a retry, a snooze or a late finisher fenced off posts nothing,
         and a success never loses it), with this job as its parent. Checked
-        now: a bad job raises :class:`~skconsole.errors.InvalidJobError` here.
+        now: a bad job raises :class:`~skconsole.core.errors.InvalidJobError` here.
         Keys are not taken: a child is always a new job.
         """
         if len(self.posts) >= MAX_POSTS_PER_JOB:

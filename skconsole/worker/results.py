@@ -23,8 +23,8 @@ from typing import Any, LiteralString
 
 import psycopg
 
+from skconsole.core.stored_error import StoredError
 from skconsole.db.sqlfiles import query
-from skconsole.stored_error import StoredError
 from skconsole.worker.jobs import Ending, Outcome
 from skconsole.worker.links import Link, Throttle, is_transient
 from skconsole.worker.metrics import MetricsBuffer

@@ -19,9 +19,9 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from skconsole.core.durations import format_limit
 from skconsole.db.sqlfiles import query
-from skconsole.durations import format_limit
-from skconsole.retention import Policy
+from skconsole.ops.retention_policy import Policy
 from skconsole.worker.links import Link
 from skconsole.worker.metrics import MetricsBuffer
 

@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass, field, replace
 from multiprocessing.process import BaseProcess
 
+from skconsole.core.text import printable
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.sqlfiles import use_mapping
 from skconsole.db.target import open_database
-from skconsole.text import printable
 from skconsole.worker.engine import Engine, WorkerConfig
 from skconsole.worker.registry import load_registry
 

@@ -28,9 +28,9 @@ from typing import Any
 import psycopg
 from cronsim import CronSimError
 
+from skconsole.core.errors import ConfigError
+from skconsole.core.schedule import Schedule, tick_id
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ConfigError
-from skconsole.schedule import Schedule, tick_id
 from skconsole.worker.links import Link
 
 log = logging.getLogger("skconsole.worker")

@@ -1,6 +1,6 @@
 -- The newest failed jobs (4, 5, 6) with their full last error, on a database
 -- without skconsole's stored signatures (read degraded): the signatures are
--- computed by the reader (skconsole.signature) over at most %(cap)s rows; the
+-- computed by the reader (skconsole.core.signature) over at most %(cap)s rows; the
 -- total says how many there are in all, so a reader can say what it left out.
 SELECT r.task_id, r.task_type::text, r.task_status, r.task_priority, r.task_error_count,
     coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts) AS seen_at,

@@ -1,10 +1,10 @@
--- What the read models (skconsole.stats) and operator actions (skconsole.ops)
+-- What the read models (skconsole.read.stats) and operator actions (skconsole.ops)
 -- need to stay fast on a big queue. Additive like 020: a nullable column, a
 -- trigger that maintains it, functions and indexes; every statement can run
 -- again over a complete schema and changes nothing.
 
 -- The failure-group key of an error text. The reference implementation is
--- skconsole/signature.py (error_signature); this is its SQL twin, and a test
+-- skconsole/core/signature.py (error_signature); this is its SQL twin, and a test
 -- checks they agree.
 --
 -- The signature reads a bounded part of the text, so a huge error costs no
@@ -48,7 +48,7 @@ END;
 $$;
 
 -- An error stored in Stakhanovise.NET's QueuedTaskError shape, as a document;
--- NULL for any other text. The rule of skconsole/stored_error.py (parse_json):
+-- NULL for any other text. The rule of skconsole/core/stored_error.py (parse_json):
 -- at most 1,048,576 characters, a JSON object once leading whitespace is
 -- skipped, with "Type" or "Message" among its keys, and each of "Type",
 -- "Message" and "StackTrace" a string or null when present. Never raises: it
@@ -178,7 +178,7 @@ END;
 $$;
 
 -- The volatile parts of a message collapsed to placeholders, rule for rule as
--- normalize_message() in skconsole/signature.py.
+-- normalize_message() in skconsole/core/signature.py.
 CREATE OR REPLACE FUNCTION sk_error_normalize_message(message text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE

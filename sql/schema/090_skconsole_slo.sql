@@ -7,7 +7,7 @@
 -- (task_locked_until_ts), as the depth read model's "oldest ready" does, so a
 -- delayed job or a retry waiting out its back-off is not late. Set with
 -- `skconsole slo set TYPE --max-wait 30s` (audited); read by the flow read
--- model (skconsole/flow.py), `skconsole status flow` and `skconsole check`.
+-- model (skconsole/read/flow.py), `skconsole status flow` and `skconsole check`.
 -- Nothing in the engine reads it: an objective is watched, not enforced.
 --
 -- No index comes with it: the flow read model counts the results posted and

@@ -14,8 +14,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.errors import InvalidJobError, PostInterrupted
 from skconsole.db.connect import Database
-from skconsole.errors import InvalidJobError, PostInterrupted
 from skconsole.producer import (
     COPY_MIN_ROWS,
     STREAM_CHUNK,

@@ -15,12 +15,12 @@ import psycopg
 import pytest
 
 from skconsole import JobCancelled, ops
+from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
+from skconsole.core.stored_error import StoredError, readable_error
 from skconsole.db.connect import Database
 from skconsole.ops import Selection
 from skconsole.producer import Job, Producer
-from skconsole.signature import final_exception_line
-from skconsole.status import JobStatus
-from skconsole.stored_error import StoredError, readable_error
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
@@ -190,7 +190,7 @@ def test_a_handler_that_ignores_the_cancel_is_reported_still_running_then_ends_c
 def test_the_inflight_view_says_cancel_requested_still_running_past_the_deadline(
     db: Database, conn: Conn
 ) -> None:
-    from skconsole import stats
+    from skconsole.read import stats
 
     with EngineThread(db.dsn, tasks):
         task_id = post_and_start(db, conn, "cancel.stubborn", 4)

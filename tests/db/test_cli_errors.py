@@ -80,7 +80,7 @@ def test_worker_with_a_task_module_that_does_not_exist_fails_with_one_line(run_c
 
 
 def test_worker_with_a_module_that_holds_no_registry_fails_with_one_line(run_cli: Any) -> None:
-    proc = run_cli("worker", "--tasks", "skconsole.errors", "--burst")
+    proc = run_cli("worker", "--tasks", "skconsole.core.errors", "--burst")
 
     assert_one_line_error(proc, "must define exactly one TaskRegistry")
 

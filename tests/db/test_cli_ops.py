@@ -10,8 +10,8 @@ from typing import Any
 
 import psycopg
 
-from skconsole.signature import error_signature
-from skconsole.stats import group_id
+from skconsole.core.signature import error_signature
+from skconsole.read.stats import group_id
 
 from .test_ops import DECLINED, TIMEOUT_A, add_job, queue_row, status_of
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import psycopg
 
-from skconsole.signature import error_signature
-from skconsole.stats import group_id
+from skconsole.core.signature import error_signature
+from skconsole.read.stats import group_id
 
 from .test_ops import TIMEOUT_A, add_job
 

@@ -12,8 +12,8 @@ import psycopg
 import pytest
 
 from skconsole import ops
+from skconsole.core.errors import ConfigError, FatalTaskError, ReadOnlyError
 from skconsole.db.connect import Database
-from skconsole.errors import ConfigError, FatalTaskError, ReadOnlyError
 from skconsole.ops.model import Selection
 from skconsole.producer import Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry

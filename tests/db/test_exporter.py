@@ -18,10 +18,10 @@ import psycopg
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.exporter import MAX_FAILURE_GROUPS, Exporter
 from skconsole.producer import Job, Producer
+from skconsole.read import stats
 from tests.conftest import ROOT, skconsole_cmd, wait_until
 
 from .test_ops import TIMEOUT_A, add_job

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skconsole.signature import (
+from skconsole.core.signature import (
     LINE_LIMIT,
     error_signature,
     final_exception_line,
     signature_view,
 )
-from skconsole.stored_error import JSON_LIMIT, StoredError, parse_json
+from skconsole.core.stored_error import JSON_LIMIT, StoredError, parse_json
 from tests.unit.test_signature import AROUND_BOUNDS
 from tests.unit.test_signature_samples import DOTNET, PIECES, PY_TRACEBACK, SAMPLES
 from tests.unit.test_stored_error import JSON_SAMPLES

@@ -18,7 +18,7 @@ import pytest
 from skconsole import ops
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.db.sqlfiles import load_sql
-from skconsole.flow import DONE, flow
+from skconsole.read.flow import DONE, flow
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import stats
+from skconsole.read import stats
 
 from .test_ops import add_job
 

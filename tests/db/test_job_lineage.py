@@ -11,10 +11,11 @@ from uuid import UUID
 
 import psycopg
 
-from skconsole import Snooze, stats
+from skconsole import Snooze
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
+from skconsole.read import stats
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread

@@ -12,10 +12,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import ops, stats
+from skconsole import ops
+from skconsole.core.errors import ReadOnlyError
 from skconsole.db.sqlfiles import query
-from skconsole.errors import ReadOnlyError
 from skconsole.ops import Actor, LimitParams, Rate, Selection
+from skconsole.read import stats
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]

@@ -14,9 +14,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import ops, stats
+from skconsole import ops
+from skconsole.core.signature import final_exception_line
 from skconsole.db.schema import LOCK_CLASS
-from skconsole.signature import final_exception_line
+from skconsole.read import stats
 
 from .test_ops import add_job
 

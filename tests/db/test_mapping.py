@@ -14,12 +14,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.schema import check_schema, setup_schema
 from skconsole.db.sqlfiles import use_mapping
 from skconsole.producer import Job, Producer
+from skconsole.read import stats
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import ROOT, skconsole_cmd, wait_until
 from tests.support.tasks_retry import EngineThread

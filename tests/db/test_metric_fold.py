@@ -10,11 +10,11 @@ from typing import Any
 
 import psycopg
 
-from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Job, Producer
+from skconsole.read import stats
 from skconsole.worker.upkeep import FORGET_AFTER_S
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread

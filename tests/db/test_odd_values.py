@@ -28,14 +28,14 @@ import psycopg
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from skconsole import flow, stats
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import schema_scripts
 from skconsole.db.timestamps import EARLIEST_TIME, LATEST_TIME
 from skconsole.exporter.collector import Exporter
 from skconsole.exporter.sources import app_metric_families
-from skconsole.stats import MetricKind
+from skconsole.read import flow, stats
+from skconsole.read.stats import MetricKind
 from tests.conftest import ROOT, skconsole_cmd
 from tests.db.test_cli_errors import assert_one_line_error
 

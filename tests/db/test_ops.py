@@ -14,10 +14,10 @@ import psycopg
 import pytest
 
 from skconsole import ops
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
+from skconsole.core.signature import error_signature, final_exception_line
 from skconsole.ops import Actor, Selection
-from skconsole.signature import error_signature, final_exception_line
-from skconsole.stats import group_id
+from skconsole.read.stats import group_id
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")

@@ -29,9 +29,9 @@ import psycopg
 import pytest
 from psycopg import conninfo
 
+from skconsole.core.errors import PoolerError
 from skconsole.db.connect import Database
 from skconsole.db.target import open_database
-from skconsole.errors import PoolerError
 
 from .test_cli_errors import assert_one_line_error
 

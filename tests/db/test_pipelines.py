@@ -8,10 +8,10 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.errors import FatalTaskError
+from skconsole.core.stored_error import readable_error
 from skconsole.db.connect import Database
-from skconsole.errors import FatalTaskError
 from skconsole.producer import Producer
-from skconsole.stored_error import readable_error
 from skconsole.worker.jobs import Claimed, Ending, Outcome
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from skconsole.worker.results import children_params

@@ -11,8 +11,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.errors import InvalidJobError
 from skconsole.db.connect import Database
-from skconsole.errors import InvalidJobError
 from skconsole.producer import BATCH_ROWS, AsyncProducer, Job, Producer, job_id_for_key
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until

@@ -10,10 +10,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import ops, stats
+from skconsole import ops
+from skconsole.core.errors import ReadOnlyError
 from skconsole.db.connect import Database
-from skconsole.errors import ReadOnlyError
 from skconsole.ops import Actor, Selection
+from skconsole.read import stats
 
 from ..conftest import select_only_role
 from .test_ops import add_job, status_of

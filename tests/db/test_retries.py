@@ -12,12 +12,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import stats
+from skconsole.core.signature import final_exception_line
+from skconsole.core.stored_error import readable_error
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
-from skconsole.signature import final_exception_line
-from skconsole.stored_error import readable_error
+from skconsole.read import stats
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until

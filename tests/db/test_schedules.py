@@ -9,9 +9,9 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.schedule import tick_id
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
-from skconsole.schedule import tick_id
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
@@ -164,7 +164,7 @@ def test_during_a_rolling_deploy_ticks_follow_the_newest_definition_only(
     publishes its definition: every worker then posts the ticks of the stored, newest
     definition only, never the union of both (a cron moved from 03:00 to 04:00 would
     otherwise run twice)."""
-    from skconsole.schedule import Schedule
+    from skconsole.core.schedule import Schedule
 
     def newer_than(known: set[uuid.UUID]) -> list[uuid.UUID]:
         return [j[0] for j in jobs(conn) if j[0] not in known]

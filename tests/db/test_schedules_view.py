@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 
-from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
+from skconsole.read import stats
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread

@@ -14,9 +14,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.errors import SchemaError
 from skconsole.db.schema import SCHEMA_VERSION, check_schema, setup_schema
 from skconsole.db.sqlfiles import schema_scripts
-from skconsole.errors import SchemaError
 
 Conn = psycopg.Connection[Any]
 

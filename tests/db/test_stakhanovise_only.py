@@ -14,11 +14,11 @@ import psycopg
 import pytest
 from psycopg import conninfo, sql
 
-from skconsole import stats
+from skconsole.core.signature import error_signature
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import schema_scripts
-from skconsole.signature import error_signature
+from skconsole.read import stats
 from tests.conftest import ROOT, select_only_role, skconsole_cmd
 
 TIMEOUT = "Traceback (most recent call last):\n  File x\nTimeoutError: timed out after {n}s"

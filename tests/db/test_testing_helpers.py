@@ -16,8 +16,8 @@ import psycopg
 import pytest
 
 from skconsole import FatalTaskError, JobContext, Producer, Snooze, TaskRegistry
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
-from skconsole.status import JobStatus
 from skconsole.testing import (
     IdleTimeout,
     ScratchServer,
@@ -127,7 +127,7 @@ def test_a_fatal_task_error_is_reported_fatal_after_one_attempt(db: Database) ->
     assert (job.status, job.attempts, job.error_summary) == (
         JobStatus.FATAL,
         1,
-        "skconsole.errors.FatalTaskError: address is invalid",
+        "skconsole.core.errors.FatalTaskError: address is invalid",
     )
 
 
@@ -539,7 +539,7 @@ USER_TESTS = """
 import json, os
 
 from skconsole import TaskRegistry
-from skconsole.status import JobStatus
+from skconsole.core.status import JobStatus
 
 tasks = TaskRegistry()
 sent = []

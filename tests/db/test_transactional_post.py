@@ -25,9 +25,9 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg.types.datetime import TimestamptzLoader
 
-from skconsole.errors import ConfigError, ConnectError, InvalidJobError
+from skconsole.core.errors import ConfigError, ConnectError, InvalidJobError
+from skconsole.core.status import JobStatus
 from skconsole.producer import COPY_MIN_ROWS, AsyncProducer, Job, Producer, job_id_for_key
-from skconsole.status import JobStatus
 from tests.conftest import ROOT, wait_until
 
 Conn = psycopg.Connection[Any]

@@ -25,9 +25,9 @@ import pytest
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
+from skconsole.core.errors import ConfigError
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
-from skconsole.errors import ConfigError
 from skconsole.producer import COPY_MIN_ROWS, AsyncProducer, Job, Producer
 from tests.conftest import TABLES
 from tests.support.server_control import restart_server

@@ -25,8 +25,8 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.signature import read_error
 from skconsole.producer import Job, Producer
-from skconsole.signature import read_error
 from tests.support.tasks_faults import (
     ALWAYS_FAIL_ATTEMPTS,
     HANG_ATTEMPTS,

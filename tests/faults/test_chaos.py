@@ -46,10 +46,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.errors import ConnectError
+from skconsole.core.schedule import Schedule, tick_id
 from skconsole.db.connect import Database
-from skconsole.errors import ConnectError
 from skconsole.producer import Job, Producer
-from skconsole.schedule import Schedule, tick_id
 from tests.conftest import ROOT, skconsole_cmd
 from tests.support.netproxy import FreezableProxy
 from tests.support.server_control import restart_server

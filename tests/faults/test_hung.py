@@ -21,9 +21,9 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.signature import final_exception_line
+from skconsole.core.stored_error import readable_error
 from skconsole.producer import Job, Producer
-from skconsole.signature import final_exception_line
-from skconsole.stored_error import readable_error
 from tests.conftest import wait_until
 from tests.support.tasks_faults import HANG_ATTEMPTS, completions
 

@@ -15,8 +15,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.signature import final_exception_line, read_error
 from skconsole.producer import Job, Producer
-from skconsole.signature import final_exception_line, read_error
 from tests.support.tasks_faults import (
     all_final,
     completions,

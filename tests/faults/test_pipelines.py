@@ -26,8 +26,8 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.signature import final_exception_line
 from skconsole.producer import Job, Producer
-from skconsole.signature import final_exception_line
 from tests.support.tasks_faults import (
     Execution,
     OutputDrain,

@@ -15,8 +15,8 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.signature import final_exception_line
 from skconsole.producer import Producer
-from skconsole.signature import final_exception_line
 from tests.support.tasks_faults import all_final, executions, status_counts, wait_exit, wait_for
 
 KEY = "report-7"

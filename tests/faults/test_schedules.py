@@ -27,8 +27,8 @@ from typing import Any
 
 import psycopg
 
-from skconsole.schedule import TICK_NAMESPACE
-from skconsole.signature import final_exception_line
+from skconsole.core.schedule import TICK_NAMESPACE
+from skconsole.core.signature import final_exception_line
 from tests.support.tasks_faults import (
     Execution,
     OutputDrain,
@@ -551,7 +551,7 @@ def test_missed_skip_posts_no_missed_tick_after_downtime(
 ) -> None:
     """every="2s", missed="skip": every worker stopped while 2 ticks pass (a real
     downtime), a worker started again 50 ms after a tick. No job for any tick that
-    passed while no worker ran (skconsole.schedule: 'skip' posts none of them);
+    passed while no worker ran (skconsole.core.schedule: 'skip' posts none of them);
     the first job is the next tick, on time, and then each tick once."""
     task_type, every = "s.skip2", 2.0
     workers = Workers(start_worker, log_dir, task_type)

@@ -24,7 +24,7 @@ import asyncio
 import time
 from typing import Any
 
-from skconsole.errors import FatalTaskError, Snooze
+from skconsole.core.errors import FatalTaskError, Snooze
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.support.tasks_faults import execution
 

@@ -227,9 +227,9 @@ def test_setup_converts_the_plain_errors_of_waiting_jobs_for_dotnet(
     """A job that waits in the queue with a plain-text error (stored before schema 7) is
     given the QueuedTaskError shape by setup (same naming line, so the same failure
     group): a .NET consumer then runs it instead of stopping on it."""
+    from skconsole.core.signature import error_signature
     from skconsole.db.connect import Database
     from skconsole.db.schema import setup_schema
-    from skconsole.signature import error_signature
 
     app = net_apps(net_db, executors={SYNC_LEDGER: lambda task: None})
     task_id = _legacy_failure(net_db, app, 4, queued=True)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from skconsole import stats
 from skconsole.db.connect import Database
+from skconsole.read import stats
 from tests.interop.conftest import cli_json
 from tests.interop.dotnet_app import (
     LONG_MAX,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skconsole.errors import FatalTaskError
+from skconsole.core.errors import FatalTaskError
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 tasks = TaskRegistry(TaskOptions(max_attempts=1, backoff=0.1, timeout=10.0))

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skconsole.errors import FatalTaskError
+from skconsole.core.errors import FatalTaskError
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=0.01, max_backoff=0.1, timeout=120.0))

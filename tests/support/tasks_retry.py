@@ -14,8 +14,8 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from skconsole.core.errors import FatalTaskError
 from skconsole.db.connect import Database
-from skconsole.errors import FatalTaskError
 from skconsole.worker.engine import Engine, WorkerConfig
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 

@@ -8,9 +8,9 @@ from typing import Any
 import psycopg
 from textual.widgets import Button
 
+from skconsole.core.signature import final_exception_line
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
-from skconsole.signature import final_exception_line
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen

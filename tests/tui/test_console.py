@@ -13,11 +13,11 @@ import psycopg
 import pytest
 
 from skconsole import ops
+from skconsole.core.errors import ReadOnlyError
+from skconsole.core.signature import read_error
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
-from skconsole.errors import ReadOnlyError
 from skconsole.producer import Job, Producer
-from skconsole.signature import read_error
-from skconsole.status import JobStatus
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.data import DatabaseSource
 from skconsole.tui.model import ActionRequest, Snapshot, Target

@@ -7,7 +7,6 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from skconsole import stats
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects
 from skconsole.demo import tasks as demo_tasks
@@ -18,6 +17,7 @@ from skconsole.demo.scenario import (
     fresh_demo_database,
 )
 from skconsole.producer import Producer
+from skconsole.read import stats
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.thread import EngineThread
 from tests.conftest import wait_until

@@ -7,8 +7,8 @@ from typing import Any
 
 import psycopg
 
-from skconsole import stats
 from skconsole.db.connect import Database
+from skconsole.read import stats
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.limit_type import LimitTypeScreen
 from tests.tui.conftest import SIZE, loaded, notices, until

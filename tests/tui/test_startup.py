@@ -9,9 +9,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.errors import SchemaError
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects, setup_schema
-from skconsole.errors import SchemaError
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.data import DatabaseSource
 from skconsole.tui.launch import schema_state

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from skconsole.check import (
+from skconsole.check.verdict import (
     CheckResult,
     Finding,
     Level,
@@ -22,10 +22,10 @@ from skconsole.check import (
     evaluate,
     skipped,
 )
-from skconsole.errors import SkconsoleError
-from skconsole.flow import TypeFlow
-from skconsole.health import Advice, Health, Horizon
-from skconsole.stats import Inflight, InflightJob, WorkerInfo
+from skconsole.core.errors import SkconsoleError
+from skconsole.read.flow import TypeFlow
+from skconsole.read.health import Advice, Health, Horizon
+from skconsole.read.stats import Inflight, InflightJob, WorkerInfo
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -264,7 +264,7 @@ def test_unknown_is_one_line_with_exit_code_3() -> None:
 
 
 def _schedule(task_type: str, *, scheduled_by: int | None, paused: bool = False) -> Any:
-    from skconsole.stats import ScheduleInfo
+    from skconsole.read.stats import ScheduleInfo
 
     return ScheduleInfo(
         task_type=task_type,
@@ -292,7 +292,7 @@ def _schedule(task_type: str, *, scheduled_by: int | None, paused: bool = False)
 
 
 def test_a_schedule_no_running_worker_has_is_a_warning() -> None:
-    from skconsole.check import check_schedules
+    from skconsole.check.verdict import check_schedules
 
     result = check_schedules(
         [

@@ -8,13 +8,13 @@ from collections import Counter
 
 import pytest
 
+from skconsole.core.errors import ConfigError
 from skconsole.demo.scenario import (
     initial_jobs,
     trickle_jobs,
 )
-from skconsole.errors import ConfigError
 from skconsole.ops import LimitParams, Rate
-from skconsole.stats import TypeLimit
+from skconsole.read.stats import TypeLimit
 from skconsole.tui import actions
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.limit_type import params_from

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from skconsole import dotnet_payload
-from skconsole.errors import InvalidJobError
+from skconsole.core.errors import InvalidJobError
 from skconsole.producer import dotnet_type_name
 
 

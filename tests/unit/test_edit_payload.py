@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
+from skconsole.core.text import is_printable
 from skconsole.ops.edit import EditParams, editable_json, payload_diff, refusal, same_payload
-from skconsole.text import is_printable
 
 HOSTILE = {"note": "x\x1b[31mred\x9b31m\u202eexe", "emoji": "\U0001f600", "city": "Zürich"}
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skconsole.signature import VIEW_HEAD, VIEW_TAIL, error_signature
-from skconsole.stored_error import ERROR_TEXT_LIMIT, cap_error_text
+from skconsole.core.signature import VIEW_HEAD, VIEW_TAIL, error_signature
+from skconsole.core.stored_error import ERROR_TEXT_LIMIT, cap_error_text
 
 MARKER = re.compile(r"\n  \u2026 \[([0-9,]+) characters omitted\] \u2026\n")
 MB = 1024 * 1024

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
-from skconsole import health, stats
+from skconsole.core.status import JobStatus
 from skconsole.exporter import MAX_FAILURE_GROUPS, Snapshot
 from skconsole.exporter.collector import snapshot_families
 from skconsole.exporter.sources import (
@@ -28,7 +28,7 @@ from skconsole.exporter.sources import (
     status_families,
     worker_families,
 )
-from skconsole.status import JobStatus
+from skconsole.read import health, stats
 
 HOSTILE = 'q"uote \\back\\slash\nnew line \\n \\" ${x} \x1b[31m é\t'
 

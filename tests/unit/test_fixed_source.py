@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from skconsole import stats
-from skconsole.status import JobStatus
+from skconsole.core.status import JobStatus
+from skconsole.read import stats
 from skconsole.tui.showcase.fake_source import GROUPS, PARENT_JOB, STAGE_JOB, FixedSource
 from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.job_view import job_text, owner_text

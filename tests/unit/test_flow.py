@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skconsole.flow import (
+from skconsole.read.flow import (
     SloState,
     TypeFlow,
     breach_in_s,

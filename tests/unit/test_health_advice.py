@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from skconsole.health import (
+from skconsole.read.health import (
     Advice,
     AutovacuumSettings,
     Horizon,

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from skconsole import ops
-from skconsole.health import Horizon
+from skconsole.read.health import Horizon
 from skconsole.tui.model import (
     ActionRequest,
     OutcomeInfo,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from skconsole import Snooze, ops
-from skconsole.durations import MAX_DURATION_S, parse_duration
-from skconsole.errors import ConfigError, InvalidJobError
+from skconsole.core.durations import MAX_DURATION_S, parse_duration
+from skconsole.core.errors import ConfigError, InvalidJobError
 from skconsole.ops import LimitParams, Rate
 from skconsole.ops.bump import BumpParams
 from skconsole.ops.model import Selection

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from skconsole.errors import InvalidJobError
+from skconsole.core.errors import InvalidJobError
 from skconsole.producer import Job
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from skconsole.core.errors import ConfigError
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.sqlfiles import QUERIES
-from skconsole.errors import ConfigError
 
 RENAMED = TableMapping(
     queue_table="app_queue",

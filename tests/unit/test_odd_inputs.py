@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from skconsole.durations import MAX_DURATION_S, format_age, parse_time
-from skconsole.errors import ConfigError, InvalidJobError
-from skconsole.flow import slo_text
+from skconsole.core.durations import MAX_DURATION_S, format_age, parse_time
+from skconsole.core.errors import ConfigError, InvalidJobError
 from skconsole.ops.edit import EditParams
 from skconsole.producer import MAX_DELAY_S, Job, validate_payload_json
+from skconsole.read.flow import slo_text
 
 NOT_JSON = "which JSON cannot hold (send null or a string instead)"
 

@@ -4,7 +4,7 @@ what they read."""
 from __future__ import annotations
 
 from skconsole.ops import Actor
-from skconsole.stats import HungPolicy, Metric, MetricsSnapshot, metric_rates
+from skconsole.read.stats import HungPolicy, Metric, MetricsSnapshot, metric_rates
 
 
 def _snap(values: dict[str, int]) -> MetricsSnapshot:

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from skconsole.errors import ConfigError
-from skconsole.schedule import Schedule, tick_id
+from skconsole.core.errors import ConfigError
+from skconsole.core.schedule import Schedule, tick_id
 from skconsole.worker.registry import TaskRegistry
 
 

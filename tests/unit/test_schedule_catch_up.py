@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from skconsole.schedule import Schedule
+from skconsole.core.schedule import Schedule
 from skconsole.worker.schedules import posts_tick
 
 TICK = datetime.fromisoformat("2026-11-24T03:00:00+00:00")

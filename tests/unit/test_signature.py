@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skconsole.signature import (
+from skconsole.core.signature import (
     LINE_LIMIT,
     MAX_LENGTH,
     VIEW_HEAD,

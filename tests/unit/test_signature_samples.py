@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skconsole.signature import MAX_LENGTH, NO_ERROR, error_signature, final_exception_line
+from skconsole.core.signature import MAX_LENGTH, NO_ERROR, error_signature, final_exception_line
 
 PY_TRACEBACK = """Traceback (most recent call last):
   File "/srv/app/tasks.py", line 41, in handle

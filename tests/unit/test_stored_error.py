@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from skconsole.signature import error_signature, final_exception_line, read_error
-from skconsole.stored_error import (
+from skconsole.core.signature import error_signature, final_exception_line, read_error
+from skconsole.core.stored_error import (
     JSON_LIMIT,
     MESSAGE_LIMIT,
     STACK_TRACE_LIMIT,

@@ -1,4 +1,4 @@
-"""skconsole.text: control characters become visible escapes; all other text is left alone."""
+"""skconsole.core.text: control characters become visible escapes; all other text is left alone."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from skconsole.text import is_printable, is_valid_utf8, printable, quoted
+from skconsole.core.text import is_printable, is_valid_utf8, printable, quoted
 
 C0 = [chr(c) for c in range(0x20)]
 C1 = [chr(c) for c in range(0x80, 0xA0)]

@@ -9,10 +9,10 @@ from typing import Any
 import psycopg
 
 from skconsole.bench.peers.common import TASK, fetch_count, record_pickup
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.producer import AsyncProducer, Job
-from skconsole.status import JobStatus
 from skconsole.worker.registry import TaskRegistry
 
 #: the worker's handlers (``skconsole worker --tasks skconsole.bench.peers.skconsole_peer:tasks``)

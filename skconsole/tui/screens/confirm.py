@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
-from skconsole.text import printable
+from skconsole.core.text import printable
 from skconsole.tui.screens.yes_no import YesNoScreen
 
 JOBS_HINT = (

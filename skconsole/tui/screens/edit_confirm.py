@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from skconsole.text import printable
+from skconsole.core.text import printable
 from skconsole.tui.screens.yes_no import YesNoScreen
 
 #: The diff line classes, by first character (colours in app.tcss).

@@ -17,11 +17,11 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static, TextArea
 
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
+from skconsole.core.text import printable
 from skconsole.ops.edit import REQUEUABLE, EditParams, editable_json, same_payload
-from skconsole.stats import JobDetail
-from skconsole.status import JobStatus
-from skconsole.text import printable
+from skconsole.read.stats import JobDetail
 from skconsole.tui.formatting import short_id
 
 

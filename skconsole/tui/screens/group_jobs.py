@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from skconsole.stats import FailureGroup, GroupJobs
-from skconsole.text import printable
+from skconsole.core.text import printable
+from skconsole.read.stats import FailureGroup, GroupJobs
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import fmt_ago
 from skconsole.tui.screens.drilldown import DrillDownScreen

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from textual.content import Content
 
-from skconsole.stats import JobDetail, WorkerInfo
-from skconsole.status import JobStatus
-from skconsole.text import printable
+from skconsole.core.status import JobStatus
+from skconsole.core.text import printable
+from skconsole.read.stats import JobDetail, WorkerInfo
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import short_id
 from skconsole.tui.screens.drilldown import DrillDownScreen

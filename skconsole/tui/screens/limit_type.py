@@ -17,9 +17,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from skconsole.errors import ConfigError
+from skconsole.core.errors import ConfigError
 from skconsole.ops import LimitParams, Rate
-from skconsole.stats import TypeLimit
+from skconsole.read.stats import TypeLimit
 
 
 def params_from(text_concurrency: str, text_rate: str, current: TypeLimit | None) -> LimitParams:

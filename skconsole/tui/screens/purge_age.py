@@ -11,8 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from skconsole.durations import parse_duration
-from skconsole.errors import ConfigError
+from skconsole.core.durations import parse_duration
+from skconsole.core.errors import ConfigError
 
 DEFAULT_AGE = "7d"
 

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from skconsole.text import printable
+from skconsole.core.text import printable
 
 
 def matches(typed: str, count: int) -> bool:

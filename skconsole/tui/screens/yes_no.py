@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
-from skconsole.text import printable
+from skconsole.core.text import printable
 
 
 class YesNoScreen(ModalScreen[bool]):

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from skconsole import health, ops
-from skconsole.stats import (
+from skconsole import ops
+from skconsole.core.status import JobStatus
+from skconsole.read import health
+from skconsole.read.stats import (
     FailedJob,
     FailureGroup,
     GroupJobs,
@@ -26,7 +28,6 @@ from skconsole.stats import (
     TypeTimes,
     WorkerInfo,
 )
-from skconsole.status import JobStatus
 from skconsole.tui.model import (
     ActionRequest,
     AuditRow,

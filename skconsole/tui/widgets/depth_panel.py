@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from skconsole.flow import SloState, breach_in_s, slo_state
+from skconsole.read.flow import SloState, breach_in_s, slo_state
 from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.widgets.keyed_table import Cell, Column, Tone

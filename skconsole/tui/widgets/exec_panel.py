@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from skconsole.stats import TypeTimes
+from skconsole.read.stats import TypeTimes
 from skconsole.tui.formatting import fmt_int, fmt_ms
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import ClassVar
 
-from skconsole.stats import FailureGroup
-from skconsole.status import JobStatus
+from skconsole.core.status import JobStatus
+from skconsole.read.stats import FailureGroup
 from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_int
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column

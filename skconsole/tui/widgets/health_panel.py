@@ -2,7 +2,7 @@
 who waits for a lock and who blocks them, and the advice that follows.
 
 A delete-heavy queue slows down when vacuum cannot keep up, most often because
-one forgotten transaction pins the dead rows (see :mod:`skconsole.health`). This
+one forgotten transaction pins the dead rows (see :mod:`skconsole.read.health`). This
 panel puts the symptom (a table mostly dead) beside its cause (the session
 holding the horizon, with its pid, application and query) and the key that ends
 it: V vacuums the selected table, K cancels the selected session's statement.
@@ -24,8 +24,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from skconsole.health import HORIZON_WARN_S, Advice, Health, LockWait, Session, TableHealth
-from skconsole.text import printable
+from skconsole.core.text import printable
+from skconsole.read.health import HORIZON_WARN_S, Advice, Health, LockWait, Session, TableHealth
 from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_bytes, fmt_int, format_age
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Cell, Column, KeyedTable

@@ -16,9 +16,9 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from skconsole.stats import JobDetail, WorkerInfo
-from skconsole.status import JobStatus
-from skconsole.stored_error import readable_error
+from skconsole.core.status import JobStatus
+from skconsole.core.stored_error import readable_error
+from skconsole.read.stats import JobDetail, WorkerInfo
 from skconsole.tui.formatting import fmt_ago, printable, short_id
 
 

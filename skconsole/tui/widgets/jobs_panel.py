@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from skconsole.stats import FailedJob
-from skconsole.status import JobStatus
+from skconsole.core.status import JobStatus
+from skconsole.read.stats import FailedJob
 from skconsole.tui.formatting import fmt_ago, fmt_int, short_id
 from skconsole.tui.widgets.keyed_table import Cell, Column, Tone
 from skconsole.tui.widgets.panel import Panel

@@ -25,7 +25,7 @@ from textual import events
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist
 
-from skconsole.text import printable
+from skconsole.core.text import printable
 
 Tone = Literal["bad", "warn", "good", "muted", "accent", ""]
 Cell = str | tuple[str, Tone]

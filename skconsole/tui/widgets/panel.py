@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.dom import DOMNode
 from textual.widgets import Input
 
-from skconsole.text import printable
+from skconsole.core.text import printable
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column, KeyedTable, Row
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from skconsole.stats import ScheduleInfo
-from skconsole.status import JobStatus
+from skconsole.core.status import JobStatus
+from skconsole.read.stats import ScheduleInfo
 from skconsole.tui.formatting import fmt_count, format_age
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.jobs_panel import status_tone

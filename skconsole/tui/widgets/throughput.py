@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Label, Sparkline
 
-from skconsole.status import JobStatus
+from skconsole.core.status import JobStatus
 from skconsole.tui.formatting import fmt_count
 from skconsole.tui.model import Snapshot, Trends
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from skconsole.stats import WorkerInfo
+from skconsole.read.stats import WorkerInfo
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import Column, Tone

@@ -5,8 +5,8 @@ import math
 import re
 from datetime import UTC, datetime, timedelta
 
-from skconsole.errors import ConfigError
-from skconsole.text import quoted
+from skconsole.core.errors import ConfigError
+from skconsole.core.text import quoted
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _PATTERN = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d|w)?\s*$", re.ASCII)

@@ -19,9 +19,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from skconsole.durations import format_limit, parse_duration
-from skconsole.errors import ConfigError
-from skconsole.text import quoted
+from skconsole.core.durations import format_limit, parse_duration
+from skconsole.core.errors import ConfigError
+from skconsole.core.text import quoted
 
 Missed = Literal["once", "skip"]
 MISSED_CHOICES: tuple[Missed, ...] = ("once", "skip")

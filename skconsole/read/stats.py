@@ -21,14 +21,14 @@ from uuid import UUID
 import psycopg
 from cronsim import CronSimError
 
+from skconsole.core.durations import format_age
+from skconsole.core.errors import ConfigError
+from skconsole.core.schedule import Schedule
+from skconsole.core.signature import error_signature, final_exception_line, read_error
+from skconsole.core.status import FAILED, JobStatus
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import active_mapping, query
-from skconsole.durations import format_age
-from skconsole.errors import ConfigError
-from skconsole.schedule import Schedule
-from skconsole.signature import error_signature, final_exception_line, read_error
-from skconsole.status import FAILED, JobStatus
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
 DEPTH_EXACT_LIMIT = 200_000

@@ -5,7 +5,7 @@ db-7" and "timeout after 31s on host db-2" are the same problem. The
 signature is the error's naming line ("ExcType: message") with the
 volatile parts of the message collapsed to placeholders: quoted values, URLs
 (the host is kept), paths, UUIDs, hex ids and numbers. An error stored as
-Stakhanovise.NET's QueuedTaskError JSON (:mod:`skconsole.stored_error`: what
+Stakhanovise.NET's QueuedTaskError JSON (:mod:`skconsole.core.stored_error`: what
 skconsole writes, and what .NET writes) is named by its ``Type`` and the first
 line of its ``Message``; a plain text by its final exception line.
 
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 
-from skconsole.stored_error import ELLIPSIS, StoredError, parse_json
+from skconsole.core.stored_error import ELLIPSIS, StoredError, parse_json
 
 MAX_LENGTH = 300
 PY_TRACEBACK_HEADER = "Traceback (most recent call last):"

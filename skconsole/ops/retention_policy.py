@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from skconsole.core.durations import format_limit
+from skconsole.core.status import FINAL, JobStatus
 from skconsole.db.sqlfiles import query
-from skconsole.durations import format_limit
-from skconsole.status import FINAL, JobStatus
 
 if TYPE_CHECKING:  # the engine reads policies; only the CLI sets them, as an Actor
     from skconsole.ops.model import Actor

@@ -5,7 +5,7 @@ made-up data), and :func:`evaluate` to combine them:
 
 - ``slo`` (:func:`check_slos`): a type whose oldest ready job has waited past
   its SLO is CRITICAL; within 20% of it, WARNING (thresholds:
-  :func:`skconsole.flow.slo_state`). A paused type's breach is only a WARNING:
+  :func:`skconsole.read.flow.slo_state`). A paused type's breach is only a WARNING:
   an operator stopped it on purpose, and the pause is what to look at.
 - ``hung`` (:func:`check_hung`): jobs ``sk_inflight_tasks()`` calls hung
   (their worker's lease lapsed, or it is gone) are a WARNING from
@@ -32,7 +32,7 @@ The output follows the Nagios plugin convention: one summary line
 perfdata``), then one line per finding; exit 0 OK, 1 WARNING, 2 CRITICAL,
 3 UNKNOWN (the database cannot be reached, or its schema is missing, or no
 answer came within the bound).
-Every line passes through :func:`skconsole.text.printable`, and a ``|`` in a
+Every line passes through :func:`skconsole.core.text.printable`, and a ``|`` in a
 task type is escaped, so text from the database can neither reach a terminal
 raw nor cut the line where the perfdata begins.
 
@@ -60,13 +60,13 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from skconsole import health as health_model
-from skconsole import stats
+from skconsole.core.durations import format_age, format_limit
+from skconsole.core.errors import SkconsoleError
+from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
-from skconsole.durations import format_age, format_limit
-from skconsole.errors import SkconsoleError
-from skconsole.flow import SLO_WARN_SHARE, SloState, TypeFlow, flow
-from skconsole.text import printable
+from skconsole.read import health as health_model
+from skconsole.read import stats
+from skconsole.read.flow import SLO_WARN_SHARE, SloState, TypeFlow, flow
 
 Conn = psycopg.Connection[Any]
 
@@ -98,7 +98,7 @@ class Level(enum.IntEnum):
 @dataclass(frozen=True)
 class Thresholds:
     """When the hung check speaks up (the SLOs are the types' own; the health rules take
-    :class:`skconsole.health.Thresholds`)."""
+    :class:`skconsole.read.health.Thresholds`)."""
 
     #: WARNING from this many hung jobs
     hung_warn: int = 1
