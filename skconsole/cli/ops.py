@@ -42,6 +42,7 @@ from skconsole.cli.options import (
 from skconsole.cli.output import Column, err, out, print_json, print_table
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
+from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
 from skconsole.core.text import printable, quoted
 from skconsole.ops.cancel import MAX_WAIT_S
@@ -50,7 +51,6 @@ from skconsole.ops.limit import describe as describe_limits
 from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection
 from skconsole.ops.spec import P, S
 from skconsole.read import stats
-from skconsole.read.stats import HungPolicy
 
 
 # -- the selection syntax, shared by every action -----------------------------------------

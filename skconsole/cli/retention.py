@@ -15,9 +15,9 @@ from skconsole.cli.app import app
 from skconsole.cli.ops import confirm_or_exit
 from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
 from skconsole.cli.output import Column, out, print_json, print_table
+from skconsole.core.actor import Actor
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.ops import retention_policy as retention
-from skconsole.ops.model import Actor
 
 retention_app = typer.Typer(
     help="How long finished results are kept (off until a policy is set).",

@@ -31,6 +31,7 @@ from prometheus_client.metrics_core import (
     SummaryMetricFamily,
 )
 
+from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
 from skconsole.read import flow, health, stats
@@ -108,14 +109,14 @@ class TypeInflight:
     hung: int
 
 
-def inflight_counts(conn: Conn, policy: stats.HungPolicy | None = None) -> list[TypeInflight]:
+def inflight_counts(conn: Conn, policy: HungPolicy | None = None) -> list[TypeInflight]:
     """Exact counts per type by ``sk_inflight_tasks()``, the one definition of hung.
 
     Not :func:`skconsole.read.stats.inflight`: that lists job rows (capped), and the
     exporter needs only counts per type.
     """
     rows = conn.execute(
-        query("exporter_inflight"), (policy or stats.HungPolicy()).params(), prepare=False
+        query("exporter_inflight"), (policy or HungPolicy()).params(), prepare=False
     ).fetchall()
     return [TypeInflight(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 

@@ -18,6 +18,7 @@ Use an autocommit connection (``Database.connect()`` gives one): each batch
 commits on its own, so no lock outlives its batch.
 """
 
+from skconsole.core.actor import Actor
 from skconsole.ops import audit
 from skconsole.ops.audit import AuditEntry
 from skconsole.ops.bump import BUMP, BumpParams
@@ -28,7 +29,6 @@ from skconsole.ops.limit import LIMIT, LimitParams, Rate
 from skconsole.ops.model import (
     BATCH_SIZE,
     ActionResult,
-    Actor,
     JobRow,
     Preview,
     ProgressCallback,

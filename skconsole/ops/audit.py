@@ -19,10 +19,11 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from skconsole.core.actor import Actor
 from skconsole.core.errors import SkconsoleError
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import query
-from skconsole.ops.model import ActionResult, Actor, Selection
+from skconsole.ops.model import ActionResult, Selection
 
 Conn = psycopg.Connection[Any]
 

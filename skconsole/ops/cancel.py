@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.errors import ConfigError
+from skconsole.core.hung import HungPolicy
 from skconsole.core.status import WAITING, JobStatus
 from skconsole.db.sqlfiles import query
 from skconsole.ops.guard import QUEUE, RESULTS
@@ -37,7 +38,6 @@ from skconsole.ops.spec import (
     Tally,
     Wording,
 )
-from skconsole.read.stats import HungPolicy
 
 #: how long a cancel waits, by default, for workers to stop the running jobs it asked
 DEFAULT_WAIT_S = 5.0

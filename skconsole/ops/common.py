@@ -11,12 +11,12 @@ from uuid import UUID
 
 import psycopg
 
+from skconsole.core.actor import Actor
 from skconsole.db.sqlfiles import query
 from skconsole.ops.audit import AuditTrail, BatchTally
 from skconsole.ops.guard import Privilege, ensure_writable, write_errors
 from skconsole.ops.model import (
     ActionResult,
-    Actor,
     JobRow,
     ProgressCallback,
     Selection,

@@ -8,10 +8,7 @@ reports the ones that changed state in the meantime as left alone.
 
 from __future__ import annotations
 
-import getpass
 import math
-import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -218,19 +215,3 @@ class ActionResult:
             "details": self.details,
             "audit_id": self.audit_id,
         }
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who acts, for the audit table: the OS user and host."""
-
-    user: str
-    host: str
-
-    @classmethod
-    def current(cls) -> Actor:
-        try:
-            user = getpass.getuser()
-        except (KeyError, OSError):
-            user = f"uid {os.getuid()}"
-        return cls(user=user, host=socket.gethostname())

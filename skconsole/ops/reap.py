@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.spec import (
@@ -30,7 +31,6 @@ from skconsole.ops.spec import (
     Wording,
     any_selection,
 )
-from skconsole.read.stats import HungPolicy
 
 #: Max attempts for a type whose workers never published theirs (TaskOptions' default).
 DEFAULT_MAX_ATTEMPTS = 5

@@ -20,7 +20,7 @@ from skconsole.core.status import FINAL, JobStatus
 from skconsole.db.sqlfiles import query
 
 if TYPE_CHECKING:  # the engine reads policies; only the CLI sets them, as an Actor
-    from skconsole.ops.model import Actor
+    from skconsole.core.actor import Actor
 
 Conn = psycopg.Connection[Any]
 

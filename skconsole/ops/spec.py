@@ -26,6 +26,7 @@ from uuid import UUID
 
 import psycopg
 
+from skconsole.core.actor import Actor
 from skconsole.core.errors import ConfigError
 from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
@@ -43,7 +44,6 @@ from skconsole.ops.model import (
     BATCH_SIZE,
     SAMPLE_SIZE,
     ActionResult,
-    Actor,
     JobRow,
     Preview,
     ProgressCallback,

@@ -23,6 +23,7 @@ from cronsim import CronSimError
 
 from skconsole.core.durations import format_age
 from skconsole.core.errors import ConfigError
+from skconsole.core.hung import HungPolicy
 from skconsole.core.schedule import Schedule
 from skconsole.core.signature import error_signature, final_exception_line, read_error
 from skconsole.core.status import FAILED, JobStatus
@@ -242,20 +243,6 @@ def status_summary(conn: Conn, *, exact_limit: int = STATUS_EXACT_LIMIT) -> Stat
 
 
 # -- in-flight jobs ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class HungPolicy:
-    """What the one definition of "hung" (``sk_inflight_tasks()``) leaves to the
-    caller. A job whose owner's lease has lapsed is hung, whatever the caller
-    says: each worker's lease is in its registration. Only a job with no owner
-    recorded (a Stakhanovise.NET worker runs it) needs a policy: it counts as
-    hung once it has been processing this long."""
-
-    unowned_after_s: float = 3600.0
-
-    def params(self) -> dict[str, float]:
-        return {"unowned_s": self.unowned_after_s}
-
-
 @dataclass
 class InflightJob:
     task_id: UUID

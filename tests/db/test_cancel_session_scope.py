@@ -19,9 +19,9 @@ from typing import Any
 import psycopg
 from typer.testing import CliRunner
 
+from skconsole.core.actor import Actor
 from skconsole.db.sqlfiles import query
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
-from skconsole.ops.model import Actor
 
 from ..conftest import wait_until
 

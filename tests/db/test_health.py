@@ -17,10 +17,10 @@ import pytest
 from psycopg import conninfo, sql
 from typer.testing import CliRunner
 
+from skconsole.core.actor import Actor
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.connect import Database
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
-from skconsole.ops.model import Actor
 from skconsole.ops.vacuum import VACUUM, VacuumParams
 from skconsole.read import health
 from skconsole.read.health import Health, Thresholds

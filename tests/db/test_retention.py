@@ -10,10 +10,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.actor import Actor
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.ops import retention_policy as retention
-from skconsole.ops.model import Actor
 from skconsole.producer import Producer
 from skconsole.worker import retention as worker_retention
 from skconsole.worker.registry import TaskOptions, TaskRegistry

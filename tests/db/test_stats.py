@@ -11,9 +11,9 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.hung import HungPolicy
 from skconsole.core.signature import error_signature
 from skconsole.read import stats
-from skconsole.read.stats import HungPolicy
 
 from .test_ops import DECLINED, TIMEOUT_A, TIMEOUT_B, add_job
 

@@ -3,8 +3,8 @@ what they read."""
 
 from __future__ import annotations
 
+from skconsole.core.hung import HungPolicy, Metric, MetricsSnapshot, metric_rates
 from skconsole.ops import Actor
-from skconsole.read.stats import HungPolicy, Metric, MetricsSnapshot, metric_rates
 
 
 def _snap(values: dict[str, int]) -> MetricsSnapshot:
