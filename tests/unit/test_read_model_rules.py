@@ -3,7 +3,8 @@ what they read."""
 
 from __future__ import annotations
 
-from skconsole.core.hung import HungPolicy, Metric, MetricsSnapshot, metric_rates
+from skconsole.core.hung import HungPolicy
+from skconsole.read.stats import Metric, MetricsSnapshot, metric_rates
 from skconsole.ops import Actor
 
 
