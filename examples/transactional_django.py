@@ -27,7 +27,7 @@ from django.db import connection, models, transaction
 from psycopg.conninfo import conninfo_to_dict
 
 from skconsole import Producer
-from skconsole.read.stats import job
+from skconsole.read import job
 
 
 def configure(dsn: str) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from skconsole import Producer
-from skconsole.read.stats import job
+from skconsole.read import job
 
 
 class Base(DeclarativeBase):

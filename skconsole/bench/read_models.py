@@ -22,10 +22,10 @@ from typing import Any
 import psycopg
 from psycopg import conninfo, sql
 
+from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.db.sqlfiles import load_sql
-from skconsole.read import stats
 
 Conn = psycopg.Connection[Any]
 
@@ -80,20 +80,20 @@ def prepare(server_dsn: str, database: str, queued: int, results: int, reuse: bo
 
 
 def read_models(conn: Conn) -> dict[str, Callable[[], Any]]:
-    top = stats.failure_groups(conn, limit=1)
+    top = read.failure_groups(conn, limit=1)
     signature = top[0].signature if top else "(no error text)"
     return {
-        "depth (auto: sampled when big)": lambda: stats.depth(conn),
-        "depth (exact)": lambda: stats.depth(conn, exact_limit=10**12),
-        "statuses (auto: estimated when big)": lambda: stats.status_summary(conn),
-        "inflight": lambda: stats.inflight(conn),
-        "failure groups": lambda: stats.failure_groups(conn),
-        "failure group jobs (largest group)": lambda: stats.failure_jobs(conn, signature),
-        "execution stats + percentiles": lambda: stats.execution_stats(conn),
-        "metrics": lambda: stats.metrics(conn),
-        "workers": lambda: stats.workers(conn),
-        "history (60 min)": lambda: stats.history(conn),
-        "overview (skconsole status)": lambda: stats.overview(conn),
+        "depth (auto: sampled when big)": lambda: read.depth(conn),
+        "depth (exact)": lambda: read.depth(conn, exact_limit=10**12),
+        "statuses (auto: estimated when big)": lambda: read.status_summary(conn),
+        "inflight": lambda: read.inflight(conn),
+        "failure groups": lambda: read.failure_groups(conn),
+        "failure group jobs (largest group)": lambda: read.failure_jobs(conn, signature),
+        "execution stats + percentiles": lambda: read.execution_stats(conn),
+        "metrics": lambda: read.metrics(conn),
+        "workers": lambda: read.workers(conn),
+        "history (60 min)": lambda: read.history(conn),
+        "overview (skconsole status)": lambda: read.overview(conn),
     }
 
 

@@ -60,21 +60,18 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from skconsole import read
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import SkconsoleError
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read import health as health_model
-from skconsole.read import stats
 from skconsole.read.flow import SLO_WARN_SHARE, SloState, TypeFlow, flow
 
 Conn = psycopg.Connection[Any]
 
 #: What the summary line starts with: the service name, as Nagios plugins print it.
 SERVICE = "SKCONSOLE"
-#: The worker states of sk_worker_liveness() past the lease: the worker is not coming
-#: back for the jobs it holds ("lease expiring" and "connection lost" still may).
-LEASE_LAPSED = ("unresponsive", "gone", "stopped")
 #: The health advice rules check reports: what the queue's state says now (a held
 #: xmin horizon, tables mostly dead, long lock waits). "autovacuum_off" is left to
 #: `skconsole status health`: a setting, not a state, and a server run that way on
@@ -292,7 +289,7 @@ def check_slos(flows: Sequence[TypeFlow]) -> CheckResult:
     return CheckResult("slo", summary, tuple(findings))
 
 
-def check_schedules(schedules: Sequence[stats.ScheduleInfo]) -> CheckResult:
+def check_schedules(schedules: Sequence[read.ScheduleInfo]) -> CheckResult:
     """A published schedule that no live worker has (removed from the code, or all its
     workers gone) posts no tick: WARNING, as nothing that ran on it runs any more. A
     paused one is meant to post none."""
@@ -314,13 +311,13 @@ def check_schedules(schedules: Sequence[stats.ScheduleInfo]) -> CheckResult:
     return CheckResult("schedules", summary, findings)
 
 
-def _silent_s(job: stats.InflightJob) -> float | None:
+def _silent_s(job: read.InflightJob) -> float | None:
     """How long the job's worker has said nothing: its heartbeat's age, or, with no
     worker known (gone, or none recorded), how long the job has been processing."""
     return job.heartbeat_age_s if job.heartbeat_age_s is not None else job.running_s
 
 
-def check_hung(inflight: stats.Inflight, thresholds: Thresholds | None = None) -> CheckResult:
+def check_hung(inflight: read.Inflight, thresholds: Thresholds | None = None) -> CheckResult:
     """Hung jobs: WARNING from ``hung_warn`` of them, CRITICAL when one has been hung for
     ``hung_critical_s`` (``inflight`` lists hung jobs first, so its row cap keeps them)."""
     limits = thresholds or Thresholds()
@@ -339,7 +336,7 @@ def check_hung(inflight: stats.Inflight, thresholds: Thresholds | None = None) -
         )
     if inflight.hung >= limits.hung_warn:
         critical = {j.task_id for j in stale}
-        by_type: dict[str, list[stats.InflightJob]] = {}
+        by_type: dict[str, list[read.InflightJob]] = {}
         for j in hung:
             if j.task_id not in critical:
                 by_type.setdefault(j.task_type, []).append(j)
@@ -357,7 +354,7 @@ def check_hung(inflight: stats.Inflight, thresholds: Thresholds | None = None) -
 
 
 def check_workers(
-    workers: Sequence[stats.WorkerInfo] | None, flows: Sequence[TypeFlow]
+    workers: Sequence[read.WorkerInfo] | None, flows: Sequence[TypeFlow]
 ) -> CheckResult:
     """Dead workers holding jobs (CRITICAL); ready jobs no alive worker runs (WARNING).
     ``workers`` None: there is no registry to judge (Stakhanovise.NET's tables alone)."""
@@ -365,13 +362,13 @@ def check_workers(
         return CheckResult("workers", "no worker registry (Stakhanovise.NET tables only)", ())
     findings = []
     for w in workers:
-        if w.state in LEASE_LAPSED and w.in_flight > 0:
+        if w.state.lease_lapsed and w.in_flight > 0:
             findings.append(
                 Finding(
                     "workers",
                     Level.CRITICAL,
                     str(w.worker_id),
-                    f"worker {w.host} pid {w.pid} {w.state} (no heartbeat for"
+                    f"worker {w.host} pid {w.pid} {w.state.value} (no heartbeat for"
                     f" {format_age(w.heartbeat_age_s)}) holding {_plural(w.in_flight, 'job')}",
                 )
             )
@@ -409,8 +406,8 @@ def check_health(h: health_model.Health) -> CheckResult:
 
 def perfdata(
     flows: Sequence[TypeFlow],
-    inflight: stats.Inflight,
-    workers: Sequence[stats.WorkerInfo] | None,
+    inflight: read.Inflight,
+    workers: Sequence[read.WorkerInfo] | None,
     thresholds: Thresholds,
 ) -> tuple[Perf, ...]:
     """The oldest ready job's age of each type with an SLO (warn and crit from it), the
@@ -429,7 +426,7 @@ def perfdata(
     ]
     perf.append(Perf("hung_jobs", inflight.hung, warn=thresholds.hung_warn, check="hung"))
     if workers is not None:
-        dead = sum(1 for w in workers if w.state in LEASE_LAPSED and w.in_flight > 0)
+        dead = sum(1 for w in workers if w.state.lease_lapsed and w.in_flight > 0)
         perf += [
             Perf("alive_workers", sum(1 for w in workers if w.alive), check="workers"),
             Perf("dead_workers", dead, crit=1, check="workers"),
@@ -449,12 +446,12 @@ def skipped(names: Sequence[str]) -> frozenset[str]:
 
 def evaluate(
     flows: Sequence[TypeFlow],
-    inflight: stats.Inflight,
-    workers: Sequence[stats.WorkerInfo] | None,
+    inflight: read.Inflight,
+    workers: Sequence[read.WorkerInfo] | None,
     table_health: health_model.Health | None,
     thresholds: Thresholds | None = None,
     skip: frozenset[str] = frozenset(),
-    schedules: Sequence[stats.ScheduleInfo] = (),
+    schedules: Sequence[read.ScheduleInfo] = (),
 ) -> Report:
     """Every check over the read models given but those in ``skip`` (pure: no database);
     ``workers`` None: no worker registry to judge; ``table_health`` None: only when
@@ -492,14 +489,14 @@ def run(
     at("reading the flow of each task type")
     flows = flow(conn)
     at("reading the jobs in flight")
-    inflight = stats.inflight(conn)
+    inflight = read.inflight(conn)
     read_workers = "workers" not in skip and has_skconsole_objects(conn)
     at("reading the workers")
-    workers = stats.workers(conn) if read_workers else None
+    workers = read.workers(conn) if read_workers else None
     at("reading the queue tables' health")
     table_health = None if "health" in skip else health_model.health(conn, limits=health_thresholds)
     at("reading the schedules")
-    schedules = () if "schedules" in skip else stats.schedules(conn)
+    schedules = () if "schedules" in skip else read.schedules(conn)
     return evaluate(flows, inflight, workers, table_health, thresholds, skip, schedules)
 
 

@@ -21,7 +21,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skconsole import ops
+from skconsole import ops, read
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
@@ -50,7 +50,6 @@ from skconsole.ops.edit import payload_diff
 from skconsole.ops.limit import describe as describe_limits
 from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection
 from skconsole.ops.spec import P, S
-from skconsole.read import stats
 
 
 # -- the selection syntax, shared by every action -----------------------------------------
@@ -531,7 +530,7 @@ def resume(
 def _show_limits(ctx: typer.Context, as_json: bool, wide: bool) -> None:
     db = options_of(ctx).open("skconsole-limit")
     with db.connect() as conn:
-        rows = stats.limits(conn)
+        rows = read.limits(conn)
     if as_json:
         print_json({"limits": [r.as_dict() for r in rows]})
         return

@@ -106,6 +106,26 @@ class Schedule:
             missed=missed,  # type: ignore[arg-type]  # checked in __post_init__
         )
 
+    @classmethod
+    def stored(
+        cls,
+        *,
+        cron: str | None,
+        every_s: float | None,
+        timezone: str,
+        payload: str | None,
+        missed: str,
+    ) -> Schedule:
+        """A definition as sk_schedules_t holds it: any version may have written it, so
+        every part is checked here as a decorator's would be (ConfigError)."""
+        return cls(
+            cron=cron,
+            every=every_s,
+            timezone=timezone,
+            payload=payload,
+            missed=missed,  # type: ignore[arg-type]  # checked in __post_init__
+        )
+
     @property
     def _expression(self) -> str:
         assert self.cron is not None

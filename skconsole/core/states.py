@@ -24,6 +24,12 @@ class WorkerState(enum.Enum):
     STOPPED = "stopped"
 
     @property
+    def lease_lapsed(self) -> bool:
+        """Past its lease: it is not coming back for the jobs it holds ("lease expiring"
+        and "connection lost" still may)."""
+        return self in (WorkerState.UNRESPONSIVE, WorkerState.GONE, WorkerState.STOPPED)
+
+    @property
     def trouble(self) -> bool:
         """Neither working nor cleanly stopped: worth a look."""
         return self not in (WorkerState.ALIVE, WorkerState.STOPPED)

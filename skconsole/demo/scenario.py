@@ -25,10 +25,10 @@ from collections.abc import Callable
 
 from psycopg import conninfo, sql
 
+from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.producer import Job, Producer
-from skconsole.read import stats
 
 log = logging.getLogger("skconsole.demo")
 
@@ -254,7 +254,7 @@ class CrashedWorker:
                 if proc.poll() is not None:
                     self.error = f"the demo worker exited early ({proc.returncode})"
                     return False
-                held = [w for w in stats.workers(conn) if w.pid == proc.pid and w.alive]
+                held = [w for w in read.workers(conn) if w.pid == proc.pid and w.alive]
                 if held and held[0].in_flight >= self.jobs:
                     return True
                 time.sleep(0.2)

@@ -12,7 +12,7 @@ need no change.
 Label values that come from the database (task types) are arbitrary text:
 ``prometheus_client`` escapes them in the exposition. Every label has bounded
 cardinality: task types and worker states are few; failure groups are
-labelled by their short id (:func:`skconsole.read.stats.group_id`), never their
+labelled by their short id (:func:`skconsole.read.group_id`), never their
 text, and only the biggest :data:`MAX_FAILURE_GROUPS` are exported.
 """
 
@@ -31,18 +31,17 @@ from prometheus_client.metrics_core import (
     SummaryMetricFamily,
 )
 
+from skconsole import read
 from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
-from skconsole.read import flow, health, stats
+from skconsole.read import flow, health
 
 Conn = psycopg.Connection[Any]
 Source = Callable[[Conn], list[Metric]]
 
 #: failure groups exported, the biggest first (each is one series)
 MAX_FAILURE_GROUPS = 50
-#: the worker state the liveness function calls alive (stats.WorkerInfo.alive)
-ALIVE = "alive"
 #: app metric ids whose value is a time in milliseconds (the others count events)
 _TIME_SUFFIXES = ("-time", "-duration")
 
@@ -52,7 +51,7 @@ def _seconds(ms: float) -> float:
 
 
 # -- queue depth --------------------------------------------------------------------------
-def depth_families(depth: stats.Depth) -> list[Metric]:
+def depth_families(depth: read.Depth) -> list[Metric]:
     """Jobs per task type and queue state, the oldest ready job's age, paused types."""
     jobs = GaugeMetricFamily(
         "skconsole_queue_jobs",
@@ -83,7 +82,7 @@ def depth_families(depth: stats.Depth) -> list[Metric]:
 
 
 # -- jobs per status ----------------------------------------------------------------------
-def status_families(summary: stats.StatusCounts) -> list[Metric]:
+def status_families(summary: read.StatusCounts) -> list[Metric]:
     """Jobs per status, every status always present (0 when none), and which are estimated."""
     codes = sorted({int(s) for s in JobStatus} | set(summary.counts))
     jobs = GaugeMetricFamily("skconsole_jobs", "Jobs per status (result rows).", labels=["status"])
@@ -112,7 +111,7 @@ class TypeInflight:
 def inflight_counts(conn: Conn, policy: HungPolicy | None = None) -> list[TypeInflight]:
     """Exact counts per type by ``sk_inflight_tasks()``, the one definition of hung.
 
-    Not :func:`skconsole.read.stats.inflight`: that lists job rows (capped), and the
+    Not :func:`skconsole.read.inflight`: that lists job rows (capped), and the
     exporter needs only counts per type.
     """
     rows = conn.execute(
@@ -137,7 +136,7 @@ def inflight_families(counts: Sequence[TypeInflight]) -> list[Metric]:
 
 
 # -- failure groups -----------------------------------------------------------------------
-def failure_families(groups: Sequence[stats.FailureGroup]) -> list[Metric]:
+def failure_families(groups: Sequence[read.FailureGroup]) -> list[Metric]:
     """The biggest MAX_FAILURE_GROUPS groups by id; ``groups`` may hold one more,
     which only tells that there were more."""
     jobs = GaugeMetricFamily(
@@ -157,11 +156,11 @@ def failure_families(groups: Sequence[stats.FailureGroup]) -> list[Metric]:
 
 
 # -- execution times ----------------------------------------------------------------------
-def execution_families(times: Sequence[stats.TypeTimes]) -> list[Metric]:
+def execution_families(times: Sequence[read.TypeTimes]) -> list[Metric]:
     """Lifetime count and sum as a summary; the recent percentiles as gauges of their own.
 
     The percentiles come from another population (the latest processed jobs,
-    see :class:`skconsole.read.stats.TypeTimes`) than the count and sum (every
+    see :class:`skconsole.read.TypeTimes`) than the count and sum (every
     execution the workers reported), so they are not the summary's quantiles.
     """
     summary = SummaryMetricFamily(
@@ -203,9 +202,9 @@ def execution_families(times: Sequence[stats.TypeTimes]) -> list[Metric]:
 
 
 # -- workers ------------------------------------------------------------------------------
-def worker_families(workers: Sequence[stats.WorkerInfo]) -> list[Metric]:
+def worker_families(workers: Sequence[read.WorkerInfo]) -> list[Metric]:
     """Registered workers per liveness state, and the alive ones (always present, maybe 0)."""
-    states = Counter(w.state for w in workers)
+    states = Counter(w.state.value for w in workers)
     by_state = GaugeMetricFamily(
         "skconsole_workers",
         "Registered worker processes per liveness state (alive, connection lost, ...).",
@@ -214,13 +213,15 @@ def worker_families(workers: Sequence[stats.WorkerInfo]) -> list[Metric]:
     for state, n in sorted(states.items()):
         by_state.add_metric([state], n)
     alive = GaugeMetricFamily(
-        "skconsole_workers_alive", "Worker processes alive.", value=states.get(ALIVE, 0)
+        "skconsole_workers_alive",
+        "Worker processes alive.",
+        value=sum(1 for w in workers if w.alive),
     )
     return [by_state, alive]
 
 
 # -- app metrics --------------------------------------------------------------------------
-def app_metric_families(snapshot: stats.MetricsSnapshot) -> list[Metric]:
+def app_metric_families(snapshot: read.MetricsSnapshot) -> list[Metric]:
     """The workers' app metrics over processes: the summed ones as counters, each
     process's minimum and maximum (Stakhanovise.NET's) as gauges of the fleet's least
     and greatest, left out while no process has one.
@@ -255,7 +256,7 @@ def app_metric_families(snapshot: stats.MetricsSnapshot) -> list[Metric]:
             continue
         timed = m.metric_id.endswith(_TIME_SUFFIXES)
         value = _seconds(m.value) if timed else m.value
-        if m.kind is stats.MetricKind.SUM:
+        if m.kind is read.MetricKind.SUM:
             (times if timed else events).add_metric([m.category, m.metric_id], value)
         else:
             labels = [m.category, m.metric_id, m.kind.value]
@@ -264,7 +265,7 @@ def app_metric_families(snapshot: stats.MetricsSnapshot) -> list[Metric]:
 
 
 # -- limits -------------------------------------------------------------------------------
-def limit_families(limits: Sequence[stats.TypeLimit]) -> list[Metric]:
+def limit_families(limits: Sequence[read.TypeLimit]) -> list[Metric]:
     """Fleet-wide limits of the task types that have one."""
     concurrency = GaugeMetricFamily(
         "skconsole_task_type_concurrency_limit",
@@ -290,7 +291,7 @@ def limit_families(limits: Sequence[stats.TypeLimit]) -> list[Metric]:
     return [concurrency, rate_jobs, rate_window]
 
 
-def slo_families(depth: stats.Depth, slos: dict[str, float]) -> list[Metric]:
+def slo_families(depth: read.Depth, slos: dict[str, float]) -> list[Metric]:
     """Each SLO (``skconsole slo``) and where the type's oldest ready job stands against it."""
     max_wait = GaugeMetricFamily(
         "skconsole_slo_max_wait_seconds",
@@ -376,12 +377,12 @@ def health_families(h: health.Health) -> list[Metric]:
 
 # -- the sources: one read each, in this order, in one snapshot ----------------------------
 def read_depth(conn: Conn) -> list[Metric]:
-    depth = stats.depth(conn)
+    depth = read.depth(conn)
     return [*depth_families(depth), *slo_families(depth, flow.slo_settings(conn))]
 
 
 def read_statuses(conn: Conn) -> list[Metric]:
-    return status_families(stats.status_summary(conn))
+    return status_families(read.status_summary(conn))
 
 
 def read_inflight(conn: Conn) -> list[Metric]:
@@ -390,23 +391,23 @@ def read_inflight(conn: Conn) -> list[Metric]:
 
 def read_failures(conn: Conn) -> list[Metric]:
     # one more than exported: it tells whether there are more
-    return failure_families(stats.failure_groups(conn, limit=MAX_FAILURE_GROUPS + 1))
+    return failure_families(read.failure_groups(conn, limit=MAX_FAILURE_GROUPS + 1))
 
 
 def read_execution(conn: Conn) -> list[Metric]:
-    return execution_families(stats.execution_stats(conn))
+    return execution_families(read.execution_stats(conn))
 
 
 def read_workers(conn: Conn) -> list[Metric]:
-    return worker_families(stats.workers(conn))
+    return worker_families(read.workers(conn))
 
 
 def read_app_metrics(conn: Conn) -> list[Metric]:
-    return app_metric_families(stats.metrics(conn))
+    return app_metric_families(read.metrics(conn))
 
 
 def read_limits(conn: Conn) -> list[Metric]:
-    return limit_families(stats.limits(conn))
+    return limit_families(read.limits(conn))
 
 
 def read_health(conn: Conn) -> list[Metric]:

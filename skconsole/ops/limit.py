@@ -19,7 +19,7 @@ from typing import Any
 from skconsole.core.errors import ConfigError
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
-from skconsole.read.stats import rate_text
+from skconsole.read import rate_text
 
 #: interval units of a rate, in seconds
 RATE_UNITS = {"s": 1.0, "min": 60.0}

@@ -1,0 +1,86 @@
+"""The read layer: what the console shows, ``skconsole status`` prints, check judges and
+the exporter exports.
+
+One module per read model (depth, statuses, inflight, failures, job, exec_times,
+metrics, workers, schedules, history, overview, type_settings, flow, health).
+Each function takes an open connection and returns dataclasses filled from its
+query's columns by name (:mod:`skconsole.read.query`), with an ``as_dict`` for
+JSON, so the CLI, the console and scripts share them. Every one stays fast on a
+big queue (a million waiting jobs, millions of results): where an exact count
+would mean reading a big table, the read model estimates and says so
+(``estimated``). Nothing here writes (operator actions are :mod:`skconsole.ops`)
+or imports a UI library.
+
+This module is the layer's face: ``from skconsole import read`` and then
+``read.depth(conn)``, ``read.WorkerInfo``.
+"""
+
+from skconsole.read.depth import DEPTH_EXACT_LIMIT, Depth, TypeDepth, depth, table_estimates
+from skconsole.read.exec_times import RECENT_LIMIT, RECENT_WINDOW_S, TypeTimes, execution_stats
+from skconsole.read.failures import (
+    FAILURE_SCAN_CAP,
+    FailedJob,
+    FailureGroup,
+    FailureScan,
+    GroupJobs,
+    failure_groups,
+    failure_jobs,
+    group_id,
+)
+from skconsole.read.history import History, Minute, history
+from skconsole.read.inflight import Inflight, InflightJob, inflight
+from skconsole.read.job import JobDetail, job
+from skconsole.read.metrics import Metric, MetricKind, MetricsSnapshot, metric_rates, metrics
+from skconsole.read.overview import Overview, overview, server_version
+from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedules
+from skconsole.read.statuses import STATUS_EXACT_LIMIT, StatusCounts, status_counts, status_summary
+from skconsole.read.type_settings import TypeLimit, limits, rate_text
+from skconsole.read.workers import WorkerInfo, workers
+
+__all__ = [
+    "DEPTH_EXACT_LIMIT",
+    "FAILURE_SCAN_CAP",
+    "RECENT_LIMIT",
+    "RECENT_WINDOW_S",
+    "SCHEDULE_LATE_AFTER_S",
+    "STATUS_EXACT_LIMIT",
+    "Depth",
+    "FailedJob",
+    "FailureGroup",
+    "FailureScan",
+    "GroupJobs",
+    "History",
+    "Inflight",
+    "InflightJob",
+    "JobDetail",
+    "Metric",
+    "MetricKind",
+    "MetricsSnapshot",
+    "Minute",
+    "Overview",
+    "ScheduleInfo",
+    "StatusCounts",
+    "TypeDepth",
+    "TypeLimit",
+    "TypeTimes",
+    "WorkerInfo",
+    "depth",
+    "execution_stats",
+    "failure_groups",
+    "failure_jobs",
+    "group_id",
+    "history",
+    "inflight",
+    "job",
+    "limits",
+    "metric_rates",
+    "metrics",
+    "overview",
+    "rate_text",
+    "schedules",
+    "server_version",
+    "status_counts",
+    "status_summary",
+    "table_estimates",
+    "workers",
+]

@@ -1,7 +1,7 @@
 """Flow per task type: how fast jobs arrive and finish, when the ready backlog drains,
 and how long until the oldest ready job breaches the type's SLO.
 
-A read model like :mod:`skconsole.read.stats` (plain dataclasses with ``as_dict``,
+A read model like :mod:`skconsole.read` (plain dataclasses with ``as_dict``,
 no UI library), and the one place that words and judges it: ``skconsole
 status flow``, ``skconsole check``, the console's depth panel and the
 exporter all call :func:`flow` and the helpers below, so "drains in 4m 00s",
@@ -38,7 +38,7 @@ from skconsole.core.durations import format_age
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import query
-from skconsole.read.stats import Depth, depth
+from skconsole.read.depth import Depth, depth
 
 Conn = psycopg.Connection[Any]
 

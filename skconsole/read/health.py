@@ -13,7 +13,7 @@ It works without superuser. Without ``pg_read_all_stats`` PostgreSQL hides
 other roles' sessions (query, state, times, client); :attr:`Health.hidden`
 says so, and the horizon still shows their pids and transaction ages.
 
-Like :mod:`skconsole.read.stats`, it imports no UI library: the CLI and the console
+Like :mod:`skconsole.read`, it imports no UI library: the CLI and the console
 both draw these dataclasses.
 """
 

@@ -1,6 +1,6 @@
 """The operations console (Textual).
 
 Only this package and ``cli.py`` import textual. The console reads through
-``skconsole.read.stats`` and acts through ``skconsole.ops``, and it does both only
+``skconsole.read`` and acts through ``skconsole.ops``, and it does both only
 from :mod:`skconsole.tui.data`, in worker threads, never on the UI thread.
 """

@@ -1,4 +1,4 @@
-"""The console's data layer: the one module that calls ``skconsole.read.stats`` and ``skconsole.ops``.
+"""The console's data layer: the one module that calls ``skconsole.read`` and ``skconsole.ops``.
 
 It gathers the read models into the console's snapshots
 (:mod:`skconsole.tui.model`) and turns the console's action requests into ops
@@ -28,13 +28,13 @@ from uuid import UUID
 
 import psycopg
 
-from skconsole import ops
+from skconsole import ops, read
 from skconsole.core.errors import ConfigError, ConnectError
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import missing_objects, setup_schema
-from skconsole.read import flow, health, stats
+from skconsole.read import flow, health
 from skconsole.tui import model
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.source import SourceUnavailable
@@ -69,7 +69,7 @@ class DatabaseSource:
         }
         self._trends: dict[str, deque[int]] = {}
         self._waiting: deque[int] = deque(maxlen=TREND_POINTS)
-        self._metrics_before: tuple[stats.MetricsSnapshot, float] | None = None
+        self._metrics_before: tuple[read.MetricsSnapshot, float] | None = None
 
     # -- connections -----------------------------------------------------------------
     @contextmanager
@@ -129,19 +129,19 @@ class DatabaseSource:
             return value
 
         with self._conn("refresh") as conn:
-            depth = timed("depth", lambda: stats.depth(conn))
-            limits = timed("limits", lambda: stats.limits(conn))
+            depth = timed("depth", lambda: read.depth(conn))
+            limits = timed("limits", lambda: read.limits(conn))
             slos = timed("slos", lambda: flow.slo_settings(conn))
-            inflight = timed("inflight", lambda: stats.inflight(conn, limit=INFLIGHT_SHOWN))
-            times = timed("execution_stats", lambda: stats.execution_stats(conn))
-            metrics = timed("metrics", lambda: stats.metrics(conn, taken_at=time.monotonic()))
-            workers = timed("workers", lambda: stats.workers(conn))
+            inflight = timed("inflight", lambda: read.inflight(conn, limit=INFLIGHT_SHOWN))
+            times = timed("execution_stats", lambda: read.execution_stats(conn))
+            metrics = timed("metrics", lambda: read.metrics(conn, taken_at=time.monotonic()))
+            workers = timed("workers", lambda: read.workers(conn))
             statuses = timed(
                 "status_summary",
-                lambda: stats.status_summary(conn, exact_limit=REFRESH_STATUS_EXACT_LIMIT),
+                lambda: read.status_summary(conn, exact_limit=REFRESH_STATUS_EXACT_LIMIT),
             )
             audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
-            schedules = timed("schedules", lambda: stats.schedules(conn, queue=depth))
+            schedules = timed("schedules", lambda: read.schedules(conn, queue=depth))
             version = conn.execute("SHOW server_version").fetchone()
             degraded = not has_skconsole_objects(conn)
         read_ms = (time.perf_counter() - started) * 1000.0
@@ -167,13 +167,13 @@ class DatabaseSource:
         with self._conn("failures") as conn:
             taken_at = self.clock()  # the data is as of the start of the read
             started = time.perf_counter()
-            groups = stats.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN)
+            groups = read.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN)
             read_ms = (time.perf_counter() - started) * 1000.0
         return model.FailureGroups(tuple(groups), taken_at=taken_at, read_ms=read_ms)
 
     def trends(self) -> model.Trends:
         with self._conn("trends") as conn:
-            history = stats.history(conn, minutes=HISTORY_MINUTES)
+            history = read.history(conn, minutes=HISTORY_MINUTES)
         return model.Trends(
             processed=tuple(history.series("processed")),
             failed=tuple(history.series("failed")),
@@ -191,7 +191,7 @@ class DatabaseSource:
         return model.QueueHealth(read, taken_at=taken_at, read_ms=read_ms)
 
     def _depth_rows(
-        self, depth: stats.Depth, limits: list[stats.TypeLimit], slos: dict[str, float]
+        self, depth: read.Depth, limits: list[read.TypeLimit], slos: dict[str, float]
     ) -> tuple[model.DepthRow, ...]:
         by_type = {t.task_type: t for t in limits}
         seen = set()
@@ -214,12 +214,12 @@ class DatabaseSource:
         self._waiting.append(depth.ready + depth.scheduled)
         return tuple(rows)
 
-    def _metric_rows(self, snap: stats.MetricsSnapshot) -> tuple[model.MetricRow, ...]:
+    def _metric_rows(self, snap: read.MetricsSnapshot) -> tuple[model.MetricRow, ...]:
         now = snap.taken_at
         rates: dict[str, float | None] = {}
         if self._metrics_before is not None:
             before, at = self._metrics_before
-            rates = stats.metric_rates(before, snap, now - at)
+            rates = read.metric_rates(before, snap, now - at)
         self._metrics_before = (snap, now)
         return tuple(
             model.MetricRow(m.metric_id, m.category, m.value, rates.get(m.metric_id))
@@ -227,13 +227,13 @@ class DatabaseSource:
         )
 
     # -- drill-down ----------------------------------------------------------------------
-    def group_jobs(self, signature: str, limit: int) -> stats.GroupJobs:
+    def group_jobs(self, signature: str, limit: int) -> read.GroupJobs:
         with self._conn("drill") as conn:
-            return stats.failure_jobs(conn, signature, limit=limit)
+            return read.failure_jobs(conn, signature, limit=limit)
 
-    def job_detail(self, task_id: str) -> stats.JobDetail | None:
+    def job_detail(self, task_id: str) -> read.JobDetail | None:
         with self._conn("drill") as conn:
-            return stats.job(conn, UUID(task_id))
+            return read.job(conn, UUID(task_id))
 
     # -- actions ---------------------------------------------------------------------------
     def preview(self, request: model.ActionRequest) -> model.PreviewInfo:

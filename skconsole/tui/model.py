@@ -1,6 +1,6 @@
 """What the console shows: snapshots, built off the UI thread.
 
-The rows are the read models' own dataclasses (:mod:`skconsole.read.stats`:
+The rows are the read models' own dataclasses (:mod:`skconsole.read`:
 FailureGroup, InflightJob, TypeTimes, WorkerInfo, ScheduleInfo, StatusCounts,
 and for the drill-downs GroupJobs and JobDetail); the widgets format them. Only what the
 console adds lives here: the snapshot of one refresh cycle, the per-minute
@@ -20,8 +20,7 @@ from datetime import datetime
 
 from skconsole.core.text import printable
 from skconsole.ops import OperatorAction, Params
-from skconsole.read.health import Health
-from skconsole.read.stats import (
+from skconsole.read import (
     FailureGroup,
     InflightJob,
     ScheduleInfo,
@@ -31,6 +30,7 @@ from skconsole.read.stats import (
     TypeTimes,
     WorkerInfo,
 )
+from skconsole.read.health import Health
 
 
 @dataclass

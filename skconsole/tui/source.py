@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from skconsole.read.stats import GroupJobs, JobDetail
+from skconsole.read import GroupJobs, JobDetail
 from skconsole.tui.model import (
     ActionRequest,
     FailureGroups,

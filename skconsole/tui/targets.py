@@ -25,8 +25,8 @@ from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
-from skconsole.tui.widgets.inflight_panel import worker_text
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.inflight import worker_text
 
 
 def selected_type(screen: Screen[Any], snapshot: Snapshot | None) -> DepthRow | None:

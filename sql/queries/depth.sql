@@ -14,7 +14,7 @@ WITH q AS (
         extract(epoch FROM now() - min(task_locked_until_ts) FILTER (
             WHERE task_locked_until_ts < now()
                 AND task_locked_until_ts > now() - interval '36500 days'))
-            AS oldest_ready_s
+            ::double precision AS oldest_ready_s
     FROM sk_tasks_queue_t GROUP BY task_type
 ),
 f AS (

@@ -43,9 +43,10 @@ f AS (
     FROM sk_task_results_t r WHERE r.task_status = 2 GROUP BY r.task_type
 )
 SELECT coalesce(q.task_type, f.task_type) AS task_type,
-    coalesce(q.ready, 0)::bigint, coalesce(q.scheduled, 0)::bigint, coalesce(f.in_flight, 0),
+    coalesce(q.ready, 0)::bigint AS ready, coalesce(q.scheduled, 0)::bigint AS scheduled,
+    coalesce(f.in_flight, 0) AS in_flight,
     CASE WHEN q.first_eligible < now()
-         THEN extract(epoch FROM now() - q.first_eligible)::double precision END
+         THEN extract(epoch FROM now() - q.first_eligible)::double precision END AS oldest_ready_s
 FROM q
 FULL JOIN f ON f.task_type = q.task_type
 ORDER BY 1

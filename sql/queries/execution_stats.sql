@@ -33,7 +33,8 @@ p AS (
     FROM recent
     GROUP BY task_type
 )
-SELECT coalesce(s.task_type, p.task_type), s.cycles, s.total_ms, s.fastest_ms, s.longest_ms,
-    coalesce(p.last_ms, s.reported_last_ms), coalesce(p.n, 0), p.pct[1], p.pct[2], p.pct[3]
+SELECT coalesce(s.task_type, p.task_type) AS task_type, s.cycles, s.total_ms, s.fastest_ms,
+    s.longest_ms, coalesce(p.last_ms, s.reported_last_ms) AS last_ms, coalesce(p.n, 0) AS sample,
+    p.pct
 FROM s FULL JOIN p ON p.task_type = s.task_type
 ORDER BY 1

@@ -23,8 +23,9 @@ g AS (
     ORDER BY jobs DESC, signature
     LIMIT %(limit)s
 )
-SELECT coalesce(g.signature, '(no error text)'), g.jobs, g.error, g.faulted, g.fatal, g.types,
-    g.first_seen, g.last_seen, s.task_id, sk_error_final_line(s.task_last_error)
+SELECT coalesce(g.signature, '(no error text)') AS signature, g.jobs AS count, g.error, g.faulted,
+    g.fatal, g.types AS task_types, g.first_seen, g.last_seen, s.task_id AS sample_task_id,
+    sk_error_final_line(s.task_last_error) AS sample_error
 FROM g
 LEFT JOIN LATERAL (
     (SELECT r.task_id, r.task_last_error FROM sk_task_results_t r

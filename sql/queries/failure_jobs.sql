@@ -11,7 +11,8 @@ WITH latest AS (
     ORDER BY seen_at DESC NULLS LAST, r.task_id
     LIMIT %(limit)s
 )
-SELECT r.task_id, r.task_type, r.task_status, r.task_priority, r.task_error_count, l.seen_at,
-    sk_error_final_line(r.task_last_error), l.total
+SELECT r.task_id, r.task_type, r.task_status AS status, r.task_priority AS priority,
+    r.task_error_count AS error_count, l.seen_at AS failed_at,
+    sk_error_final_line(r.task_last_error) AS error_line, l.total
 FROM latest l JOIN sk_task_results_t r ON r.task_id = l.task_id
 ORDER BY l.seen_at DESC NULLS LAST, r.task_id

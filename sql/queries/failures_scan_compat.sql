@@ -2,11 +2,12 @@
 -- without skconsole's stored signatures (read degraded): the signatures are
 -- computed by the reader (skconsole.core.signature) over at most %(cap)s rows; the
 -- total says how many there are in all, so a reader can say what it left out.
-SELECT r.task_id, r.task_type::text, r.task_status, r.task_priority, r.task_error_count,
-    coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts) AS seen_at,
-    r.task_last_error,
+SELECT r.task_id, r.task_type::text AS task_type, r.task_status AS status,
+    r.task_priority AS priority, r.task_error_count AS error_count,
+    coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts) AS failed_at,
+    r.task_last_error AS last_error,
     (SELECT count(*) FROM sk_task_results_t t WHERE t.task_status IN (4, 5, 6)) AS total
 FROM sk_task_results_t r
 WHERE r.task_status IN (4, 5, 6)
-ORDER BY seen_at DESC NULLS LAST, r.task_id
+ORDER BY failed_at DESC NULLS LAST, r.task_id
 LIMIT %(cap)s

@@ -2,13 +2,14 @@
 -- (sk_inflight_tasks): hung ones first, then the longest running. Totals are
 -- counted before the limit. How long a job has run is told only from a start
 -- within 100 years of now (another application may write infinity there).
-SELECT i.task_id, i.task_type, i.task_attempt, i.task_error_count, i.attempt_started_at,
+SELECT i.task_id, i.task_type, i.task_attempt AS attempt, i.task_error_count AS error_count,
+    i.attempt_started_at AS started_at,
     CASE WHEN i.attempt_started_at > clock_timestamp() - interval '36500 days'
             AND i.attempt_started_at < clock_timestamp() + interval '36500 days'
         THEN extract(epoch FROM clock_timestamp() - i.attempt_started_at)::double precision
     END AS running_s,
     i.worker_id, i.worker_host, i.worker_pid, i.worker_connected, i.heartbeat_age_s,
-    i.timeout_seconds, i.state, i.note, i.hung_reason, i.reapable_in_s,
+    i.timeout_seconds AS timeout_s, i.state, i.note, i.hung_reason, i.reapable_in_s,
     count(*) OVER () AS total,
     count(*) FILTER (WHERE i.hung_reason IS NOT NULL) OVER () AS hung
 FROM sk_inflight_tasks(%(unowned_s)s) i

@@ -23,13 +23,16 @@ v AS (
         END AS hung_reason
     FROM i
 )
-SELECT v.task_id, v.task_type, v.attempt, v.task_error_count, v.started, v.running_s,
-    NULL::uuid, NULL::varchar, NULL::integer, NULL::boolean, NULL::double precision,
-    NULL::double precision,
-    CASE WHEN v.hung_reason IS NOT NULL THEN 'hung' ELSE 'running (no owner recorded)' END,
+SELECT v.task_id, v.task_type, v.attempt, v.task_error_count AS error_count,
+    v.started AS started_at, v.running_s,
+    NULL::uuid AS worker_id, NULL::varchar AS worker_host, NULL::integer AS worker_pid,
+    NULL::boolean AS worker_connected, NULL::double precision AS heartbeat_age_s,
+    NULL::double precision AS timeout_s,
+    CASE WHEN v.hung_reason IS NOT NULL THEN 'hung' ELSE 'running (no owner recorded)' END
+        AS state,
     coalesce(v.hung_reason,
-        'hung after ' || round(%(unowned_s)s::numeric)::text || ' s without an owner'),
-    v.hung_reason, NULL::double precision,
+        'hung after ' || round(%(unowned_s)s::numeric)::text || ' s without an owner') AS note,
+    v.hung_reason, NULL::double precision AS reapable_in_s,
     count(*) OVER () AS total,
     count(*) FILTER (WHERE v.hung_reason IS NOT NULL) OVER () AS hung
 FROM v

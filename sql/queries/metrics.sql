@@ -22,9 +22,9 @@ SELECT category, metric_id, kind,
     CASE kind
         WHEN 'min' THEN min(metric_value) FILTER (WHERE metric_value <> 9223372036854775807)
         WHEN 'max' THEN max(metric_value) FILTER (WHERE metric_value <> -9223372036854775808)
-        ELSE sum(metric_value) END,
-    count(*) FILTER (WHERE metric_owner_process_id <> %(retired)s),
-    max(metric_last_updated)
+        ELSE sum(metric_value) END AS value,
+    count(*) FILTER (WHERE metric_owner_process_id <> %(retired)s) AS processes,
+    max(metric_last_updated) AS updated_at
 FROM m
 GROUP BY category, metric_id, kind
 ORDER BY 1, 2

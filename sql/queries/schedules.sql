@@ -13,9 +13,11 @@ WITH live AS MATERIALIZED (
     JOIN sk_workers_t w ON w.worker_id = l.worker_id
     WHERE NOT l.lease_lapsed AND NOT l.stopped
 )
-SELECT now() AS read_at, s.task_type, s.sch_cron, s.sch_every_seconds, s.sch_timezone,
-    s.sch_payload, s.sch_missed, s.sch_last_tick_ts, s.sch_last_task_id, s.sch_last_posted_ts,
-    s.sch_defined_at_ts, coalesce(p.tt_paused, false) AS paused,
+SELECT now() AS read_at, s.task_type, s.sch_cron AS cron, s.sch_every_seconds AS every_s,
+    s.sch_timezone AS timezone, s.sch_payload AS payload, s.sch_missed AS missed,
+    s.sch_last_tick_ts AS last_tick, s.sch_last_task_id AS last_task_id,
+    s.sch_last_posted_ts AS last_posted_at, s.sch_defined_at_ts AS defined_at,
+    coalesce(p.tt_paused, false) AS paused,
     (SELECT r.task_status FROM sk_task_results_t r WHERE r.task_id = s.sch_last_task_id)
         AS last_status,
     CASE WHEN EXISTS (SELECT 1 FROM live WHERE worker_schedules IS NULL) THEN NULL

@@ -1,1 +1,1 @@
-SELECT task_status, count(*) FROM sk_task_results_t GROUP BY task_status ORDER BY 1
+SELECT task_status AS status, count(*) AS jobs FROM sk_task_results_t GROUP BY task_status ORDER BY 1

@@ -1,7 +1,8 @@
 -- Registered workers with their liveness (sk_worker_liveness: lease and
 -- control connection) and in-flight counts.
-SELECT w.worker_id, w.worker_process_id, w.worker_host, w.worker_pid, w.worker_concurrency,
-    w.worker_task_types, w.worker_started_at_ts, l.heartbeat_age_s, l.stopped, l.connected,
+SELECT w.worker_id, w.worker_process_id AS process_id, w.worker_host AS host,
+    w.worker_pid AS pid, w.worker_concurrency AS concurrency, w.worker_task_types AS task_types,
+    w.worker_started_at_ts AS started_at, l.heartbeat_age_s, l.stopped, l.connected,
     (SELECT count(*) FROM sk_task_results_t r
         WHERE r.task_status = 2 AND r.sk_owner_worker_id = w.worker_id) AS in_flight,
     l.state, l.note, l.lease_s

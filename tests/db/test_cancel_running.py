@@ -16,6 +16,7 @@ import pytest
 
 from skconsole import JobCancelled, ops
 from skconsole.core.signature import final_exception_line
+from skconsole.core.states import InflightState
 from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import StoredError, readable_error
 from skconsole.db.connect import Database
@@ -190,21 +191,21 @@ def test_a_handler_that_ignores_the_cancel_is_reported_still_running_then_ends_c
 def test_the_inflight_view_says_cancel_requested_still_running_past_the_deadline(
     db: Database, conn: Conn
 ) -> None:
-    from skconsole.read import stats
+    from skconsole import read
 
     with EngineThread(db.dsn, tasks):
         task_id = post_and_start(db, conn, "cancel.stubborn", 4)
         cancel(conn, task_id, wait_s=0)
-        [job] = stats.inflight(conn).jobs
-        assert job.state == "cancelling"
+        [job] = read.inflight(conn).jobs
+        assert job.state is InflightState.CANCELLING
         # as if the request were older than the deadline (10 s)
         conn.execute(
             "UPDATE sk_task_results_t SET sk_cancel_requested_at_ts = now() - interval '12 s'"
             " WHERE task_id = %s",
             (task_id,),
         )
-        [job] = stats.inflight(conn).jobs
-        assert job.state == "cancel requested, still running"
+        [job] = read.inflight(conn).jobs
+        assert job.state is InflightState.CANCEL_IGNORED
         assert job.note is not None and job.note.endswith("ago, still running")
         assert job.worker_host and job.worker_pid
         wait_until(lambda: status_of(conn, task_id) == 7, timeout=15)

@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import error_signature
-from skconsole.read.stats import group_id
+from skconsole.read import group_id
 
 from .test_ops import DECLINED, TIMEOUT_A, add_job, queue_row, status_of
 

@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import error_signature
-from skconsole.read.stats import group_id
+from skconsole.read import group_id
 
 from .test_ops import TIMEOUT_A, add_job
 

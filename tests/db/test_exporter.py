@@ -18,10 +18,10 @@ import psycopg
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.exporter import MAX_FAILURE_GROUPS, Exporter
 from skconsole.producer import Job, Producer
-from skconsole.read import stats
 from tests.conftest import ROOT, skconsole_cmd, wait_until
 
 from .test_ops import TIMEOUT_A, add_job
@@ -108,7 +108,7 @@ def test_a_breached_slo_is_exported_per_type(dsn: str, db: Database, conn: Conn)
 def test_failure_groups_are_labelled_by_id_never_by_their_text(dsn: str, conn: Conn) -> None:
     add_job(conn, 5, error=TIMEOUT_A)
     add_job(conn, 6, error=TIMEOUT_A)
-    (group,) = stats.failure_groups(conn)
+    (group,) = read.failure_groups(conn)
 
     samples = one_cycle(dsn)
 

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole.read import stats
+from skconsole import read
 
 from .test_ops import add_job
 
@@ -120,7 +120,7 @@ def strings_in(doc: Any) -> Iterator[str]:
 
 
 def failure_group_id(conn: Conn) -> str:
-    (group,) = [g for g in stats.failure_groups(conn) if g.count == 2]
+    (group,) = [g for g in read.failure_groups(conn) if g.count == 2]
     return group.id
 
 

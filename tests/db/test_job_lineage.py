@@ -11,11 +11,10 @@ from uuid import UUID
 
 import psycopg
 
-from skconsole import Snooze
+from skconsole import Snooze, read
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
-from skconsole.read import stats
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
@@ -85,7 +84,7 @@ def only_child(conn: Conn, parent: UUID) -> UUID:
 def test_a_stage_job_names_its_pipeline_stage_and_previous_stage(db: Database, conn: Conn) -> None:
     root = run(db, conn, "lineage.validate", {"order": 1})
 
-    detail = stats.job(conn, only_child(conn, root))
+    detail = read.job(conn, only_child(conn, root))
 
     assert detail is not None
     assert (detail.pipeline, detail.stage) == ("lineage", 2)
@@ -96,7 +95,7 @@ def test_a_stage_job_names_its_pipeline_stage_and_previous_stage(db: Database, c
 def test_the_first_stage_has_no_parent_and_posted_one_job(db: Database, conn: Conn) -> None:
     root = run(db, conn, "lineage.validate", {"order": 1})
 
-    detail = stats.job(conn, root)
+    detail = read.job(conn, root)
 
     assert detail is not None
     assert (detail.parent_task_id, detail.pipeline, detail.stage) == (None, None, None)
@@ -112,7 +111,7 @@ def test_a_ctx_post_child_names_its_parent_and_no_stage(db: Database, conn: Conn
         )
     ]
 
-    detail = stats.job(conn, child_id)
+    detail = read.job(conn, child_id)
 
     assert detail is not None
     assert (detail.parent_task_id, detail.parent_task_type) == (root, "lineage.fanout")
@@ -122,7 +121,7 @@ def test_a_ctx_post_child_names_its_parent_and_no_stage(db: Database, conn: Conn
 def test_a_job_counts_the_jobs_it_posted(db: Database, conn: Conn) -> None:
     root = run(db, conn, "lineage.fanout")
 
-    detail = stats.job(conn, root)
+    detail = read.job(conn, root)
 
     assert detail is not None and detail.children == 3
 
@@ -130,7 +129,7 @@ def test_a_job_counts_the_jobs_it_posted(db: Database, conn: Conn) -> None:
 def test_a_job_counts_its_snoozes_apart_from_its_errors(db: Database, conn: Conn) -> None:
     root = run(db, conn, "lineage.sleepy")
 
-    detail = stats.job(conn, root)
+    detail = read.job(conn, root)
 
     assert detail is not None
     assert (detail.snooze_count, detail.error_count, detail.status) == (2, 0, 3)
@@ -141,7 +140,7 @@ def test_a_parent_that_was_purged_is_said_to_be(conn: Conn) -> None:
     gone = uuid.uuid4()
     conn.execute("UPDATE sk_task_results_t SET sk_parent_task_id = %s", (gone,))
 
-    detail = stats.job(conn, job)
+    detail = read.job(conn, job)
 
     assert detail is not None
     assert (detail.parent_task_id, detail.parent_task_type, detail.parent_purged) == (
@@ -154,7 +153,7 @@ def test_a_parent_that_was_purged_is_said_to_be(conn: Conn) -> None:
 def test_the_job_json_carries_its_lineage(db: Database, conn: Conn) -> None:
     root = run(db, conn, "lineage.validate", {"order": 1})
 
-    detail = stats.job(conn, only_child(conn, root))
+    detail = read.job(conn, only_child(conn, root))
 
     assert detail is not None
     doc = detail.as_dict()

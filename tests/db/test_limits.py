@@ -12,11 +12,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import ops
+from skconsole import ops, read
 from skconsole.core.errors import ReadOnlyError
 from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Rate, Selection
-from skconsole.read import stats
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -157,7 +156,7 @@ def test_setting_one_limit_keeps_the_other(conn: Conn) -> None:
     set_limit(conn, concurrency=2)
     set_limit(conn, rate=Rate(10, 60.0))
 
-    [limit] = stats.limits(conn)
+    [limit] = read.limits(conn)
     assert (limit.concurrency, limit.rate) == (2, "10/min")
 
 
@@ -226,14 +225,14 @@ def test_the_limit_command_clears_both_limits(run_cli: CLI, conn: Conn) -> None:
     done = run_cli("limit", LIMITED, "--clear", "--yes")
 
     assert done.returncode == 0 and f"{LIMITED}: no limits" in done.stdout
-    assert stats.limits(conn) == []
+    assert read.limits(conn) == []
 
 
 def test_a_dry_run_changes_nothing(run_cli: CLI, conn: Conn) -> None:
     done = run_cli("limit", LIMITED, "--concurrency", "2", "--dry-run")
 
     assert "limit would set concurrency 2" in done.stdout.replace("\n", " ")
-    assert stats.limits(conn) == []
+    assert read.limits(conn) == []
 
 
 @pytest.mark.parametrize(
@@ -254,7 +253,7 @@ def test_the_limit_command_is_refused_in_read_only_mode(run_cli: CLI, conn: Conn
     done = run_cli("--read-only", "limit", LIMITED, "--concurrency", "2", "--yes")
 
     assert done.returncode != 0 and "refused" in done.stderr
-    assert stats.limits(conn) == []
+    assert read.limits(conn) == []
 
 
 def test_status_depth_shows_a_types_limits(run_cli: CLI, conn: Conn) -> None:

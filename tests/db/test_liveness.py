@@ -14,10 +14,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import ops
+from skconsole import ops, read
 from skconsole.core.signature import final_exception_line
+from skconsole.core.states import InflightState, WorkerState
 from skconsole.db.schema import LOCK_CLASS
-from skconsole.read import stats
 
 from .test_ops import add_job
 
@@ -242,7 +242,7 @@ def test_the_in_flight_read_model_says_what_it_knows(conn: Conn) -> None:
     worker, _ = register(conn, heartbeat_age_s=0.2)
     add_job(conn, 2, owner=worker)
 
-    job = stats.inflight(conn).jobs[0]
+    job = read.inflight(conn).jobs[0]
 
     assert (job.worker_host, job.worker_pid, job.worker_connected, job.hung) == (
         "host-a",
@@ -250,7 +250,7 @@ def test_the_in_flight_read_model_says_what_it_knows(conn: Conn) -> None:
         False,
         False,
     )
-    assert job.state == "connection lost"
+    assert job.state is InflightState.CONNECTION_LOST
     assert job.note is not None and job.note.startswith("control connection lost, heartbeat")
     assert job.reapable_in_s is not None and 11 < job.reapable_in_s <= 12
 
@@ -262,11 +262,11 @@ def test_the_workers_read_model_tells_each_liveness_state(conn: Conn, holder: Co
     register(conn, host="c-gone", heartbeat_age_s=60)
     register(conn, host="d-stopped", heartbeat_age_s=60, stopped=True)
 
-    states = sorted((w.host, w.state, w.alive) for w in stats.workers(conn))
+    states = sorted(((w.host, w.state, w.alive) for w in read.workers(conn)), key=lambda s: s[0])
 
     assert states == [
-        ("a-alive", "alive", True),
-        ("b-lost", "connection lost", False),
-        ("c-gone", "gone", False),
-        ("d-stopped", "stopped", False),
+        ("a-alive", WorkerState.ALIVE, True),
+        ("b-lost", WorkerState.CONNECTION_LOST, False),
+        ("c-gone", WorkerState.GONE, False),
+        ("d-stopped", WorkerState.STOPPED, False),
     ]

@@ -14,12 +14,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.schema import check_schema, setup_schema
 from skconsole.db.sqlfiles import use_mapping
 from skconsole.producer import Job, Producer
-from skconsole.read import stats
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import ROOT, skconsole_cmd, wait_until
 from tests.support.tasks_retry import EngineThread
@@ -89,10 +89,10 @@ def test_jobs_posted_and_worked_through_the_mapping_land_in_the_renamed_tables(
         p.post("mapped.ok", {"n": 1})
         p.post_many([Job("mapped.ok", {"n": i}) for i in range(2, 302)])  # COPY path
     with db.connect() as conn:
-        assert stats.depth(conn).ready == 301
+        assert read.depth(conn).ready == 301
         with EngineThread(mapped, tasks):
-            wait_until(lambda: stats.status_summary(conn).counts.get(3, 0) == 301, timeout=60)
-        assert stats.depth(conn).ready == 0
+            wait_until(lambda: read.status_summary(conn).counts.get(3, 0) == 301, timeout=60)
+        assert read.depth(conn).ready == 0
     with psycopg.connect(mapped) as c:
         assert c.execute(
             f'SELECT count(*) FROM {SCHEMA}."App Results" WHERE task_status = 3'

@@ -10,11 +10,11 @@ from typing import Any
 
 import psycopg
 
+from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Job, Producer
-from skconsole.read import stats
 from skconsole.worker.upkeep import FORGET_AFTER_S
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
@@ -68,7 +68,7 @@ def owners(conn: Conn) -> set[str]:
 
 
 def sums(conn: Conn, excluding: str = "") -> tuple[dict[str, int], list[tuple[Any, ...]]]:
-    """What readers sum (stats.metrics, stats.execution_stats), over every owner but one."""
+    """What readers sum (read.metrics, read.execution_stats), over every owner but one."""
     metrics = conn.execute(
         "SELECT metric_id, sum(metric_value)::bigint FROM sk_metrics_t "
         "WHERE metric_owner_process_id <> %s GROUP BY metric_id",
@@ -153,7 +153,7 @@ def test_the_retired_totals_are_not_counted_as_a_process(conn: Conn) -> None:
     forget(conn)
     add_worker(conn, stopped=False)
 
-    (metric,) = stats.metrics(conn).metrics
+    (metric,) = read.metrics(conn).metrics
 
     assert (metric.value, metric.processes) == (10, 1)
 

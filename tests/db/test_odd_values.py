@@ -28,14 +28,14 @@ import psycopg
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
+from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import schema_scripts
 from skconsole.db.timestamps import EARLIEST_TIME, LATEST_TIME
 from skconsole.exporter.collector import Exporter
 from skconsole.exporter.sources import app_metric_families
-from skconsole.read import flow, stats
-from skconsole.read.stats import MetricKind
+from skconsole.read import MetricKind, flow
 from tests.conftest import ROOT, skconsole_cmd
 from tests.db.test_cli_errors import assert_one_line_error
 
@@ -190,7 +190,7 @@ def test_a_time_in_range_reads_as_psycopg_reads_it(db: Database) -> None:
 
 
 # -- the read models -----------------------------------------------------------------------------
-@pytest.mark.parametrize("exact_limit", [stats.DEPTH_EXACT_LIMIT, 0], ids=["exact", "estimated"])
+@pytest.mark.parametrize("exact_limit", [read.DEPTH_EXACT_LIMIT, 0], ids=["exact", "estimated"])
 def test_depth_counts_a_job_ready_since_minus_infinity_without_an_age(
     db: Database, conn: Conn, exact_limit: int
 ) -> None:
@@ -199,7 +199,7 @@ def test_depth_counts_a_job_ready_since_minus_infinity_without_an_age(
     conn.execute("ANALYZE sk_tasks_queue_t")
 
     with db.connect() as c:
-        d = stats.depth(c, exact_limit=exact_limit)
+        d = read.depth(c, exact_limit=exact_limit)
 
     by_type = {t.task_type: t for t in d.types}
     assert (by_type["odd"].ready, by_type["odd"].oldest_ready_s) == (1, None)
@@ -224,7 +224,7 @@ def test_inflight_shows_a_job_started_past_year_9999_without_a_running_time(
     task_id = dotnet_job(conn, "odd", 2, started=BEYOND_9999)
 
     with db.connect() as c:
-        data = stats.inflight(c)
+        data = read.inflight(c)
 
     (job,) = data.jobs
     assert (job.task_id, job.started_at, job.running_s, job.hung) == (
@@ -240,7 +240,7 @@ def test_inflight_shows_a_job_whose_start_is_infinite(db: Database, conn: Conn, 
     dotnet_job(conn, "odd", 2, started=value)
 
     with db.connect() as c:
-        (job,) = stats.inflight(c).jobs
+        (job,) = read.inflight(c).jobs
 
     assert (job.started_at, job.running_s) == (ODD_TIMES[value], None)
 
@@ -259,8 +259,8 @@ def test_failure_groups_and_their_jobs_show_failures_stamped_at_odd_times(
     )
 
     with db.connect() as c:
-        (group,) = stats.failure_groups(c)
-        jobs = stats.failure_jobs(c, group.signature)
+        (group,) = read.failure_groups(c)
+        jobs = read.failure_jobs(c, group.signature)
 
     assert (group.first_seen, group.last_seen) == (ODD_TIMES[value], ODD_TIMES[value])
     assert [(j.task_id, j.failed_at) for j in jobs.jobs] == [(task_id, ODD_TIMES[value])]
@@ -282,7 +282,7 @@ def test_job_detail_shows_odd_times_as_the_edges_of_datetime(
     )
 
     with db.connect() as c:
-        job = stats.job(c, task_id)
+        job = read.job(c, task_id)
 
     assert job is not None
     edge = ODD_TIMES[value]
@@ -296,7 +296,7 @@ def test_metrics_read_a_row_updated_at_an_odd_time(db: Database, conn: Conn, val
     dotnet_metric(conn, "worker@processed-payload-count", "dotnet", 3, value)
 
     with db.connect() as c:
-        (metric,) = stats.metrics(c).metrics
+        (metric,) = read.metrics(c).metrics
 
     assert (metric.value, metric.updated_at) == (3, ODD_TIMES[value])
 
@@ -306,7 +306,7 @@ def test_execution_stats_sum_rows_at_bigints_limits(db: Database, conn: Conn) ->
     dotnet_execution_times(conn, "dotnet-2")
 
     with db.connect() as c:
-        (times,) = stats.execution_stats(c)
+        (times,) = read.execution_stats(c)
 
     assert (times.cycles, times.total_ms) == (2 * LONG_MAX, 2 * LONG_MAX)
     # the start values of a minimum and a maximum: no time yet
@@ -322,7 +322,7 @@ def test_metrics_leave_out_minimum_and_maximum_start_values_and_sum_counters_pas
     dotnet_metric(conn, "worker@processed-payload-count", "dotnet-2", LONG_MAX, "now")
 
     with db.connect() as c:
-        snapshot = stats.metrics(c)
+        snapshot = read.metrics(c)
 
     assert snapshot.values() == {
         "queue-consumer@maximum-dequeue-duration": None,
@@ -371,7 +371,7 @@ def test_status_shows_a_queue_with_odd_times(run_cli: CLI, conn: Conn) -> None:
 
 
 def test_every_status_view_reads_a_queue_with_odd_times(run_cli: CLI, conn: Conn) -> None:
-    from skconsole.cli.status import VIEWS
+    from skconsole.cli.status import VIEW_NAMES as VIEWS
 
     odd_queue(conn)
     for view in VIEWS:
@@ -443,7 +443,7 @@ def test_inflight_without_owner_data_tells_no_running_time_from_odd_starts(
 ) -> None:
     with Database(dotnet_only, read_only=True).connect() as c:
         assert not has_skconsole_objects(c)
-        jobs = [j for j in stats.inflight(c).jobs if j.task_type == "odd.running"]
+        jobs = [j for j in read.inflight(c).jobs if j.task_type == "odd.running"]
 
     assert sorted((j.started_at, j.running_s, j.hung) for j in jobs) == [
         (EARLIEST_TIME, None, False),
@@ -455,7 +455,7 @@ def test_inflight_without_owner_data_tells_no_running_time_from_odd_starts(
 def test_every_status_view_of_a_stakhanovise_only_database_reads_odd_times(
     dotnet_only: str,
 ) -> None:
-    from skconsole.cli.status import VIEWS
+    from skconsole.cli.status import VIEW_NAMES as VIEWS
 
     for view in ("", *VIEWS):
         args = ["--dsn", dotnet_only, "--read-only", "status", *([view] if view else [])]

@@ -17,7 +17,7 @@ from skconsole import ops
 from skconsole.core.errors import ConfigError
 from skconsole.core.signature import error_signature, final_exception_line
 from skconsole.ops import Actor, Selection
-from skconsole.read.stats import group_id
+from skconsole.read import group_id
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")

@@ -10,11 +10,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import ops
+from skconsole import ops, read
 from skconsole.core.errors import ReadOnlyError
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.ops import Actor, Selection
-from skconsole.read import stats
 
 from ..conftest import select_only_role
 from .test_ops import add_job, status_of
@@ -93,13 +93,13 @@ def test_previews_and_read_models_work_on_a_read_only_session(
     with Database(dsn, read_only=True).connect() as ro:
         assert ops.REQUEUE.preview(ro, Selection(statuses=(5,))).ids == (jobs["failed"],)
         assert ops.REAP.preview(ro).count == 1
-        assert stats.depth(ro).ready == 1
-        assert stats.inflight(ro).hung == 1
-        assert len(stats.failure_groups(ro)) == 1
-        stats.history(ro)
-        stats.execution_stats(ro)
-        stats.metrics(ro)
-        stats.overview(ro)
+        assert read.depth(ro).ready == 1
+        assert read.inflight(ro).hung == 1
+        assert len(read.failure_groups(ro)) == 1
+        read.history(ro)
+        read.execution_stats(ro)
+        read.metrics(ro)
+        read.overview(ro)
 
 
 @pytest.mark.parametrize("args", CLI_ACTIONS, ids=[a[0] for a in CLI_ACTIONS])
@@ -159,7 +159,7 @@ def test_a_select_only_role_still_reads_and_previews(
 ) -> None:
     with psycopg.connect(select_only_dsn, autocommit=True) as ro:
         assert ops.CANCEL.preview(ro, Selection(task_type="t.a")).ids == (jobs["waiting"],)
-        assert stats.overview(ro)["statuses"]["Faulted"] == 1
+        assert read.overview(ro).statuses.counts[JobStatus.FAULTED] == 1
 
 
 def test_the_cli_refuses_clearly_for_a_select_only_role(

@@ -12,12 +12,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole import read
 from skconsole.core.signature import final_exception_line
 from skconsole.core.stored_error import readable_error
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
-from skconsole.read import stats
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until
@@ -425,7 +425,7 @@ def test_each_run_writes_its_own_totals_and_readers_sum_them(
         "task-worker",
         2,
     )
-    assert stats.metrics(conn).values()["worker@processed-payload-count"] == 3
+    assert read.metrics(conn).values()["worker@processed-payload-count"] == 3
     assert conn.execute(
         "SELECT sum(et_n_execution_cycles)::int FROM sk_task_execution_time_stats_t "
         "WHERE et_payload_type = 'retry.ok'"

@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 
 import psycopg
 
+from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
-from skconsole.read import stats
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
@@ -83,8 +83,8 @@ def pause(conn: Conn, task_type: str) -> None:
     )
 
 
-def only(conn: Conn, **kw: Any) -> stats.ScheduleInfo:
-    (info,) = stats.schedules(conn, **kw)
+def only(conn: Conn, **kw: Any) -> read.ScheduleInfo:
+    (info,) = read.schedules(conn, **kw)
     return info
 
 
@@ -196,7 +196,7 @@ def test_waiting_on_a_sampled_queue_is_said_to_be_an_estimate(conn: Conn) -> Non
     conn.execute("ANALYZE sk_tasks_queue_t")
     add_schedule(conn, "t.every", every=60)
 
-    info = only(conn, queue=stats.depth(conn, exact_limit=0))
+    info = only(conn, queue=read.depth(conn, exact_limit=0))
 
     # a queue this small is sampled whole: the estimate is exact
     assert (info.waiting, info.waiting_estimated) == (3, True)
@@ -250,7 +250,7 @@ def test_a_cron_this_version_cannot_read_is_shown_as_stored_with_the_reason(conn
     add_schedule(conn, "t.bad", cron="61 * * * *")
     add_schedule(conn, "t.good", every=30)
 
-    bad, good = stats.schedules(conn)
+    bad, good = read.schedules(conn)
 
     assert (bad.task_type, bad.schedule) == ("t.bad", "cron 61 * * * *")
     assert bad.error is not None and "invalid cron expression" in bad.error

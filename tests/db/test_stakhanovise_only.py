@@ -14,11 +14,12 @@ import psycopg
 import pytest
 from psycopg import conninfo, sql
 
+from skconsole import read
 from skconsole.core.signature import error_signature
+from skconsole.core.states import InflightState
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import schema_scripts
-from skconsole.read import stats
 from tests.conftest import ROOT, select_only_role, skconsole_cmd
 
 TIMEOUT = "Traceback (most recent call last):\n  File x\nTimeoutError: timed out after {n}s"
@@ -131,11 +132,11 @@ def test_without_owner_data_a_job_is_hung_once_it_has_processed_past_the_thresho
     dsn, ids = reader
     with Database(dsn, read_only=True).connect() as conn:
         assert not has_skconsole_objects(conn)
-        inflight = {j.task_id: j for j in stats.inflight(conn).jobs}
+        inflight = {j.task_id: j for j in read.inflight(conn).jobs}
     assert inflight[ids["old_running"]].hung
     assert "no owner recorded" in (inflight[ids["old_running"]].hung_reason or "")
     assert not inflight[ids["new_running"]].hung
-    assert inflight[ids["new_running"]].state == "running (no owner recorded)"
+    assert inflight[ids["new_running"]].state is InflightState.UNOWNED
 
 
 def test_failure_groups_are_computed_over_a_capped_scan_and_say_so(
@@ -143,14 +144,14 @@ def test_failure_groups_are_computed_over_a_capped_scan_and_say_so(
 ) -> None:
     dsn, _ = reader
     with Database(dsn, read_only=True).connect() as conn:
-        groups = {g.signature: g for g in stats.failure_groups(conn)}
-        capped = stats.failure_groups(conn, scan_cap=3)
+        groups = {g.signature: g for g in read.failure_groups(conn)}
+        capped = read.failure_groups(conn, scan_cap=3)
         timeout = error_signature(TIMEOUT.format(n=30))
-        jobs = stats.failure_jobs(conn, timeout)
+        jobs = read.failure_jobs(conn, timeout)
     assert groups[timeout].count == 4 and groups[timeout].task_types == ["api.call"]
     assert groups[error_signature(DECLINED.format(n=0))].count == 2
-    assert groups[timeout].scan == stats.FailureScan(6, 6)
-    assert sum(g.count for g in capped) == 3 and capped[0].scan == stats.FailureScan(3, 6)
+    assert groups[timeout].scan == read.FailureScan(6, 6)
+    assert sum(g.count for g in capped) == 3 and capped[0].scan == read.FailureScan(3, 6)
     assert capped[0].scan is not None and capped[0].scan.capped
     assert jobs.total == 4 and len(jobs.jobs) == 4
     assert jobs.jobs[0].error_line == "TimeoutError: timed out after 30s"

@@ -11,9 +11,9 @@ from typing import Any
 
 import psycopg
 
+from skconsole import read
 from skconsole.core.hung import HungPolicy
 from skconsole.core.signature import error_signature
-from skconsole.read import stats
 
 from .test_ops import DECLINED, TIMEOUT_A, TIMEOUT_B, add_job
 
@@ -28,7 +28,7 @@ def test_depth_counts_ready_scheduled_and_in_flight_per_type(conn: Conn) -> None
     add_job(conn, 4, task_type="t.a", ready=False)
     add_job(conn, 2, task_type="t.b", owner=uuid.uuid4())
 
-    d = stats.depth(conn)
+    d = read.depth(conn)
 
     by_type = {t.task_type: t for t in d.types}
     assert (by_type["t.a"].ready, by_type["t.a"].scheduled, by_type["t.a"].in_flight) == (2, 1, 0)
@@ -42,7 +42,7 @@ def test_depth_shows_a_paused_type(conn: Conn) -> None:
     add_job(conn, 1, task_type="t.a")
     conn.execute("INSERT INTO sk_task_types_t (task_type, tt_paused) VALUES ('t.a', true)")
 
-    assert [t.paused for t in stats.depth(conn).types] == [True]
+    assert [t.paused for t in read.depth(conn).types] == [True]
 
 
 def test_depth_of_a_big_queue_is_estimated_and_labelled(conn: Conn) -> None:
@@ -51,7 +51,7 @@ def test_depth_of_a_big_queue_is_estimated_and_labelled(conn: Conn) -> None:
     add_job(conn, 4, task_type="t.b", ready=False)
     conn.execute("ANALYZE sk_tasks_queue_t")
 
-    d = stats.depth(conn, exact_limit=0)
+    d = read.depth(conn, exact_limit=0)
 
     assert d.estimated is True
     # a queue this small is sampled whole: the estimate is exact
@@ -65,7 +65,7 @@ def test_status_summary_counts_exactly_on_a_small_table(conn: Conn) -> None:
     add_job(conn, 3)
     add_job(conn, 3)
 
-    s = stats.status_summary(conn)
+    s = read.status_summary(conn)
 
     assert s.counts == {1: 1, 3: 2}
     assert s.estimated == ()
@@ -77,7 +77,7 @@ def test_status_summary_estimates_only_the_big_statuses(conn: Conn) -> None:
     add_job(conn, 6)
     conn.execute("ANALYZE sk_task_results_t")
 
-    s = stats.status_summary(conn, exact_limit=2)
+    s = read.status_summary(conn, exact_limit=2)
 
     assert s.estimated == (3,)
     assert s.counts == {3: 5, 6: 1}
@@ -87,7 +87,7 @@ def test_status_summary_estimates_only_the_big_statuses(conn: Conn) -> None:
 def test_inflight_judges_a_job_of_a_dead_worker_hung(conn: Conn) -> None:
     job = add_job(conn, 2, owner=uuid.uuid4())
 
-    view = stats.inflight(conn)
+    view = read.inflight(conn)
 
     assert (view.total, view.hung) == (1, 1)
     assert view.jobs[0].task_id == job
@@ -97,8 +97,8 @@ def test_inflight_judges_a_job_of_a_dead_worker_hung(conn: Conn) -> None:
 def test_inflight_without_owner_data_is_hung_after_the_unowned_limit(conn: Conn) -> None:
     add_job(conn, 2, age_s=120)  # a Stakhanovise.NET worker records no owner
 
-    assert stats.inflight(conn).hung == 0
-    hung = stats.inflight(conn, HungPolicy(unowned_after_s=60)).jobs[0]
+    assert read.inflight(conn).hung == 0
+    hung = read.inflight(conn, HungPolicy(unowned_after_s=60)).jobs[0]
     assert hung.hung_reason == "no owner recorded; processing for more than 60 s"
 
 
@@ -109,7 +109,7 @@ def test_failure_groups_gather_errors_that_differ_only_in_numbers(conn: Conn) ->
     add_job(conn, 6, error=DECLINED)
     add_job(conn, 3)
 
-    groups = stats.failure_groups(conn)
+    groups = read.failure_groups(conn)
 
     assert [(g.signature, g.count) for g in groups] == [
         (error_signature(TIMEOUT_A), 2),
@@ -121,7 +121,7 @@ def test_failure_groups_gather_errors_that_differ_only_in_numbers(conn: Conn) ->
     assert top.first_seen is not None and top.last_seen is not None
     assert (top.last_seen - top.first_seen).total_seconds() >= 590
     assert top.sample_error in (TIMEOUT_A, TIMEOUT_B)
-    assert top.as_dict()["id"] == stats.group_id(top.signature)
+    assert top.as_dict()["id"] == read.group_id(top.signature)
 
 
 def test_failure_jobs_lists_a_group_latest_first_with_its_size(conn: Conn) -> None:
@@ -129,7 +129,7 @@ def test_failure_jobs_lists_a_group_latest_first_with_its_size(conn: Conn) -> No
     new = add_job(conn, 5, error=TIMEOUT_B)
     add_job(conn, 5, error=DECLINED)
 
-    jobs = stats.failure_jobs(conn, error_signature(TIMEOUT_A), limit=1)
+    jobs = read.failure_jobs(conn, error_signature(TIMEOUT_A), limit=1)
 
     assert jobs.total == 2
     assert [j.task_id for j in jobs.jobs] == [new]
@@ -140,12 +140,12 @@ def test_failure_jobs_lists_a_group_latest_first_with_its_size(conn: Conn) -> No
 def test_job_detail_has_the_full_error_and_the_queue_state(conn: Conn) -> None:
     job = add_job(conn, 4, error=TIMEOUT_A, ready=False)
 
-    detail = stats.job(conn, job)
+    detail = read.job(conn, job)
 
     assert detail is not None
     assert (detail.last_error, detail.status, detail.queued) == (TIMEOUT_A, 4, True)
     assert detail.signature == error_signature(TIMEOUT_A)
-    assert stats.job(conn, uuid.uuid4()) is None
+    assert read.job(conn, uuid.uuid4()) is None
 
 
 # -- execution times, metrics ------------------------------------------------------------------
@@ -161,7 +161,7 @@ def test_execution_stats_sum_processes_and_add_recent_percentiles(conn: Conn) ->
             (ms, job),
         )
 
-    (row,) = stats.execution_stats(conn)
+    (row,) = read.execution_stats(conn)
 
     assert (row.task_type, row.cycles, row.total_ms, row.fastest_ms, row.longest_ms) == (
         "t.a",
@@ -184,7 +184,7 @@ def test_metrics_are_summed_over_processes_by_category(conn: Conn) -> None:
         "('poller@dequeue-count', 'p1', 'task-poller', 7)"
     )
 
-    snap = stats.metrics(conn)
+    snap = read.metrics(conn)
 
     assert snap.values() == {"worker@processed-payload-count": 15, "poller@dequeue-count": 7}
     assert sorted(snap.by_category()) == ["task-poller", "task-worker"]
@@ -198,7 +198,7 @@ def test_history_counts_posted_processed_and_failed_per_minute(conn: Conn) -> No
     add_job(conn, 6)
     add_job(conn, 3, age_s=7200)
 
-    h = stats.history(conn, minutes=60)
+    h = read.history(conn, minutes=60)
 
     assert len(h.minutes) == 60
     assert isinstance(h.minutes[-1].minute, datetime)
@@ -239,7 +239,7 @@ def test_status_failures_group_json_lists_its_jobs(run_cli: CLI, conn: Conn) -> 
     job = add_job(conn, 5, error=TIMEOUT_A)
 
     proc = run_cli(
-        "status", "failures", "--group", stats.group_id(error_signature(TIMEOUT_A)), "--json"
+        "status", "failures", "--group", read.group_id(error_signature(TIMEOUT_A)), "--json"
     )
 
     assert proc.returncode == 0, proc.stderr
@@ -260,7 +260,7 @@ def test_every_status_view_prints_a_table_and_json(run_cli: CLI, conn: Conn) -> 
 
 
 def stats_views() -> tuple[str, ...]:
-    from skconsole.cli.status import VIEWS
+    from skconsole.cli.status import VIEW_NAMES as VIEWS
 
     return VIEWS
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from skconsole import read
 from skconsole.db.connect import Database
-from skconsole.read import stats
 from tests.interop.conftest import cli_json
 from tests.interop.dotnet_app import (
     LONG_MAX,
@@ -97,7 +97,7 @@ def values(doc: Any, skip: tuple[str, ...]) -> Iterator[Any]:
 def test_job_detail_shows_a_dotnet_errors_type_message_and_stack_trace(
     net_db: str, net_apps: Callable[..., DotNetApp]
 ) -> None:
-    """The job detail (`stats.job`) gives a .NET error's type, message and stack trace
+    """The job detail (`read.job`) gives a .NET error's type, message and stack trace
     as fields of their own, not only inside the stored JSON (today: only the raw
     JSON in last_error)."""
     app = net_apps(net_db, executors={CHARGE_CARD: failing_charge})
@@ -105,7 +105,7 @@ def test_job_detail_shows_a_dotnet_errors_type_message_and_stack_trace(
     run_all(app)
 
     with Database(net_db).connect() as conn:
-        detail = stats.job(conn, task_id)
+        detail = read.job(conn, task_id)
     assert detail is not None
     shown = set(values(detail.as_dict(), skip=("last_error", "payload")))
 

@@ -7,6 +7,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from skconsole import read
+from skconsole.core.states import WorkerState
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects
 from skconsole.demo import tasks as demo_tasks
@@ -17,7 +19,6 @@ from skconsole.demo.scenario import (
     fresh_demo_database,
 )
 from skconsole.producer import Producer
-from skconsole.read import stats
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.thread import EngineThread
 from tests.conftest import wait_until
@@ -69,10 +70,10 @@ def test_the_demo_has_hung_jobs_failures_and_moving_work(db: Database) -> None:
         assert scenario.crash.error is None
         wait_until(lambda: engine.state == "running", timeout=30)
         with db.connect() as conn:
-            wait_until(lambda: len(stats.failure_groups(conn)) >= 3, timeout=30)
+            wait_until(lambda: len(read.failure_groups(conn)) >= 3, timeout=30)
             # the demo engine leaves them to the operator
-            wait_until(lambda: stats.inflight(conn).hung == 3, timeout=30)
-            assert any(w.state == "gone" for w in stats.workers(conn))
+            wait_until(lambda: read.inflight(conn).hung == 3, timeout=30)
+            assert any(w.state is WorkerState.GONE for w in read.workers(conn))
             wait_until(lambda: engine.processed >= 20, timeout=30)
             wait_until(lambda: scenario.trickle.posted > 0, timeout=30)
     finally:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from textual.widgets import Label
 
 from skconsole.core.status import JobStatus
-from skconsole.read.stats import StatusCounts
+from skconsole.read import StatusCounts
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import Snapshot
 from skconsole.tui.showcase.fake_source import FixedSource, FrozenClock

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from skconsole.read.stats import GroupJobs
+from skconsole.read import GroupJobs
 from skconsole.tui import app as app_module
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import FailureGroups, Snapshot

@@ -7,8 +7,8 @@ from typing import Any
 
 import psycopg
 
+from skconsole import read
 from skconsole.db.connect import Database
-from skconsole.read import stats
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.limit_type import LimitTypeScreen
 from tests.tui.conftest import SIZE, loaded, notices, until
@@ -19,7 +19,7 @@ Conn = psycopg.Connection[Any]
 
 
 def _limits(conn: Conn) -> list[tuple[int | None, str | None]]:
-    return [(t.concurrency, t.rate) for t in stats.limits(conn)]
+    return [(t.concurrency, t.rate) for t in read.limits(conn)]
 
 
 async def test_l_sets_a_types_concurrency_limit_with_its_audit_row(

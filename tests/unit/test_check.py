@@ -23,9 +23,10 @@ from skconsole.check.verdict import (
     skipped,
 )
 from skconsole.core.errors import SkconsoleError
+from skconsole.core.states import InflightState, WorkerState
+from skconsole.read import Inflight, InflightJob, WorkerInfo
 from skconsole.read.flow import TypeFlow
 from skconsole.read.health import Advice, Health, Horizon
-from skconsole.read.stats import Inflight, InflightJob, WorkerInfo
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -55,14 +56,16 @@ def hung_job(task_type: str = "emails.send", *, silent_s: float = 20.0) -> Infli
         worker_connected=False,
         heartbeat_age_s=silent_s,
         timeout_s=None,
-        state="hung",
+        state=InflightState.HUNG,
         note=None,
         hung_reason=f"worker gone (w1 pid 42): no heartbeat for {silent_s:g} s",
         reapable_in_s=0.0,
     )
 
 
-def worker(state: str = "alive", *, in_flight: int = 0, types: tuple[str, ...] = ()) -> WorkerInfo:
+def worker(
+    state: WorkerState = WorkerState.ALIVE, *, in_flight: int = 0, types: tuple[str, ...] = ()
+) -> WorkerInfo:
     return WorkerInfo(
         worker_id=uuid.uuid4(),
         process_id="p",
@@ -71,9 +74,9 @@ def worker(state: str = "alive", *, in_flight: int = 0, types: tuple[str, ...] =
         concurrency=4,
         task_types=list(types),
         started_at=NOW,
-        heartbeat_age_s=1.0 if state == "alive" else 90.0,
+        heartbeat_age_s=1.0 if state is WorkerState.ALIVE else 90.0,
         stopped=False,
-        connected=state == "alive",
+        connected=state is WorkerState.ALIVE,
         in_flight=in_flight,
         state=state,
         note="",
@@ -133,7 +136,7 @@ def test_hung_jobs_warn_and_one_hung_too_long_is_critical() -> None:
 
 # -- workers -----------------------------------------------------------------------------
 def test_a_worker_past_its_lease_holding_jobs_is_critical() -> None:
-    result = check_workers([worker("gone", in_flight=2), worker("gone")], [])
+    result = check_workers([worker(WorkerState.GONE, in_flight=2), worker(WorkerState.GONE)], [])
 
     assert result.level is Level.CRITICAL
     assert (
@@ -148,7 +151,9 @@ def test_ready_jobs_no_alive_worker_runs_are_a_warning() -> None:
         type_flow("run", ready=1),
     ]
 
-    result = check_workers([worker(types=("run",)), worker("gone", types=("emails.send",))], flows)
+    result = check_workers(
+        [worker(types=("run",)), worker(WorkerState.GONE, types=("emails.send",))], flows
+    )
 
     assert result.level is Level.WARNING
     assert [f.subject for f in result.findings] == ["emails.send"]
@@ -264,7 +269,7 @@ def test_unknown_is_one_line_with_exit_code_3() -> None:
 
 
 def _schedule(task_type: str, *, scheduled_by: int | None, paused: bool = False) -> Any:
-    from skconsole.read.stats import ScheduleInfo
+    from skconsole.read import ScheduleInfo
 
     return ScheduleInfo(
         task_type=task_type,

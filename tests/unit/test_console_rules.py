@@ -14,7 +14,7 @@ from skconsole.demo.scenario import (
     trickle_jobs,
 )
 from skconsole.ops import LimitParams, Rate
-from skconsole.read.stats import TypeLimit
+from skconsole.read import TypeLimit
 from skconsole.tui import actions
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.limit_type import params_from

@@ -13,6 +13,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
+from skconsole import read
+from skconsole.core.states import WorkerState
 from skconsole.core.status import JobStatus
 from skconsole.exporter import MAX_FAILURE_GROUPS, Snapshot
 from skconsole.exporter.collector import snapshot_families
@@ -28,7 +30,7 @@ from skconsole.exporter.sources import (
     status_families,
     worker_families,
 )
-from skconsole.read import health, stats
+from skconsole.read import health
 
 HOSTILE = 'q"uote \\back\\slash\nnew line \\n \\" ${x} \x1b[31m é\t'
 
@@ -64,11 +66,11 @@ def ok(*families: Metric) -> Snapshot:
     return Snapshot(families=families, up=True, finished_at=1e9, duration_s=0.25, cycles_ok=1)
 
 
-def depth() -> stats.Depth:
-    return stats.Depth(
+def depth() -> read.Depth:
+    return read.Depth(
         [
-            stats.TypeDepth("t.a", 3, 1, 2, 42.5, False),
-            stats.TypeDepth(HOSTILE, 0, 4, 0, None, True),
+            read.TypeDepth("t.a", 3, 1, 2, 42.5, False),
+            read.TypeDepth(HOSTILE, 0, 4, 0, None, True),
         ]
     )
 
@@ -101,7 +103,7 @@ def test_a_hostile_task_type_survives_escaping_and_parsing() -> None:
 
 
 def test_every_status_is_present_by_label_and_estimates_are_flagged() -> None:
-    summary = stats.StatusCounts({1: 5, 3: 300_000, 9: 1}, estimated=(3,))
+    summary = read.StatusCounts({1: 5, 3: 300_000, 9: 1}, estimated=(3,))
 
     fams = scrape(ok(*status_families(summary)))
 
@@ -121,8 +123,8 @@ def test_inflight_and_hung_per_type() -> None:
     assert values(fams["skconsole_hung_jobs"], "task_type") == {("t.a",): 1, ("t.b",): 0}
 
 
-def _group(n: int) -> stats.FailureGroup:
-    return stats.FailureGroup(
+def _group(n: int) -> read.FailureGroup:
+    return read.FailureGroup(
         signature=f"app.Error{n}: broken",
         count=1000 - n,
         statuses={4: 0, 5: 1000 - n, 6: 0},
@@ -149,8 +151,8 @@ def test_failure_groups_are_capped_and_labelled_by_id() -> None:
 
 def test_execution_times_are_a_summary_in_seconds_and_recent_percentiles() -> None:
     times = [
-        stats.TypeTimes("t.a", 4, 2000, 100, 900, 300, 3, 250.0, 800.0, 890.0),
-        stats.TypeTimes("t.b", 0, 0, None, None, None, 0, None, None, None),
+        read.TypeTimes("t.a", 4, 2000, 100, 900, 300, 3, 250.0, 800.0, 890.0),
+        read.TypeTimes("t.b", 0, 0, None, None, None, 0, None, None, None),
     ]
 
     fams = scrape(ok(*execution_families(times)))
@@ -170,8 +172,8 @@ def test_execution_times_are_a_summary_in_seconds_and_recent_percentiles() -> No
     assert values(fams["skconsole_job_execution_fastest_seconds"], "task_type") == {("t.a",): 0.1}
 
 
-def _worker(state: str) -> stats.WorkerInfo:
-    return stats.WorkerInfo(
+def _worker(state: WorkerState) -> read.WorkerInfo:
+    return read.WorkerInfo(
         worker_id=uuid.uuid4(),
         process_id="p",
         host="h",
@@ -180,8 +182,8 @@ def _worker(state: str) -> stats.WorkerInfo:
         task_types=[],
         started_at=datetime(2026, 1, 1, tzinfo=UTC),
         heartbeat_age_s=0.5,
-        stopped=state == "stopped",
-        connected=state == "alive",
+        stopped=state is WorkerState.STOPPED,
+        connected=state is WorkerState.ALIVE,
         in_flight=0,
         state=state,
         note="",
@@ -190,7 +192,11 @@ def _worker(state: str) -> stats.WorkerInfo:
 
 
 def test_workers_by_state_and_alive() -> None:
-    ws = [_worker("alive"), _worker("alive"), _worker("connection lost")]
+    ws = [
+        _worker(WorkerState.ALIVE),
+        _worker(WorkerState.ALIVE),
+        _worker(WorkerState.CONNECTION_LOST),
+    ]
 
     fams = scrape(ok(*worker_families(ws)))
 
@@ -200,11 +206,11 @@ def test_workers_by_state_and_alive() -> None:
 
 
 def test_app_metrics_are_counters_with_times_in_seconds() -> None:
-    snap = stats.MetricsSnapshot(
+    snap = read.MetricsSnapshot(
         (
-            stats.Metric("task-worker", "worker@processed-payload-count", 12, 2, None),
-            stats.Metric("task-worker", "worker@total-processing-time", 1500, 2, None),
-            stats.Metric(
+            read.Metric("task-worker", "worker@processed-payload-count", 12, 2, None),
+            read.Metric("task-worker", "worker@total-processing-time", 1500, 2, None),
+            read.Metric(
                 "task-queue-consumer", "queue-consumer@total-dequeue-duration", 20, 1, None
             ),
         )
@@ -223,7 +229,7 @@ def test_app_metrics_are_counters_with_times_in_seconds() -> None:
 
 
 def test_limits_per_type() -> None:
-    limits = [stats.TypeLimit("t.a", 5, None, None, 2), stats.TypeLimit("t.b", None, 10, 60.0, 0)]
+    limits = [read.TypeLimit("t.a", 5, None, None, 2), read.TypeLimit("t.b", None, 10, 60.0, 0)]
 
     fams = scrape(ok(*limit_families(limits)))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from skconsole import read
 from skconsole.core.status import JobStatus
-from skconsole.read import stats
 from skconsole.tui.showcase.fake_source import GROUPS, PARENT_JOB, STAGE_JOB, FixedSource
 from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.job_view import job_text, owner_text
@@ -14,11 +14,11 @@ from skconsole.tui.widgets.job_view import job_text, owner_text
 def test_snapshot_rows_are_read_model_dataclasses() -> None:
     source = FixedSource()
     snap = source.snapshot().with_failures(source.failure_groups())
-    assert all(isinstance(g, stats.FailureGroup) for g in snap.failures)
-    assert all(isinstance(j, stats.InflightJob) for j in snap.inflight)
-    assert all(isinstance(t, stats.TypeTimes) for t in snap.exec_stats)
-    assert all(isinstance(w, stats.WorkerInfo) for w in snap.workers)
-    assert isinstance(snap.statuses, stats.StatusCounts)
+    assert all(isinstance(g, read.FailureGroup) for g in snap.failures)
+    assert all(isinstance(j, read.InflightJob) for j in snap.inflight)
+    assert all(isinstance(t, read.TypeTimes) for t in snap.exec_stats)
+    assert all(isinstance(w, read.WorkerInfo) for w in snap.workers)
+    assert isinstance(snap.statuses, read.StatusCounts)
     assert snap.hung_count == 2
     assert snap.failed_jobs == sum(g.count for g in GROUPS)
 
@@ -37,10 +37,10 @@ def test_statuses_are_job_status_members() -> None:
 def test_group_jobs_are_the_groups_own_failed_jobs() -> None:
     group = GROUPS[0]
     jobs = FixedSource().group_jobs(group.signature, 10)
-    assert isinstance(jobs, stats.GroupJobs)
+    assert isinstance(jobs, read.GroupJobs)
     assert jobs.signature == group.signature and jobs.total == group.count
     assert len(jobs.jobs) == 10
-    assert all(isinstance(j, stats.FailedJob) and isinstance(j.task_id, UUID) for j in jobs.jobs)
+    assert all(isinstance(j, read.FailedJob) and isinstance(j.task_id, UUID) for j in jobs.jobs)
     assert {j.status for j in jobs.jobs} <= set(group.statuses)
 
 
@@ -51,7 +51,7 @@ def test_group_statuses_read_as_labels_most_first() -> None:
 def test_job_detail_owner_is_named_by_a_known_worker() -> None:
     source = FixedSource()
     detail = source.job_detail("00001388-7c1e-4b9a-9f3d-0000025c2bf8")
-    assert isinstance(detail, stats.JobDetail)
+    assert isinstance(detail, read.JobDetail)
     workers = source.snapshot().workers
     assert owner_text(detail, workers) == "web-2 pid 2201"
     assert owner_text(detail) == f"worker {str(detail.owner_worker_id)[:8]}"
@@ -61,7 +61,7 @@ def test_job_detail_owner_is_named_by_a_known_worker() -> None:
 
 def test_snapshot_schedules_are_read_model_dataclasses() -> None:
     schedules = FixedSource().snapshot().schedules
-    assert schedules and all(isinstance(s, stats.ScheduleInfo) for s in schedules)
+    assert schedules and all(isinstance(s, read.ScheduleInfo) for s in schedules)
     assert [s.task_type for s in schedules] == sorted(s.task_type for s in schedules)
 
 

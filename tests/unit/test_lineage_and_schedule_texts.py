@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from skconsole.core.status import JobStatus
-from skconsole.read.stats import JobDetail, ScheduleInfo
+from skconsole.read import JobDetail, ScheduleInfo
 from skconsole.tui.widgets.job_view import job_text, lineage_fields, lineage_text
 from skconsole.tui.widgets.schedules_panel import (
     SchedulesPanel,

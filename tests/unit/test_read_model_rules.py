@@ -4,8 +4,8 @@ what they read."""
 from __future__ import annotations
 
 from skconsole.core.hung import HungPolicy
-from skconsole.read.stats import Metric, MetricsSnapshot, metric_rates
 from skconsole.ops import Actor
+from skconsole.read import Metric, MetricsSnapshot, metric_rates
 
 
 def _snap(values: dict[str, int]) -> MetricsSnapshot:

@@ -21,7 +21,7 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.status import JobStatus
 from skconsole.core.text import printable
 from skconsole.ops.edit import REQUEUABLE, EditParams, editable_json, same_payload
-from skconsole.read.stats import JobDetail
+from skconsole.read import JobDetail
 from skconsole.tui.formatting import short_id
 
 

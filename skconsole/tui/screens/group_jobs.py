@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from skconsole.core.text import printable
-from skconsole.read.stats import FailureGroup, GroupJobs
+from skconsole.read import FailureGroup, GroupJobs
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import fmt_ago
 from skconsole.tui.screens.drilldown import DrillDownScreen

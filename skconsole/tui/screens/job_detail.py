@@ -8,7 +8,7 @@ from textual.content import Content
 
 from skconsole.core.status import JobStatus
 from skconsole.core.text import printable
-from skconsole.read.stats import JobDetail, WorkerInfo
+from skconsole.read import JobDetail, WorkerInfo
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import short_id
 from skconsole.tui.screens.drilldown import DrillDownScreen

@@ -19,7 +19,7 @@ from textual.widgets import Input, Static
 
 from skconsole.core.errors import ConfigError
 from skconsole.ops import LimitParams, Rate
-from skconsole.read.stats import TypeLimit
+from skconsole.read import TypeLimit
 
 
 def params_from(text_concurrency: str, text_rate: str, current: TypeLimit | None) -> LimitParams:

@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 from skconsole import ops
+from skconsole.core.states import InflightState, WorkerState
 from skconsole.core.status import JobStatus
-from skconsole.read import health
-from skconsole.read.stats import (
+from skconsole.read import (
     FailedJob,
     FailureGroup,
     GroupJobs,
@@ -27,6 +27,7 @@ from skconsole.read.stats import (
     TypeLimit,
     TypeTimes,
     WorkerInfo,
+    health,
 )
 from skconsole.tui.model import (
     ActionRequest,
@@ -112,10 +113,10 @@ def _inflight(
         worker_id=None,
         worker_host=host,
         worker_pid=pid,
-        worker_connected=state != "connection lost",
+        worker_connected=InflightState(state) is not InflightState.CONNECTION_LOST,
         heartbeat_age_s=heartbeat_age_s,
         timeout_s=None,
-        state=state,
+        state=InflightState(state),
         note=note,
         hung_reason=hung_reason,
         reapable_in_s=None,
@@ -165,10 +166,11 @@ def _worker(
         task_types=list(task_types),
         started_at=_ago(heartbeat_age_s + 86_400),
         heartbeat_age_s=heartbeat_age_s,
-        stopped=state == "stopped",
-        connected=state in ("alive", "lease expiring", "unresponsive"),
+        stopped=WorkerState(state) is WorkerState.STOPPED,
+        connected=WorkerState(state)
+        in (WorkerState.ALIVE, WorkerState.LEASE_EXPIRING, WorkerState.UNRESPONSIVE),
         in_flight=in_flight,
-        state=state,
+        state=WorkerState(state),
         note="",
         lease_s=30.0,
     )

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 from skconsole.tui.formatting import fmt_ago, fmt_int
 from skconsole.tui.model import AuditRow, Snapshot
-from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Column
 
 
 class AuditPanel(Panel):

@@ -16,8 +16,8 @@ from typing import ClassVar
 from skconsole.read.flow import SloState, breach_in_s, slo_state
 from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
-from skconsole.tui.widgets.keyed_table import Cell, Column, Tone
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Cell, Column, Tone
 
 
 def _state(d: DepthRow) -> Cell:

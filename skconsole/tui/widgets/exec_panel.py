@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from skconsole.read.stats import TypeTimes
+from skconsole.read import TypeTimes
 from skconsole.tui.formatting import fmt_int, fmt_ms
 from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Column
 
 
 class ExecPanel(Panel):

@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import ClassVar
 
 from skconsole.core.status import JobStatus
-from skconsole.read.stats import FailureGroup
+from skconsole.read import FailureGroup
 from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_int
 from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Column
 
 
 def statuses_text(group: FailureGroup) -> str:

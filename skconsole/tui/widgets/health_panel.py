@@ -28,8 +28,9 @@ from skconsole.core.text import printable
 from skconsole.read.health import HORIZON_WARN_S, Advice, Health, LockWait, Session, TableHealth
 from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_bytes, fmt_int, format_age
 from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Cell, Column, KeyedTable
+from skconsole.tui.widgets.keyed_table import KeyedTable
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Cell, Column
 
 T = TypeVar("T")
 

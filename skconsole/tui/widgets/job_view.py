@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
-from skconsole.read.stats import JobDetail, WorkerInfo
+from skconsole.read import JobDetail, WorkerInfo
 from skconsole.tui.formatting import fmt_ago, printable, short_id
 
 

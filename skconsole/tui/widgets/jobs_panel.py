@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from skconsole.core.status import JobStatus
-from skconsole.read.stats import FailedJob
+from skconsole.read import FailedJob
 from skconsole.tui.formatting import fmt_ago, fmt_int, short_id
-from skconsole.tui.widgets.keyed_table import Cell, Column, Tone
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Cell, Column, Tone
 
 #: how a job's status is coloured wherever one is shown
 STATUS_TONES: dict[int, Tone] = {

@@ -15,9 +15,8 @@ keeps the printable text, so the filter matches what is on screen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -26,31 +25,9 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist
 
 from skconsole.core.text import printable
+from skconsole.views.table import Cell, Column, cell_text
 
-Tone = Literal["bad", "warn", "good", "muted", "accent", ""]
-Cell = str | tuple[str, Tone]
 Row = tuple[str, tuple[Cell, ...]]
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Column(Generic[T]):
-    """``width`` None sizes to content; ``flex`` columns share the spare width (at least ``width``).
-
-    ``cell`` shows a row's item (a ``T``) in this column, given the time its data
-    was read (for ages): the table itself only needs the header and the width.
-    """
-
-    key: str
-    label: str
-    width: int | None = None
-    right: bool = False
-    flex: bool = False
-    cell: Callable[[T, float], Cell] = field(kw_only=True)
-
-
-def cell_text(cell: Cell) -> str:
-    return cell if isinstance(cell, str) else cell[0]
 
 
 def printable_cell(cell: Cell) -> Cell:

@@ -8,8 +8,8 @@ from typing import ClassVar
 
 from skconsole.tui.formatting import fmt_int, fmt_rate
 from skconsole.tui.model import MetricRow, Snapshot
-from skconsole.tui.widgets.keyed_table import Column
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Column
 
 
 class MetricsPanel(Panel):

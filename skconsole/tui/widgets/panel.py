@@ -10,7 +10,8 @@ view never passes for the whole picture.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import Any, ClassVar, TypeVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -19,8 +20,23 @@ from textual.dom import DOMNode
 from textual.widgets import Input
 
 from skconsole.core.text import printable
+from skconsole.tui.formatting import short_id
 from skconsole.tui.model import Snapshot
-from skconsole.tui.widgets.keyed_table import Column, KeyedTable, Row
+from skconsole.tui.widgets.keyed_table import KeyedTable, Row
+from skconsole.views.table import Column, Face, cell_text, shown_in
+
+T = TypeVar("T")
+
+
+def console_columns(columns: tuple[Column[T], ...]) -> tuple[Column[T], ...]:
+    """A view's columns as the console shows them: those it shows, an id cut to its
+    first 8 characters (the full id is in the job detail and the CLI)."""
+    return tuple(_short(c) if c.ident else c for c in shown_in(columns, Face.CONSOLE))
+
+
+def _short(column: Column[T]) -> Column[T]:
+    cell = column.cell
+    return replace(column, cell=lambda item, now: short_id(cell_text(cell(item, now))))
 
 
 class Panel(Vertical):

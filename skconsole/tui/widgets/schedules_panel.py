@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from skconsole.core.status import JobStatus
-from skconsole.read.stats import ScheduleInfo
+from skconsole.read import ScheduleInfo
 from skconsole.tui.formatting import fmt_count, format_age
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.jobs_panel import status_tone
-from skconsole.tui.widgets.keyed_table import Cell, Column
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.table import Cell, Column
 
 
 def short_reason(error: str) -> str:

@@ -1,0 +1,97 @@
+"""Queue depth per task type: ready, scheduled, in flight, and the oldest wait.
+
+Stays fast on a big queue: beyond :data:`DEPTH_EXACT_LIMIT` waiting jobs (the
+planner's estimate, no scan) ready and scheduled are scaled up from a sample
+of the queue's pages, and the result says so (``estimated``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.db.sqlfiles import active_mapping
+from skconsole.read.query import Conn, fetch
+
+#: Beyond this many waiting jobs (planner estimate), depth samples the queue.
+DEPTH_EXACT_LIMIT = 200_000
+#: Share of the queue's pages read when depth samples, aimed at ~30,000 rows.
+DEPTH_SAMPLE_ROWS = 30_000
+
+
+@dataclass
+class TypeDepth:
+    task_type: str
+    ready: int
+    scheduled: int
+    in_flight: int
+    oldest_ready_s: float | None
+    paused: bool
+
+
+@dataclass
+class Depth:
+    types: list[TypeDepth]
+    #: ready and scheduled are scaled up from a sample of the queue's pages
+    estimated: bool = False
+
+    @property
+    def ready(self) -> int:
+        return sum(t.ready for t in self.types)
+
+    @property
+    def scheduled(self) -> int:
+        return sum(t.scheduled for t in self.types)
+
+    @property
+    def in_flight(self) -> int:
+        return sum(t.in_flight for t in self.types)
+
+    @property
+    def oldest_ready_s(self) -> float | None:
+        ages = [t.oldest_ready_s for t in self.types if t.oldest_ready_s is not None]
+        return max(ages) if ages else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "types": [asdict(t) for t in self.types],
+            "totals": {
+                "ready": self.ready,
+                "scheduled": self.scheduled,
+                "in_flight": self.in_flight,
+                "oldest_ready_s": self.oldest_ready_s,
+            },
+            "estimated": self.estimated,
+        }
+
+
+@dataclass(frozen=True)
+class TableEstimate:
+    table_name: str
+    estimate: int
+
+
+def table_estimates(conn: Conn) -> dict[str, int]:
+    """Planner row estimates of the queue and results tables (no scan), by table name."""
+    return {r.table_name: r.estimate for r in fetch(conn, "table_estimates", TableEstimate)}
+
+
+def _paused_types(conn: Conn) -> set[str]:
+    if not has_skconsole_objects(conn):
+        return set()
+    return {str(r) for r in fetch(conn, "paused_types", lambda task_type: task_type)}
+
+
+def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
+    """Queue depth per task type; ready/scheduled are estimated beyond ``exact_limit`` jobs."""
+    queued = table_estimates(conn).get(active_mapping().table("sk_tasks_queue_t"), 0)
+    paused = _paused_types(conn)
+
+    def row(*, task_type: str, **counts: Any) -> TypeDepth:
+        return TypeDepth(task_type=task_type, paused=task_type in paused, **counts)
+
+    if queued <= exact_limit:
+        return Depth(fetch(conn, "depth", row), estimated=False)
+    pct = max(0.1, min(100.0, 100.0 * DEPTH_SAMPLE_ROWS / max(queued, 1)))
+    return Depth(fetch(conn, "depth_estimated", row, {"sample_pct": pct}), estimated=True)

@@ -1,0 +1,74 @@
+"""Execution times per task type (the ``stats`` view): the per-process aggregates
+Stakhanovise.NET's writers keep, summed, and percentiles of the latest processed jobs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from typing import Any
+
+from skconsole.read.query import Conn, fetch
+
+RECENT_WINDOW_S = 3600.0
+RECENT_LIMIT = 10_000
+
+
+@dataclass
+class TypeTimes:
+    """Execution times of one task type, in milliseconds.
+
+    ``cycles`` to ``longest_ms`` sum the per-process rows of
+    sk_task_execution_time_stats_t. The percentiles come from the most recent
+    processed jobs (``sample`` of them: at most RECENT_LIMIT, within
+    RECENT_WINDOW_S, over all types). ``last_ms`` is the latest processed job's
+    time when one is in that sample, else the largest "last" a process reported.
+    """
+
+    task_type: str
+    cycles: int
+    total_ms: int
+    fastest_ms: int | None
+    longest_ms: int | None
+    last_ms: int | None
+    sample: int
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+
+    @property
+    def avg_ms(self) -> float | None:
+        return self.total_ms / self.cycles if self.cycles else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "avg_ms": self.avg_ms}
+
+
+def _whole(v: int | Decimal | None) -> int | None:
+    return int(v) if v is not None else None
+
+
+def _times(
+    *, cycles: Decimal | None, total_ms: Decimal | None, pct: list[float] | None, **cols: Any
+) -> TypeTimes:
+    """Sums are numeric in SQL (they never overflow, whatever another application wrote)."""
+    p50, p95, p99 = pct if pct is not None else (None, None, None)
+    return TypeTimes(
+        task_type=cols["task_type"],
+        cycles=int(cycles or 0),
+        total_ms=int(total_ms or 0),
+        fastest_ms=_whole(cols["fastest_ms"]),
+        longest_ms=_whole(cols["longest_ms"]),
+        last_ms=_whole(cols["last_ms"]),
+        sample=int(cols["sample"]),
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+    )
+
+
+def execution_stats(
+    conn: Conn, *, window_s: float = RECENT_WINDOW_S, recent_limit: int = RECENT_LIMIT
+) -> list[TypeTimes]:
+    """Execution-time statistics per task type (see :class:`TypeTimes`)."""
+    params = {"window_s": window_s, "recent_limit": recent_limit}
+    return fetch(conn, "execution_stats", _times, params)

@@ -1,0 +1,86 @@
+"""One job in full: its result row, the full last error, whether it waits, its lineage."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from skconsole.core.signature import read_error
+from skconsole.core.status import JobStatus
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.read.query import Conn, fetch
+
+
+@dataclass
+class JobDetail:
+    task_id: UUID
+    task_type: str
+    source: str
+    payload: str | None
+    status: int
+    priority: int
+    error_count: int
+    last_error: str | None
+    recoverable: bool
+    processing_ms: int
+    posted_at: datetime | None
+    first_attempt_at: datetime | None
+    last_attempt_at: datetime | None
+    finalized_at: datetime | None
+    owner_worker_id: UUID | None
+    attempt: int
+    signature: str | None
+    #: when the job becomes (or became) eligible, if it waits in the queue
+    queued_until: datetime | None
+    #: the job whose success posted this one (a pipeline's previous stage, or a
+    #: handler's ctx.post); None for a job a producer posted
+    parent_task_id: UUID | None = None
+    #: the parent's type; None when there is no parent, or it was purged
+    parent_task_type: str | None = None
+    #: a pipeline's stage job: the pipeline and its stage (2, 3, ...; the first has neither)
+    pipeline: str | None = None
+    stage: int | None = None
+    #: how often a handler asked to run it later (raise Snooze): not errors
+    snooze_count: int = 0
+    #: the jobs its success posted (its next stage, its ctx.post jobs)
+    children: int = 0
+
+    @property
+    def queued(self) -> bool:
+        return self.queued_until is not None
+
+    @property
+    def parent_purged(self) -> bool:
+        """It names a parent whose result row is gone."""
+        return self.parent_task_id is not None and self.parent_task_type is None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k, v in d.items():
+            if isinstance(v, datetime):
+                d[k] = v.isoformat()
+            elif isinstance(v, UUID):
+                d[k] = str(v)
+        d["status_name"] = JobStatus.label_of(self.status)
+        d["queued"] = self.queued
+        d["parent_purged"] = self.parent_purged
+        error = read_error(self.last_error)
+        d["error"] = error.as_dict() if error is not None else None
+        return d
+
+
+def _detail(*, recoverable: bool | None, snooze_count: int | None, **cols: Any) -> JobDetail:
+    # another application may leave these NULL
+    return JobDetail(recoverable=bool(recoverable), snooze_count=snooze_count or 0, **cols)
+
+
+def job(conn: Conn, task_id: UUID) -> JobDetail | None:
+    """Everything stored about one job, the full last error included."""
+    params = {"task_id": task_id}
+    if has_skconsole_objects(conn):
+        rows = fetch(conn, "job", _detail, params)
+    else:
+        rows = fetch(conn, "job_compat", _detail, params)
+    return rows[0] if rows else None

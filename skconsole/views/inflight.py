@@ -1,0 +1,75 @@
+"""The in-flight view: jobs being processed now, hung ones first.
+
+Its columns are the console's in-flight panel and ``skconsole status inflight``
+alike: what a job's state cell says (and how alarming it looks) is decided here
+once, from the server's verdict (:class:`~skconsole.core.states.InflightState`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from skconsole.core.durations import format_age
+from skconsole.core.states import InflightState
+from skconsole.read import Inflight, InflightJob, inflight
+from skconsole.read.query import Conn
+from skconsole.views.registry import Table, View, ViewArgs
+from skconsole.views.table import Cell, Column, Face
+
+
+def worker_text(j: InflightJob) -> str:
+    """The job's worker as "host pid N"; "gone" when its registration is; "-" with no owner."""
+    if j.worker_host:
+        return f"{j.worker_host} pid {j.worker_pid}"
+    return "gone" if j.worker_id else "-"
+
+
+def state_cell(j: InflightJob) -> Cell:
+    """Hung jobs shout, a job running normally stays quiet, anything else warns: the
+    note says what ("control connection lost, heartbeat 0.2 s ago")."""
+    if j.hung:
+        return (f"HUNG: {j.note or j.hung_reason}", "bad")
+    if j.state is InflightState.RUNNING:
+        return ("ok", "muted")
+    if j.state is InflightState.CANCEL_IGNORED:  # the handler ignores the cancel
+        return (j.note or j.state.value, "bad")
+    return (j.note or j.state.value, "warn")
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
+
+
+COLUMNS: tuple[Column[InflightJob], ...] = (
+    Column("job", "job", 8, cell=lambda j, _: str(j.task_id), ident=True),
+    Column("type", "type", 15, cell=lambda j, _: j.task_type, priority=1),
+    Column("worker", "worker", 15, cell=lambda j, _: worker_text(j), priority=4),
+    Column("started", "started", cell=lambda j, _: _when(j.started_at), priority=6, faces=Face.CLI),
+    Column(
+        "running", "running", 7, right=True, cell=lambda j, _: format_age(j.running_s), priority=2
+    ),
+    Column(
+        "heartbeat",
+        "heartbeat",
+        9,
+        right=True,
+        cell=lambda j, _: format_age(j.heartbeat_age_s),
+        priority=3,
+    ),
+    Column("attempt", "try", 3, right=True, cell=lambda j, _: str(j.attempt), priority=5),
+    Column("state", "state", 36, flex=True, cell=lambda j, _: state_cell(j)),
+)
+
+
+def title(data: Inflight) -> str:
+    shown = f" (first {len(data.jobs)} shown)" if data.total > len(data.jobs) else ""
+    return f"In flight: {data.total:,} job(s), {data.hung:,} hung{shown}"
+
+
+def _read(conn: Conn, args: ViewArgs) -> Inflight:
+    return inflight(conn, limit=args.limit)
+
+
+INFLIGHT: View[Inflight] = View(
+    "inflight", _read, Inflight.as_dict, Table(COLUMNS, lambda d: d.jobs, title)
+)

@@ -1,0 +1,54 @@
+"""What a view is: a read model under a name, with its reader, its JSON and (when it
+is a table) its columns.
+
+``skconsole status VIEW`` looks a view up by name, reads it, prints its JSON or
+draws its table; the console's panels draw the same columns; so a view is
+added once, in :data:`skconsole.views.VIEWS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from skconsole.read.flow import WINDOW_S
+from skconsole.read.query import Conn
+from skconsole.views.table import Column
+
+M = TypeVar("M")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ViewArgs:
+    """What a reader may be told (each view takes what it needs)."""
+
+    #: rows of a listing (inflight, failures)
+    limit: int = 200
+    #: failures: the jobs of one group (its id or signature)
+    group: str | None = None
+    #: history: minutes back
+    minutes: int = 60
+    #: metrics: time between the two reads rates come from (0: no rates)
+    sample_s: float = 1.0
+    #: flow: the rates' sliding window
+    window_s: float = WINDOW_S
+
+
+@dataclass(frozen=True)
+class Table(Generic[M, T]):
+    """A view drawn as one table: its rows' items, its columns, its title."""
+
+    columns: tuple[Column[T], ...]
+    items: Callable[[M], Sequence[T]]
+    title: Callable[[M], str]
+
+
+@dataclass(frozen=True)
+class View(Generic[M]):
+    name: str
+    read: Callable[[Conn, ViewArgs], M]
+    as_json: Callable[[M], dict[str, Any]]
+    #: None: the faces draw it their own way (several tables, notes)
+    table: Table[M, Any] | None = None

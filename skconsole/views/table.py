@@ -1,0 +1,67 @@
+"""A read model's rows as a table, said once for every face that draws it.
+
+A :class:`Column` is what a cell shows and how it may be laid out; the console's
+tables (textual) and ``skconsole status`` (rich) each draw the same columns their
+own way, so a column is defined once and reads the same in both. Nothing here
+imports a UI library: a cell is plain text and a :data:`Tone`, which each face
+maps to its colours (the console's in its .tcss, the CLI's red and yellow).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
+
+#: what a cell's colour means; each face picks the colour
+Tone = Literal["bad", "warn", "good", "muted", "accent", ""]
+#: a cell: its text, or its text and tone
+Cell = str | tuple[str, Tone]
+T = TypeVar("T")
+
+
+class Face(enum.Flag):
+    """Where a column is shown."""
+
+    CONSOLE = enum.auto()
+    CLI = enum.auto()
+    BOTH = CONSOLE | CLI
+
+
+@dataclass(frozen=True)
+class Column(Generic[T]):
+    """One column of a view's table.
+
+    ``cell`` shows a row's item (a ``T``) given the time its data was read (for
+    ages). In the console, ``width`` None sizes to content and ``flex`` columns
+    share the spare width (at least ``width``). In the CLI, ``priority`` 0 is
+    always shown, otherwise the higher the sooner it is dropped on a narrow
+    terminal, and the ``flex`` column is the one cut to fit (at least
+    ``min_width``). ``ident``: the row's id, which people copy: the CLI prints it
+    whole and never drops it, the console shows its first 8 characters.
+    """
+
+    key: str
+    label: str
+    width: int | None = None
+    right: bool = False
+    flex: bool = False
+    cell: Callable[[T, float], Cell] = field(kw_only=True)
+    priority: int = field(default=0, kw_only=True)
+    min_width: int = field(default=20, kw_only=True)
+    ident: bool = field(default=False, kw_only=True)
+    faces: Face = field(default=Face.BOTH, kw_only=True)
+
+
+def cell_text(cell: Cell) -> str:
+    return cell if isinstance(cell, str) else cell[0]
+
+
+def cell_tone(cell: Cell) -> Tone:
+    return "" if isinstance(cell, str) else cell[1]
+
+
+def shown_in(columns: tuple[Column[T], ...], face: Face) -> tuple[Column[T], ...]:
+    """The columns ``face`` shows."""
+    return tuple(c for c in columns if face in c.faces)
