@@ -5,7 +5,8 @@
 - :mod:`.output`: the console that writes (control characters made visible), JSON,
   the one-line error, and tables that fit the terminal;
 - :mod:`.app`: the Typer app, the root command and :func:`main`;
-- the commands: :mod:`.core` (demo, setup, enqueue, worker, bench, db),
+- the commands: :mod:`.demo`, :mod:`.posting` (setup, enqueue), :mod:`.running` (worker,
+  bench), :mod:`.server` (``db``: the embedded server),
   :mod:`.status` (``status [VIEW]``), :mod:`.ops` (the operator actions, audit),
   :mod:`.retention` (``retention [set|clear]``), :mod:`.health` (``vacuum``,
   ``cancel-session``: the queue tables' health) and :mod:`.exporter` (``exporter``:
@@ -16,18 +17,23 @@ Importing this package registers every command on :data:`app`.
 
 from __future__ import annotations
 
-from skconsole.cli import check, core, exporter, health, ops, retention, slo, status
+# imported in the order ``skconsole --help`` lists the commands
+from skconsole.cli import check, demo, posting, running  # isort: skip
+from skconsole.cli import exporter, health, ops, retention, server, slo, status  # isort: skip
 from skconsole.cli.app import app, main
 
 __all__ = [
     "app",
     "check",
-    "core",
+    "demo",
     "exporter",
     "health",
     "main",
     "ops",
+    "posting",
     "retention",
+    "running",
+    "server",
     "slo",
     "status",
 ]

@@ -34,8 +34,8 @@ from prometheus_client.metrics_core import (
 from skconsole import read
 from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
-from skconsole.db.sqlfiles import query
-from skconsole.read import flow, health
+from skconsole.read import flow, health, type_settings
+from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
 Source = Callable[[Conn], list[Metric]]
@@ -114,10 +114,7 @@ def inflight_counts(conn: Conn, policy: HungPolicy | None = None) -> list[TypeIn
     Not :func:`skconsole.read.inflight`: that lists job rows (capped), and the
     exporter needs only counts per type.
     """
-    rows = conn.execute(
-        query("exporter_inflight"), (policy or HungPolicy()).params(), prepare=False
-    ).fetchall()
-    return [TypeInflight(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+    return fetch(conn, "exporter_inflight", TypeInflight, (policy or HungPolicy()).params())
 
 
 def inflight_families(counts: Sequence[TypeInflight]) -> list[Metric]:
@@ -378,7 +375,7 @@ def health_families(h: health.Health) -> list[Metric]:
 # -- the sources: one read each, in this order, in one snapshot ----------------------------
 def read_depth(conn: Conn) -> list[Metric]:
     depth = read.depth(conn)
-    return [*depth_families(depth), *slo_families(depth, flow.slo_settings(conn))]
+    return [*depth_families(depth), *slo_families(depth, type_settings.slos(conn))]
 
 
 def read_statuses(conn: Conn) -> list[Metric]:

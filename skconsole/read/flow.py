@@ -36,9 +36,9 @@ import psycopg
 
 from skconsole.core.durations import format_age
 from skconsole.core.status import JobStatus
-from skconsole.db.layout import has_skconsole_objects
-from skconsole.db.sqlfiles import query
+from skconsole.read import type_settings
 from skconsole.read.depth import Depth, depth
+from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
 
@@ -154,6 +154,15 @@ def slo_text(slo_s: float | None, oldest_ready_s: float | None, ready: int = 0) 
 
 # -- the read model ----------------------------------------------------------------------
 @dataclass(frozen=True)
+class TypeCounts:
+    """A task type's jobs posted and finished within the window (flow.sql)."""
+
+    task_type: str
+    posted: int
+    done: int
+
+
+@dataclass(frozen=True)
 class TypeFlow:
     """One task type's flow over the last ``window_s`` seconds, its ready backlog (from
     the depth read model: ``ready_estimated`` when sampled on a big queue) and its SLO."""
@@ -227,26 +236,15 @@ class TypeFlow:
         }
 
 
-def slo_settings(conn: Conn) -> dict[str, float]:
-    """Each type's SLO (max wait, seconds); none on Stakhanovise.NET's tables alone."""
-    if not has_skconsole_objects(conn):
-        return {}
-    return {str(r[0]): float(r[1]) for r in conn.execute(query("slos"), prepare=False).fetchall()}
-
-
 def flow(conn: Conn, window_s: float = WINDOW_S, *, queue: Depth | None = None) -> list[TypeFlow]:
     """Every task type with jobs in the queue, posted or finished within the window, or
     an SLO, by name. ``queue``: the depth read model if the caller has just read it."""
     if window_s <= 0:
         raise ValueError(f"the flow window must be positive, not {window_s!r}")
     queue = queue if queue is not None else depth(conn)
-    rows = conn.execute(
-        query("flow"),
-        {"window_s": window_s, "done": [int(s) for s in DONE]},
-        prepare=False,
-    ).fetchall()
-    counts = {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
-    slos = slo_settings(conn)
+    rows = fetch(conn, "flow", TypeCounts, {"window_s": window_s, "done": [int(s) for s in DONE]})
+    counts = {r.task_type: (r.posted, r.done) for r in rows}
+    slos = type_settings.slos(conn)
     by_type = {t.task_type: t for t in queue.types}
     result = []
     for name in sorted(by_type.keys() | counts.keys() | slos.keys()):

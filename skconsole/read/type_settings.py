@@ -1,8 +1,8 @@
-"""A task type's fleet-wide settings as stored in sk_task_types_t: its limits.
+"""A task type's fleet-wide settings as stored in sk_task_types_t: its limits and its SLO.
 
-The values operators set (``skconsole limit``), read back for every face that
-shows them: the depth view's limit column, the console's depth panel, the
-exporter and check.
+The values operators set (``skconsole limit``, ``skconsole slo``), read back here once
+for every face that shows them: the depth view's limit column, the flow view, the
+console's depth panel, the exporter and check.
 """
 
 from __future__ import annotations
@@ -65,3 +65,19 @@ def limits(conn: Conn) -> list[TypeLimit]:
     if not has_skconsole_objects(conn):
         return []
     return fetch(conn, "limits", TypeLimit)
+
+
+@dataclass(frozen=True)
+class TypeSlo:
+    """A task type's SLO: the longest a ready job may wait (seconds)."""
+
+    task_type: str
+    max_wait_s: float
+
+
+def slos(conn: Conn) -> dict[str, float]:
+    """Each task type's SLO (max wait, seconds) by type; none on Stakhanovise.NET's
+    tables alone."""
+    if not has_skconsole_objects(conn):
+        return {}
+    return {s.task_type: float(s.max_wait_s) for s in fetch(conn, "slos", TypeSlo)}

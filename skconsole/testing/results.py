@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg.rows import kwargs_row
 
 from skconsole.core.signature import final_exception_line
 from skconsole.core.status import JobStatus
@@ -171,29 +172,15 @@ def _status(code: int) -> JobStatus:
         return JobStatus.UNKNOWN
 
 
-def _job(row: Sequence[Any]) -> JobResult:
-    payload, is_json = decode_payload(row[3])
+def _job(*, payload_json: str | None, status: int, **columns: Any) -> JobResult:
+    """A row of testing_jobs, read by name: the payload decoded, the status a JobStatus."""
+    payload, is_json = decode_payload(payload_json)
     return JobResult(
-        task_id=row[0],
-        task_type=row[1],
-        source=row[2],
         payload=payload,
-        payload_json=row[3],
+        payload_json=payload_json,
         payload_is_json=is_json,
-        status=_status(int(row[4])),
-        priority=int(row[5]),
-        error=row[6],
-        error_count=int(row[7]),
-        attempts=int(row[8]),
-        processing_ms=int(row[9]),
-        posted_at=row[10],
-        first_run_at=row[11],
-        finished_at=row[12],
-        run_after=row[13],
-        queue_order=row[14],
-        read_at=row[15],
-        parent_id=row[16],
-        snooze_count=int(row[17]),
+        status=_status(status),
+        **columns,
     )
 
 
@@ -214,7 +201,8 @@ def read_jobs(
         "queued": queued,
         "due_within": due_within,
     }
-    return [_job(row) for row in conn.execute(query("testing_jobs"), params).fetchall()]
+    with conn.cursor(row_factory=kwargs_row(_job)) as cur:
+        return cur.execute(query("testing_jobs"), params).fetchall()
 
 
 def connect(db: Database | str) -> psycopg.Connection[Any]:

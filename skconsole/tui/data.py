@@ -34,7 +34,7 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import missing_objects, setup_schema
-from skconsole.read import flow, health
+from skconsole.read import health, type_settings
 from skconsole.tui import model
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.source import SourceUnavailable
@@ -131,7 +131,7 @@ class DatabaseSource:
         with self._conn("refresh") as conn:
             depth = timed("depth", lambda: read.depth(conn))
             limits = timed("limits", lambda: read.limits(conn))
-            slos = timed("slos", lambda: flow.slo_settings(conn))
+            slos = timed("slos", lambda: type_settings.slos(conn))
             inflight = timed("inflight", lambda: read.inflight(conn, limit=INFLIGHT_SHOWN))
             times = timed("execution_stats", lambda: read.execution_stats(conn))
             metrics = timed("metrics", lambda: read.metrics(conn, taken_at=time.monotonic()))

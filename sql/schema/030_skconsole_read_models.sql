@@ -1,4 +1,4 @@
--- What the read models (skconsole.read.stats) and operator actions (skconsole.ops)
+-- What the read models (skconsole.read) and operator actions (skconsole.ops)
 -- need to stay fast on a big queue. Additive like 020: a nullable column, a
 -- trigger that maintains it, functions and indexes; every statement can run
 -- again over a complete schema and changes nothing.

@@ -1,0 +1,60 @@
+"""``skconsole demo``: a busy queue with failures and hung jobs, shown in the console."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from skconsole.cli.app import app
+from skconsole.cli.options import (
+    MAX_CONCURRENCY,
+    MAX_DEMO_RATE,
+    check_range,
+    options_of,
+    refresh_interval,
+)
+from skconsole.core.errors import ReadOnlyError
+
+
+# -- demo ----------------------------------------------------------------------------
+@app.command()
+def demo(
+    ctx: typer.Context,
+    rate: Annotated[
+        float,
+        typer.Option(
+            "--rate", help=f"New demo jobs per second, on average (0 to {MAX_DEMO_RATE:,.0f})"
+        ),
+    ] = 3.0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", help=f"Jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,})"
+        ),
+    ] = 8,
+    refresh: Annotated[str, typer.Option("--refresh", help="Console refresh interval")] = "2s",
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed, for a repeatable backlog")
+    ] = None,
+) -> None:
+    """A live demo: a busy queue with failures and hung jobs, in the console.
+
+    Runs on an embedded server of its own (a `demo-pgdata` directory beside the
+    default one) unless --data-dir or an explicit --dsn says otherwise.
+    """
+    from skconsole.demo.run import run_demo
+
+    check_range("--rate", rate, 0, MAX_DEMO_RATE)
+    check_range("--workers", workers, 1, MAX_CONCURRENCY)
+    o = options_of(ctx)
+    if o.read_only:
+        raise ReadOnlyError("refused: the demo posts and runs jobs, and read-only mode is on")
+    root = ctx.find_root()
+    # a DSN from the environment may point at a real queue: only an explicit --dsn is used
+    source = root.get_parameter_source("dsn")
+    dsn = o.dsn if source is not None and source.name == "COMMANDLINE" else None
+    code = run_demo(
+        dsn, o.data_dir, rate=rate, workers=workers, refresh=refresh_interval(refresh), seed=seed
+    )
+    raise typer.Exit(code)
