@@ -19,7 +19,7 @@ SHARED = ("sk_last_run_at", "sk_last_activity_at", "sk_signature_key", "sk_signa
 
 
 def _one(conn: psycopg.Connection[Any], sql: str, *params: Any) -> Any:
-    row = conn.execute(sql, params).fetchone()  # type: ignore[arg-type]
+    row = conn.execute(sql, params).fetchone()
     assert row is not None
     return row[0]
 
