@@ -69,7 +69,14 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         (names, [_regname(n) for n in names]),
     ).fetchall()
     missing = [active_mapping().table(r[0]) for r in rows]
-    functions = ("sk_try_dequeue_task", "sk_worker_liveness", "sk_claim_room", "sk_task_error")
+    functions = (
+        "sk_try_dequeue_task",
+        "sk_worker_liveness",
+        "sk_claim_room",
+        "sk_task_error",
+        "sk_last_activity_at",
+        "sk_signature_matches",
+    )
     row = conn.execute(
         "SELECT array_agg(to_regproc(f) IS NOT NULL ORDER BY i)"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS t(f, i)",

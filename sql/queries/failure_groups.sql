@@ -5,8 +5,8 @@
 WITH per AS (
     SELECT r.sk_error_signature AS signature, r.task_status AS status, r.task_type::text AS task_type,
         count(*) AS n,
-        min(coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts)) AS first_seen,
-        max(coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts)) AS last_seen
+        min(sk_last_run_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts)) AS first_seen,
+        max(sk_last_run_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts)) AS last_seen
     FROM sk_task_results_t r
     WHERE r.task_status IN (4, 5, 6)
     GROUP BY r.sk_error_signature, r.task_status, r.task_type
@@ -23,7 +23,7 @@ g AS (
     ORDER BY jobs DESC, signature
     LIMIT %(limit)s
 )
-SELECT coalesce(g.signature, '(no error text)') AS signature, g.jobs AS count, g.error, g.faulted,
+SELECT sk_signature_key(g.signature) AS signature, g.jobs AS count, g.error, g.faulted,
     g.fatal, g.types AS task_types, g.first_seen, g.last_seen, s.task_id AS sample_task_id,
     sk_error_final_line(s.task_last_error) AS sample_error
 FROM g

@@ -2,12 +2,11 @@
 -- group's size. Ranks along the partial index, then reads the few rows shown.
 WITH latest AS (
     SELECT r.task_id,
-        coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts) AS seen_at,
+        sk_last_run_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts) AS seen_at,
         count(*) OVER () AS total
     FROM sk_task_results_t r
     WHERE r.task_status IN (4, 5, 6)
-        AND (r.sk_error_signature = %(signature)s
-             OR (%(signature)s = '(no error text)' AND r.sk_error_signature IS NULL))
+        AND sk_signature_matches(r.sk_error_signature, %(signature)s::text)
     ORDER BY seen_at DESC NULLS LAST, r.task_id
     LIMIT %(limit)s
 )

@@ -20,14 +20,14 @@ waits AS (
     WHERE NOT w.granted AND w.pid <> pg_backend_pid()
 )
 SELECT w.pid,
-    a.usename::text,
-    a.application_name,
-    left(a.query, %(query_cap)s),
-    extract(epoch FROM clock_timestamp() - w.waitstart)::float8,
-    w.locktype,
+    a.usename::text AS user,
+    a.application_name AS application,
+    left(a.query, %(query_cap)s) AS query,
+    extract(epoch FROM clock_timestamp() - w.waitstart)::float8 AS waited_s,
+    w.locktype AS lock_type,
     w.mode,
-    c.relname::text,
-    pg_blocking_pids(w.pid)
+    c.relname::text AS table,
+    pg_blocking_pids(w.pid) AS blocked_by
 FROM waits w
 JOIN pg_class c ON c.oid = w.relation
 LEFT JOIN pg_stat_activity a ON a.pid = w.pid

@@ -5,18 +5,18 @@
 -- its query reads '<insufficient privilege>' and its state, times and client are NULL.
 -- Vacuum workers and this session are left out: the horizon ignores the former.
 SELECT a.pid,
-    a.usename::text,
-    a.application_name,
-    a.client_addr::text,
+    a.usename::text AS user,
+    a.application_name AS application,
+    a.client_addr::text AS client,
     a.state,
     a.backend_type,
     a.backend_start,
-    extract(epoch FROM now() - a.xact_start)::float8,
-    age(a.backend_xmin)::bigint,
-    age(a.backend_xid)::bigint,
-    left(a.query, %(query_cap)s),
-    nullif(concat_ws(':', a.wait_event_type, a.wait_event), ''),
-    a.query IS DISTINCT FROM '<insufficient privilege>'
+    extract(epoch FROM now() - a.xact_start)::float8 AS xact_age_s,
+    age(a.backend_xmin)::bigint AS xmin_age,
+    age(a.backend_xid)::bigint AS xid_age,
+    left(a.query, %(query_cap)s) AS query,
+    nullif(concat_ws(':', a.wait_event_type, a.wait_event), '') AS wait_event,
+    a.query IS DISTINCT FROM '<insufficient privilege>' AS visible
 FROM pg_stat_activity a
 WHERE a.pid <> pg_backend_pid()
   AND a.backend_type IS DISTINCT FROM 'autovacuum worker'

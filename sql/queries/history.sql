@@ -2,7 +2,8 @@
 -- minutes, the current (partial) minute last. Posted and processed are range
 -- counts on an index per minute (no sort of the whole hour); "failed" counts
 -- jobs whose latest attempt failed (4, 5, 6), at the time it failed, from the
--- small partial index of failed rows.
+-- small partial index of failed rows. Runs on Stakhanovise.NET's tables alone
+-- too (read degraded), so it spells out sk_last_run_at() (110_skconsole_shared.sql).
 WITH minutes AS (
     SELECT m AS minute
     FROM generate_series(date_trunc('minute', now()) - (%(minutes)s - 1) * interval '1 minute',

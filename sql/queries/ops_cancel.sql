@@ -18,12 +18,10 @@ WITH lq AS (
     WHERE q.task_id = ANY(%(ids)s::uuid[])
         AND coalesce(r.task_status, 1) = ANY(%(statuses)s::integer[])
         AND (%(task_type)s::text IS NULL OR q.task_type = %(task_type)s::text)
-        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text
-             OR (%(signature)s::text = '(no error text)' AND r.task_id IS NOT NULL
-                 AND r.sk_error_signature IS NULL))
+        AND sk_signature_matches(r.sk_error_signature, %(signature)s::text, r.task_id IS NOT NULL)
         AND (%(cutoff)s::timestamptz IS NULL
-             OR coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
-                    r.task_posted_at_ts, q.task_posted_at_ts) < %(cutoff)s::timestamptz)
+             OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+                    coalesce(r.task_posted_at_ts, q.task_posted_at_ts)) < %(cutoff)s::timestamptz)
     FOR UPDATE OF q SKIP LOCKED
 ),
 removed AS (

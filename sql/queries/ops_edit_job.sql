@@ -2,7 +2,7 @@
 -- are now, and whether it has a queue row (no lock: the edit re-checks).
 SELECT r.task_id, r.task_type::text, r.task_status, r.task_payload, r.task_priority,
     r.task_error_count,
-    coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+    sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
         r.task_posted_at_ts) AS at,
     r.sk_error_signature,
     EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id) AS queued

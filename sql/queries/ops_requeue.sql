@@ -15,10 +15,9 @@ lr AS (
     WHERE r.task_id = ANY(%(ids)s::uuid[])
         AND r.task_status = ANY(%(statuses)s::integer[])
         AND (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
-        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text
-             OR (%(signature)s::text = '(no error text)' AND r.sk_error_signature IS NULL))
+        AND sk_signature_matches(r.sk_error_signature, %(signature)s::text)
         AND (%(cutoff)s::timestamptz IS NULL
-             OR coalesce(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+             OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
                     r.task_posted_at_ts) < %(cutoff)s::timestamptz)
         AND (r.task_id IN (SELECT task_id FROM lq)
              OR NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id))

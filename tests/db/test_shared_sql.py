@@ -1,0 +1,131 @@
+"""The shared SQL expressions (110_skconsole_shared.sql): what they answer, and that
+PostgreSQL inlines them, so a query using one plans as if it spelled the expression out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole.core.signature import NO_ERROR
+from skconsole.db.sqlfiles import query
+
+T1 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+T2 = datetime(2026, 1, 1, 12, 5, tzinfo=UTC)
+T3 = datetime(2026, 1, 1, 12, 9, tzinfo=UTC)
+SHARED = ("sk_last_run_at", "sk_last_activity_at", "sk_signature_key", "sk_signature_matches")
+
+
+def _one(conn: psycopg.Connection[Any], sql: str, *params: Any) -> Any:
+    row = conn.execute(sql, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+@pytest.mark.parametrize(
+    ("finalized", "attempted", "posted", "last_run", "last_activity"),
+    [
+        (T3, T2, T1, T3, T3),  # it ran and ended: when it ended
+        (None, T2, T1, T2, T2),  # running, or its end unknown: when it started
+        (None, None, T1, None, T1),  # never ran: when it was posted
+        (None, None, None, None, None),
+    ],
+)
+def test_a_jobs_last_run_and_last_activity(
+    conn: psycopg.Connection[Any],
+    finalized: datetime | None,
+    attempted: datetime | None,
+    posted: datetime | None,
+    last_run: datetime | None,
+    last_activity: datetime | None,
+) -> None:
+    got_run = _one(conn, "SELECT sk_last_run_at(%s::timestamptz, %s)", finalized, attempted)
+    got_activity = _one(
+        conn, "SELECT sk_last_activity_at(%s::timestamptz, %s, %s)", finalized, attempted, posted
+    )
+    assert (got_run, got_activity) == (last_run, last_activity)
+
+
+@pytest.mark.parametrize(
+    ("signature", "wanted", "has_result", "matches"),
+    [
+        ("ValueError: x", None, True, True),  # no filter: every job
+        (None, None, False, True),  # ... a queue row without result row too
+        ("ValueError: x", "ValueError: x", True, True),
+        ("ValueError: x", "KeyError: y", True, False),
+        (None, NO_ERROR, True, True),  # a failure without a signature is in that group
+        (None, NO_ERROR, False, False),  # a job without a result row is in no group
+        ("ValueError: x", NO_ERROR, True, False),
+    ],
+)
+def test_the_signature_filter(
+    conn: psycopg.Connection[Any],
+    signature: str | None,
+    wanted: str | None,
+    has_result: bool,
+    matches: bool,
+) -> None:
+    got = _one(
+        conn, "SELECT sk_signature_matches(%s::text, %s::text, %s)", signature, wanted, has_result
+    )
+    assert bool(got) is matches  # NULL (no match) reads as false, as in a WHERE
+
+
+def test_a_failure_without_signature_has_the_group_key_python_uses(
+    conn: psycopg.Connection[Any],
+) -> None:
+    assert _one(conn, "SELECT sk_signature_key(NULL)") == NO_ERROR
+    assert _one(conn, "SELECT sk_signature_key('KeyError: y')") == "KeyError: y"
+
+
+@pytest.fixture
+def many_finished_few_failed(conn: psycopg.Connection[Any]) -> str:
+    """20,000 processed jobs and 300 failed ones in 30 groups, analyzed; one group's signature."""
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload, task_status,"
+        " task_priority, task_posted_at_ts, task_last_processing_attempted_at_ts,"
+        " task_processing_finalized_at_ts, task_last_error)"
+        " SELECT gen_random_uuid(), 'plan', 'test', 'null', CASE WHEN g <= 300 THEN 6 ELSE 3 END,"
+        " 0, now(), now(), now(),"
+        " CASE WHEN g <= 300 THEN 'ValueError: case ' || (g % 30) END"
+        " FROM generate_series(1, 20300) g"
+    )
+    conn.execute("VACUUM ANALYZE sk_task_results_t")
+    signature = _one(
+        conn, "SELECT sk_error_signature FROM sk_task_results_t WHERE task_status = 6 LIMIT 1"
+    )
+    assert isinstance(signature, str)
+    return signature
+
+
+def _explain(conn: psycopg.Connection[Any], name: str, params: dict[str, Any]) -> str:
+    rows = conn.execute("EXPLAIN (VERBOSE) " + query(name), params, prepare=False).fetchall()
+    return "\n".join(r[0] for r in rows)
+
+
+def test_a_failure_groups_jobs_are_read_along_the_failure_index(
+    conn: psycopg.Connection[Any], many_finished_few_failed: str
+) -> None:
+    plan = _explain(conn, "failure_jobs", {"signature": many_finished_few_failed, "limit": 200})
+    assert "idx_sk_task_results_failures" in plan, plan
+    assert not any(f in plan for f in SHARED), plan  # inlined, not called per row
+
+
+def test_an_operator_selection_plans_the_shared_expressions_inline(
+    conn: psycopg.Connection[Any], many_finished_few_failed: str
+) -> None:
+    params = {
+        "statuses": [4, 5, 6],
+        "ids": None,
+        "task_type": None,
+        "signature": many_finished_few_failed,
+        "cutoff": datetime.now(UTC),
+        "limit": 100,
+    }
+    plan = _explain(conn, "ops_select_results", params)
+    assert not any(f in plan for f in SHARED), plan
+    # the signature filter, its constant parts folded away, is an index condition
+    assert "Index Cond" in plan and "sk_error_signature =" in plan, plan
+    assert "Seq Scan" not in plan, plan
