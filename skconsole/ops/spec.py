@@ -2,7 +2,7 @@
 
 An action is a :class:`JobAction` (it changes jobs: requeue, bump, cancel,
 purge, reap), a :class:`TypeAction` (it flips a task type: pause, resume), a
-:class:`TypeSetting` (it sets a type's settings: limit) or a
+:class:`TypeSetting` (it sets a type's settings: limit, slo, retention) or a
 :class:`ServerAction` (it acts once on the server around the queue: vacuum a
 queue table, cancel a blocking session's statement).
 The spec holds everything that differs between actions: names and verbs for
@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from uuid import UUID
 
 import psycopg
+from psycopg.rows import dict_row
 
 from skconsole.core.actor import Actor
 from skconsole.core.errors import ConfigError
@@ -49,6 +50,9 @@ from skconsole.ops.model import (
     ProgressCallback,
     Selection,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 Conn = psycopg.Connection[Any]
 Row = tuple[Any, ...]
@@ -479,32 +483,36 @@ class TypeAction(Action[Params]):
         return self._audited(conn, selection, steps, 1, flip)
 
 
-class SettingParams(Params):
-    """The parameters of a :class:`TypeSetting`: how they change a type's settings."""
+V = TypeVar("V", bound="DataclassInstance")
 
-    def apply(self, old: dict[str, Any]) -> dict[str, Any]:
-        """The settings after the action, from those before (the read query's columns)."""
+
+class SettingParams(Params, Generic[V]):
+    """The parameters of a :class:`TypeSetting`: how they change a type's settings ``V``
+    (a frozen dataclass whose fields are the setting queries' columns)."""
+
+    def apply(self, old: V) -> V:
+        """The settings after the action, from those before."""
         raise NotImplementedError
 
-    def shown(self, settings: dict[str, Any]) -> dict[str, Any]:
-        """Settings as the preview, the result and the audit row record them."""
-        return settings
+    def shown(self, settings: V) -> dict[str, Any]:
+        """Settings as the preview, the result and the audit row record them (JSON)."""
+        return asdict(settings)
 
 
-S = TypeVar("S", bound=SettingParams)
+S = TypeVar("S", bound=SettingParams[Any])
 
 
 @dataclass(frozen=True)
-class TypeSetting(Action[S]):
-    """An action that sets a task type's settings (limit): one row changes, and its
-    audit row records the settings before and after."""
+class TypeSetting(Action[S], Generic[S, V]):
+    """An action that sets a task type's settings (limit, slo, retention): one row changes,
+    and its audit row records the settings before and after."""
 
     wording: Wording
     params_type: type[S]
-    read: str  # query: the type's settings (``settings`` columns) and what it holds now
+    read: str  # query: the type's settings (``settings``' fields) and what it holds now
     lock: str  # query: the type's settings, its row locked (no row: none set)
     write: str  # query: store the settings (named parameters: task_type and ``settings``)
-    settings: tuple[str, ...]  # the settings' column names, in the read queries' order
+    settings: type[V]  # the settings: a dataclass of the read queries' columns, by name
     needs: Needs
     confirm: Confirm = Confirm.ASK
     warning: str = ""
@@ -516,28 +524,37 @@ class TypeSetting(Action[S]):
     def default_params(self) -> S:
         raise ConfigError(f"{self.name} needs parameters: what to set")
 
-    def _task_type(self, selection: Selection) -> str:
+    def _task_type(self, selection: Selection) -> str | None:
         return type_only(self.name, selection)
 
-    def _settings(self, row: Row | None) -> dict[str, Any]:
-        n = len(self.settings)
-        return dict(zip(self.settings, row[:n] if row else (None,) * n, strict=True))
+    def _settings(self, row: Mapping[str, Any] | None) -> V:
+        names = (f.name for f in fields(self.settings))
+        return self.settings(**{n: row[n] if row is not None else None for n in names})
+
+    def _context(self, row: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The read query's columns beyond the settings: what the type holds now."""
+        names = {f.name for f in fields(self.settings)}
+        return {k: v for k, v in (row or {}).items() if k not in names}
+
+    def _write_params(self, task_type: str | None, new: V, steps: Steps) -> dict[str, Any]:
+        """The write statement's parameters: the type and its new settings."""
+        return {"task_type": task_type, **asdict(new)}
+
+    def _read_row(self, conn: Conn, name: str, task_type: str | None) -> dict[str, Any] | None:
+        with conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(query(name), {"task_type": task_type}, prepare=False).fetchone()
 
     def _preview(self, conn: Conn, selection: Selection, params: S, sample_size: int) -> Preview:
         """Whether the settings would change (count 1 or 0): before, after, and the type's jobs."""
         task_type = self._task_type(selection)
-        cur = conn.execute(query(self.read), {"task_type": task_type}, prepare=False)
-        row = cur.fetchone()
-        names = [c.name for c in cur.description or ()]
+        row = self._read_row(conn, self.read, task_type)
         old = self._settings(row)
         new = params.apply(old)
-        n = len(self.settings)
-        context = dict(zip(names[n:], row[n:], strict=True)) if row else {}
         details: dict[str, Any] = {
             "task_type": task_type,
             "old": params.shown(old),
             "new": params.shown(new),
-            **context,
+            **self._context(row),
         }
         return Preview(self.name, selection, int(old != new), (), None, details)
 
@@ -548,17 +565,16 @@ class TypeSetting(Action[S]):
 
         def store(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
             with batch_transaction(conn, progress) as batch:  # the change and its audit row
-                row = conn.execute(
-                    query(self.lock), {"task_type": task_type}, prepare=False
-                ).fetchone()
-                old = self._settings(row)
+                old = self._settings(self._read_row(conn, self.lock, task_type))
                 new = params.apply(old)
                 seen.update(old=params.shown(old), new=params.shown(new))
                 changed = 0
                 if new != old:
                     changed = len(
                         conn.execute(
-                            query(self.write), {"task_type": task_type, **new}, prepare=False
+                            query(self.write),
+                            self._write_params(task_type, new, steps),
+                            prepare=False,
                         ).fetchall()
                     )
                 batch.add(changed)
@@ -654,4 +670,4 @@ class ServerAction(Action[P]):
 
 
 #: Any operator action.
-OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any] | ServerAction[Any]
+OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any, Any] | ServerAction[Any]
