@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from skconsole.db.sqlfiles import query
@@ -48,7 +49,7 @@ class AuditRow:
 
 def insert(conn: psycopg.Connection[Any], row: AuditRow) -> int:
     """Insert the row (in the caller's transaction); its id."""
-    with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+    with conn.cursor(row_factory=dict_row) as cur:
         got = cur.execute(query("audit_insert"), row.params()).fetchone()
     assert got is not None
     return int(got["audit_id"])

@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
@@ -66,7 +67,7 @@ class CancelSessionParams(Params):
                 f"cancel-session needs a horizon threshold of 0s or more, got {self.horizon_s!r}"
             )
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         return {
             "pid": self.pid,
             "backend_start": self.backend_start,
@@ -154,12 +155,10 @@ class SessionAction(ServerAction[CancelSessionParams]):
 
         def once(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
             with batch_transaction(conn, progress) as batch:  # the cancel and its audit row
-                cur = conn.execute(
-                    query("health_session_target"), {**params.sql(), "cancel": True}, prepare=False
-                )
-                found = cur.fetchone()
-                names = [c.name for c in cur.description or ()]
-                row = dict(zip(names, found, strict=True)) if found is not None else None
+                with conn.cursor(row_factory=dict_row) as cur:
+                    row = cur.execute(
+                        query(TARGET_QUERY), {**params.sql(), "cancel": True}, prepare=False
+                    ).fetchone()
                 batch.add(int(row is not None and row["cancelled"] is True))
             progress.report(batch.changed, 1)
             if row is None:

@@ -10,9 +10,9 @@ from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
+from psycopg.rows import kwargs_row
 
 from skconsole.core.actor import Actor
-from skconsole.db.sqlfiles import query
 from skconsole.ops.audit import AuditTrail, BatchTally
 from skconsole.ops.guard import Privilege, ensure_writable, write_errors
 from skconsole.ops.model import (
@@ -21,15 +21,16 @@ from skconsole.ops.model import (
     ProgressCallback,
     Selection,
 )
+from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
 _GROUP_ID = re.compile(r"[0-9a-f]{12}")
 
 
 def db_now(conn: Conn) -> datetime:
-    row = conn.execute(query("db_now")).fetchone()
-    assert row is not None
-    return row[0]  # type: ignore[no-any-return]
+    (now,) = fetch(conn, "db_now", lambda now: now)
+    assert isinstance(now, datetime)
+    return now
 
 
 def freeze(conn: Conn, selection: Selection) -> Selection:
@@ -43,11 +44,13 @@ def signature_of(conn: Conn, group: str | None) -> str | None:
     """The signature a ``--group`` names: itself, or the one whose short id it is."""
     if group is None or not _GROUP_ID.fullmatch(group):
         return group
-    rows = conn.execute(query("ops_resolve_group"), {"group_id": group}, prepare=False).fetchall()
-    return str(rows[0][0]) if len(rows) == 1 else group
+    found = fetch(conn, "ops_resolve_group", lambda signature: str(signature), {"group_id": group})
+    return found[0] if len(found) == 1 else group
 
 
-def selection_params(conn: Conn, selection: Selection, statuses: Sequence[int]) -> dict[str, Any]:
+def selection_params(
+    conn: Conn, selection: Selection, statuses: Sequence[int]
+) -> dict[str, object]:
     return {
         "ids": list(selection.ids) or None,
         "task_type": selection.task_type,
@@ -58,10 +61,10 @@ def selection_params(conn: Conn, selection: Selection, statuses: Sequence[int]) 
 
 
 def select_rows(
-    conn: Conn, sql: LiteralString, params: dict[str, Any], limit: int | None
+    conn: Conn, sql: LiteralString, params: dict[str, object], limit: int | None
 ) -> list[JobRow]:
-    rows = conn.execute(sql, {**params, "limit": limit}, prepare=False).fetchall()
-    return [JobRow(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), r[5], r[6]) for r in rows]
+    with conn.cursor(row_factory=kwargs_row(JobRow)) as cur:
+        return cur.execute(sql, {**params, "limit": limit}, prepare=False).fetchall()
 
 
 class ActionProgress:

@@ -94,7 +94,9 @@ class RetentionSetting(TypeSetting[RetentionParams, Retention]):
     def _task_type(self, selection: Selection) -> str | None:
         return None if selection.is_empty else super()._task_type(selection)
 
-    def _write_params(self, task_type: str | None, new: Retention, steps: Steps) -> dict[str, Any]:
+    def _write_params(
+        self, task_type: str | None, new: Retention, steps: Steps
+    ) -> dict[str, object]:
         set_by = f"{steps.actor.user}@{steps.actor.host}"[:250]
         return {**super()._write_params(task_type, new, steps), "set_by": set_by}
 

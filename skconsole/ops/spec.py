@@ -50,12 +50,14 @@ from skconsole.ops.model import (
     ProgressCallback,
     Selection,
 )
+from skconsole.read.query import fetch
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 Conn = psycopg.Connection[Any]
-Row = tuple[Any, ...]
+#: A row a write statement returns, by column name.
+Row = Mapping[str, Any]
 
 
 class Confirm(enum.Enum):
@@ -70,7 +72,7 @@ class Confirm(enum.Enum):
 class Params:
     """An action's parameters beyond the selection; subclasses check themselves on creation."""
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         """Extra parameters of the action's statements."""
         return {}
 
@@ -332,7 +334,7 @@ class JobAction(Action[P]):
 
     def _prepare(
         self, conn: Conn, selection: Selection, params: P
-    ) -> tuple[Selection, dict[str, Any]]:
+    ) -> tuple[Selection, dict[str, object]]:
         if not self.groups and selection.group is not None:
             raise ConfigError(
                 f"{self.name} selects jobs by --id, --type or --older-than, not --group"
@@ -343,12 +345,13 @@ class JobAction(Action[P]):
         selection = freeze(conn, selection)
         return selection, {**selection_params(conn, selection, statuses), **params.sql()}
 
-    def _count(self, conn: Conn, where: dict[str, Any]) -> int:
+    def _count(self, conn: Conn, where: dict[str, object]) -> int:
         assert self.queries.count is not None
-        row = conn.execute(query(self.queries.count), where, prepare=False).fetchone()
-        return int(row[0]) if row else 0
+        with conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(query(self.queries.count), where, prepare=False).fetchone()
+        return int(row["n"]) if row else 0
 
-    def _rows(self, conn: Conn, where: dict[str, Any], limit: int | None) -> list[JobRow]:
+    def _rows(self, conn: Conn, where: dict[str, object], limit: int | None) -> list[JobRow]:
         return select_rows(conn, query(self.queries.select), where, limit)
 
     def _preview(self, conn: Conn, selection: Selection, params: P, sample_size: int) -> Preview:
@@ -369,8 +372,9 @@ class JobAction(Action[P]):
         counts: dict[str, Any] = dict.fromkeys(self.counted, 0)
         written: list[Row] = []
 
-        def step(batch_where: dict[str, Any]) -> int:
-            rows = conn.execute(query(self.queries.write), batch_where, prepare=False).fetchall()
+        def step(batch_where: dict[str, object]) -> int:
+            with conn.cursor(row_factory=dict_row) as cur:
+                rows = cur.execute(query(self.queries.write), batch_where, prepare=False).fetchall()
             tally = self.tally(rows)
             for key, n in tally.counts:
                 counts[key] = counts.get(key, 0) + n
@@ -429,6 +433,18 @@ def type_only(action: str, selection: Selection) -> str:
     return selection.task_type
 
 
+@dataclass(frozen=True, slots=True)
+class TypeState:
+    """What pausing or resuming a type would affect: its switch and its jobs."""
+
+    paused: bool
+    waiting: int
+    in_flight: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"paused": self.paused, "waiting": self.waiting, "in_flight": self.in_flight}
+
+
 @dataclass(frozen=True)
 class TypeAction(Action[Params]):
     """An action on a task type (pause, resume): one row flips, nothing is batched."""
@@ -452,18 +468,9 @@ class TypeAction(Action[Params]):
     ) -> Preview:
         """Whether the flip would change anything (count 1 or 0), and what the type holds."""
         task_type = self._task_type(selection)
-        row = conn.execute(
-            query("ops_type_state"), {"task_type": task_type}, prepare=False
-        ).fetchone()
-        assert row is not None
-        paused, waiting, running = bool(row[0]), int(row[1]), int(row[2])
-        details: dict[str, Any] = {
-            "task_type": task_type,
-            "paused": paused,
-            "waiting": waiting,
-            "in_flight": running,
-        }
-        return Preview(self.name, selection, int(paused != self.paused), (), None, details)
+        (state,) = fetch(conn, "ops_type_state", TypeState, {"task_type": task_type})
+        details: dict[str, Any] = {"task_type": task_type, **state.as_json()}
+        return Preview(self.name, selection, int(state.paused != self.paused), (), None, details)
 
     def _execute(
         self, conn: Conn, selection: Selection, params: Params, steps: Steps
@@ -536,7 +543,7 @@ class TypeSetting(Action[S], Generic[S, V]):
         names = {f.name for f in fields(self.settings)}
         return {k: v for k, v in (row or {}).items() if k not in names}
 
-    def _write_params(self, task_type: str | None, new: V, steps: Steps) -> dict[str, Any]:
+    def _write_params(self, task_type: str | None, new: V, steps: Steps) -> dict[str, object]:
         """The write statement's parameters: the type and its new settings."""
         return {"task_type": task_type, **asdict(new)}
 
@@ -621,10 +628,8 @@ class ServerAction(Action[P]):
         raise ConfigError(f"{self.name} needs parameters: what to act on")
 
     def _row(self, conn: Conn, name: str, params: P) -> dict[str, Any] | None:
-        cur = conn.execute(query(name), params.sql(), prepare=False)
-        row = cur.fetchone()
-        names = [c.name for c in cur.description or ()]
-        return dict(zip(names, row, strict=True)) if row is not None else None
+        with conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(query(name), params.sql(), prepare=False).fetchone()
 
     def _preview(self, conn: Conn, selection: Selection, params: P, sample_size: int) -> Preview:
         """The target as it is now: count 1, or 0 when there is none or it does not qualify

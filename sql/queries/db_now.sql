@@ -1,2 +1,2 @@
 -- The server's clock: the instant an operator selection's age is measured from.
-SELECT now()
+SELECT now() AS now
