@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
@@ -67,6 +68,16 @@ def select_rows(
         return cur.execute(sql, {**params, "limit": limit}, prepare=False).fetchall()
 
 
+@dataclass(frozen=True, slots=True)
+class Done:
+    """What an action's batches did: how many they changed, and what the result and the
+    audit row add to the action's details (JSON; ``extra["unchanged"]`` counts what
+    matched but already was as asked)."""
+
+    changed: int
+    extra: dict[str, Any]
+
+
 class ActionProgress:
     """What an action's batches report to: its audit trail (each batch's transaction
     writes the audit row, see :func:`batch_transaction`) and the caller's callback."""
@@ -81,6 +92,10 @@ class ActionProgress:
     def report(self, changed_so_far: int, handled: int) -> None:
         if self.on_progress is not None:
             self.on_progress(handled, self.requested)
+
+
+#: An action's work: its batches, each in its own transaction with the audit row.
+Batches = Callable[[ActionProgress], Done]
 
 
 @contextmanager
@@ -102,7 +117,7 @@ def run_action(
     selection: Selection,
     actor: Actor,
     requested: int,
-    batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]],
+    batches: Batches,
     on_progress: ProgressCallback | None,
     details: dict[str, Any] | None = None,
 ) -> ActionResult:
@@ -120,12 +135,13 @@ def run_action(
     trail = AuditTrail(actor, selection, action, requested, details)
     try:
         with write_errors(action):
-            changed, extra = batches(ActionProgress(trail, on_progress, requested))
+            done = batches(ActionProgress(trail, on_progress, requested))
     except BaseException as exc:
         trail.interrupted(conn, exc)
         raise
     # jobs that matched but already were as asked ("unchanged") were not left
     # alone for a changed state
+    changed, extra = done.changed, done.extra
     unchanged = int(extra.get("unchanged", 0) or 0)
     result = ActionResult(
         action,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,7 @@ from skconsole.core.errors import ConfigError, InvalidJobError
 from skconsole.core.status import FAILED, WAITING, JobStatus
 from skconsole.core.text import printable
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import ActionProgress, batch_transaction
+from skconsole.ops.common import ActionProgress, Batches, Done, batch_transaction
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.model import ActionResult, JobRow, Preview, Selection
 from skconsole.ops.spec import (
@@ -257,7 +257,7 @@ class EditAction(JobAction[EditParams]):
             **params.sql(),
         }
 
-        def write(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def write(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the edit and its audit row
                 # the row first, then the decision, in a statement that sees it as it is
                 locked = fetch(conn, "ops_edit_lock", lambda task_id: task_id, where)
@@ -269,9 +269,9 @@ class EditAction(JobAction[EditParams]):
                         ).fetchone()
                 batch.add(1 if row is not None else 0)
             progress.report(batch.changed, 1)
-            return batch.changed, _sides(row)
+            return Done(batch.changed, _sides(row))
 
-        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]] = write
+        batches: Batches = write
         return self._audited(conn, selection, steps, 1, batches, params.details())
 
 

@@ -33,6 +33,8 @@ from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import (
     ActionProgress,
+    Batches,
+    Done,
     batch_transaction,
     freeze,
     in_batches,
@@ -274,7 +276,7 @@ class Action(ABC, Generic[P]):
         selection: Selection,
         steps: Steps,
         requested: int,
-        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]],
+        batches: Batches,
         details: dict[str, Any] | None = None,
     ) -> ActionResult:
         """Run ``batches`` after the write-access check, each with the audit row."""
@@ -382,19 +384,19 @@ class JobAction(Action[P]):
                 written.extend(rows)
             return tally.changed
 
-        def by_ids(todo: list[UUID]) -> Callable[[ActionProgress], tuple[int, dict[str, Any]]]:
-            def run(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def by_ids(todo: list[UUID]) -> Batches:
+            def run(progress: ActionProgress) -> Done:
                 def one(batch: list[UUID]) -> int:
                     return step({**where, "ids": batch, "batch": len(batch), "limit": len(batch)})
 
                 changed = in_batches(conn, todo, batch_size, one, progress)
                 if self.follow_up is not None:
                     counts.update(self.follow_up(conn, written, params))
-                return changed, dict(counts)
+                return Done(changed, dict(counts))
 
             return run
 
-        def by_selection(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def by_selection(progress: ActionProgress) -> Done:
             # a frozen selection of final results: nothing can newly match it
             done = 0
             while True:
@@ -403,10 +405,10 @@ class JobAction(Action[P]):
                 done += n
                 progress.report(done, min(done, total))
                 if n < batch_size:
-                    return done, dict(counts)
+                    return Done(done, dict(counts))
 
         requested: int
-        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]]
+        batches: Batches
         if steps.ids is None and self.capture_limit is not None:
             requested = total = self._count(conn, where)
             batches = by_selection
@@ -478,14 +480,14 @@ class TypeAction(Action[Params]):
         """Flip the type (idempotent: a type already in that state is unchanged, not skipped)."""
         task_type = self._task_type(selection)
 
-        def flip(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def flip(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the flip and its audit row
                 rows = conn.execute(
                     query(self.write), {"task_type": task_type}, prepare=False
                 ).fetchall()
                 batch.add(len(rows))
             progress.report(len(rows), 1)
-            return len(rows), {"task_type": task_type, "unchanged": 0 if rows else 1}
+            return Done(len(rows), {"task_type": task_type, "unchanged": 0 if rows else 1})
 
         return self._audited(conn, selection, steps, 1, flip)
 
@@ -570,7 +572,7 @@ class TypeSetting(Action[S], Generic[S, V]):
         task_type = self._task_type(selection)
         seen: dict[str, Any] = {}
 
-        def store(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def store(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the change and its audit row
                 old = self._settings(self._read_row(conn, self.lock, task_type))
                 new = params.apply(old)
@@ -586,7 +588,7 @@ class TypeSetting(Action[S], Generic[S, V]):
                     )
                 batch.add(changed)
             progress.report(changed, 1)
-            return changed, {"task_type": task_type, **seen, "unchanged": 0 if changed else 1}
+            return Done(changed, {"task_type": task_type, **seen, "unchanged": 0 if changed else 1})
 
         return self._audited(
             conn, selection, steps, 1, store, {"task_type": task_type, **params.details()}
@@ -646,14 +648,14 @@ class ServerAction(Action[P]):
             raise ConfigError(f"{self.name} needs an autocommit connection (Database.connect())")
         then = self.then
 
-        def in_transaction(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def in_transaction(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the action and its audit row
                 row = self._row(conn, self.write, params)
                 batch.add(int(row is not None))
             progress.report(batch.changed, 1)
-            return batch.changed, _jsonable(row or {})
+            return Done(batch.changed, _jsonable(row or {}))
 
-        def outside(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def outside(progress: ActionProgress) -> Done:
             assert then is not None
             row = self._row(conn, self.write, params)  # autocommit: no transaction open
             extra = then(conn, params, row) if row is not None else {}
@@ -662,7 +664,7 @@ class ServerAction(Action[P]):
             with batch_transaction(conn, progress) as batch:
                 batch.add(int(row is not None))
             progress.report(batch.changed, 1)
-            return batch.changed, _jsonable({**(row or {}), **extra})
+            return Done(batch.changed, _jsonable({**(row or {}), **extra}))
 
         return self._audited(
             conn,
