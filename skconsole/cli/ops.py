@@ -605,7 +605,7 @@ def limit(
 
 def run_type_setting(
     ctx: typer.Context,
-    action: ops.TypeSetting[S],
+    action: ops.TypeSetting[S, Any],
     name: str,
     params: S,
     *,

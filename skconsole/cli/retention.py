@@ -1,7 +1,8 @@
 """``skconsole retention``: show, set and clear how long finished results are kept.
 
 Setting a policy says, before it asks, how many results it makes eligible now
-(the workers purge them within a minute); both changes are audited.
+(the workers purge them within a minute). Both changes are the operator action
+:data:`skconsole.ops.RETENTION`: checked for write access and audited like a limit.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_tex
 from skconsole.cli.output import Column, out, print_json, print_table
 from skconsole.core.actor import Actor
 from skconsole.core.durations import format_limit, parse_duration
-from skconsole.ops import retention_policy as retention
+from skconsole.core.retention import Policy
+from skconsole.ops import RETENTION, RetentionParams, Selection, retention
 
 retention_app = typer.Typer(
     help="How long finished results are kept (off until a policy is set).",
@@ -40,7 +42,7 @@ def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) ->
     with db.connect() as conn:
         policies = retention.policies(conn)
     if as_json:
-        print_json({"policies": [p.as_dict() for p in policies]})
+        print_json({"policies": [p.as_json() for p in policies]})
         return
     if not policies:
         out.print(
@@ -87,15 +89,17 @@ def set_policy(
     """Set the retention of a task type, or the default."""
     check_text("--type", task_type)
     seconds = parse_duration(older_than, option="--older-than", minimum=60.0)
-    policy = retention.Policy(task_type, seconds, include_faulted)
+    policy = Policy(task_type, seconds, include_faulted)
+    params = RetentionParams(older_than_s=seconds, include_faulted=include_faulted)
+    sel = Selection(task_type=task_type)
     opts = options_of(ctx)
     db = opts.open("skconsole-retention", write=not dry_run)
     with db.connect() as conn:
-        eligible = retention.eligible(conn, policy)
+        eligible = int(RETENTION.preview(conn, sel, params).details["eligible"])
         shown = f"{eligible:,}" + ("+" if eligible >= retention.ELIGIBLE_CAP else "")
         if dry_run:
             if as_json:
-                print_json({"policy": policy.as_dict(), "eligible": eligible, "dry_run": True})
+                print_json({"policy": policy.as_json(), "eligible": eligible, "dry_run": True})
             else:
                 out.print(f"would keep {escape(policy.describe())}; {shown} result(s) eligible now")
             return
@@ -104,12 +108,13 @@ def set_policy(
             " by the workers",
             yes,
         )
-        old = retention.set_policy(conn, policy, Actor.current())
+        result = RETENTION.execute(conn, sel, params, actor=Actor.current())
+    old = retention.replaced(task_type, result.details)
     if as_json:
         print_json(
             {
-                "policy": policy.as_dict(),
-                "replaced": old.as_dict() if old else None,
+                "policy": policy.as_json(),
+                "replaced": old.as_json() if old else None,
                 "eligible": eligible,
             }
         )
@@ -130,8 +135,11 @@ def clear_policy(
     what = escape(task_type) if task_type is not None else "the default"
     confirm_or_exit(f"Remove the retention policy of {what}?", yes)
     with db.connect() as conn:
-        old = retention.clear_policy(conn, task_type, Actor.current())
+        result = RETENTION.execute(
+            conn, Selection(task_type=task_type), RetentionParams(clear=True), actor=Actor.current()
+        )
+    old = retention.replaced(task_type, result.details)
     if as_json:
-        print_json({"cleared": old.as_dict() if old else None})
+        print_json({"cleared": old.as_json() if old else None})
         return
     out.print(f"retention cleared: {escape(old.describe())}" if old else f"{what} had no policy")

@@ -1,9 +1,11 @@
 """Operator actions: everything the console does, and the CLI commands of the same name.
 
 Each action is one spec (:mod:`skconsole.ops.spec`) in a module of its own:
-:data:`REQUEUE`, :data:`BUMP`, :data:`CANCEL`, :data:`PURGE`, :data:`REAP`,
-:data:`PAUSE`, :data:`RESUME`, :data:`LIMIT` and :data:`EDIT`; :data:`ACTIONS` lists them all. Every spec
-runs the same way::
+on jobs :data:`REQUEUE`, :data:`BUMP`, :data:`CANCEL`, :data:`REAP`, :data:`PURGE`
+and :data:`EDIT`; on a task type :data:`PAUSE` and :data:`RESUME`; a task type's
+settings :data:`LIMIT`, :data:`SLO` and :data:`RETENTION`; on the server
+:data:`VACUUM` and :data:`CANCEL_SESSION`. :data:`ACTIONS` lists them all. Every
+spec runs the same way::
 
     preview = ops.REQUEUE.preview(conn, selection, ops.RequeueParams(reset_errors=True))
     result = ops.REQUEUE.execute(conn, preview.selection, params, actor=actor, ids=preview.ids)
@@ -39,6 +41,7 @@ from skconsole.ops.purge import PURGE, PurgeParams
 from skconsole.ops.reap import REAP, ReapParams
 from skconsole.ops.requeue import REQUEUE, RequeueParams
 from skconsole.ops.resume import RESUME
+from skconsole.ops.retention import RETENTION, RetentionParams
 from skconsole.ops.slo import SLO, SloParams
 from skconsole.ops.spec import (
     Confirm,
@@ -63,17 +66,16 @@ ACTIONS: tuple[OperatorAction, ...] = (
     RESUME,
     LIMIT,
     SLO,
+    RETENTION,
     EDIT,
     VACUUM,
     CANCEL_SESSION,
 )
-BY_NAME: dict[str, OperatorAction] = {a.name: a for a in ACTIONS}
 
 __all__ = [
     "ACTIONS",
     "BATCH_SIZE",
     "BUMP",
-    "BY_NAME",
     "CANCEL",
     "CANCEL_SESSION",
     "EDIT",
@@ -83,6 +85,7 @@ __all__ = [
     "REAP",
     "REQUEUE",
     "RESUME",
+    "RETENTION",
     "SLO",
     "VACUUM",
     "ActionResult",
@@ -105,6 +108,7 @@ __all__ = [
     "Rate",
     "ReapParams",
     "RequeueParams",
+    "RetentionParams",
     "Selection",
     "ServerAction",
     "SloParams",

@@ -21,9 +21,11 @@ from psycopg.types.json import Jsonb
 
 from skconsole.core.actor import Actor
 from skconsole.core.errors import SkconsoleError
+from skconsole.db.audit import AuditRow, insert
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import query
 from skconsole.ops.model import ActionResult, Selection
+from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
 
@@ -74,19 +76,9 @@ def _insert(
     count: int,
     details: dict[str, Any],
 ) -> int:
-    row = conn.execute(
-        query("audit_insert"),
-        {
-            "user": actor.user[:250],
-            "host": actor.host[:250],
-            "action": action,
-            "selection": Jsonb(selection.as_dict()),
-            "count": count,
-            "details": Jsonb(details),
-        },
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
+    return insert(
+        conn, AuditRow(actor.user, actor.host, action, selection.as_dict(), count, details)
+    )
 
 
 def record(conn: Conn, actor: Actor, selection: Selection, result: ActionResult) -> ActionResult:
@@ -223,7 +215,4 @@ def entries(conn: Conn, *, limit: int = 50, action: str | None = None) -> list[A
     """The latest audit rows, newest first (none on a database without skconsole's objects)."""
     if not has_skconsole_objects(conn):
         return []
-    rows = conn.execute(
-        query("audit_list"), {"limit": limit, "action": action}, prepare=False
-    ).fetchall()
-    return [AuditEntry(int(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7]) for r in rows]
+    return fetch(conn, "audit_list", AuditEntry, {"limit": limit, "action": action})

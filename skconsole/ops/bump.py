@@ -39,7 +39,7 @@ class BumpParams(Params):
         if to is not None and not 0 <= to <= MAX_PRIORITY:
             raise ConfigError(f"--to must be between 0 and {MAX_PRIORITY}, got {to}")
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         return {"by": self.by, "to": self.to}
 
     def details(self) -> dict[str, Any]:
@@ -52,7 +52,8 @@ class BumpParams(Params):
 
 
 def _tally(rows: Sequence[Row]) -> Tally:
-    matched, changed = int(rows[0][0]), int(rows[0][1])
+    (row,) = rows  # one row: the batch's counts
+    matched, changed = int(row["matched"]), int(row["changed"])
     return Tally(changed, (("unchanged", matched - changed),))
 
 

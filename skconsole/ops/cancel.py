@@ -20,13 +20,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 import psycopg
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
 from skconsole.core.status import WAITING, JobStatus
-from skconsole.db.sqlfiles import query
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.spec import (
     JobAction,
@@ -38,6 +38,7 @@ from skconsole.ops.spec import (
     Tally,
     Wording,
 )
+from skconsole.read.query import fetch
 
 #: how long a cancel waits, by default, for workers to stop the running jobs it asked
 DEFAULT_WAIT_S = 5.0
@@ -65,13 +66,25 @@ class CancelParams(Params):
         if not 0 <= self.wait_s <= MAX_WAIT_S:
             raise ConfigError(f"--wait must be between 0 and {MAX_WAIT_S:g} seconds")
 
-    def sql(self) -> dict[str, Any]:
-        return self.policy.params()
+    def sql(self) -> dict[str, object]:
+        return {**self.policy.params()}
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A cancelled job as it stands while the cancel waits for its worker."""
+
+    task_id: UUID
+    status: int
+    worker_host: str | None  # its worker, while it still runs
+    worker_pid: int | None
+    claim_id: int | None  # the attempt now (another one than the cancel's: a re-run)
 
 
 def _tally(rows: Sequence[Row]) -> Tally:
     return Tally(
-        len(rows), tuple((name, sum(1 for r in rows if r[1] == how)) for how, name in _HOW.items())
+        len(rows),
+        tuple((name, sum(1 for r in rows if r["how"] == how)) for how, name in _HOW.items()),
     )
 
 
@@ -79,16 +92,16 @@ def _settle(
     conn: psycopg.Connection[Any], rows: Sequence[Row], params: CancelParams
 ) -> dict[str, Any]:
     """Wait (up to ``wait_s``) for the workers asked to stop jobs, and say how each ended."""
-    claims = {r[0]: r[2] for r in rows if r[1] == "running"}
+    claims = {r["task_id"]: r["claim_id"] for r in rows if r["how"] == "running"}
     if not claims:
         return {}
     deadline = time.monotonic() + params.wait_s
     while True:
-        now = conn.execute(
-            query("ops_cancel_settled"), {"ids": list(claims), **params.sql()}, prepare=False
-        ).fetchall()
+        now = fetch(conn, "ops_cancel_settled", Settled, {"ids": list(claims), **params.sql()})
         # still running: the very attempt the cancel concerns (a new claim is a re-run)
-        running = [r for r in now if r[1] == JobStatus.PROCESSING and r[4] == claims[r[0]]]
+        running = [
+            r for r in now if r.status == JobStatus.PROCESSING and r.claim_id == claims[r.task_id]
+        ]
         if not running or time.monotonic() >= deadline:
             break
         time.sleep(_POLL_S)
@@ -97,15 +110,17 @@ def _settle(
     reposted = [
         r
         for r in now
-        if r[1] != JobStatus.CANCELLED and (r[1] == JobStatus.UNPROCESSED or r[4] != claims[r[0]])
+        if r.status != JobStatus.CANCELLED
+        and (r.status == JobStatus.UNPROCESSED or r.claim_id != claims[r.task_id])
     ]
-    cancelled = sum(1 for r in now if r[1] == JobStatus.CANCELLED)
+    cancelled = sum(1 for r in now if r.status == JobStatus.CANCELLED)
     return {
         "cancelled_running": cancelled,
         "reposted": len(reposted),
         "finished_meanwhile": len(now) - len(reposted) - len(running) - cancelled,
         "still_running": [
-            {"task_id": str(r[0]), "worker_host": r[2], "worker_pid": r[3]} for r in running
+            {"task_id": str(r.task_id), "worker_host": r.worker_host, "worker_pid": r.worker_pid}
+            for r in running
         ],
     }
 

@@ -31,11 +31,12 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import ActionProgress, batch_transaction
+from skconsole.ops.common import ActionProgress, Done, batch_transaction
 from skconsole.ops.model import ActionResult, Selection
 from skconsole.ops.spec import Confirm, Needs, Params, ServerAction, Steps, Wording
 from skconsole.read.health import HORIZON_WARN_S, QUERY_CAP, regnames
@@ -66,7 +67,7 @@ class CancelSessionParams(Params):
                 f"cancel-session needs a horizon threshold of 0s or more, got {self.horizon_s!r}"
             )
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         return {
             "pid": self.pid,
             "backend_start": self.backend_start,
@@ -152,20 +153,20 @@ class SessionAction(ServerAction[CancelSessionParams]):
         if not conn.autocommit:
             raise ConfigError(f"{self.name} needs an autocommit connection (Database.connect())")
 
-        def once(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def once(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the cancel and its audit row
-                cur = conn.execute(
-                    query("health_session_target"), {**params.sql(), "cancel": True}, prepare=False
-                )
-                found = cur.fetchone()
-                names = [c.name for c in cur.description or ()]
-                row = dict(zip(names, found, strict=True)) if found is not None else None
+                with conn.cursor(row_factory=dict_row) as cur:
+                    row = cur.execute(
+                        query("health_session_target"),
+                        {**params.sql(), "cancel": True},
+                        prepare=False,
+                    ).fetchone()
                 batch.add(int(row is not None and row["cancelled"] is True))
             progress.report(batch.changed, 1)
             if row is None:
-                return batch.changed, {"cancelled": False, "reason": "no such session"}
+                return Done(batch.changed, {"cancelled": False, "reason": "no such session"})
             why = holds_up(row) if row["cancelled"] else reason(row)
-            return batch.changed, {**_jsonable(row), "reason": why}
+            return Done(batch.changed, {**_jsonable(row), "reason": why})
 
         return self._audited(conn, selection, steps, 1, once, params.details())
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
+from psycopg.rows import kwargs_row
 
 from skconsole.core.actor import Actor
-from skconsole.db.sqlfiles import query
 from skconsole.ops.audit import AuditTrail, BatchTally
 from skconsole.ops.guard import Privilege, ensure_writable, write_errors
 from skconsole.ops.model import (
@@ -21,15 +22,16 @@ from skconsole.ops.model import (
     ProgressCallback,
     Selection,
 )
+from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
 _GROUP_ID = re.compile(r"[0-9a-f]{12}")
 
 
 def db_now(conn: Conn) -> datetime:
-    row = conn.execute(query("db_now")).fetchone()
-    assert row is not None
-    return row[0]  # type: ignore[no-any-return]
+    (now,) = fetch(conn, "db_now", lambda now: now)
+    assert isinstance(now, datetime)
+    return now
 
 
 def freeze(conn: Conn, selection: Selection) -> Selection:
@@ -43,11 +45,13 @@ def signature_of(conn: Conn, group: str | None) -> str | None:
     """The signature a ``--group`` names: itself, or the one whose short id it is."""
     if group is None or not _GROUP_ID.fullmatch(group):
         return group
-    rows = conn.execute(query("ops_resolve_group"), {"group_id": group}, prepare=False).fetchall()
-    return str(rows[0][0]) if len(rows) == 1 else group
+    found = fetch(conn, "ops_resolve_group", lambda signature: str(signature), {"group_id": group})
+    return found[0] if len(found) == 1 else group
 
 
-def selection_params(conn: Conn, selection: Selection, statuses: Sequence[int]) -> dict[str, Any]:
+def selection_params(
+    conn: Conn, selection: Selection, statuses: Sequence[int]
+) -> dict[str, object]:
     return {
         "ids": list(selection.ids) or None,
         "task_type": selection.task_type,
@@ -58,10 +62,20 @@ def selection_params(conn: Conn, selection: Selection, statuses: Sequence[int]) 
 
 
 def select_rows(
-    conn: Conn, sql: LiteralString, params: dict[str, Any], limit: int | None
+    conn: Conn, sql: LiteralString, params: dict[str, object], limit: int | None
 ) -> list[JobRow]:
-    rows = conn.execute(sql, {**params, "limit": limit}, prepare=False).fetchall()
-    return [JobRow(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), r[5], r[6]) for r in rows]
+    with conn.cursor(row_factory=kwargs_row(JobRow)) as cur:
+        return cur.execute(sql, {**params, "limit": limit}, prepare=False).fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """What an action's batches did: how many they changed, and what the result and the
+    audit row add to the action's details (JSON; ``extra["unchanged"]`` counts what
+    matched but already was as asked)."""
+
+    changed: int
+    extra: dict[str, Any]
 
 
 class ActionProgress:
@@ -78,6 +92,10 @@ class ActionProgress:
     def report(self, changed_so_far: int, handled: int) -> None:
         if self.on_progress is not None:
             self.on_progress(handled, self.requested)
+
+
+#: An action's work: its batches, each in its own transaction with the audit row.
+Batches = Callable[[ActionProgress], Done]
 
 
 @contextmanager
@@ -99,7 +117,7 @@ def run_action(
     selection: Selection,
     actor: Actor,
     requested: int,
-    batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]],
+    batches: Batches,
     on_progress: ProgressCallback | None,
     details: dict[str, Any] | None = None,
 ) -> ActionResult:
@@ -117,12 +135,13 @@ def run_action(
     trail = AuditTrail(actor, selection, action, requested, details)
     try:
         with write_errors(action):
-            changed, extra = batches(ActionProgress(trail, on_progress, requested))
+            done = batches(ActionProgress(trail, on_progress, requested))
     except BaseException as exc:
         trail.interrupted(conn, exc)
         raise
     # jobs that matched but already were as asked ("unchanged") were not left
     # alone for a changed state
+    changed, extra = done.changed, done.extra
     unchanged = int(extra.get("unchanged", 0) or 0)
     result = ActionResult(
         action,

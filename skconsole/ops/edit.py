@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
+
+from psycopg.rows import dict_row
 
 from skconsole.core.errors import ConfigError, InvalidJobError
 from skconsole.core.status import FAILED, WAITING, JobStatus
 from skconsole.core.text import printable
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import ActionProgress, batch_transaction
+from skconsole.ops.common import ActionProgress, Batches, Done, batch_transaction
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.model import ActionResult, JobRow, Preview, Selection
 from skconsole.ops.spec import (
@@ -38,6 +41,7 @@ from skconsole.ops.spec import (
     Wording,
 )
 from skconsole.producer.job import MAX_PRIORITY, validate_payload_json
+from skconsole.read.query import fetch
 
 #: What may be edited: waiting, failed or cancelled (never 2 Processing, 3 Processed).
 EDITABLE: tuple[JobStatus, ...] = tuple(sorted({*WAITING, *FAILED, JobStatus.CANCELLED}))
@@ -72,7 +76,7 @@ class EditParams(Params):
         if self.reset_errors and not self.requeue:
             raise ConfigError("--reset-errors goes with --requeue (it starts the re-run afresh)")
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         return {
             "payload": self.payload,
             "priority": self.priority,
@@ -164,17 +168,44 @@ def payload_diff(old: str | None, new: str) -> list[str]:
     return list(lines)
 
 
-def _sides(row: tuple[Any, ...] | None) -> dict[str, Any]:
+def _sides(row: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the audit row and the result record of the write: before, after."""
     if row is None:
         return {"old": None, "new": None, "status": None, "requeued": False}
-    old_status, old_payload, old_priority, payload, priority, requeued, in_queue = row[1:8]
     return {
-        "old": {"payload": old_payload, "priority": int(old_priority)},
-        "new": {"payload": payload, "priority": int(priority)},
-        "status": int(old_status),
-        "requeued": bool(requeued),
-        "queue_row_updated": bool(in_queue),
+        "old": {"payload": row["old_payload"], "priority": int(row["old_priority"])},
+        "new": {"payload": row["task_payload"], "priority": int(row["task_priority"])},
+        "status": int(row["old_status"]),
+        "requeued": bool(row["requeued"]),
+        "queue_row_updated": bool(row["queue_row_updated"]),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class EditedJob:
+    """The job an edit previews, as ``ops_edit_job`` reads it."""
+
+    task_id: UUID
+    task_type: str
+    status: int
+    payload: str | None
+    priority: int
+    error_count: int
+    at: datetime | None
+    note: str | None
+    queued: bool
+
+    @property
+    def row(self) -> JobRow:
+        return JobRow(
+            self.task_id,
+            self.task_type,
+            self.status,
+            self.priority,
+            self.error_count,
+            self.at,
+            self.note,
+        )
 
 
 @dataclass(frozen=True)
@@ -191,26 +222,26 @@ class EditAction(JobAction[EditParams]):
         succeeded. Its details hold the old and the new payload and priority."""
         one_job(self.name, selection)
         task_id = selection.ids[0]
-        row = conn.execute(query("ops_edit_job"), {"task_id": task_id}, prepare=False).fetchone()
-        if row is None:
+        found = fetch(conn, "ops_edit_job", EditedJob, {"task_id": task_id})
+        if not found:
             raise ConfigError(f"edit refused: no job {task_id} (never posted, or purged)")
-        status, payload, priority = int(row[2]), row[3], int(row[4])
+        (edited,) = found
+        status, payload, priority = edited.status, edited.payload, edited.priority
         refused = refusal(task_id, status, params.requeue)
         if refused is not None:
             raise ConfigError(refused)
-        job = JobRow(row[0], row[1], status, priority, int(row[5]), row[6], row[7])
         new_priority = priority if params.priority is None else params.priority
         details: dict[str, Any] = {
             **params.details(),
             "old": {"payload": payload, "priority": priority},
             "new": {"payload": params.payload, "priority": new_priority},
             "status": status,
-            "queued": bool(row[8]),
+            "queued": edited.queued,
             "no_change": not params.requeue
             and new_priority == priority
             and same_payload(payload, params.payload),
         }
-        return Preview(self.name, selection, 1, (job,), (task_id,), details)
+        return Preview(self.name, selection, 1, (edited.row,), (task_id,), details)
 
     def _execute(
         self, conn: Conn, selection: Selection, params: EditParams, steps: Steps
@@ -226,22 +257,21 @@ class EditAction(JobAction[EditParams]):
             **params.sql(),
         }
 
-        def write(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def write(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the edit and its audit row
                 # the row first, then the decision, in a statement that sees it as it is
-                locked = conn.execute(query("ops_edit_lock"), where, prepare=False).fetchall()
-                row = (
-                    conn.execute(
-                        query("ops_edit"), {**where, "ids": [r[0] for r in locked]}, prepare=False
-                    ).fetchone()
-                    if locked
-                    else None
-                )
+                locked = fetch(conn, "ops_edit_lock", lambda task_id: task_id, where)
+                row = None
+                if locked:
+                    with conn.cursor(row_factory=dict_row) as cur:
+                        row = cur.execute(
+                            query("ops_edit"), {**where, "ids": locked}, prepare=False
+                        ).fetchone()
                 batch.add(1 if row is not None else 0)
             progress.report(batch.changed, 1)
-            return batch.changed, _sides(row)
+            return Done(batch.changed, _sides(row))
 
-        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]] = write
+        batches: Batches = write
         return self._audited(conn, selection, steps, 1, batches, params.details())
 
 

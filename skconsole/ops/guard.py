@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
 from skconsole.core.errors import ReadOnlyError
-from skconsole.db.sqlfiles import active_mapping, query
+from skconsole.db.sqlfiles import active_mapping
+from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
 
@@ -29,34 +31,43 @@ RESULTS, QUEUE, TYPES, AUDIT = (
 Privilege = tuple[str, str]
 
 
+@dataclass(frozen=True, slots=True)
+class WriteAccess:
+    """What the session may do, as ``ops_write_access`` reads it."""
+
+    read_only: bool  # the session (or its role's default) is read-only
+    standby: bool  # the server is a standby
+    role: str
+    missing: list[str]  # the privileges the action needs and the role lacks, in words
+
+
 def ensure_writable(conn: Conn, action: str, privileges: Sequence[Privilege]) -> None:
     """Raise ReadOnlyError unless this session may carry out ``action`` (which needs
     ``privileges``, besides writing its audit row)."""
     # the audit row is inserted with the first batch and updated with each later one
     needs: Sequence[Privilege] = (*privileges, (AUDIT, "insert"), (AUDIT, "update"))
-    row = conn.execute(
-        query("ops_write_access"),
+    (access,) = fetch(
+        conn,
+        "ops_write_access",
+        WriteAccess,
         {
             "tables": [active_mapping().regname(t) for t, _ in needs],
             "privileges": [p for _, p in needs],
         },
-        prepare=False,
-    ).fetchone()
-    assert row is not None
-    read_only, standby, role, missing = row
-    if read_only:
+    )
+    if access.read_only:
         raise ReadOnlyError(
             f"refused: {action} changes the queue and this session is read-only "
             "(--read-only, SKCONSOLE_READ_ONLY=1 or the role's default_transaction_read_only)"
         )
-    if standby:
+    if access.standby:
         raise ReadOnlyError(
             f"refused: {action} changes the queue and this server is a read-only standby"
         )
-    if missing:
+    if access.missing:
         raise ReadOnlyError(
-            f"refused: database role {role!r} may only read the queue "
-            f"(no {', '.join(missing)}): connect with a role that may write to run {action}"
+            f"refused: database role {access.role!r} may only read the queue (no"
+            f" {', '.join(access.missing)}): connect with a role that may write to run {action}"
         )
 
 

@@ -13,7 +13,7 @@ limits before and after.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from skconsole.core.errors import ConfigError
@@ -55,8 +55,17 @@ class Rate:
         return rate_text(self.count, self.seconds)
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A type's limits as sk_task_types_t holds them (None: no such limit)."""
+
+    max_running: int | None
+    rate_count: int | None
+    rate_seconds: float | None
+
+
 @dataclass(frozen=True)
-class LimitParams(SettingParams):
+class LimitParams(SettingParams[Limits]):
     """What to change: a limit to set (None: keep it) or to clear, for each of the two."""
 
     concurrency: int | None = None
@@ -81,23 +90,23 @@ class LimitParams(SettingParams):
     def clearing(self) -> bool:
         return self.clear_concurrency or self.clear_rate
 
-    def apply(self, old: dict[str, Any]) -> dict[str, Any]:
-        new = dict(old)
+    def apply(self, old: Limits) -> Limits:
+        new = old
         if self.clear_concurrency:
-            new["max_running"] = None
+            new = replace(new, max_running=None)
         elif self.concurrency is not None:
-            new["max_running"] = self.concurrency
+            new = replace(new, max_running=self.concurrency)
         if self.clear_rate:
-            new["rate_count"] = new["rate_seconds"] = None
+            new = replace(new, rate_count=None, rate_seconds=None)
         elif self.rate is not None:
-            new["rate_count"], new["rate_seconds"] = self.rate.count, self.rate.seconds
+            new = replace(new, rate_count=self.rate.count, rate_seconds=self.rate.seconds)
         return new
 
-    def shown(self, settings: dict[str, Any]) -> dict[str, Any]:
-        count, seconds = settings["rate_count"], settings["rate_seconds"]
+    def shown(self, settings: Limits) -> dict[str, Any]:
+        count, seconds = settings.rate_count, settings.rate_seconds
         return {
-            "concurrency": settings["max_running"],
-            "rate": rate_text(count, seconds) if count is not None else None,
+            "concurrency": settings.max_running,
+            "rate": rate_text(count, seconds) if count is not None and seconds else None,
         }
 
     def details(self) -> dict[str, Any]:
@@ -139,7 +148,7 @@ LIMIT = TypeSetting(
     read="ops_limit_state",
     lock="ops_limit_lock",
     write="ops_limit",
-    settings=("max_running", "rate_count", "rate_seconds"),
+    settings=Limits,
     needs=Needs(update=(TYPES,), insert=(TYPES,)),
     # reversible: the console's limit screen, which names the type, is the
     # question; the CLI still asks (or takes --yes)

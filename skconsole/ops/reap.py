@@ -41,7 +41,7 @@ class ReapParams(Params):
     policy: HungPolicy = field(default_factory=HungPolicy)
     default_max_attempts: int = DEFAULT_MAX_ATTEMPTS
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         return {
             **self.policy.params(),
             "default_max_attempts": self.default_max_attempts,
@@ -51,7 +51,8 @@ class ReapParams(Params):
 
 def _tally(rows: Sequence[Row]) -> Tally:
     return Tally(
-        len(rows), (("parked_faulted", sum(1 for r in rows if r[2] == JobStatus.FAULTED)),)
+        len(rows),
+        (("parked_faulted", sum(1 for r in rows if r["task_status"] == JobStatus.FAULTED)),),
     )
 
 

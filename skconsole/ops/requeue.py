@@ -20,7 +20,7 @@ from skconsole.ops.spec import JobAction, Needs, Params, Queries, StatusRule, Wo
 class RequeueParams(Params):
     reset_errors: bool = False  # start the error count again from 0
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         return {"reset_errors": self.reset_errors}
 
     def details(self) -> dict[str, Any]:

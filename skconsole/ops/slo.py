@@ -24,8 +24,15 @@ MIN_MAX_WAIT_S = 1.0
 MAX_MAX_WAIT_S = 30 * 86_400.0
 
 
+@dataclass(frozen=True, slots=True)
+class Slo:
+    """A type's SLO as sk_task_types_t holds it (None: none)."""
+
+    slo_max_wait_seconds: float | None
+
+
 @dataclass(frozen=True)
-class SloParams(SettingParams):
+class SloParams(SettingParams[Slo]):
     """What to change: set the max wait (seconds), or clear it."""
 
     max_wait_s: float | None = None
@@ -44,11 +51,11 @@ class SloParams(SettingParams):
                 f" {format_limit(MAX_MAX_WAIT_S)}, got {self.max_wait_s:g}s"
             )
 
-    def apply(self, old: dict[str, Any]) -> dict[str, Any]:
-        return {"slo_max_wait_seconds": None if self.clear else self.max_wait_s}
+    def apply(self, old: Slo) -> Slo:
+        return Slo(None if self.clear else self.max_wait_s)
 
-    def shown(self, settings: dict[str, Any]) -> dict[str, Any]:
-        value = settings["slo_max_wait_seconds"]
+    def shown(self, settings: Slo) -> dict[str, Any]:
+        value = settings.slo_max_wait_seconds
         return {"max_wait_s": float(value) if value is not None else None}
 
     def details(self) -> dict[str, Any]:
@@ -73,7 +80,7 @@ SLO = TypeSetting(
     read="ops_slo_state",
     lock="ops_slo_lock",
     write="ops_slo",
-    settings=("slo_max_wait_seconds",),
+    settings=Slo,
     needs=Needs(update=(TYPES,), insert=(TYPES,)),
     # reversible and changes no job; the CLI still asks (or takes --yes)
     confirm=Confirm.NONE,

@@ -2,7 +2,7 @@
 
 An action is a :class:`JobAction` (it changes jobs: requeue, bump, cancel,
 purge, reap), a :class:`TypeAction` (it flips a task type: pause, resume), a
-:class:`TypeSetting` (it sets a type's settings: limit) or a
+:class:`TypeSetting` (it sets a type's settings: limit, slo, retention) or a
 :class:`ServerAction` (it acts once on the server around the queue: vacuum a
 queue table, cancel a blocking session's statement).
 The spec holds everything that differs between actions: names and verbs for
@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from uuid import UUID
 
 import psycopg
+from psycopg.rows import dict_row
 
 from skconsole.core.actor import Actor
 from skconsole.core.errors import ConfigError
@@ -32,6 +33,8 @@ from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import (
     ActionProgress,
+    Batches,
+    Done,
     batch_transaction,
     freeze,
     in_batches,
@@ -49,9 +52,14 @@ from skconsole.ops.model import (
     ProgressCallback,
     Selection,
 )
+from skconsole.read.query import fetch
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 Conn = psycopg.Connection[Any]
-Row = tuple[Any, ...]
+#: A row a write statement returns, by column name.
+Row = Mapping[str, Any]
 
 
 class Confirm(enum.Enum):
@@ -66,7 +74,7 @@ class Confirm(enum.Enum):
 class Params:
     """An action's parameters beyond the selection; subclasses check themselves on creation."""
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         """Extra parameters of the action's statements."""
         return {}
 
@@ -268,7 +276,7 @@ class Action(ABC, Generic[P]):
         selection: Selection,
         steps: Steps,
         requested: int,
-        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]],
+        batches: Batches,
         details: dict[str, Any] | None = None,
     ) -> ActionResult:
         """Run ``batches`` after the write-access check, each with the audit row."""
@@ -328,7 +336,7 @@ class JobAction(Action[P]):
 
     def _prepare(
         self, conn: Conn, selection: Selection, params: P
-    ) -> tuple[Selection, dict[str, Any]]:
+    ) -> tuple[Selection, dict[str, object]]:
         if not self.groups and selection.group is not None:
             raise ConfigError(
                 f"{self.name} selects jobs by --id, --type or --older-than, not --group"
@@ -339,12 +347,13 @@ class JobAction(Action[P]):
         selection = freeze(conn, selection)
         return selection, {**selection_params(conn, selection, statuses), **params.sql()}
 
-    def _count(self, conn: Conn, where: dict[str, Any]) -> int:
+    def _count(self, conn: Conn, where: dict[str, object]) -> int:
         assert self.queries.count is not None
-        row = conn.execute(query(self.queries.count), where, prepare=False).fetchone()
-        return int(row[0]) if row else 0
+        with conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(query(self.queries.count), where, prepare=False).fetchone()
+        return int(row["n"]) if row else 0
 
-    def _rows(self, conn: Conn, where: dict[str, Any], limit: int | None) -> list[JobRow]:
+    def _rows(self, conn: Conn, where: dict[str, object], limit: int | None) -> list[JobRow]:
         return select_rows(conn, query(self.queries.select), where, limit)
 
     def _preview(self, conn: Conn, selection: Selection, params: P, sample_size: int) -> Preview:
@@ -365,8 +374,9 @@ class JobAction(Action[P]):
         counts: dict[str, Any] = dict.fromkeys(self.counted, 0)
         written: list[Row] = []
 
-        def step(batch_where: dict[str, Any]) -> int:
-            rows = conn.execute(query(self.queries.write), batch_where, prepare=False).fetchall()
+        def step(batch_where: dict[str, object]) -> int:
+            with conn.cursor(row_factory=dict_row) as cur:
+                rows = cur.execute(query(self.queries.write), batch_where, prepare=False).fetchall()
             tally = self.tally(rows)
             for key, n in tally.counts:
                 counts[key] = counts.get(key, 0) + n
@@ -374,19 +384,19 @@ class JobAction(Action[P]):
                 written.extend(rows)
             return tally.changed
 
-        def by_ids(todo: list[UUID]) -> Callable[[ActionProgress], tuple[int, dict[str, Any]]]:
-            def run(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def by_ids(todo: list[UUID]) -> Batches:
+            def run(progress: ActionProgress) -> Done:
                 def one(batch: list[UUID]) -> int:
                     return step({**where, "ids": batch, "batch": len(batch), "limit": len(batch)})
 
                 changed = in_batches(conn, todo, batch_size, one, progress)
                 if self.follow_up is not None:
                     counts.update(self.follow_up(conn, written, params))
-                return changed, dict(counts)
+                return Done(changed, dict(counts))
 
             return run
 
-        def by_selection(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def by_selection(progress: ActionProgress) -> Done:
             # a frozen selection of final results: nothing can newly match it
             done = 0
             while True:
@@ -395,10 +405,10 @@ class JobAction(Action[P]):
                 done += n
                 progress.report(done, min(done, total))
                 if n < batch_size:
-                    return done, dict(counts)
+                    return Done(done, dict(counts))
 
         requested: int
-        batches: Callable[[ActionProgress], tuple[int, dict[str, Any]]]
+        batches: Batches
         if steps.ids is None and self.capture_limit is not None:
             requested = total = self._count(conn, where)
             batches = by_selection
@@ -425,6 +435,18 @@ def type_only(action: str, selection: Selection) -> str:
     return selection.task_type
 
 
+@dataclass(frozen=True, slots=True)
+class TypeState:
+    """What pausing or resuming a type would affect: its switch and its jobs."""
+
+    paused: bool
+    waiting: int
+    in_flight: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"paused": self.paused, "waiting": self.waiting, "in_flight": self.in_flight}
+
+
 @dataclass(frozen=True)
 class TypeAction(Action[Params]):
     """An action on a task type (pause, resume): one row flips, nothing is batched."""
@@ -448,18 +470,9 @@ class TypeAction(Action[Params]):
     ) -> Preview:
         """Whether the flip would change anything (count 1 or 0), and what the type holds."""
         task_type = self._task_type(selection)
-        row = conn.execute(
-            query("ops_type_state"), {"task_type": task_type}, prepare=False
-        ).fetchone()
-        assert row is not None
-        paused, waiting, running = bool(row[0]), int(row[1]), int(row[2])
-        details: dict[str, Any] = {
-            "task_type": task_type,
-            "paused": paused,
-            "waiting": waiting,
-            "in_flight": running,
-        }
-        return Preview(self.name, selection, int(paused != self.paused), (), None, details)
+        (state,) = fetch(conn, "ops_type_state", TypeState, {"task_type": task_type})
+        details: dict[str, Any] = {"task_type": task_type, **state.as_json()}
+        return Preview(self.name, selection, int(state.paused != self.paused), (), None, details)
 
     def _execute(
         self, conn: Conn, selection: Selection, params: Params, steps: Steps
@@ -467,44 +480,48 @@ class TypeAction(Action[Params]):
         """Flip the type (idempotent: a type already in that state is unchanged, not skipped)."""
         task_type = self._task_type(selection)
 
-        def flip(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def flip(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the flip and its audit row
                 rows = conn.execute(
                     query(self.write), {"task_type": task_type}, prepare=False
                 ).fetchall()
                 batch.add(len(rows))
             progress.report(len(rows), 1)
-            return len(rows), {"task_type": task_type, "unchanged": 0 if rows else 1}
+            return Done(len(rows), {"task_type": task_type, "unchanged": 0 if rows else 1})
 
         return self._audited(conn, selection, steps, 1, flip)
 
 
-class SettingParams(Params):
-    """The parameters of a :class:`TypeSetting`: how they change a type's settings."""
+V = TypeVar("V", bound="DataclassInstance")
 
-    def apply(self, old: dict[str, Any]) -> dict[str, Any]:
-        """The settings after the action, from those before (the read query's columns)."""
+
+class SettingParams(Params, Generic[V]):
+    """The parameters of a :class:`TypeSetting`: how they change a type's settings ``V``
+    (a frozen dataclass whose fields are the setting queries' columns)."""
+
+    def apply(self, old: V) -> V:
+        """The settings after the action, from those before."""
         raise NotImplementedError
 
-    def shown(self, settings: dict[str, Any]) -> dict[str, Any]:
-        """Settings as the preview, the result and the audit row record them."""
-        return settings
+    def shown(self, settings: V) -> dict[str, Any]:
+        """Settings as the preview, the result and the audit row record them (JSON)."""
+        return asdict(settings)
 
 
-S = TypeVar("S", bound=SettingParams)
+S = TypeVar("S", bound=SettingParams[Any])
 
 
 @dataclass(frozen=True)
-class TypeSetting(Action[S]):
-    """An action that sets a task type's settings (limit): one row changes, and its
-    audit row records the settings before and after."""
+class TypeSetting(Action[S], Generic[S, V]):
+    """An action that sets a task type's settings (limit, slo, retention): one row changes,
+    and its audit row records the settings before and after."""
 
     wording: Wording
     params_type: type[S]
-    read: str  # query: the type's settings (``settings`` columns) and what it holds now
+    read: str  # query: the type's settings (``settings``' fields) and what it holds now
     lock: str  # query: the type's settings, its row locked (no row: none set)
     write: str  # query: store the settings (named parameters: task_type and ``settings``)
-    settings: tuple[str, ...]  # the settings' column names, in the read queries' order
+    settings: type[V]  # the settings: a dataclass of the read queries' columns, by name
     needs: Needs
     confirm: Confirm = Confirm.ASK
     warning: str = ""
@@ -516,28 +533,37 @@ class TypeSetting(Action[S]):
     def default_params(self) -> S:
         raise ConfigError(f"{self.name} needs parameters: what to set")
 
-    def _task_type(self, selection: Selection) -> str:
+    def _task_type(self, selection: Selection) -> str | None:
         return type_only(self.name, selection)
 
-    def _settings(self, row: Row | None) -> dict[str, Any]:
-        n = len(self.settings)
-        return dict(zip(self.settings, row[:n] if row else (None,) * n, strict=True))
+    def _settings(self, row: Mapping[str, Any] | None) -> V:
+        names = (f.name for f in fields(self.settings))
+        return self.settings(**{n: row[n] if row is not None else None for n in names})
+
+    def _context(self, row: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The read query's columns beyond the settings: what the type holds now."""
+        names = {f.name for f in fields(self.settings)}
+        return {k: v for k, v in (row or {}).items() if k not in names}
+
+    def _write_params(self, task_type: str | None, new: V, steps: Steps) -> dict[str, object]:
+        """The write statement's parameters: the type and its new settings."""
+        return {"task_type": task_type, **asdict(new)}
+
+    def _read_row(self, conn: Conn, name: str, task_type: str | None) -> dict[str, Any] | None:
+        with conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(query(name), {"task_type": task_type}, prepare=False).fetchone()
 
     def _preview(self, conn: Conn, selection: Selection, params: S, sample_size: int) -> Preview:
         """Whether the settings would change (count 1 or 0): before, after, and the type's jobs."""
         task_type = self._task_type(selection)
-        cur = conn.execute(query(self.read), {"task_type": task_type}, prepare=False)
-        row = cur.fetchone()
-        names = [c.name for c in cur.description or ()]
+        row = self._read_row(conn, self.read, task_type)
         old = self._settings(row)
         new = params.apply(old)
-        n = len(self.settings)
-        context = dict(zip(names[n:], row[n:], strict=True)) if row else {}
         details: dict[str, Any] = {
             "task_type": task_type,
             "old": params.shown(old),
             "new": params.shown(new),
-            **context,
+            **self._context(row),
         }
         return Preview(self.name, selection, int(old != new), (), None, details)
 
@@ -546,24 +572,23 @@ class TypeSetting(Action[S]):
         task_type = self._task_type(selection)
         seen: dict[str, Any] = {}
 
-        def store(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def store(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the change and its audit row
-                row = conn.execute(
-                    query(self.lock), {"task_type": task_type}, prepare=False
-                ).fetchone()
-                old = self._settings(row)
+                old = self._settings(self._read_row(conn, self.lock, task_type))
                 new = params.apply(old)
                 seen.update(old=params.shown(old), new=params.shown(new))
                 changed = 0
                 if new != old:
                     changed = len(
                         conn.execute(
-                            query(self.write), {"task_type": task_type, **new}, prepare=False
+                            query(self.write),
+                            self._write_params(task_type, new, steps),
+                            prepare=False,
                         ).fetchall()
                     )
                 batch.add(changed)
             progress.report(changed, 1)
-            return changed, {"task_type": task_type, **seen, "unchanged": 0 if changed else 1}
+            return Done(changed, {"task_type": task_type, **seen, "unchanged": 0 if changed else 1})
 
         return self._audited(
             conn, selection, steps, 1, store, {"task_type": task_type, **params.details()}
@@ -605,10 +630,8 @@ class ServerAction(Action[P]):
         raise ConfigError(f"{self.name} needs parameters: what to act on")
 
     def _row(self, conn: Conn, name: str, params: P) -> dict[str, Any] | None:
-        cur = conn.execute(query(name), params.sql(), prepare=False)
-        row = cur.fetchone()
-        names = [c.name for c in cur.description or ()]
-        return dict(zip(names, row, strict=True)) if row is not None else None
+        with conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(query(name), params.sql(), prepare=False).fetchone()
 
     def _preview(self, conn: Conn, selection: Selection, params: P, sample_size: int) -> Preview:
         """The target as it is now: count 1, or 0 when there is none or it does not qualify
@@ -625,14 +648,14 @@ class ServerAction(Action[P]):
             raise ConfigError(f"{self.name} needs an autocommit connection (Database.connect())")
         then = self.then
 
-        def in_transaction(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def in_transaction(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the action and its audit row
                 row = self._row(conn, self.write, params)
                 batch.add(int(row is not None))
             progress.report(batch.changed, 1)
-            return batch.changed, _jsonable(row or {})
+            return Done(batch.changed, _jsonable(row or {}))
 
-        def outside(progress: ActionProgress) -> tuple[int, dict[str, Any]]:
+        def outside(progress: ActionProgress) -> Done:
             assert then is not None
             row = self._row(conn, self.write, params)  # autocommit: no transaction open
             extra = then(conn, params, row) if row is not None else {}
@@ -641,7 +664,7 @@ class ServerAction(Action[P]):
             with batch_transaction(conn, progress) as batch:
                 batch.add(int(row is not None))
             progress.report(batch.changed, 1)
-            return batch.changed, _jsonable({**(row or {}), **extra})
+            return Done(batch.changed, _jsonable({**(row or {}), **extra}))
 
         return self._audited(
             conn,
@@ -654,4 +677,4 @@ class ServerAction(Action[P]):
 
 
 #: Any operator action.
-OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any] | ServerAction[Any]
+OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any, Any] | ServerAction[Any]

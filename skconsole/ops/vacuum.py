@@ -47,7 +47,7 @@ class VacuumParams(Params):
         mapping = active_mapping()
         return next(t for t in HOT_TABLES if mapping.table(t) == self.table)
 
-    def sql(self) -> dict[str, Any]:
+    def sql(self) -> dict[str, object]:
         return {"table": active_mapping().regname(self.default_name)}
 
     def details(self) -> dict[str, Any]:

@@ -17,11 +17,12 @@ import time
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
+from psycopg.rows import kwargs_row
 
 from skconsole.core.durations import format_limit
+from skconsole.core.retention import Policy
+from skconsole.db.audit import SYSTEM, AuditRow
 from skconsole.db.sqlfiles import query
-from skconsole.ops.retention_policy import Policy
 from skconsole.worker.links import Link
 from skconsole.worker.metrics import MetricsBuffer
 
@@ -47,30 +48,13 @@ class Retention:
     async def run_once(self) -> int:
         """One round over every policy; returns how many results it purged."""
         self.due_at = time.monotonic() + ROUND_EVERY_S
-        rows = await self.link.run(_read_policies, retry=False)
-        policies = [Policy(r[0] or None, float(r[1]), bool(r[2])) for r in rows]
+        policies = await self.link.run(_read_policies, retry=False)
         deadline = time.monotonic() + ROUND_BUDGET_S
         purged = 0
         for policy in policies:
             audit_id: int | None = None
             while time.monotonic() < deadline:
-                params = {
-                    **policy.scope(policies),
-                    "batch": BATCH_ROWS,
-                    "audit_id": audit_id,
-                    "host": self.host,
-                    "selection": Jsonb(
-                        {"task_type": policy.task_type, "default": policy.task_type is None}
-                    ),
-                    "details": Jsonb(
-                        {
-                            "by": "retention",
-                            "policy": policy.describe(),
-                            "older_than_s": policy.older_than_s,
-                            "include_faulted": policy.include_faulted,
-                        }
-                    ),
-                }
+                params = purge_params(policy, policies, self.host, audit_id)
                 locked, deleted, audit_id = await self.link.run(
                     functools.partial(_purge_batch, params=params), retry=False
                 )
@@ -93,15 +77,47 @@ class Retention:
         return purged
 
 
-async def _read_policies(conn: psycopg.AsyncConnection[Any]) -> list[tuple[Any, ...]]:
-    cur = await conn.execute(query("retention_policies"))
-    return await cur.fetchall()
+def purge_params(
+    policy: Policy,
+    policies: list[Policy],
+    host: str,
+    audit_id: int | None,
+    batch: int | None = None,
+) -> dict[str, object]:
+    """The parameters of one ``retention_purge`` batch: the policy's scope, and the
+    round's audit row (the system's, as :class:`AuditRow` builds every audit row)."""
+    row = AuditRow(
+        SYSTEM,
+        host,
+        "retention",
+        policy.scope_json(),
+        0,  # the statement counts what it purged
+        {
+            "by": "retention",
+            "policy": policy.describe(),
+            "older_than_s": policy.older_than_s,
+            "include_faulted": policy.include_faulted,
+        },
+    )
+    return {
+        **policy.scope(policies),
+        "batch": BATCH_ROWS if batch is None else batch,
+        "audit_id": audit_id,
+        **row.params(),
+    }
+
+
+async def _read_policies(conn: psycopg.AsyncConnection[Any]) -> list[Policy]:
+    async with conn.cursor(row_factory=kwargs_row(Policy.from_row)) as cur:
+        await cur.execute(query("retention_policies"))
+        return await cur.fetchall()
 
 
 async def _purge_batch(
-    conn: psycopg.AsyncConnection[Any], *, params: dict[str, Any]
+    conn: psycopg.AsyncConnection[Any], *, params: dict[str, object]
 ) -> tuple[bool, int, int | None]:
-    cur = await conn.execute(query("retention_purge"), params)
-    row = await cur.fetchone()
+    async with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+        await cur.execute(query("retention_purge"), params)
+        row = await cur.fetchone()
     assert row is not None
-    return bool(row[0]), int(row[1]), row[2]
+    return bool(row["locked"]), int(row["purged"]), row["audit_id"]

@@ -1,5 +1,5 @@
 -- How many result rows an operator selection matches (see ops_select_results.sql).
-SELECT count(*)
+SELECT count(*) AS n
 FROM sk_task_results_t r
 WHERE r.task_status = ANY(%(statuses)s::integer[])
     AND (%(ids)s::uuid[] IS NULL OR r.task_id = ANY(%(ids)s::uuid[]))

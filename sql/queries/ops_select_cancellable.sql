@@ -6,7 +6,7 @@
 -- is not selected. Note: who runs it, or why it is hung.
 SELECT s.* FROM (
     SELECT q.task_id, q.task_type::text AS task_type, coalesce(r.task_status, 1) AS status,
-        q.task_priority AS priority, coalesce(r.task_error_count, 0) AS errors,
+        q.task_priority AS priority, coalesce(r.task_error_count, 0) AS error_count,
         sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
             coalesce(r.task_posted_at_ts, q.task_posted_at_ts)) AS at,
         r.sk_error_signature AS note

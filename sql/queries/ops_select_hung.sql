@@ -3,12 +3,12 @@
 WITH i AS MATERIALIZED (
     SELECT * FROM sk_inflight_tasks(%(unowned_s)s) WHERE hung_reason IS NOT NULL
 )
-SELECT i.task_id, i.task_type::text, 2, r.task_priority, i.task_error_count, i.attempt_started_at,
-    i.hung_reason
+SELECT i.task_id, i.task_type::text AS task_type, 2 AS status, r.task_priority AS priority,
+    i.task_error_count AS error_count, i.attempt_started_at AS at, i.hung_reason AS note
 FROM i
 JOIN sk_task_results_t r ON r.task_id = i.task_id
 WHERE (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
     AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
     AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
-ORDER BY i.attempt_started_at, i.task_id
+ORDER BY at, i.task_id
 LIMIT %(limit)s

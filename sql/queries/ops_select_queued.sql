@@ -1,10 +1,10 @@
 -- Operator selection over waiting jobs (bump, cancel previews): queue rows,
 -- with their result row's status (1 when a hand-posted row has none).
-SELECT q.task_id, q.task_type::text, coalesce(r.task_status, 1), q.task_priority,
-    coalesce(r.task_error_count, 0),
+SELECT q.task_id, q.task_type::text AS task_type, coalesce(r.task_status, 1) AS status,
+    q.task_priority AS priority, coalesce(r.task_error_count, 0) AS error_count,
     sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
         coalesce(r.task_posted_at_ts, q.task_posted_at_ts)) AS at,
-    r.sk_error_signature
+    r.sk_error_signature AS note
 FROM sk_tasks_queue_t q
 LEFT JOIN sk_task_results_t r ON r.task_id = q.task_id
 WHERE coalesce(r.task_status, 1) = ANY(%(statuses)s::integer[])

@@ -1,10 +1,11 @@
 -- Operator selection over result rows (requeue, purge previews): the jobs in
 -- the given statuses matching every given filter; a NULL filter matches all.
 -- Age: the job's last activity (finalized, else last attempt, else posted).
-SELECT r.task_id, r.task_type::text, r.task_status, r.task_priority, r.task_error_count,
+SELECT r.task_id, r.task_type::text AS task_type, r.task_status AS status,
+    r.task_priority AS priority, r.task_error_count AS error_count,
     sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
         r.task_posted_at_ts) AS at,
-    r.sk_error_signature
+    r.sk_error_signature AS note
 FROM sk_task_results_t r
 WHERE r.task_status = ANY(%(statuses)s::integer[])
     AND (%(ids)s::uuid[] IS NULL OR r.task_id = ANY(%(ids)s::uuid[]))

@@ -1,6 +1,6 @@
 -- A task type's SLO (none when it has no row) and what it holds now: for the
 -- preview of `skconsole slo set` / `slo clear`.
-SELECT t.tt_slo_max_wait_seconds,
+SELECT t.tt_slo_max_wait_seconds AS slo_max_wait_seconds,
     (SELECT count(*) FROM sk_tasks_queue_t q
      WHERE q.task_type = %(task_type)s AND q.task_locked_until_ts < now()) AS ready,
     (SELECT extract(epoch FROM now() - min(q.task_locked_until_ts))::double precision

@@ -3,8 +3,9 @@
 -- find it taken and skip the batch), delete up to %(batch)s final results of
 -- the policy's scope finalized before its cutoff (never a result with a queue
 -- row, never one someone holds locked), and count them in the round's audit
--- row: inserted by the round's first batch that deleted anything, added to by
--- the later ones. So the audit count is always what was committed.
+-- row (its columns as skconsole.db.audit.AuditRow builds them): inserted by the
+-- round's first batch that deleted anything, added to by the later ones. So the
+-- audit count is always what was committed.
 WITH got AS (
     SELECT pg_try_advisory_xact_lock(sk_maintenance_lock_class(), 1) AS locked
 ),
@@ -30,7 +31,7 @@ n AS (SELECT count(*)::integer AS n FROM gone),
 first_row AS (
     INSERT INTO sk_audit_t (audit_user, audit_host, audit_action, audit_selection, audit_count,
         audit_details)
-    SELECT 'system', %(host)s, 'retention', %(selection)s, n.n, %(details)s
+    SELECT %(user)s, %(host)s, %(action)s, %(selection)s, n.n, %(details)s
     FROM n WHERE n.n > 0 AND %(audit_id)s::bigint IS NULL
     RETURNING audit_id
 ),
@@ -39,6 +40,6 @@ later_row AS (
     FROM n WHERE a.audit_id = %(audit_id)s::bigint AND n.n > 0
     RETURNING a.audit_id
 )
-SELECT (SELECT locked FROM got), (SELECT n FROM n),
+SELECT (SELECT locked FROM got) AS locked, (SELECT n FROM n) AS purged,
     coalesce((SELECT audit_id FROM first_row), (SELECT audit_id FROM later_row),
-        %(audit_id)s::bigint)
+        %(audit_id)s::bigint) AS audit_id

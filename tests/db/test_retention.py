@@ -10,10 +10,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole import ops
 from skconsole.core.actor import Actor
+from skconsole.core.retention import Policy
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
-from skconsole.ops import retention_policy as retention
+from skconsole.ops import retention
 from skconsole.producer import Producer
 from skconsole.worker import retention as worker_retention
 from skconsole.worker.registry import TaskOptions, TaskRegistry
@@ -61,9 +63,21 @@ def seeded(conn: Conn) -> dict[str, set[uuid.UUID]]:
     kept |= {add_result(conn, "long", 2, 40)}  # running
     kept |= {add_result(conn, "long", 1, 40, queued=True)}  # waiting
     kept |= {add_result(conn, "long", 4, 40, queued=True)}  # waiting to retry
-    retention.set_policy(conn, retention.Policy(None, 30 * DAY), ACTOR)
-    retention.set_policy(conn, retention.Policy("short", DAY, include_faulted=True), ACTOR)
+    set_policy(conn, None, 30 * DAY)
+    set_policy(conn, "short", DAY, include_faulted=True)
     return {"gone": gone, "kept": kept}
+
+
+def set_policy(
+    conn: Conn, task_type: str | None, older_than_s: float, include_faulted: bool = False
+) -> ops.ActionResult:
+    """Set a policy through the operator action, as the CLI does."""
+    return ops.RETENTION.execute(
+        conn,
+        ops.Selection(task_type=task_type),
+        ops.RetentionParams(older_than_s=older_than_s, include_faulted=include_faulted),
+        actor=ACTOR,
+    )
 
 
 def idle_registry() -> TaskRegistry:
@@ -93,7 +107,7 @@ def test_a_retention_round_is_one_audit_row_of_the_system_counting_what_it_purge
         wait_until(lambda: not (remaining(conn) & seeded["gone"]), timeout=20)
     rows = conn.execute(
         "SELECT audit_user, audit_selection, audit_count, audit_details FROM sk_audit_t"
-        " WHERE audit_action = 'retention' ORDER BY audit_id"
+        " WHERE audit_action = 'retention' AND audit_user = 'system' ORDER BY audit_id"
     ).fetchall()
     assert [(r[0], r[1]["task_type"], r[2]) for r in rows] == [
         ("system", None, 3),
@@ -142,16 +156,34 @@ def test_a_worker_purges_nothing_while_another_holds_the_maintenance_lock(
 
 
 def test_setting_a_policy_replaces_the_types_one_and_audits_both(conn: Conn) -> None:
-    retention.set_policy(conn, retention.Policy("t", DAY), ACTOR)
-    old = retention.set_policy(conn, retention.Policy("t", 2 * DAY, True), ACTOR)
-    assert old == retention.Policy("t", DAY, False)
+    set_policy(conn, "t", DAY)
+    result = set_policy(conn, "t", 2 * DAY, include_faulted=True)
+    assert retention.replaced("t", result.details) == Policy("t", DAY, False)
     (policy,) = retention.policies(conn)
     assert (policy.task_type, policy.older_than_s, policy.include_faulted) == ("t", 2 * DAY, True)
-    details = conn.execute(
-        "SELECT audit_details FROM sk_audit_t ORDER BY audit_id DESC LIMIT 1"
+    assert policy.set_by == f"{ACTOR.user}@{ACTOR.host}"
+    row = conn.execute(
+        "SELECT audit_action, audit_user, audit_details FROM sk_audit_t"
+        " ORDER BY audit_id DESC LIMIT 1"
     ).fetchone()
-    assert details is not None
-    assert details[0]["old"]["older_than_s"] == DAY and details[0]["new"]["older_than_s"] == 2 * DAY
+    assert row is not None
+    action, user, details = row
+    assert (action, user, result.audit_id is not None) == ("retention", ACTOR.user, True)
+    assert details["old"]["older_than_s"] == DAY and details["new"]["older_than_s"] == 2 * DAY
+
+
+def test_clearing_the_default_removes_only_it_and_is_audited(conn: Conn) -> None:
+    set_policy(conn, None, DAY)
+    set_policy(conn, "t", 2 * DAY)
+    result = ops.RETENTION.execute(
+        conn, ops.Selection(), ops.RetentionParams(clear=True), actor=ACTOR
+    )
+    assert (result.changed, retention.replaced(None, result.details)) == (1, Policy(None, DAY))
+    assert [p.task_type for p in retention.policies(conn)] == ["t"]
+    again = ops.RETENTION.execute(
+        conn, ops.Selection(), ops.RetentionParams(clear=True), actor=ACTOR
+    )
+    assert (again.changed, retention.replaced(None, again.details)) == (0, None)
 
 
 def test_the_cli_sets_shows_and_clears_policies(run_cli: Any) -> None:
@@ -215,14 +247,5 @@ def _round_done(worker: EngineThread) -> bool:
     return job is not None and job.due_at - time.monotonic() > 30
 
 
-def _purge_params(policy: retention.Policy, conn: Conn) -> dict[str, Any]:
-    from psycopg.types.json import Jsonb
-
-    return {
-        **policy.scope(retention.policies(conn)),
-        "batch": 100,
-        "audit_id": None,
-        "host": "test",
-        "selection": Jsonb({}),
-        "details": Jsonb({}),
-    }
+def _purge_params(policy: Policy, conn: Conn) -> dict[str, object]:
+    return worker_retention.purge_params(policy, retention.policies(conn), "test", None, 100)
