@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -375,6 +374,3 @@ def libpq_env_given() -> bool:
         os.environ.get(k) for k in ("PGHOST", "PGHOSTADDR", "PGDATABASE", "PGSERVICE", "PGPORT")
     )
 
-
-def host_name() -> str:
-    return socket.gethostname()

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.errors import ReadOnlyError, SchemaError
+from skconsole.core.version import __version__
 from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
 
 SCHEMA_VERSION = 7
@@ -173,8 +174,6 @@ def _refuse_a_second_queue(conn: psycopg.Connection[Any]) -> None:
 
 def setup_schema(conn: psycopg.Connection[Any]) -> bool:
     """Create whatever is missing; returns True when anything had to be created."""
-    from skconsole import __version__
-
     version, checksum = _recorded(conn)
     _refuse_newer(version)
     wanted = scripts_checksum()
