@@ -24,6 +24,7 @@ from typing import Any, LiteralString
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import StoredError
 from skconsole.db.rows import arows
 from skconsole.db.sqlfiles import query
@@ -100,6 +101,31 @@ def children_params(group: list[Outcome]) -> dict[str, list[Any]]:
         "child_run_ats": [job.run_at for _, job, _ in rows],
         "child_pipelines": [pipeline for _, _, pipeline in rows],
     }
+
+
+def count_settled(metrics: MetricsBuffer, outcomes: list[Outcome], written: bool) -> int:
+    """Count outcomes the writer is done with (``written``: written, else fenced or
+    abandoned) in the worker's metrics; returns how many attempts ended (success or failure)."""
+    done = [o for o in outcomes if o.ending in (Ending.SUCCESS, Ending.FAILURE)]
+    if written:
+        ok = sum(1 for o in done if o.ending is Ending.SUCCESS)
+        if ok:
+            metrics.add("worker@successful-processed-payload-count", ok)
+        if len(done) - ok:
+            metrics.add("worker@failed-processed-payload-count", len(done) - ok)
+        back = len(outcomes) - len(done)
+        if back:
+            metrics.add("worker@handed-back-count", back)
+        cancelled = sum(1 for o in done if o.status is JobStatus.CANCELLED)
+        if cancelled:
+            metrics.add("worker@cancelled-count", cancelled)
+    for o in done:
+        metrics.execution_time(o.job.task_type, o.ms)
+    if done:
+        metrics.add("worker@processed-payload-count", len(done))
+        metrics.add("worker@total-processing-time", sum(o.ms for o in done))
+        metrics.add("result-queue@result-writes-count", len(done))
+    return len(done)
 
 
 class ResultWriter:
