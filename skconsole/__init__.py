@@ -5,6 +5,7 @@ and register handlers on a :class:`TaskRegistry` that ``skconsole worker`` runs.
 """
 
 from skconsole.core.errors import FatalTaskError, SkconsoleError, Snooze
+from skconsole.core.version import __version__ as __version__
 from skconsole.producer import AsyncProducer, Job, Producer, dotnet_payload
 from skconsole.worker.registry import (
     JobCancelled,
@@ -28,4 +29,3 @@ __all__ = [
     "TaskRegistry",
     "dotnet_payload",
 ]
-__version__ = "0.1.0"

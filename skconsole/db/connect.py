@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ import psycopg
 from psycopg import conninfo
 
 from skconsole.core.errors import ConnectError, PoolerError
+from skconsole.db.rows import one
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.timestamps import tolerate_odd_timestamps
 
@@ -47,10 +47,10 @@ _APPLY_SETTINGS = (
     "SELECT set_config(name, value, false) FROM unnest(%s::text[], %s::text[]) AS s(name, value)"
 )
 _PROBE_START = (
-    "SELECT pg_backend_pid(), set_config('skconsole.probe', %s, false), "
-    "(SELECT source FROM pg_settings WHERE name = 'statement_timeout')"
+    "SELECT pg_backend_pid() AS pid, set_config('skconsole.probe', %s, false) AS probe, "
+    "(SELECT source FROM pg_settings WHERE name = 'statement_timeout') AS source"
 )
-_PROBE_READ = "SELECT pg_backend_pid(), current_setting('skconsole.probe', true)"
+_PROBE_READ = "SELECT pg_backend_pid() AS pid, current_setting('skconsole.probe', true) AS probe"
 
 
 def masked_dsn(dsn: str) -> str:
@@ -172,17 +172,23 @@ def _path(dsn: str) -> _ServerPath:
     return _PATHS.setdefault(dsn, _ServerPath())
 
 
-def _pooling_evidence(
-    token: str, first: tuple[Any, ...], other: tuple[Any, ...], again: tuple[Any, ...]
-) -> str | None:
+@dataclass(frozen=True)
+class _Probe:
+    """One answer of the session probe: the server process, the probe's setting as
+    that session sees it, and (first answer only) where statement_timeout came from."""
+
+    pid: int
+    probe: str | None
+    source: str | None = None
+
+
+def _pooling_evidence(token: str, first: _Probe, other: _Probe, again: _Probe) -> str | None:
     """Why the probe's answers mean a transaction pooler, or None when they are real sessions."""
-    if other[0] == first[0] or other[1] == token:
-        return f"two sessions share server process {other[0]}"
-    if again[0] != first[0]:
-        return (
-            f"a session moved from server process {first[0]} to {again[0]} between two transactions"
-        )
-    if again[1] != token:
+    if other.pid == first.pid or other.probe == token:
+        return f"two sessions share server process {other.pid}"
+    if again.pid != first.pid:
+        return f"a session moved from server process {first.pid} to {again.pid} between two transactions"
+    if again.probe != token:
         return "a session setting was lost between two transactions"
     return None
 
@@ -302,11 +308,11 @@ class Database:
         autocommit = conn.autocommit
         try:
             conn.autocommit = True  # each probe statement its own transaction
-            first = conn.execute(_PROBE_START, (token,)).fetchone()
+            first = one(conn, _PROBE_START, _Probe, (token,))
             other_conn, _ = self._open(self._kwargs("skconsole-probe", {}))
             with other_conn:
-                other = other_conn.execute(_PROBE_READ).fetchone()
-            again = conn.execute(_PROBE_READ).fetchone()
+                other = one(other_conn, _PROBE_READ, _Probe)
+            again = one(conn, _PROBE_READ, _Probe)
             conn.autocommit = autocommit
         except psycopg.OperationalError as exc:
             raise self._error(exc) from None
@@ -318,7 +324,7 @@ class Database:
                 f"({evidence}): skconsole needs a direct connection or PgBouncer in session mode"
             )
         path.checked = True
-        if path.startup_options and first[2] != "client":
+        if path.startup_options and first.source != "client":
             # a pooler that ignores the options startup parameter (ignore_startup_parameters)
             path.startup_options = False
             return True
@@ -374,7 +380,3 @@ def libpq_env_given() -> bool:
     return any(
         os.environ.get(k) for k in ("PGHOST", "PGHOSTADDR", "PGDATABASE", "PGSERVICE", "PGPORT")
     )
-
-
-def host_name() -> str:
-    return socket.gethostname()

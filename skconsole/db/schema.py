@@ -9,11 +9,14 @@ schema instead of misreading it.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
 from skconsole.core.errors import ReadOnlyError, SchemaError
+from skconsole.core.version import __version__
+from skconsole.db.rows import one, value, values
 from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
 
 SCHEMA_VERSION = 7
@@ -64,11 +67,12 @@ def _regname(default_name: str) -> str:
 
 def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
     names = [*STAKHANOVISE_OBJECTS, *SKCONSOLE_OBJECTS]
-    rows = conn.execute(
+    absent = values(
+        conn,
         "SELECT n FROM unnest(%s::text[], %s::text[]) AS t(n, reg) WHERE to_regclass(reg) IS NULL",
         (names, [_regname(n) for n in names]),
-    ).fetchall()
-    missing = [active_mapping().table(r[0]) for r in rows]
+    )
+    missing = [active_mapping().table(n) for n in absent]
     functions = (
         "sk_try_dequeue_task",
         "sk_worker_liveness",
@@ -77,27 +81,27 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_last_activity_at",
         "sk_signature_matches",
     )
-    row = conn.execute(
-        "SELECT array_agg(to_regproc(f) IS NOT NULL ORDER BY i)"
+    present: list[bool] = value(
+        conn,
+        "SELECT array_agg(to_regproc(f) IS NOT NULL ORDER BY i) AS present"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS t(f, i)",
         ([_regname(f) for f in functions],),
-    ).fetchone()
-    assert row is not None
-    for present, name in zip(row[0], functions, strict=True):
-        if not present:
+    )
+    for found_it, name in zip(present, functions, strict=True):
+        if not found_it:
             missing.append(f"{active_mapping().table(name)}()")
     for table, columns in (
         ("sk_task_results_t", RESULT_COLUMNS),
         ("sk_task_types_t", TYPE_COLUMNS),
     ):
-        found = {
-            r[0]
-            for r in conn.execute(
+        found = set(
+            values(
+                conn,
                 "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass(%s)"
                 " AND attname = ANY(%s::text[]) AND NOT attisdropped",
                 (_regname(table), list(columns)),
-            ).fetchall()
-        }
+            )
+        )
         missing += [f"{table}.{c}" for c in columns if c not in found]
     return missing
 
@@ -111,19 +115,29 @@ def scripts_checksum() -> str:
     return digest.hexdigest()
 
 
-def _recorded(conn: psycopg.Connection[Any]) -> tuple[int | None, str | None]:
-    row = conn.execute("SELECT to_regclass('sk_schema_version_t') IS NOT NULL").fetchone()
-    if not (row and row[0]):
-        return None, None
-    got = conn.execute(
-        "SELECT version, to_jsonb(v) ->> 'scripts_sha256' FROM sk_schema_version_t v "
-        "ORDER BY version DESC LIMIT 1"
-    ).fetchone()
-    return (int(got[0]), got[1]) if got else (None, None)
+@dataclass(frozen=True)
+class Recorded:
+    """The newest version setup recorded, and the checksum of the scripts it ran
+    (None: none recorded, or recorded by a version that kept no checksum)."""
+
+    version: int | None = None
+    scripts_sha256: str | None = None
+
+
+def _recorded(conn: psycopg.Connection[Any]) -> Recorded:
+    if not value(conn, "SELECT to_regclass('sk_schema_version_t') IS NOT NULL"):
+        return Recorded()
+    got = one(
+        conn,
+        "SELECT version, to_jsonb(v) ->> 'scripts_sha256' AS scripts_sha256"
+        " FROM sk_schema_version_t v ORDER BY version DESC LIMIT 1",
+        Recorded,
+    )
+    return got or Recorded()
 
 
 def recorded_version(conn: psycopg.Connection[Any]) -> int | None:
-    return _recorded(conn)[0]
+    return _recorded(conn).version
 
 
 def _refuse_newer(version: int | None) -> None:
@@ -163,12 +177,9 @@ def _refuse_a_second_queue(conn: psycopg.Connection[Any]) -> None:
     layout is already beside it (in this session's schemas): a second, empty queue would
     show 0 where the application's has its jobs."""
     mapping = active_mapping()
-    row = conn.execute(
-        "SELECT to_regclass(%s) IS NOT NULL", (mapping.regname("sk_tasks_queue_t"),)
-    ).fetchone()
-    if row and row[0]:
+    if value(conn, "SELECT to_regclass(%s) IS NOT NULL", (mapping.regname("sk_tasks_queue_t"),)):
         return
-    existing = [str(r[0]) for r in conn.execute(query("stakhanovise_queues")).fetchall()]
+    existing = [str(name) for name in values(conn, query("stakhanovise_queues"))]
     if existing:
         raise SchemaError(
             f"this database already holds a Stakhanovise.NET queue ({', '.join(existing)}) but"
@@ -180,12 +191,14 @@ def _refuse_a_second_queue(conn: psycopg.Connection[Any]) -> None:
 
 def setup_schema(conn: psycopg.Connection[Any]) -> bool:
     """Create whatever is missing; returns True when anything had to be created."""
-    from skconsole import __version__
-
-    version, checksum = _recorded(conn)
-    _refuse_newer(version)
+    recorded = _recorded(conn)
+    _refuse_newer(recorded.version)
     wanted = scripts_checksum()
-    if version == SCHEMA_VERSION and checksum == wanted and not missing_objects(conn):
+    if (
+        recorded.version == SCHEMA_VERSION
+        and recorded.scripts_sha256 == wanted
+        and not missing_objects(conn)
+    ):
         return False
     try:
         with conn.transaction():

@@ -20,6 +20,7 @@ goes: it takes no connection.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
-from psycopg.rows import tuple_row
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.datetime import TimestamptzLoader
 
 from skconsole.core.errors import ConfigError, ConnectError, PostInterrupted
@@ -40,6 +41,7 @@ from skconsole.producer.plan import (
     RESULT_TYPES,
     STREAM_CHUNK,
     Plan,
+    PostAnswer,
     chunks,
     counts,
     plan,
@@ -220,7 +222,7 @@ class Producer:
         """The post's statements over ``conn``, in whatever transaction it is in."""
         done = PostCounts()
         prepare = _prepare(own)
-        with _cursor(psycopg.Cursor(conn, row_factory=tuple_row), own) as cur:
+        with _cursor(psycopg.Cursor(conn, row_factory=class_row(PostAnswer)), own) as cur:
             if writes.lone is not None:
                 done.add(
                     counts(
@@ -229,7 +231,8 @@ class Producer:
                     )
                 )
             if writes.copied:
-                now = _one(cur.execute(query("db_now")).fetchone())
+                with _cursor(psycopg.Cursor(conn, row_factory=scalar_row), own) as clock:
+                    now = _server_now(clock.execute(query("db_now")).fetchone())
                 with cur.copy(query("copy_results")) as copy:
                     copy.set_types(RESULT_TYPES)
                     for values in result_rows(writes.copied, self.source, now):
@@ -320,12 +323,15 @@ class AsyncProducer:
     async def _write(self, conn: AConn, writes: Plan, *, own: bool = True) -> PostCounts:
         done = PostCounts()
         prepare = _prepare(own)
-        async with _cursor(psycopg.AsyncCursor(conn, row_factory=tuple_row), own) as cur:
+        async with _cursor(
+            psycopg.AsyncCursor(conn, row_factory=class_row(PostAnswer)), own
+        ) as cur:
             if writes.lone is not None:
                 await cur.execute(query("post_new_job"), writes.lone, prepare=prepare)
                 done.add(counts(await cur.fetchone(), 1))
             if writes.copied:
-                now = _one(await (await cur.execute(query("db_now"))).fetchone())
+                async with _cursor(psycopg.AsyncCursor(conn, row_factory=scalar_row), own) as clock:
+                    now = _server_now(await (await clock.execute(query("db_now"))).fetchone())
                 async with cur.copy(query("copy_results")) as copy:
                     copy.set_types(RESULT_TYPES)
                     for values in result_rows(writes.copied, self.source, now):
@@ -364,7 +370,7 @@ def _counting(done: PostCounts) -> Iterator[None]:
         raise
 
 
-Cur = TypeVar("Cur", psycopg.Cursor[tuple[Any, ...]], psycopg.AsyncCursor[tuple[Any, ...]])
+Cur = TypeVar("Cur", bound=psycopg.Cursor[Any] | psycopg.AsyncCursor[Any])
 
 
 def _prepare(own: bool) -> bool | None:
@@ -376,9 +382,9 @@ def _prepare(own: bool) -> bool | None:
 def _cursor(cur: Cur, own: bool) -> Cur:
     """A cursor that reads what a post needs the same way on any connection.
 
-    Plain cursor class, tuple rows: a caller's connection may have its own
-    ``cursor_factory`` (a RawCursor cannot run these statements) and
-    ``row_factory`` (dict_row). psycopg's own timestamptz loader: a COPY post
+    Plain cursor class, rows read as the post reads them: a caller's connection
+    may have its own ``cursor_factory`` (a RawCursor cannot run these statements)
+    and ``row_factory`` (dict_row). psycopg's own timestamptz loader: a COPY post
     writes the server's ``now()`` back as timestamptz, and a caller's loader
     may return it naive (Django's with USE_TZ=False), which cannot be written.
     """
@@ -387,10 +393,11 @@ def _cursor(cur: Cur, own: bool) -> Cur:
     return cur
 
 
-def _one(row: tuple[Any, ...] | None) -> Any:
-    if row is None:
+def _server_now(now: dt.datetime | None) -> dt.datetime:
+    """db_now.sql's answer (a scalar_row cursor's)."""
+    if now is None:
         raise RuntimeError("the server returned no row")
-    return row[0]
+    return now
 
 
 async def _achunks(jobs: Iterable[Job] | AsyncIterable[Job], size: int) -> AsyncIterator[list[Job]]:

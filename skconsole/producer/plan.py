@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from skconsole.core.errors import InvalidJobError
 from skconsole.producer.job import Job, PostCounts
@@ -48,13 +49,48 @@ RESULT_TYPES = (
 QUEUE_TYPES = ("uuid", "varchar", "varchar", "text", "int4", "timestamptz", "timestamptz")
 
 
+class LoneParams(TypedDict):
+    """post_new_job.sql's parameters: one job without a key."""
+
+    id: uuid.UUID
+    type: str
+    source: str
+    payload: str | None
+    priority: int
+    delay_ms: float
+    run_at: dt.datetime | None
+
+
+class BatchParams(TypedDict):
+    """post_jobs.sql's parameters: up to BATCH_ROWS jobs, one array per column."""
+
+    ids: list[uuid.UUID]
+    types: list[str]
+    sources: list[str]
+    payloads: list[str | None]
+    priorities: list[int]
+    delays_ms: list[float]
+    run_ats: list[dt.datetime | None]
+    keyed: list[bool]
+
+
+@dataclass(frozen=True)
+class PostAnswer:
+    """What post_new_job.sql and post_jobs.sql return: jobs queued, the NOTIFY's
+    result (nothing to read), and keyed jobs marked for a re-run."""
+
+    posted: int
+    notified: object
+    rerun_requested: int
+
+
 @dataclass
 class Plan:
     """The writes of one post: a lone job, COPY rows, statements, or a mix."""
 
-    lone: dict[str, Any] | None
+    lone: LoneParams | None
     copied: Sequence[Job]
-    statements: list[dict[str, Any]]
+    statements: list[BatchParams]
 
     @property
     def one_round_trip(self) -> bool:
@@ -74,7 +110,7 @@ def plan(jobs: Sequence[Job], default_source: str) -> Plan:
     return Plan(None, keyless, statements([j for j in jobs if j.key is not None], default_source))
 
 
-def _lone(job: Job, default_source: str) -> dict[str, Any]:
+def _lone(job: Job, default_source: str) -> LoneParams:
     """The parameters of post_new_job.sql."""
     return {
         "id": job.task_id,
@@ -87,12 +123,12 @@ def _lone(job: Job, default_source: str) -> dict[str, Any]:
     }
 
 
-def statements(jobs: Sequence[Job], default_source: str) -> list[dict[str, Any]]:
+def statements(jobs: Sequence[Job], default_source: str) -> list[BatchParams]:
     """The parameters of post_jobs.sql, BATCH_ROWS jobs a statement."""
     ids = [j.task_id for j in jobs if j.key is not None]
     if len(set(ids)) != len(ids):
         raise InvalidJobError("the same job key appears twice in one post")
-    batches = []
+    batches: list[BatchParams] = []
     for start in range(0, len(jobs), BATCH_ROWS):
         chunk = jobs[start : start + BATCH_ROWS]
         batches.append(
@@ -146,11 +182,11 @@ def queue_rows(
         )
 
 
-def counts(row: tuple[Any, ...] | None, jobs: int) -> PostCounts:
+def counts(answer: PostAnswer | None, jobs: int) -> PostCounts:
     """The counts a post_new_job.sql or post_jobs.sql statement returned."""
-    if row is None:
+    if answer is None:
         return PostCounts(jobs)
-    return PostCounts(jobs, int(row[0]), int(row[2]))
+    return PostCounts(jobs, int(answer.posted), int(answer.rerun_requested))
 
 
 def chunks(jobs: Iterable[Job], size: int) -> Iterator[list[Job]]:

@@ -312,7 +312,7 @@ def cancelled(
 
 def gave_up(run: JobRun, started: float) -> Outcome:
     """The engine stopped waiting for a sync handler's thread at shutdown (see
-    Engine._drain): back to the queue, not claimable before the thread is gone."""
+    worker.shutdown.drain): back to the queue, not claimable before the thread is gone."""
     return Outcome(
         run.job,
         Ending.HAND_BACK,

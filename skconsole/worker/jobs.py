@@ -16,7 +16,7 @@ from datetime import datetime
 from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import StoredError
 from skconsole.producer.job import Job
-from skconsole.worker.registry import JobContext, Task
+from skconsole.worker.registry import JobContext, StopReason, Task
 
 # Stakhanovise.NET status codes the engine writes.
 
@@ -34,6 +34,15 @@ class Claimed:
     attempt: int
     claim_id: int
     error_count: int
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt the database says this worker runs (owned_jobs.sql), or was asked
+    to cancel (cancel_requests.sql): the job and the claim that started the attempt."""
+
+    task_id: uuid.UUID
+    claim_id: int
 
 
 class Ending(enum.Enum):
@@ -60,7 +69,7 @@ class Outcome:
     #: HAND_BACK: the handler asked to run later (Snooze), counted as a snooze
     snoozed: bool = False
     #: HAND_BACK: a sync handler's thread given up on at shutdown, which may still
-    #: run: written only after the other outcomes (Engine._final_writes_inner)
+    #: run: written only after the other outcomes (:mod:`~skconsole.worker.shutdown`)
     thread_running: bool = False
     #: SUCCESS: jobs the handler posted (ctx.post), written with the success
     posts: list[Job] = field(default_factory=list)
@@ -90,3 +99,9 @@ class JobRun:
     @property
     def is_async(self) -> bool:
         return self.spec is not None and self.spec.is_async
+
+    def stop(self, reason: StopReason) -> None:
+        """Ask the handler to stop (it reads ``ctx.stop``); an async one is cancelled too."""
+        self.ctx.stop.request(reason)
+        if self.is_async and self.task is not None:
+            self.task.cancel()

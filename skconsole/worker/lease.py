@@ -28,10 +28,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import psycopg
 
+from skconsole.db.rows import avalue, avalues
 from skconsole.db.schema import LOCK_CLASS
 from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
@@ -82,7 +83,7 @@ class LeaseKeeper:
     lease: Lease
     _: KW_ONLY
     worker_id: uuid.UUID
-    registration: dict[str, Any]
+    registration: Registration
     interval: float
     on_expired: Callable[[], None]
     on_renewed: Callable[[], None]
@@ -100,27 +101,24 @@ class LeaseKeeper:
         await self.link.run(self._take_lock)
 
     async def _register(self, conn: psycopg.AsyncConnection[Any]) -> int:
-        cur = await conn.execute(query("register_worker"), self.registration)
-        row = await cur.fetchone()
-        assert row is not None
-        return int(row[0])
+        lock_key = await avalue(conn, query("register_worker"), self.registration)
+        assert lock_key is not None
+        return int(lock_key)
 
     async def _take_lock(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """Take the liveness lock on this connection if it does not hold it yet. It may
         fail while an earlier session of ours still holds it: tried again each round."""
         if self._lock_held_by is conn:
             return
-        cur = await conn.execute(
-            query("take_worker_lock"), {"lock_class": LOCK_CLASS, "lock_key": self.lock_key}
+        taken = await avalue(
+            conn, query("take_worker_lock"), {"lock_class": LOCK_CLASS, "lock_key": self.lock_key}
         )
-        row = await cur.fetchone()
-        if row and row[0]:
+        if taken:
             self._lock_held_by = conn
 
     async def _renew(self, conn: psycopg.AsyncConnection[Any]) -> bool:
-        cur = await conn.execute(query("heartbeat"), {"worker_id": self.worker_id})
-        row = await cur.fetchone()
-        if row is None:  # the registration was deleted by hand: register again
+        renewed = await avalues(conn, query("heartbeat"), {"worker_id": self.worker_id})
+        if not renewed:  # the registration was deleted by hand: register again
             log.warning("worker %s was no longer registered; registering again", self.worker_id)
             self.lock_key = await self._register(conn)
         await self._take_lock(conn)
@@ -158,6 +156,20 @@ class LeaseKeeper:
             await asyncio.sleep(tick)
 
 
+class Registration(TypedDict):
+    """register_worker.sql's parameters: who the worker is, what it runs, its lease."""
+
+    schedules: list[str]
+    worker_id: uuid.UUID
+    process_id: str
+    host: str
+    pid: int
+    concurrency: int
+    types: list[str]
+    lease_s: float
+    margin_s: float
+
+
 def registration(
     worker_id: uuid.UUID,
     process_id: str,
@@ -165,7 +177,7 @@ def registration(
     types: list[str],
     lease: Lease,
     schedules: list[str],
-) -> dict[str, Any]:
+) -> Registration:
     return {
         "schedules": schedules,
         "worker_id": worker_id,

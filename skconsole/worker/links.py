@@ -19,6 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -26,6 +27,7 @@ import psycopg
 
 from skconsole.core.errors import ConnectError
 from skconsole.db.connect import Database
+from skconsole.db.rows import aone
 from skconsole.db.sqlfiles import query
 
 log = logging.getLogger("skconsole.worker")
@@ -54,12 +56,21 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.Error) and exc.sqlstate in TRANSIENT_SQLSTATES
 
 
+@dataclass(frozen=True)
+class Backend:
+    """A server session, as end_backend.sql matches it: its process id and when it
+    started (so a recycled pid is never taken for it)."""
+
+    pid: int
+    backend_start: datetime
+
+
 class LinkLost(Exception):
     """The connection died, or gave no answer in time, while a statement ran:
     whether the server executed it is unknown. ``identity`` is the server
-    session it ran in (pid, start time), if known."""
+    session it ran in, if known."""
 
-    def __init__(self, name: str, identity: tuple[int, datetime] | None, cause: str) -> None:
+    def __init__(self, name: str, identity: Backend | None, cause: str) -> None:
         super().__init__(f"connection {name} lost: {cause}")
         self.identity = identity
 
@@ -119,8 +130,8 @@ class Link:
         self.timeout = timeout
         self.on_connect = on_connect
         self.track_identity = track_identity
-        #: the server session of the current connection: (pid, backend_start)
-        self.identity: tuple[int, datetime] | None = None
+        #: the server session of the current connection
+        self.identity: Backend | None = None
         self.closing = False
         self.throttle = Throttle()
         self._conn: psycopg.AsyncConnection[Any] | None = None
@@ -177,9 +188,9 @@ class Link:
                     self.timeout,
                 )
             if self.track_identity:
-                cur = await asyncio.wait_for(conn.execute(query("backend_identity")), self.timeout)
-                row = await cur.fetchone()
-                self.identity = (int(row[0]), row[1]) if row else None
+                self.identity = await asyncio.wait_for(
+                    aone(conn, query("backend_identity"), Backend), self.timeout
+                )
             if self.on_connect is not None:
                 await asyncio.wait_for(self.on_connect(conn), self.timeout)
         except BaseException:

@@ -19,13 +19,16 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, LiteralString
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import StoredError
+from skconsole.db.rows import arows
 from skconsole.db.sqlfiles import query
-from skconsole.worker.jobs import Ending, Outcome
+from skconsole.worker.jobs import Attempt, Ending, Outcome
 from skconsole.worker.links import Link, Throttle, is_transient
 from skconsole.worker.metrics import MetricsBuffer
 
@@ -51,6 +54,16 @@ FINISH_SETTINGS = {
 WRITE_BATCH = 500
 #: the ways an attempt ends, in the order their statements are written
 ENDINGS = (Ending.SUCCESS, Ending.FAILURE, Ending.HAND_BACK)
+
+
+@dataclass(slots=True)
+class Written:
+    """A row one of the statements below changed (the others were not ours to write),
+    its new status, and whether the statement woke the workers (a job it queued)."""
+
+    task_id: uuid.UUID
+    task_status: int
+    notified: object
 
 
 def statement(ending: Ending) -> LiteralString:
@@ -88,6 +101,31 @@ def children_params(group: list[Outcome]) -> dict[str, list[Any]]:
         "child_run_ats": [job.run_at for _, job, _ in rows],
         "child_pipelines": [pipeline for _, _, pipeline in rows],
     }
+
+
+def count_settled(metrics: MetricsBuffer, outcomes: list[Outcome], written: bool) -> int:
+    """Count outcomes the writer is done with (``written``: written, else fenced or
+    abandoned) in the worker's metrics; returns how many attempts ended (success or failure)."""
+    done = [o for o in outcomes if o.ending in (Ending.SUCCESS, Ending.FAILURE)]
+    if written:
+        ok = sum(1 for o in done if o.ending is Ending.SUCCESS)
+        if ok:
+            metrics.add("worker@successful-processed-payload-count", ok)
+        if len(done) - ok:
+            metrics.add("worker@failed-processed-payload-count", len(done) - ok)
+        back = len(outcomes) - len(done)
+        if back:
+            metrics.add("worker@handed-back-count", back)
+        cancelled = sum(1 for o in done if o.status is JobStatus.CANCELLED)
+        if cancelled:
+            metrics.add("worker@cancelled-count", cancelled)
+    for o in done:
+        metrics.execution_time(o.job.task_type, o.ms)
+    if done:
+        metrics.add("worker@processed-payload-count", len(done))
+        metrics.add("worker@total-processing-time", sum(o.ms for o in done))
+        metrics.add("result-queue@result-writes-count", len(done))
+    return len(done)
 
 
 class ResultWriter:
@@ -194,7 +232,7 @@ class ResultWriter:
             else:
                 await self._write_single_refused(ending, group[0], exc)
             return
-        written = {r[0] for r in rows}
+        written = {r.task_id for r in rows}
         done = [o for o in group if o.job.task_id in written]
         rest = [o for o in group if o.job.task_id not in written]
         if done:
@@ -235,8 +273,8 @@ class ResultWriter:
             self._refused("owned check", rest, exc)
             self._defer(rest)
             return
-        locked = [o for o in rest if (o.job.task_id, o.job.claim_id) in owned]
-        fenced = [o for o in rest if (o.job.task_id, o.job.claim_id) not in owned]
+        locked = [o for o in rest if Attempt(o.job.task_id, o.job.claim_id) in owned]
+        fenced = [o for o in rest if Attempt(o.job.task_id, o.job.claim_id) not in owned]
         if locked:
             self.metrics.add("result-queue@deferred-result-count", len(locked))
             self._throttle.warning(
@@ -275,7 +313,7 @@ class ResultWriter:
         ending: Ending,
         group: list[Outcome],
         skip_locked: bool,
-    ) -> list[tuple[Any, ...]]:
+    ) -> list[Written]:
         params: dict[str, Any] = {
             "worker_id": self.worker_id,
             "ids": [o.job.task_id for o in group],
@@ -296,11 +334,10 @@ class ResultWriter:
                 "recoverable": [o.recoverable for o in group],
                 "delays_ms": [o.delay_ms for o in group],
             }
-        cur = await conn.execute(statement(ending), params)
-        return await cur.fetchall()
+        return await arows(conn, statement(ending), Written, params)
 
     async def _still_ours(
         self, conn: psycopg.AsyncConnection[Any], ids: list[uuid.UUID]
-    ) -> set[tuple[uuid.UUID, int]]:
-        cur = await conn.execute(query("owned_jobs"), {"worker_id": self.worker_id, "ids": ids})
-        return {(r[0], r[1]) for r in await cur.fetchall()}
+    ) -> set[Attempt]:
+        params = {"worker_id": self.worker_id, "ids": ids}
+        return set(await arows(conn, query("owned_jobs"), Attempt, params))

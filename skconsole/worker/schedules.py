@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,6 +31,7 @@ from cronsim import CronSimError
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.schedule import Schedule, tick_id
+from skconsole.db.rows import aone, arows, avalue
 from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link
 
@@ -42,9 +44,41 @@ SKIP_AFTER_S = 60.0
 #: taken by another worker, a server clock that moved, a definition changed)
 LOOK_EVERY_S = 1.0
 
-#: a stored definition as schedule_state.sql reads it: cron, every_s, timezone,
-#: payload, missed, defined_at
-StoredDefinition = tuple[Any, ...]
+
+@dataclass(frozen=True)
+class _State:
+    """One of this worker's schedules as schedule_state.sql reads it: the server's
+    clock, the latest tick taken, whether the type is paused, and the stored
+    definition (the one ticks follow) with when it was published."""
+
+    read_at: datetime
+    task_type: str
+    last_tick: datetime | None
+    paused: bool
+    cron: str | None
+    every_s: float | None
+    timezone: str | None
+    payload: str | None
+    missed: str
+    defined_at: datetime | None
+
+
+@dataclass(frozen=True)
+class _Tick:
+    """What schedule_tick.sql did: the tick taken (0 or 1), its job posted (0 or 1)."""
+
+    taken: int
+    posted: int
+    notified: object
+
+
+@dataclass(frozen=True)
+class _Followed:
+    """A stored definition as this worker follows it: when it was published, and the
+    schedule (None: this version cannot read it)."""
+
+    defined_at: datetime | None
+    schedule: Schedule | None
 
 
 class Scheduler:
@@ -63,9 +97,8 @@ class Scheduler:
         #: jobs would wait for the next worker, piling up across a restart)
         self.active = True
         self._published = False
-        #: the stored definitions ticks follow, by type: (when defined, the
-        #: schedule or None when this version cannot read it)
-        self._stored: dict[str, tuple[datetime | None, Schedule | None]] = {}
+        #: the stored definitions ticks follow, by type
+        self._stored: dict[str, _Followed] = {}
 
     async def run_once(self) -> None:
         """Publish the definitions (once), take every due tick, plan the next look."""
@@ -83,13 +116,14 @@ class Scheduler:
         if len(states) < len(self.schedules):
             self._published = False  # a schedule row was deleted: publish it again
         followed: list[Schedule] = []
-        for task_type, (last_tick, paused, stored) in states.items():
-            schedule = self._follow(task_type, stored)
+        for task_type, state in states.items():
+            schedule = self._follow(task_type, state)
             if schedule is None:
                 continue
             followed.append(schedule)
             due = schedule.latest_tick(now)
-            if paused or not self.active or (last_tick is not None and due <= last_tick):
+            last_tick = state.last_tick
+            if state.paused or not self.active or (last_tick is not None and due <= last_tick):
                 continue
             post = posts_tick(schedule, last_tick, due, now)
             taken, posted = await self.link.run(
@@ -106,23 +140,22 @@ class Scheduler:
             wait = min(LOOK_EVERY_S, (soonest - now).total_seconds())
             self.due_at = time.monotonic() + max(wait, 0.0)
 
-    def _follow(self, task_type: str, stored: StoredDefinition) -> Schedule | None:
+    def _follow(self, task_type: str, stored: _State) -> Schedule | None:
         """The stored definition of ``task_type`` as a Schedule (read again only when it
         changed); None when this version cannot read it (its ticks wait for a worker
         that can). Logs once when it differs from this worker's own."""
-        defined_at = stored[-1]
+        defined_at = stored.defined_at
         known = self._stored.get(task_type)
-        if known is not None and known[0] == defined_at:
-            return known[1]
-        cron, every_s, timezone, payload, missed, _ = stored
+        if known is not None and known.defined_at == defined_at:
+            return known.schedule
         own = self.schedules[task_type]
         try:
-            schedule: Schedule | None = Schedule(
-                cron=cron,
-                every=float(every_s) if every_s is not None else None,
-                timezone=timezone or "UTC",
-                payload=payload,
-                missed=missed,
+            schedule: Schedule | None = Schedule.stored(
+                cron=stored.cron,
+                every_s=stored.every_s,
+                timezone=stored.timezone or "UTC",
+                payload=stored.payload,
+                missed=stored.missed,
             )
         except (ConfigError, CronSimError, ValueError, OverflowError, OSError) as exc:
             schedule = None
@@ -141,7 +174,7 @@ class Scheduler:
                 defined_at.isoformat() if defined_at is not None else "?",
                 own.describe(),
             )
-        self._stored[task_type] = (defined_at, schedule)
+        self._stored[task_type] = _Followed(defined_at, schedule)
         return schedule
 
     async def _publish(self, conn: psycopg.AsyncConnection[Any]) -> None:
@@ -162,17 +195,18 @@ class Scheduler:
 
     async def _state(
         self, conn: psycopg.AsyncConnection[Any]
-    ) -> tuple[datetime, dict[str, tuple[datetime | None, bool, StoredDefinition]]]:
-        cur = await conn.execute(query("schedule_state"), {"types": self.types})
-        rows = await cur.fetchall()
-        now = rows[0][0] if rows else await _server_now(conn)
-        return now, {r[1]: (r[2], bool(r[3]), tuple(r[4:10])) for r in rows}
+    ) -> tuple[datetime, dict[str, _State]]:
+        states = await arows(conn, query("schedule_state"), _State, {"types": self.types})
+        now = states[0].read_at if states else await _server_now(conn)
+        return now, {s.task_type: s for s in states}
 
     async def _take(
         self, conn: psycopg.AsyncConnection[Any], *, task_type: str, tick: datetime, post: bool
     ) -> tuple[bool, bool]:
-        cur = await conn.execute(
+        row = await aone(
+            conn,
             query("schedule_tick"),
+            _Tick,
             {
                 "type": task_type,
                 "tick": tick,
@@ -181,8 +215,7 @@ class Scheduler:
                 "source": self.source,
             },
         )
-        row = await cur.fetchone()
-        return (bool(row and row[0]), bool(row and row[1]))
+        return (bool(row and row.taken), bool(row and row.posted))
 
 
 def posts_tick(
@@ -204,8 +237,6 @@ def posts_tick(
 
 
 async def _server_now(conn: psycopg.AsyncConnection[Any]) -> datetime:
-    cur = await conn.execute(query("db_now"))
-    row = await cur.fetchone()
-    assert row is not None
-    value: datetime = row[0]
-    return value
+    now: datetime | None = await avalue(conn, query("db_now"))
+    assert now is not None
+    return now

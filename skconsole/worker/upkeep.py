@@ -17,7 +17,9 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, LiteralString
 
 import psycopg
+from psycopg.abc import Params
 
+from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
@@ -92,16 +94,15 @@ class Upkeep:
             "exclude_owner": self.worker_id,
         }
 
-        async def op(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
-            cur = await conn.execute(query("reap"), params)
-            return await cur.fetchall()
+        async def op(conn: psycopg.AsyncConnection[Any]) -> list[Reaped]:
+            return await arows(conn, query("reap"), Reaped, params)
 
-        rows = await self.link.run(op, retry=False)
-        if rows:
-            log.warning("reaped %d hung job(s): %s", len(rows), rows[0][3])
-            self.metrics.add("reaper@reaped-count", len(rows))
-            self.reaped += len(rows)
-        return len(rows)
+        reaped = await self.link.run(op, retry=False)
+        if reaped:
+            log.warning("reaped %d hung job(s): %s", len(reaped), reaped[0].hung_reason)
+            self.metrics.add("reaper@reaped-count", len(reaped))
+            self.reaped += len(reaped)
+        return len(reaped)
 
     async def flush_metrics(self) -> None:
         """Write this process's totals, if they changed since the last write."""
@@ -127,24 +128,43 @@ class Upkeep:
     async def _forget(self) -> None:
         params = {"after_s": FORGET_AFTER_S, "retired": RETIRED_METRICS_OWNER}
 
-        async def op(conn: psycopg.AsyncConnection[Any]) -> tuple[int, int, int]:
-            cur = await conn.execute(query("forget_old_workers"), params)
-            row = await cur.fetchone()
-            assert row is not None
-            return int(row[0]), int(row[1]), int(row[2])
+        async def op(conn: psycopg.AsyncConnection[Any]) -> Forgotten:
+            done = await aone(conn, query("forget_old_workers"), Forgotten, params)
+            assert done is not None
+            return done
 
-        forgotten, stopped, folded = await self.link.run(op, retry=False)
-        if forgotten:
+        done = await self.link.run(op, retry=False)
+        if done.forgotten:
             log.info(
                 "forgot %d long-gone worker(s); folded %d row(s) of the %d that stopped cleanly "
                 "into the retired totals",
-                forgotten,
-                folded,
-                stopped,
+                done.forgotten,
+                done.folded,
+                done.stopped,
             )
 
 
-def _statement(sql: LiteralString, params: dict[str, Any]) -> Any:
+@dataclass(frozen=True)
+class Reaped:
+    """A hung job reap.sql ended (failed, or handed back), and why it was hung."""
+
+    task_id: uuid.UUID
+    task_type: str
+    task_status: int
+    hung_reason: str
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What forget_old_workers.sql did: workers forgotten, how many of them had
+    stopped cleanly, and the metric rows of those folded into the retired totals."""
+
+    forgotten: int
+    stopped: int
+    folded: int
+
+
+def _statement(sql: LiteralString, params: Params) -> Any:
     async def op(conn: psycopg.AsyncConnection[Any]) -> None:
         await conn.execute(sql, params)
 

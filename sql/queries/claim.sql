@@ -107,7 +107,8 @@ started AS (
         sk_cancel_requested_at_ts = NULL
     RETURNING r.task_id, r.sk_attempt, r.sk_claim_id, r.task_error_count
 )
-SELECT c.task_id, c.task_type, c.task_source, c.task_payload, c.task_priority,
-    c.task_posted_at_ts, s.sk_attempt, s.sk_claim_id, s.task_error_count
+SELECT c.task_id, c.task_type, c.task_source AS source, c.task_payload AS payload,
+    c.task_priority AS priority, c.task_posted_at_ts AS posted_at, s.sk_attempt AS attempt,
+    s.sk_claim_id AS claim_id, s.task_error_count AS error_count
 FROM claimed c JOIN started s ON s.task_id = c.task_id
 ORDER BY c.task_priority, c.task_locked_until_ts, c.task_lock_handle_id

@@ -70,4 +70,4 @@ notified AS (
     FROM retried
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
-SELECT failed.task_id, failed.task_status, (SELECT n FROM notified) FROM failed
+SELECT failed.task_id, failed.task_status, (SELECT n FROM notified) AS notified FROM failed

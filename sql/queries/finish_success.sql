@@ -80,4 +80,4 @@ notified AS (
         THEN pg_notify('sk_task_queue_item_added', '') END AS n
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
-SELECT done.task_id, done.task_status, (SELECT n FROM notified) FROM done
+SELECT done.task_id, done.task_status, (SELECT n FROM notified) AS notified FROM done

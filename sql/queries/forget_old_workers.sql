@@ -69,5 +69,5 @@ retired_times AS (
             EXCLUDED.et_longest_execution_time),
         et_last_execution_time = EXCLUDED.et_last_execution_time
 )
-SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM owners),
-    (SELECT count(*) FROM folded_metrics) + (SELECT count(*) FROM folded_times)
+SELECT (SELECT count(*) FROM gone) AS forgotten, (SELECT count(*) FROM owners) AS stopped,
+    (SELECT count(*) FROM folded_metrics) + (SELECT count(*) FROM folded_times) AS folded

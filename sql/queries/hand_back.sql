@@ -61,4 +61,4 @@ notified AS (
     SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n FROM q
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
-SELECT back.task_id, back.task_status, (SELECT n FROM notified) FROM back
+SELECT back.task_id, back.task_status, (SELECT n FROM notified) AS notified FROM back

@@ -69,6 +69,6 @@ q AS (
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
 )
-SELECT s.posted, CASE WHEN s.posted > 0 THEN pg_notify('sk_task_queue_item_added', '') END,
+SELECT s.posted, CASE WHEN s.posted > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS notified,
     (SELECT count(*) FROM rerun) AS rerun_requested
 FROM (SELECT count(*) AS posted FROM q) AS s

@@ -16,4 +16,4 @@ q AS (
         now(), coalesce(%(run_at)s::timestamptz,
             now() + %(delay_ms)s::double precision * interval '1 millisecond'))
 )
-SELECT 1, pg_notify('sk_task_queue_item_added', ''), 0
+SELECT 1 AS posted, pg_notify('sk_task_queue_item_added', '') AS notified, 0 AS rerun_requested

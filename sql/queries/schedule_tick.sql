@@ -32,6 +32,6 @@ q AS (
     SELECT task_id, %(type)s, %(source)s, task_payload, 0, now(), now() FROM r
     RETURNING task_id
 )
-SELECT (SELECT count(*) FROM moved), s.posted,
-    CASE WHEN s.posted > 0 THEN pg_notify('sk_task_queue_item_added', '') END
+SELECT (SELECT count(*) FROM moved) AS taken, s.posted,
+    CASE WHEN s.posted > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS notified
 FROM (SELECT count(*) AS posted FROM q) AS s

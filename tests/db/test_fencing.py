@@ -21,7 +21,7 @@ from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import load_sql
 from skconsole.producer import Producer
 from skconsole.worker.engine import Engine
-from skconsole.worker.links import Link
+from skconsole.worker.links import Backend, Link
 from skconsole.worker.registry import TaskRegistry
 from skconsole.worker.results import children_params
 
@@ -112,9 +112,9 @@ def test_reconciling_a_lost_claim_first_ends_the_session_that_may_still_run_it(
             time.sleep(0.05)
         else:
             pytest.fail("the lost claim never waited on the lock")
-        engine._unsure = ((identity[0], identity[1]), time.monotonic())
+        engine.claimer.unsure = (Backend(identity[0], identity[1]), time.monotonic())
 
-        assert asyncio.run(engine._reconcile()) is True
+        assert asyncio.run(engine.claimer.reconcile()) is True
     finally:
         blocker.rollback()
         blocker.close()

@@ -1,0 +1,184 @@
+"""Claiming: one claim round on the claim connection, how many jobs a round may
+take, and reconciling after a claim whose answer was lost.
+
+A claim (claim.sql) takes jobs with SKIP LOCKED, within the types' limits
+(sk_claim_room()), and every job it returns is recorded in ``held`` before
+anything else can run: a claimed job is never unaccounted for. A claim that
+got no answer may have committed: nothing more is claimed until the database
+has been asked what this worker owns, and whatever it owns beyond ``held`` is
+handed straight back, once the session that ran that claim is known to be gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import class_row
+
+from skconsole.db.rows import arows, avalue
+from skconsole.db.sqlfiles import query
+from skconsole.worker.config import WorkerConfig
+from skconsole.worker.jobs import Attempt, Claimed, Ending, Outcome
+from skconsole.worker.links import Backend, Link, LinkLost, Throttle
+from skconsole.worker.metrics import MetricsBuffer
+from skconsole.worker.results import ResultWriter
+
+log = logging.getLogger("skconsole.worker")
+
+#: how often a worker checks that the database agrees with it on what it runs
+RECONCILE_EVERY = 30.0
+#: The claim's plan must not depend on statistics: on a never-analyzed queue
+#: (autovacuum off, or a burst before it runs) the planner believes a type has
+#: a few rows and reads all of them through a bitmap scan to sort them (15 ms
+#: for 30,000); without bitmap and sequential scans it walks the claim-order
+#: index and stops after the batch (1.3 ms).
+CLAIM_SETTINGS = {"lock_timeout": "5s", "enable_bitmapscan": "off", "enable_seqscan": "off"}
+#: statements of the claim loop get this long before the link gives up on them
+CLAIM_TIMEOUT = 40.0
+#: a claim lost with no known server session: reconcile once it surely ended
+UNKNOWN_SESSION_WAIT = 45.0
+
+
+def free_slots(cfg: WorkerConfig, *, running: int, held: int, threads: int) -> int:
+    """How many jobs the next claim may take."""
+    return min(
+        cfg.concurrency - running,
+        # results not yet written count too, so a slow database slows the
+        # claims instead of letting Processing rows (and write batches) pile up
+        4 * cfg.concurrency - held,
+        # a timed-out sync handler keeps its thread: at most 2 x concurrency threads
+        2 * cfg.concurrency - threads,
+    )
+
+
+class Claimer:
+    """Claims on the claim connection, records every claimed job in ``held`` (shared
+    with the engine), and reconciles ``held`` with the database when a claim's
+    answer was lost (or every RECONCILE_EVERY seconds)."""
+
+    def __init__(
+        self,
+        link: Link,
+        *,
+        worker_id: uuid.UUID,
+        types: list[str],
+        held: dict[int, Claimed],
+        metrics: MetricsBuffer,
+        results: ResultWriter,
+    ) -> None:
+        self.link = link
+        self.worker_id = worker_id
+        self.types = types
+        self.held = held
+        self.metrics = metrics
+        self.results = results
+        #: a claim whose answer was lost: (its server session if known, when)
+        self.unsure: tuple[Backend | None, float] | None = None
+        self.last_reconcile = time.monotonic()
+        self._throttle = Throttle()
+
+    async def claim(self, want: int) -> list[Claimed] | None:
+        """Claim up to ``want`` jobs; None when the claim failed (try again later)."""
+        started = time.perf_counter()
+        params = {"types": self.types, "limit": want, "worker_id": self.worker_id}
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> list[Claimed]:
+            cur = conn.cursor(row_factory=class_row(Claimed))
+            await cur.execute(query("claim"), params, prepare=True)
+            jobs = await cur.fetchall()
+            for job in jobs:  # before any await: a claimed job is never unaccounted for
+                self.held[job.claim_id] = job
+            return jobs
+
+        try:
+            rows = await self.link.run(op, retry=False)
+        except LinkLost as lost:
+            # the claim may have committed with its answer lost: reconcile before claiming again
+            self.unsure = (lost.identity, time.monotonic())
+            self._throttle.warning("claim", "claim interrupted (%s); reconciling", lost)
+            return None
+        except psycopg.Error as exc:  # refused by the server: it rolled back
+            self._throttle.warning("claim", "claim failed: %s", str(exc).strip())
+            return None
+        self.metrics.add("poller@dequeue-round-trips")
+        self.metrics.add(
+            "queue-consumer@total-dequeue-duration", int((time.perf_counter() - started) * 1000)
+        )
+        if rows:
+            self.metrics.add("poller@dequeue-count", len(rows))
+        return rows
+
+    async def work_pending(self, horizon_s: float) -> bool:
+        """Whether a job of these types is eligible now or within ``horizon_s`` (--burst)."""
+        params = {"types": self.types, "horizon_s": horizon_s}
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> bool:
+            return bool(await avalue(conn, query("work_pending"), params))
+
+        return await self.link.run(op)
+
+    def reconcile_due(self) -> bool:
+        return self.unsure is not None or time.monotonic() - self.last_reconcile > RECONCILE_EVERY
+
+    async def reconcile(self) -> bool:
+        """Hand back what the database says this worker runs but it does not hold
+        (a claim whose answer was lost). If that claim's server session may still
+        be running it, it is ended first: reconciling before it commits would leave
+        its jobs owned by a live worker for ever. False: not possible yet."""
+        try:
+            if self.unsure is not None:
+                identity, since = self.unsure
+                if identity is None:
+                    if time.monotonic() - since < UNKNOWN_SESSION_WAIT:
+                        return False
+                elif not await self.link.run(_ended(identity), retry=False):
+                    return False
+            owned = await self.link.run(self._owned, retry=False)
+        except (LinkLost, psycopg.Error) as exc:
+            self._throttle.warning("reconcile", "cannot reconcile claims yet: %s", exc)
+            return False
+        orphans = [a for a in owned if a.claim_id not in self.held]
+        if orphans:
+            log.warning("handing back %d job(s) claimed over a lost connection", len(orphans))
+            for attempt in orphans:
+                job = _orphan(attempt)
+                self.held[attempt.claim_id] = job
+                self.results.add(Outcome(job, Ending.HAND_BACK))
+        self.unsure = None
+        self.last_reconcile = time.monotonic()
+        return True
+
+    async def _owned(self, conn: psycopg.AsyncConnection[Any]) -> list[Attempt]:
+        params = {"worker_id": self.worker_id, "ids": None}
+        return await arows(conn, query("owned_jobs"), Attempt, params)
+
+
+def _ended(session: Backend) -> Any:
+    """end_backend.sql for ``session``: whether it is gone for sure."""
+
+    async def op(conn: psycopg.AsyncConnection[Any]) -> Any:
+        params = {"pid": session.pid, "started": session.backend_start}
+        return await avalue(conn, query("end_backend"), params)
+
+    return op
+
+
+def _orphan(attempt: Attempt) -> Claimed:
+    """A job this worker owns in the database but never received: only its id and
+    claim id are known, which is all a hand-back needs."""
+    return Claimed(
+        task_id=attempt.task_id,
+        task_type="",
+        source="",
+        payload=None,
+        priority=0,
+        posted_at=datetime.now(UTC),
+        attempt=0,
+        claim_id=attempt.claim_id,
+        error_count=0,
+    )

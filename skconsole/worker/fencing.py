@@ -1,0 +1,100 @@
+"""Self-fencing: a worker whose lease could not be renewed for ``lease - margin``
+stops every job it runs, before any other worker may reap and run them
+(``lease + margin``), and claims nothing until the lease is renewed again.
+
+A handler that will not stop (a sync one that ignores ``JobContext.stop``, an
+async one that swallows its cancellation) could then overlap with its next
+attempt elsewhere: an engine that owns its process ends the process just
+before the lease lapses, taking the handler along (exit code EXIT_FENCED).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+
+from skconsole.worker.jobs import JobRun
+from skconsole.worker.lease import Lease
+from skconsole.worker.metrics import MetricsBuffer
+
+log = logging.getLogger("skconsole.worker")
+
+#: exit code of a worker process that ended itself because a handler would not
+#: stop before its lease lapsed (see WorkerConfig.own_process)
+EXIT_FENCED = 75
+
+
+class Fence:
+    """Raised by :meth:`engage` when the lease lapses (LeaseKeeper.on_expired), lifted
+    by :meth:`lift` once it is renewed (on_renewed); ``runs`` is the engine's."""
+
+    def __init__(
+        self,
+        lease: Lease,
+        runs: dict[int, JobRun],
+        metrics: MetricsBuffer,
+        *,
+        own_process: bool,
+        on_lifted: Callable[[], None],
+    ) -> None:
+        self.lease = lease
+        self.runs = runs
+        self.metrics = metrics
+        self.own_process = own_process
+        self.on_lifted = on_lifted
+        self.fenced = False
+        self._exit: asyncio.TimerHandle | None = None
+
+    def engage(self) -> None:
+        """The lease could not be renewed for lease - margin: stop every running job
+        now, before any other worker may reap and run it (lease + margin)."""
+        self.fenced = True
+        self.metrics.add("worker@self-fence-count")
+        runs = list(self.runs.values())
+        log.error(
+            "lease not renewed for %.1fs: stopping this worker's %d running job(s) before "
+            "others may take them over, and claiming nothing until it is renewed",
+            self.lease.age(),
+            len(runs),
+        )
+        for run in runs:
+            run.stop("fence")
+        if self.own_process and runs:
+            delay = max(0.0, self.lease.deadline - time.monotonic())
+            self._exit = asyncio.get_running_loop().call_later(delay, self._exit_if_stuck)
+
+    def _exit_if_stuck(self) -> None:
+        """The lease is about to lapse: a handler still running now could overlap
+        with its next attempt elsewhere, so the process ends and takes it along."""
+        self._exit = None
+        stuck = [
+            r
+            for r in self.runs.values()
+            if r.thread_alive or (r.is_async and r.task is not None and not r.task.done())
+        ]
+        if not self.fenced or not stuck:
+            return
+        log.critical(
+            "lease lapsing while %d handler(s) still run (a sync handler that ignores "
+            "JobContext.stop, or an async one that ignores cancellation): ending the process "
+            "so that they end with it (exit code %d)",
+            len(stuck),
+            EXIT_FENCED,
+        )
+        logging.shutdown()
+        os._exit(EXIT_FENCED)
+
+    def lift(self) -> None:
+        self.fenced = False
+        self.cancel_exit()
+        log.warning("lease renewed again; claiming again")
+        self.on_lifted()
+
+    def cancel_exit(self) -> None:
+        """No exit pending any more (lease renewed, or the engine stopped)."""
+        if self._exit is not None:
+            self._exit.cancel()
+            self._exit = None
