@@ -1,5 +1,6 @@
-"""The package's imports form no cycle, TYPE_CHECKING imports included, and nothing below
-the faces imports a UI library (no database)."""
+"""The package's folders are layers: each imports only the folders below it (a table,
+TYPE_CHECKING imports included); no module imports itself back; nothing below the faces
+imports a UI library (no database)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,12 @@ def _imports() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 wanted = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                wanted = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                # ``from skconsole import read`` imports the module skconsole.read; the
+                # package it comes from counts only for names that are not modules
+                submodules = [f"{node.module}.{a.name}" for a in node.names]
+                wanted = [m for m in submodules if m in modules]
+                if len(wanted) < len(submodules):
+                    wanted.append(node.module)
             else:
                 continue
             for target in wanted:
@@ -65,6 +71,65 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+#: the folders of skconsole/ and the folders each may import, bottom up ("face": the
+#: package root, the public API of skconsole/__init__.py). docs/ARCHITECTURE.md draws it.
+LAYERS: dict[str, frozenset[str]] = {
+    "core": frozenset(),
+    "db": frozenset({"core"}),
+    "producer": frozenset({"core", "db"}),
+    "worker": frozenset({"core", "db", "producer"}),
+    "face": frozenset({"core", "producer", "worker"}),
+    "read": frozenset({"core", "db"}),
+    "views": frozenset({"core", "read"}),
+    "ops": frozenset({"core", "db", "producer", "read"}),
+    "check": frozenset({"core", "db", "read"}),
+    "exporter": frozenset({"core", "db", "read", "check"}),
+    "testing": frozenset({"core", "db", "producer", "worker", "face"}),
+    "tui": frozenset({"core", "db", "producer", "worker", "face", "read", "views", "ops"}),
+    "demo": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
+    "bench": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
+    "cli": frozenset(
+        {"core", "db", "producer", "worker", "face", "read", "views", "ops"}
+        | {"check", "exporter", "tui", "demo", "bench"}
+    ),
+    "__main__": frozenset({"cli"}),
+}
+
+
+def _folder(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "face"
+
+
+def _edges_across_layers(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from one folder into another that LAYERS does not allow."""
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        for target in targets
+        if _folder(source) != _folder(target)
+        and _folder(target) not in LAYERS[_folder(source)]
+    )
+
+
+def test_every_folder_of_the_package_is_a_layer_of_the_table() -> None:
+    folders = {_folder(m) for m in _imports()}
+    assert folders == set(LAYERS)
+
+
+def test_each_folder_imports_only_the_layers_below_it() -> None:
+    assert _edges_across_layers(_imports()) == []
+
+
+def test_the_layer_table_has_no_cycle() -> None:
+    assert _cycle({k: set(v) for k, v in LAYERS.items()}) is None
+
+
+def test_an_import_against_the_table_is_reported() -> None:
+    graph = {"skconsole.db.schema": {"skconsole.worker.engine"}, "skconsole.worker.engine": set()}
+    assert _edges_across_layers(graph) == ["skconsole.db.schema -> skconsole.worker.engine"]
 
 
 #: the faces of the package: only these may import textual, typer or rich (the console
