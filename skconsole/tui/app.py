@@ -43,6 +43,7 @@ from skconsole.tui import cadences
 from skconsole.tui.actions import ActionSpec, spec_for
 from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
 from skconsole.tui.commands import ActionCommands
+from skconsole.tui.context import Scoped
 from skconsole.tui.engine_control import EngineControl, engine_text, toggle
 from skconsole.tui.formatting import first_line, fmt_seconds, short_id
 from skconsole.tui.messages import (
@@ -57,6 +58,7 @@ from skconsole.tui.model import FailureGroups, QueueHealth, Snapshot, Trends
 from skconsole.tui.operation import Here
 from skconsole.tui.operator_flow import OperatorFlow, is_connection_error
 from skconsole.tui.polling import PollLoop, backoff
+from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
@@ -341,14 +343,9 @@ class ConsoleApp(App[int]):
 
     # -- context and key checks --------------------------------------------------------
     def current_scope(self) -> str:
+        """Where the keys are: the main screen's focused panel, or a drill-down's own scope."""
         screen = self.screen
-        if isinstance(screen, MainScreen):
-            return screen.current_scope()
-        if isinstance(screen, GroupJobsScreen):
-            return "jobs"
-        if isinstance(screen, JobDetailScreen):
-            return "job"
-        return ""
+        return screen.current_scope() if isinstance(screen, Scoped) else ""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide actions that do not apply here or are not allowed; dim writes while offline."""
@@ -366,7 +363,7 @@ class ConsoleApp(App[int]):
         return self._allowed(spec)
 
     def _can_go_back(self) -> bool:
-        if isinstance(self.screen, GroupJobsScreen | JobDetailScreen):
+        if isinstance(self.screen, DrillDownScreen):
             return True
         panel = panel_of(self.focused)
         return panel is not None and (bool(panel.table.filter_text) or panel.filter_input.display)
@@ -460,7 +457,7 @@ class ConsoleApp(App[int]):
         panel = panel_of(self.focused)
         if panel is not None and (panel.table.filter_text or panel.filter_input.display):
             panel.clear_filter()
-        elif isinstance(self.screen, GroupJobsScreen | JobDetailScreen):
+        elif isinstance(self.screen, DrillDownScreen):
             self.pop_screen()
         self.refresh_bindings()
 
@@ -579,7 +576,7 @@ class ConsoleApp(App[int]):
 CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     Cadence(
         "refresh",
-        DataSource.snapshot,
+        lambda source: source.snapshot(),
         lambda app: app.interval,
         ConsoleApp._show_snapshot,
         done=ConsoleApp._snapshot_read,
@@ -588,7 +585,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     ),
     Cadence(
         "trends",
-        DataSource.trends,
+        lambda source: source.trends(),
         lambda _app: cadences.TRENDS_EVERY_S,
         ConsoleApp._show_trends,
         done=ConsoleApp._trends_read,
@@ -596,7 +593,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     ),
     Cadence(
         "failures",
-        DataSource.failure_groups,
+        lambda source: source.failure_groups(),
         lambda _app: cadences.FAILURES_EVERY_S,
         ConsoleApp._show_failures,
         done=ConsoleApp._failures_read,
@@ -605,7 +602,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     ),
     Cadence(
         "health",
-        DataSource.health,
+        lambda source: source.health(),
         lambda _app: cadences.HEALTH_EVERY_S,
         ConsoleApp._show_health,
         done=ConsoleApp._health_read,
