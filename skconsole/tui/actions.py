@@ -53,6 +53,17 @@ class ActionSpec:
         """The action string Textual runs: ``operate('<id>')`` for an operator action."""
         return f"operate({self.id!r})" if self.op is not None else self.id
 
+    def allowed(self, engine: bool, read_only: bool, connected: bool) -> bool | None:
+        """False: hidden (no engine, read-only); None: dimmed (a write while offline)."""
+        if self.needs_engine and not engine:
+            return False
+        if self.needs_write:
+            if read_only:
+                return False
+            if not connected:
+                return None
+        return True
+
     def applies(self, scope: str) -> bool:
         return not self.scopes or scope in self.scopes
 

@@ -373,14 +373,7 @@ class ConsoleApp(App[int]):
         return isinstance(screen, JobDetailScreen) and screen.parent_id is not None
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
-        if spec.needs_engine and self.engine is None:
-            return False
-        if spec.needs_write:
-            if self.read_only:
-                return False
-            if not self.connected:
-                return None
-        return True
+        return spec.allowed(self.engine is not None, self.read_only, self.connected)
 
     def palette_allows(self, spec: ActionSpec) -> bool:
         return self._allowed(spec) is not False and (
