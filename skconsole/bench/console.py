@@ -26,7 +26,7 @@ from typing import Any
 
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
-from skconsole.tui import app as console_app
+from skconsole.tui import cadences
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.data import DatabaseSource
 from skconsole.tui.model import FailureGroups, Snapshot, Trends
@@ -145,11 +145,11 @@ async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
                 per_model.setdefault(name, []).append(ms)
         result["reads_ms"] = {k: _stats(v) for k, v in per_model.items()}
         result["failure_groups_read"] = {
-            "cadence_s": max(console_app.FAILURES_EVERY_S, interval),
+            "cadence_s": max(cadences.FAILURES_EVERY_S, interval),
             **_stats(source.failure_reads_ms),
         }
         result["trends_read"] = {
-            "cadence_s": console_app.TRENDS_EVERY_S,
+            "cadence_s": cadences.TRENDS_EVERY_S,
             **_stats(source.trend_reads_ms),
         }
         marks: dict[str, float] = {}

@@ -172,7 +172,15 @@ class SessionAction(ServerAction[CancelSessionParams]):
 
 
 CANCEL_SESSION = SessionAction(
-    Wording("cancel-session", "cancelled the statement of", "session"),
+    Wording(
+        "cancel-session",
+        "cancelled the statement of",
+        "session",
+        question="{Verb} {scope}?",
+        outcome="{Done} {target}.",
+        left_alone="Left alone: {target} changed meanwhile (gone, or no longer qualifies).",
+        nothing="Nothing to {verb}: {target} is gone or no longer qualifies.",
+    ),
     params_type=CancelSessionParams,
     read=TARGET_QUERY,
     write=TARGET_QUERY,  # the same statement, with cancel set: see SessionAction

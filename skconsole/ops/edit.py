@@ -90,6 +90,9 @@ class EditParams(Params):
     def phrase(self) -> str:
         return " and run it again now" if self.requeue else ""
 
+    def done_phrase(self) -> str:
+        return ", posted again, ready now" if self.requeue else ""
+
 
 def one_job(action: str, selection: Selection) -> None:
     """An edit names exactly one job by id, and nothing else."""
@@ -276,7 +279,13 @@ class EditAction(JobAction[EditParams]):
 
 
 EDIT = EditAction(
-    Wording("edit", "edited", "job"),
+    Wording(
+        "edit",
+        "edited",
+        "job",
+        outcome="{Done} {target}{done_phrase}.",
+        left_alone="{Target} changed state meanwhile and was left alone.",
+    ),
     EditParams,
     StatusRule(allowed=EDITABLE),
     Queries(select="ops_select_results", write="ops_edit"),

@@ -143,7 +143,13 @@ def describe(limits: dict[str, Any]) -> str:
 
 
 LIMIT = TypeSetting(
-    Wording("limit", "limited", "task type"),
+    Wording(
+        "limit",
+        "limited",
+        "task type",
+        outcome="{Done} {target}{phrase}.",
+        nothing="Nothing changed: {target} already has these settings.",
+    ),
     params_type=LimitParams,
     read="ops_limit_state",
     lock="ops_limit_lock",

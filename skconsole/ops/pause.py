@@ -10,7 +10,7 @@ from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Needs, TypeAction, Wording
 
 PAUSE = TypeAction(
-    Wording("pause", "paused", "task type"),
+    Wording("pause", "paused", "task type", outcome="{Done} {target}."),
     paused=True,
     write="ops_pause",
     needs=Needs(update=(TYPES,), insert=(TYPES,)),

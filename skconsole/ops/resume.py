@@ -6,7 +6,7 @@ from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Needs, TypeAction, Wording
 
 RESUME = TypeAction(
-    Wording("resume", "resumed", "task type"),
+    Wording("resume", "resumed", "task type", outcome="{Done} {target}."),
     paused=False,
     write="ops_resume",
     needs=Needs(update=(TYPES,)),

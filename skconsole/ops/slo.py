@@ -75,7 +75,13 @@ def describe(slo: dict[str, Any]) -> str:
 
 
 SLO = TypeSetting(
-    Wording("slo", "set the SLO of", "task type"),
+    Wording(
+        "slo",
+        "set the SLO of",
+        "task type",
+        outcome="{Done} {target}{phrase}.",
+        nothing="Nothing changed: {target} already has these settings.",
+    ),
     params_type=SloParams,
     read="ops_slo_state",
     lock="ops_slo_lock",

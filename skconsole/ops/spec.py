@@ -86,6 +86,10 @@ class Params:
         """Words a confirmation adds after the scope, e.g. " to priority 0"."""
         return ""
 
+    def done_phrase(self) -> str:
+        """Words an outcome adds after the target, e.g. ", posted again, ready now"."""
+        return ""
+
     def check(self, action: str, selection: Selection) -> None:
         """Refuse a selection these parameters do not allow (ConfigError)."""
 
@@ -163,6 +167,19 @@ class Wording:
     verb: str  # also the action's name (CLI command, audit rows)
     done: str
     noun: str = "job(s)"
+    # The console's sentences, as templates (str.format). Fields: {verb} (hyphens as
+    # spaces), {Verb} and {Done} (capitalised), {target} and {Target} (the target's label),
+    # {scope} (the target counted: "12 jobs in group `X`"), {phrase} (the parameters'
+    # words), {done_phrase}, {changed} (a count), {summary} (the result's details) and
+    # {tally} ("; 5 had changed state meanwhile ..." or " of 12").
+    #: the confirmation (a warning follows it)
+    question: str = "{Verb} {scope}{phrase}?"
+    #: the outcome
+    outcome: str = "{Done} {changed}{summary}{tally}."
+    #: the outcome when nothing changed because the target changed meanwhile (None: ``outcome``)
+    left_alone: str | None = None
+    #: the notice when the preview finds nothing to act on
+    nothing: str = "Nothing to {verb} for {target}: nothing there qualifies now."
 
 
 @dataclass(frozen=True)
@@ -237,6 +254,10 @@ class Action(ABC, Generic[P]):
 
     def default_params(self) -> P:
         return self.params_type()
+
+    def result_summary(self, details: dict[str, Any]) -> str:
+        """What a result's details add to "<done> N" (only job actions have anything)."""
+        return ""
 
     def preview(
         self,
@@ -326,6 +347,9 @@ class JobAction(Action[P]):
     #: above this many jobs, a preview keeps a sample only and execute re-runs
     #: the frozen selection in batches (for actions whose result cannot newly match)
     capture_limit: int | None = None
+
+    def result_summary(self, details: dict[str, Any]) -> str:
+        return self.summary(details)
 
     def _statuses(self, selection: Selection, params: P) -> tuple[int, ...]:
         extra = params.extra_statuses()

@@ -77,7 +77,15 @@ def _vacuum(conn: Conn, params: VacuumParams, target: dict[str, Any]) -> dict[st
 
 
 VACUUM = ServerAction(
-    Wording("vacuum", "vacuumed", "table"),
+    Wording(
+        "vacuum",
+        "vacuumed",
+        "table",
+        question="{Verb} {scope}?",
+        outcome="{Done} {target}.",
+        left_alone="Left alone: {target} changed meanwhile (gone, or no longer qualifies).",
+        nothing="Nothing to {verb}: {target} is gone or no longer qualifies.",
+    ),
     params_type=VacuumParams,
     read="health_vacuum_target",
     write="health_vacuum_target",  # re-read at execution: is it still there, may we

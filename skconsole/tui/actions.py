@@ -2,7 +2,10 @@
 
 The App's BINDINGS, the footer hints (via ``check_action``), the help screen
 and the command palette are all generated from :data:`ACTIONS`, so a key is
-documented the moment it exists and nothing has to be memorised.
+documented the moment it exists and nothing has to be memorised. A write key
+carries its :class:`~skconsole.tui.operation.Operation` (the ``ops`` spec, the
+target's resolver, the dialogs): it runs through the App's one ``operate``
+action, so an operator action needs no App method of its own.
 
 Scopes name where an action applies: the focused panel of the main screen
 (``depth``, ``inflight``, ``failures``, ``exec``, ``metrics``, ``workers``,
@@ -16,6 +19,10 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from skconsole import ops
+from skconsole.tui import asks, targets
+from skconsole.tui.model import Dialog
+from skconsole.tui.operation import Operation
 from skconsole.tui.panels import PANEL_IDS, numbered
 
 TABLE_SCOPES = frozenset({*PANEL_IDS, "jobs"})
@@ -27,7 +34,7 @@ SELECTED = frozenset({"failures", "jobs", "job", "depth"})  # a selected job, gr
 class ActionSpec:
     """One action: what runs, on which key, where, and how careful it must be."""
 
-    id: str  # the App method is ``action_<id>``
+    id: str  # the App method is ``action_<id>`` (a write key's: ``action_operate``)
     key: str  # Textual key name
     description: str  # footer text: short
     help: str  # help screen and command palette: one sentence
@@ -39,6 +46,23 @@ class ActionSpec:
     priority: bool = False  # wins over the focused table's own keys (enter)
     home: str | None = None  # panel the command palette focuses first, when out of scope
     key_display: str | None = None
+    op: Operation | None = None  # a write key's operator action
+
+    @property
+    def action(self) -> str:
+        """The action string Textual runs: ``operate('<id>')`` for an operator action."""
+        return f"operate({self.id!r})" if self.op is not None else self.id
+
+    def allowed(self, engine: bool, read_only: bool, connected: bool) -> bool | None:
+        """False: hidden (no engine, read-only); None: dimmed (a write while offline)."""
+        if self.needs_engine and not engine:
+            return False
+        if self.needs_write:
+            if read_only:
+                return False
+            if not connected:
+                return None
+        return True
 
     def applies(self, scope: str) -> bool:
         return not self.scopes or scope in self.scopes
@@ -99,6 +123,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         destructive=True,
         needs_write=True,
         home="failures",
+        op=Operation(ops.REQUEUE, targets.jobs("failed")),
     ),
     ActionSpec(
         "requeue_shown",
@@ -108,6 +133,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"jobs"}),
         destructive=True,
         needs_write=True,
+        op=Operation(ops.REQUEUE, targets.shown_jobs, missing="No jobs shown."),
     ),
     ActionSpec(
         "bump",
@@ -118,6 +144,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         destructive=True,
         needs_write=True,
         home="depth",
+        op=Operation(ops.BUMP, targets.jobs("waiting"), params=ops.BumpParams(to=0)),
     ),
     ActionSpec(
         "cancel",
@@ -128,6 +155,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         destructive=True,
         needs_write=True,
         home="failures",
+        op=Operation(ops.CANCEL, targets.jobs("waiting")),
     ),
     ActionSpec(
         "edit",
@@ -137,6 +165,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"job"}),
         destructive=True,
         needs_write=True,
+        op=Operation(
+            ops.EDIT, targets.job_to_edit, missing=None, ask=asks.edit, dialog=Dialog.DIFF
+        ),
     ),
     ActionSpec(
         "reap",
@@ -147,6 +178,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         destructive=True,
         needs_write=True,
         home="inflight",
+        op=Operation(ops.REAP, targets.hung_jobs),
     ),
     ActionSpec(
         "pause_type",
@@ -156,6 +188,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"depth"}),
         needs_write=True,
         home="depth",
+        op=Operation(ops.PAUSE, targets.type_to_pause, missing=None),
     ),
     ActionSpec(
         "limit_type",
@@ -165,6 +198,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"depth"}),
         needs_write=True,
         home="depth",
+        op=Operation(
+            ops.LIMIT,
+            targets.type_to_set,
+            missing="Select a task type first.",
+            ask=asks.limit,
+        ),
     ),
     ActionSpec(
         "purge",
@@ -174,6 +213,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=MAIN,
         destructive=True,
         needs_write=True,
+        op=Operation(ops.PURGE, targets.old_results, ask=asks.purge_age),
     ),
     ActionSpec(
         "vacuum",
@@ -184,6 +224,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         destructive=True,
         needs_write=True,
         home="health",
+        op=Operation(ops.VACUUM, targets.table, dialog=Dialog.TARGET),
     ),
     ActionSpec(
         "cancel_session",
@@ -194,6 +235,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
         destructive=True,
         needs_write=True,
         home="health",
+        op=Operation(
+            ops.CANCEL_SESSION,
+            targets.session,
+            missing="Select a session (or a lock wait) first.",
+            dialog=Dialog.TARGET,
+        ),
     ),
     ActionSpec(
         "copy",
@@ -232,6 +279,8 @@ def spec_for(action_name: str, parameters: tuple[object, ...] = ()) -> ActionSpe
     """The spec of an action as Textual passes it to ``check_action`` (name, parameters)."""
     if action_name == "panel" and parameters:
         return BY_ID.get(f"panel({parameters[0]!r})")
+    if action_name == "operate" and parameters:
+        return BY_ID.get(str(parameters[0]))
     return BY_ID.get(action_name)
 
 
@@ -240,7 +289,7 @@ def bindings() -> list[Binding]:
     return [
         Binding(
             a.key,
-            a.id,
+            a.action,
             a.description,
             show=a.footer,
             priority=a.priority,

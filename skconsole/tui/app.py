@@ -1,29 +1,25 @@
-"""The operations console: the App, its refresh loop and its actions.
+"""The operations console: the App, its cadences and its keys.
 
-Rules this module keeps (see DESIGN.md, "The console"):
+Rules this module keeps:
 
 - No database call on the UI thread. Every read and write goes through the
-  data source inside a ``@work(thread=True, exclusive=True)`` worker; results
-  come back as messages.
-- Reads run in poll loops (:class:`~skconsole.tui.polling.PollLoop`): snapshots
-  every ``interval``; failure groups every FAILURES_EVERY_S (they aggregate
-  every failed row: off the refresh path, read again at once on entering their
-  panel and right after the refresh that follows an action, their age in the
-  panel's title); trends every TRENDS_EVERY_S; the queue tables' health every
-  HEALTH_EVERY_S (activity and lock views, table sizes: it changes slowly; read
-  again on entering its panel and after an action). The next read is scheduled only
-  when the previous one has finished, so reads never pile up however slow the
-  server is, and nothing is repainted under an open dialog. The slower
-  loops follow the refresh loop: they read right after a snapshot was shown
-  (the first one included, so they never hold up the first paint), in the gap
-  before the next refresh rather than beside it.
+  data source in a worker thread; results come back as messages.
+- Reads run on cadences declared as data (:data:`CADENCES`, run by
+  :class:`~skconsole.tui.cadences.Cadences`): snapshots every ``interval``;
+  failure groups, trends and the queue tables' health on slower cycles of their
+  own that follow the refresh (right after a snapshot was shown, in the gap
+  before the next one), read again on entering their panel and after an action.
+  The next read is scheduled only when the previous one has finished, and
+  nothing is repainted under an open dialog.
 - A failed refresh keeps the last snapshot on screen, marks it stale and
   retries with back-off; write actions are dimmed until the server is back.
 - Screens get what they need passed in (the App as a
   :class:`~skconsole.tui.context.Console`) and hear of new data through
   :class:`~skconsole.tui.messages.DataChanged`; none imports this module.
-- Destructive actions preview first, confirm with the exact scope (default
-  No), and execute on the ids the preview captured.
+- Every write key runs through :meth:`ConsoleApp.action_operate`: its
+  :class:`~skconsole.tui.operation.Operation` in the key registry says the
+  spec, the target and the dialogs; :class:`OperatorFlow` previews, confirms
+  with the exact scope (default No) and executes on the ids the preview captured.
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ import getpass
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App
@@ -42,13 +38,14 @@ from textual.screen import Screen
 from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
-from skconsole import ops
-from skconsole.ops.edit import refusal
 from skconsole.tui import actions as registry
-from skconsole.tui import targets
+from skconsole.tui import cadences
 from skconsole.tui.actions import ActionSpec, spec_for
+from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
 from skconsole.tui.commands import ActionCommands
-from skconsole.tui.formatting import first_line, fmt_int, fmt_seconds, short_id
+from skconsole.tui.context import Scoped
+from skconsole.tui.engine_control import EngineControl, engine_text, toggle
+from skconsole.tui.formatting import first_line, fmt_seconds, short_id
 from skconsole.tui.messages import (
     ActionDone,
     ActionFailed,
@@ -57,23 +54,15 @@ from skconsole.tui.messages import (
     SchemaFailed,
     SchemaReady,
 )
-from skconsole.tui.model import (
-    ActionRequest,
-    FailureGroups,
-    QueueHealth,
-    Snapshot,
-    Target,
-    Trends,
-)
+from skconsole.tui.model import FailureGroups, QueueHealth, Snapshot, Trends
+from skconsole.tui.operation import Here
 from skconsole.tui.operator_flow import OperatorFlow, is_connection_error
 from skconsole.tui.polling import PollLoop, backoff
-from skconsole.tui.screens.edit_job import EditJobScreen
+from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
-from skconsole.tui.screens.limit_type import LimitTypeScreen
 from skconsole.tui.screens.main import MainScreen
-from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
@@ -81,40 +70,7 @@ from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import panel_of
 from skconsole.tui.widgets.status_bar import StatusState
 
-INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
-MAX_BACKOFF_S = 10.0
-TRENDS_EVERY_S = 20.0  # per-minute history: its own, slower cycle
-#: failure groups: their own, slower cycle (right after a refresh once this has passed)
-FAILURES_EVERY_S = 10.0
-FAILURES_FRESH_S = 2.0  # entering their panel reads them again once they are this old
-#: queue-table health: its own, slower cycle (activity and lock views, table sizes)
-HEALTH_EVERY_S = 10.0
-HEALTH_FRESH_S = 5.0  # entering its panel reads it again once it is this old
-
-
-class EngineControl(Protocol):
-    """What the console needs of an embedded engine (skconsole.worker.thread.EngineThread)."""
-
-    @property
-    def state(self) -> str: ...
-
-    @property
-    def running_count(self) -> int: ...
-
-    @property
-    def processed(self) -> int: ...
-
-    @property
-    def concurrency(self) -> int: ...
-
-    @property
-    def error(self) -> str | None:
-        """Why it failed (state "failed"), else None."""
-        ...
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
+__all__ = ["CADENCES", "ConsoleApp", "EngineControl"]
 
 
 class ConsoleApp(App[int]):
@@ -163,59 +119,7 @@ class ConsoleApp(App[int]):
         self.failure_groups: FailureGroups | None = None
         self.failure_reads_ms: deque[float] = deque(maxlen=1000)  # their database reads
         self.health: QueueHealth | None = None
-        self.refresh_loop: PollLoop[Snapshot] = PollLoop(
-            self,
-            "refresh",
-            lambda: self.source.snapshot(),
-            self._show_snapshot,
-            every=lambda: self.interval,
-            on_done=self._snapshot_read,
-            on_error=self._refresh_failed,
-            retry=lambda failures: backoff(failures, self.interval, MAX_BACKOFF_S),
-            auto=auto_refresh,
-            ready=self._can_read,
-        )
-        self.trends_loop: PollLoop[Trends] = PollLoop(
-            self,
-            "trends",
-            lambda: self.source.trends(),
-            self._show_trends,
-            every=lambda: TRENDS_EVERY_S,
-            on_done=self._trends_read,
-            auto=auto_refresh,
-            ready=self._can_read,
-            follows=self.refresh_loop,
-        )
-        self.failures_loop: PollLoop[FailureGroups] = PollLoop(
-            self,
-            "failures",
-            lambda: self.source.failure_groups(),
-            self._show_failures,
-            every=lambda: FAILURES_EVERY_S,
-            on_done=self._failures_read,
-            on_error=self._failures_failed,
-            auto=auto_refresh,
-            ready=self._can_read,
-            follows=self.refresh_loop,
-        )
-        self.health_loop: PollLoop[QueueHealth] = PollLoop(
-            self,
-            "health",
-            lambda: self.source.health(),
-            self._show_health,
-            every=lambda: HEALTH_EVERY_S,
-            on_done=self._health_read,
-            on_error=self._health_failed,
-            auto=auto_refresh,
-            ready=self._can_read,
-            follows=self.refresh_loop,
-        )
-        self.loops: tuple[PollLoop[Any], ...] = (
-            self.refresh_loop,
-            self.failures_loop,
-            self.trends_loop,
-            self.health_loop,
-        )
+        self.cadences = Cadences(self, source, CADENCES, auto=auto_refresh, ready=self._can_read)
         self._bindings_connected = False
         self.operator = OperatorFlow(
             self,
@@ -266,15 +170,7 @@ class ConsoleApp(App[int]):
 
     # -- status ----------------------------------------------------------------------
     def status_state(self) -> StatusState:
-        engine_text = engine_state = None
-        if self.engine is not None:
-            engine_state = self.engine.state
-            engine_text = (
-                f"{engine_state} {self.engine.running_count}/{self.engine.concurrency}"
-                f" · {fmt_int(self.engine.processed)} done"
-            )
-            if engine_state == "failed" and self.engine.error:
-                engine_text = f"failed: {self.engine.error}"
+        engine = self.engine
         age = None if self._last_ok_at is None else max(self.clock() - self._last_ok_at, 0.0)
         return StatusState(
             server=self.source.description,
@@ -285,8 +181,8 @@ class ConsoleApp(App[int]):
             interval_s=self.interval,
             paused=self.paused,
             read_only=self.read_only,
-            engine=engine_text,
-            engine_state=engine_state,
+            engine=None if engine is None else engine_text(engine),
+            engine_state=None if engine is None else engine.state,
             degraded=self.snapshot is not None and self.snapshot.degraded,
         )
 
@@ -303,19 +199,20 @@ class ConsoleApp(App[int]):
             self._bindings_connected = self.connected
             self.refresh_bindings()
 
-    # -- the poll loops: snapshots every ``interval``, failures and trends slower ---------
+    # -- the cadences (CADENCES): snapshots every ``interval``, the others slower ----------
+    @property
+    def refresh_loop(self) -> PollLoop[Snapshot]:
+        return self.cadences["refresh"]
+
     def request_refresh(self) -> None:
         """Refresh now unless a refresh is running; replaces the scheduled one."""
         self.refresh_loop.request()
-
-    def request_trends(self) -> None:
-        self.trends_loop.request()
 
     def request_failures(self) -> None:
         """Read the failure groups now unless they are being read (or nothing is shown yet:
         they follow the first snapshot)."""
         if self.snapshot is not None:
-            self.failures_loop.request()
+            self.cadences["failures"].request()
 
     def _can_read(self) -> bool:
         return self.connection != "setup"
@@ -340,9 +237,8 @@ class ConsoleApp(App[int]):
         self.refresh_times_ms.append(elapsed_ms)
         if was not in ("live", "connecting"):
             self.notify("Connection restored: the data is live again.", title="Reconnected")
-            self.failures_loop.request_soon()  # right after this snapshot is shown
-            self.trends_loop.request_soon()
-            self.health_loop.request_soon()
+            for name in ("failures", "trends", "health"):  # right after this snapshot is shown
+                self.cadences[name].request_soon()
         self._status_changed()
 
     def _refresh_failed(self, error: BaseException) -> None:
@@ -375,9 +271,12 @@ class ConsoleApp(App[int]):
             self.snapshot = self.snapshot.with_failures(groups)
 
     def _failures_failed(self, error: BaseException) -> None:
+        self._report_once("failures", "could not read the failure groups", error)
+
+    def _report_once(self, cadence: str, what: str, error: BaseException) -> None:
         """The refresh loop reports a lost connection; anything else is said once."""
-        if self.failures_loop.failures == 1 and not is_connection_error(error):
-            self.report_error("could not read the failure groups", error)
+        if self.cadences[cadence].failures == 1 and not is_connection_error(error):
+            self.report_error(what, error)
 
     def _show_failures(self, _groups: FailureGroups) -> None:
         if self.snapshot is not None:  # else the first snapshot shows them
@@ -394,9 +293,7 @@ class ConsoleApp(App[int]):
             self.snapshot = self.snapshot.with_health(read)
 
     def _health_failed(self, error: BaseException) -> None:
-        """The refresh loop reports a lost connection; anything else is said once."""
-        if self.health_loop.failures == 1 and not is_connection_error(error):
-            self.report_error("could not read the queue health", error)
+        self._report_once("health", "could not read the queue health", error)
 
     def _show_health(self, _read: QueueHealth) -> None:
         if self.snapshot is not None:  # else the first snapshot shows it
@@ -410,8 +307,7 @@ class ConsoleApp(App[int]):
 
     def apply_pending(self) -> None:
         """Called when a dialog closes: show what arrived while it was open."""
-        for loop in self.loops:
-            loop.flush()
+        self.cadences.flush()
 
     # -- schema setup ----------------------------------------------------------------
     def _on_setup_answer(self, yes: bool | None) -> None:
@@ -447,14 +343,9 @@ class ConsoleApp(App[int]):
 
     # -- context and key checks --------------------------------------------------------
     def current_scope(self) -> str:
+        """Where the keys are: the main screen's focused panel, or a drill-down's own scope."""
         screen = self.screen
-        if isinstance(screen, MainScreen):
-            return screen.current_scope()
-        if isinstance(screen, GroupJobsScreen):
-            return "jobs"
-        if isinstance(screen, JobDetailScreen):
-            return "job"
-        return ""
+        return screen.current_scope() if isinstance(screen, Scoped) else ""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide actions that do not apply here or are not allowed; dim writes while offline."""
@@ -472,7 +363,7 @@ class ConsoleApp(App[int]):
         return self._allowed(spec)
 
     def _can_go_back(self) -> bool:
-        if isinstance(self.screen, GroupJobsScreen | JobDetailScreen):
+        if isinstance(self.screen, DrillDownScreen):
             return True
         panel = panel_of(self.focused)
         return panel is not None and (bool(panel.table.filter_text) or panel.filter_input.display)
@@ -482,14 +373,7 @@ class ConsoleApp(App[int]):
         return isinstance(screen, JobDetailScreen) and screen.parent_id is not None
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
-        if spec.needs_engine and self.engine is None:
-            return False
-        if spec.needs_write:
-            if self.read_only:
-                return False
-            if not self.connected:
-                return None
-        return True
+        return spec.allowed(self.engine is not None, self.read_only, self.connected)
 
     def palette_allows(self, spec: ActionSpec) -> bool:
         return self._allowed(spec) is not False and (
@@ -507,7 +391,7 @@ class ConsoleApp(App[int]):
             )
             return
         if spec.applies(self.current_scope()):
-            await self.run_action(spec.id)
+            await self.run_action(spec.action)
             return
         if spec.home is None and not (
             isinstance(self.screen, MainScreen) and spec.scopes <= registry.MAIN
@@ -519,7 +403,7 @@ class ConsoleApp(App[int]):
         if spec.home is not None:
             self.main_screen.show_panel(spec.home)
         # once the focus has moved, the action sees its panel's selection
-        self.call_after_refresh(self.run_action, spec.id)
+        self.call_after_refresh(self.run_action, spec.action)
 
     def on_descendant_focus(self) -> None:
         self.refresh_bindings()
@@ -545,14 +429,14 @@ class ConsoleApp(App[int]):
         """Entering the health panel reads it again, unless fresh (its cadence is slow)."""
         read = self.health
         if self.snapshot is not None and (
-            read is None or self.clock() - read.taken_at >= HEALTH_FRESH_S
+            read is None or self.clock() - read.taken_at >= cadences.HEALTH_FRESH_S
         ):
-            self.health_loop.request()
+            self.cadences["health"].request()
 
     def _entered_failures(self) -> None:
         """Entering the failures panel (key or click) reads the groups again, unless fresh."""
         groups = self.failure_groups
-        if groups is None or self.clock() - groups.taken_at >= FAILURES_FRESH_S:
+        if groups is None or self.clock() - groups.taken_at >= cadences.FAILURES_FRESH_S:
             self.request_failures()
 
     def action_filter(self) -> None:
@@ -566,26 +450,23 @@ class ConsoleApp(App[int]):
         panel = panel_of(self.focused)
         if panel is not None and (panel.table.filter_text or panel.filter_input.display):
             panel.clear_filter()
-        elif isinstance(self.screen, GroupJobsScreen | JobDetailScreen):
+        elif isinstance(self.screen, DrillDownScreen):
             self.pop_screen()
         self.refresh_bindings()
 
     def action_pause_refresh(self) -> None:
         self.paused = not self.paused
         if self.paused:
-            for loop in self.loops:
-                loop.pause()
+            self.cadences.pause()
             self.notify("Refresh paused: the data will age until you press p again.")
         else:
             self.notify("Refresh resumed.")
-            for loop in self.loops:
-                loop.resume()
+            self.cadences.resume()
         self._status_changed()
 
     def action_refresh_now(self) -> None:
         """Every cadence reads now: the slower ones right after this refresh."""
-        for loop in self.loops:
-            loop.request_soon()
+        self.cadences.read_all_soon()
 
     def _set_interval(self, step: int) -> None:
         index = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
@@ -602,18 +483,9 @@ class ConsoleApp(App[int]):
         self._set_interval(+1)
 
     def action_engine(self) -> None:
-        engine = self.engine
-        if engine is None:
-            return
-        if engine.state in ("running", "starting"):
-            engine.stop()
-            self.notify("Stopping the embedded engine: running jobs may finish first.")
-        elif engine.state == "stopping":
-            self.notify("The embedded engine is already stopping.")
-        else:
-            engine.start()
-            self.notify("Starting the embedded engine.")
-        self._status_changed()
+        if self.engine is not None:
+            self.notify(toggle(self.engine))
+            self._status_changed()
 
     def action_copy(self) -> None:
         screen = self.screen
@@ -655,119 +527,17 @@ class ConsoleApp(App[int]):
     def connected(self) -> bool:
         return self.connection == "live"
 
-    def _operate(self, action: ops.OperatorAction, target: Target | None, **kw: Any) -> None:
-        params = action.params_type(**kw) if kw else action.default_params()
-        self.operator.start(None if target is None else ActionRequest(action, target, params))
-
-    def _selected(self, action: ops.OperatorAction) -> Target | None:
-        return targets.selected(action, self.screen, self.current_scope(), self.snapshot)
-
-    def action_requeue(self) -> None:
-        self._operate(ops.REQUEUE, self._selected(ops.REQUEUE))
-
-    def action_requeue_shown(self) -> None:
-        if isinstance(self.screen, GroupJobsScreen):
-            target = targets.shown_jobs(self.screen)
-            if target is None:
-                self.notify("No jobs shown.", severity="warning")
-            else:
-                self._operate(ops.REQUEUE, target)
-
-    def action_bump(self) -> None:
-        self._operate(ops.BUMP, self._selected(ops.BUMP), to=0)
-
-    def action_cancel(self) -> None:
-        self._operate(ops.CANCEL, self._selected(ops.CANCEL))
-
-    def action_edit(self) -> None:
-        """Open the editor for the job shown (waiting or failed only), then preview and confirm."""
-        screen = self.screen
-        if not isinstance(screen, JobDetailScreen) or screen.detail is None:
-            return
-        refused = refusal(screen.detail.task_id, screen.detail.status)
-        if refused is not None:
-            self.notify(refused, severity="warning")
-        elif self.operator.allowed(ops.EDIT.name):
-            target = targets.selected(ops.EDIT, screen, self.current_scope(), self.snapshot)
-            self.push_screen(
-                EditJobScreen(screen.detail),
-                lambda params: self._edit_saved(target, params),
-            )
-
-    def _edit_saved(self, target: Target | None, params: ops.EditParams | None) -> None:
-        if params is not None and target is not None:
-            self.operator.start(ActionRequest(ops.EDIT, target, params), checked=True)
-
-    def action_reap(self) -> None:
-        self._operate(ops.REAP, Target(label="hung jobs"))
-
-    def action_pause_type(self) -> None:
-        row = targets.selected_type(self.screen, self.snapshot)
-        if row is not None:
-            target = Target(label=f"type `{row.task_type}`", task_type=row.task_type)
-            self._operate(ops.RESUME if row.paused else ops.PAUSE, target)
-
-    def action_limit_type(self) -> None:
-        row = targets.selected_type(self.screen, self.snapshot)
-        if row is None:
-            self.notify("Select a task type first.", severity="warning")
-        elif self.operator.allowed(ops.LIMIT.name):
-            task_type = row.task_type
-            self.push_screen(
-                LimitTypeScreen(task_type, row.limit),
-                lambda params: self._limit_type(task_type, params),
-            )
-
-    def _limit_type(self, task_type: str, params: ops.LimitParams | None) -> None:
-        if params is not None:
-            target = Target(label=f"the type `{task_type}`", task_type=task_type)
-            self.operator.start(ActionRequest(ops.LIMIT, target, params), checked=True)
-
-    def action_purge(self) -> None:
-        if self.operator.allowed(ops.PURGE.name):
-            self.push_screen(PurgeAgeScreen(), self._purge_older_than)
-
-    def _purge_older_than(self, seconds: float | None) -> None:
-        if seconds is not None:
-            label = f"finished results older than {fmt_seconds(seconds)}"
-            request = ActionRequest(
-                ops.PURGE, Target(label=label, older_than_s=seconds), ops.PurgeParams()
-            )
-            self.operator.start(request, checked=True)
-
-    def action_vacuum(self) -> None:
-        """VACUUM (ANALYZE) the table selected on the health panel."""
-        table = targets.selected_table(self.screen, self.snapshot)
-        if table is None:
-            self.operator.start(None)
-        else:
-            self._operate(ops.VACUUM, Target(label=table.table), table=table.table)
-
-    def action_cancel_session(self) -> None:
-        """Cancel the statement of the session selected on the health panel. Its start time
-        tells it from a later session with its pid: one hidden (another role's, without
-        pg_read_all_stats) cannot be told apart, so it is refused here as by the CLI."""
-        session = targets.selected_session(self.screen, self.snapshot)
-        if session is None:
-            self.notify("Select a session (or a lock wait) first.", severity="warning")
-        elif session.backend_start is None:
-            self.notify(
-                f"pid {session.pid} belongs to another role and its start time is hidden"
-                " (needs pg_read_all_stats): it cannot be told from a later session with its pid.",
-                severity="warning",
-            )
-        else:
-            self._operate(
-                ops.CANCEL_SESSION,
-                Target(label=targets.session_label(session)),
-                pid=session.pid,
-                backend_start=session.backend_start,
-            )
+    def action_operate(self, name: str) -> None:
+        """Every write key: its operation (key registry) through the operator flow."""
+        op = registry.BY_ID[name].op
+        if op is not None:
+            here = Here(self.screen, self.current_scope(), self.snapshot)
+            self.operator.press(op, here)
 
     def _after_action(self) -> None:
         self.request_refresh()
-        self.failures_loop.request_soon()  # right after that refresh
-        self.health_loop.request_soon()  # a vacuum or a cancel shows there
+        self.cadences["failures"].request_soon()  # right after that refresh
+        self.cadences["health"].request_soon()  # a vacuum or a cancel shows there
         self.screen.post_message(DataChanged(failures=True))  # a drill-down reads its own again
 
     def on_preview_ready(self, message: PreviewReady) -> None:
@@ -788,9 +558,48 @@ class ConsoleApp(App[int]):
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         """A worker that raised past its own handling: report it, keep the console up."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            for loop in self.loops:
-                if event.worker.group == loop.name:
-                    loop.failed(event.worker.error)
+            self.cadences.worker_failed(event.worker.group, event.worker.error)
             if event.worker.group == "action":
                 self.operator.busy = False
             self.report_error("internal error", event.worker.error)
+
+
+#: What the console reads in the background, how often, and which of its handlers take it
+#: (the slower ones, in this order, read right after a refresh once they are due).
+CADENCES: tuple[Cadence[ConsoleApp], ...] = (
+    Cadence(
+        "refresh",
+        lambda source: source.snapshot(),
+        lambda app: app.interval,
+        ConsoleApp._show_snapshot,
+        done=ConsoleApp._snapshot_read,
+        error=ConsoleApp._refresh_failed,
+        retry=lambda app, failures: backoff(failures, app.interval, MAX_BACKOFF_S),
+    ),
+    Cadence(
+        "trends",
+        lambda source: source.trends(),
+        lambda _app: cadences.TRENDS_EVERY_S,
+        ConsoleApp._show_trends,
+        done=ConsoleApp._trends_read,
+        follows="refresh",
+    ),
+    Cadence(
+        "failures",
+        lambda source: source.failure_groups(),
+        lambda _app: cadences.FAILURES_EVERY_S,
+        ConsoleApp._show_failures,
+        done=ConsoleApp._failures_read,
+        error=ConsoleApp._failures_failed,
+        follows="refresh",
+    ),
+    Cadence(
+        "health",
+        lambda source: source.health(),
+        lambda _app: cadences.HEALTH_EVERY_S,
+        ConsoleApp._show_health,
+        done=ConsoleApp._health_read,
+        error=ConsoleApp._health_failed,
+        follows="refresh",
+    ),
+)

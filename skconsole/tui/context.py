@@ -7,7 +7,7 @@ same (a test double) will do.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.status_bar import StatusState
@@ -25,3 +25,10 @@ class Console(Protocol):
     def status_state(self) -> StatusState: ...
 
     def report_error(self, what: str, exc: BaseException) -> None: ...
+
+
+@runtime_checkable
+class Scoped(Protocol):
+    """A screen that says where the keys are: its focused panel, or its own scope."""
+
+    def current_scope(self) -> str: ...

@@ -15,6 +15,7 @@ handed from a worker thread to the UI never changes under it.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -162,14 +163,49 @@ class Trends:
 
 
 # -- actions -----------------------------------------------------------------------
+class TargetKind(enum.Enum):
+    """What a target is: it decides how a confirmation states the scope and what it shows."""
+
+    JOB = "job"  # one job, by id
+    SHOWN = "shown jobs"  # the jobs a list shows, by id
+    GROUP = "group"  # a failure group's jobs
+    TYPE_JOBS = "type's jobs"  # the jobs of a task type the action acts on
+    TYPE = "type"  # a task type itself (pause, limit)
+    HUNG = "hung jobs"
+    RESULTS = "results"  # finished results older than an age
+    TABLE = "table"  # a queue table (vacuum)
+    SESSION = "session"  # a server session (cancel its statement)
+
+    @property
+    def named(self) -> bool:
+        """The label is the whole scope ("job 1a2b3c4d ..."); else the preview counts it."""
+        return self in _NAMED
+
+
+_NAMED = frozenset(
+    {TargetKind.JOB, TargetKind.SHOWN, TargetKind.TYPE, TargetKind.TABLE, TargetKind.SESSION}
+)
+
+
+class Dialog(enum.Enum):
+    """What a confirmation shows besides its question (the action's spec says whether one
+    opens, and when the count must be typed)."""
+
+    SAMPLE = "sample"  # some of the jobs it acts on
+    TARGET = "target"  # the one target as the preview read it (a table, a session)
+    DIFF = "diff"  # the change itself (an edit)
+
+
 @dataclass(frozen=True)
 class Target:
     """What an action applies to, as the operator chose it on screen.
 
-    ``label`` says it in words for the confirmation ("group `TimeoutError: ...`").
+    ``label`` says it in words for the confirmation ("group `TimeoutError: ...`");
+    ``kind`` says what it is.
     """
 
     label: str
+    kind: TargetKind
     ids: tuple[str, ...] = ()
     group: str | None = None
     task_type: str | None = None
@@ -187,6 +223,7 @@ class ActionRequest:
     action: OperatorAction
     target: Target
     params: Params
+    dialog: Dialog = Dialog.SAMPLE
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,13 @@
-"""What the selection on screen means for an operator action: its :class:`Target`.
+"""What the selection on screen means for an operator action: the resolvers of
+:class:`~skconsole.tui.operation.Operation`, each turning :class:`Here` into a
+:class:`Pick` (its :class:`Target`, which says its kind), a refusal, or None.
 
 On a job's detail, a group's list or the in-flight panel: the selected job.
 On the failures panel: the selected group. On the depth panel: the selected
-type's jobs that the
-action acts on by default (failed jobs for requeue, waiting ones for bump and
-cancel: the action's spec says which). On the health panel: the selected table
-(vacuum) or session (cancel-session), whose parameters name the target.
-None when nothing is selected.
+type's jobs that the action acts on (failed jobs for requeue, waiting ones for
+bump and cancel: its key's resolver says which), or the type itself (pause,
+limit). On the health panel: the selected table (vacuum) or session
+(cancel-session), whose parameters name the target.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Any
 
 from textual.screen import Screen
 
-from skconsole.core.status import FAILED, JobStatus
-from skconsole.ops import JobAction, OperatorAction
+from skconsole import ops
+from skconsole.core.status import JobStatus
+from skconsole.ops.edit import refusal
 from skconsole.read.health import Session, TableHealth
 from skconsole.tui.formatting import short_id
-from skconsole.tui.model import DepthRow, Snapshot, Target
+from skconsole.tui.model import DepthRow, Snapshot, Target, TargetKind
+from skconsole.tui.operation import Here, Pick, Resolver
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
@@ -57,49 +60,60 @@ def session_label(s: Session) -> str:
     return f"pid {s.pid}" + (f" ({', '.join(who)})" if who else "")
 
 
-def selected(
-    action: OperatorAction, screen: Screen[Any], scope: str, snapshot: Snapshot | None
-) -> Target | None:
-    """The target of ``action`` on ``screen`` (whose focused panel is ``scope``)."""
+def _selected_job(here: Here) -> Target | None:
+    """The job selected on a job's detail, a group's list or the in-flight panel."""
+    screen, snapshot = here.screen, here.snapshot
     if isinstance(screen, JobDetailScreen):
         d = screen.detail
         if d is None:
             return None
         what = f"{d.task_type}, {JobStatus.label_of(d.status)}"
-        return Target(label=f"job {short_id(str(d.task_id))} ({what})", ids=(str(d.task_id),))
+        label = f"job {short_id(str(d.task_id))} ({what})"
+        return Target(label, TargetKind.JOB, ids=(str(d.task_id),))
     if isinstance(screen, GroupJobsScreen):
         task_id = screen.selected_job()
         if task_id is None or screen.jobs is None:
             return None
         job = next((j for j in screen.jobs.jobs if str(j.task_id) == task_id), None)
         what = f" ({job.task_type}, {JobStatus.label_of(job.status)})" if job else ""
-        return Target(label=f"job {short_id(task_id)}{what}", ids=(task_id,))
-    if scope == "failures" and isinstance(screen, MainScreen):
-        panel = screen.query_one(FailuresPanel)
-        group = panel.group(panel.table.selected_key, snapshot)
-        if group is None:
-            return None
-        return Target(label=f"group `{group.signature}`", group=group.signature)
-    if scope == "inflight" and isinstance(screen, MainScreen) and snapshot is not None:
+        return Target(f"job {short_id(task_id)}{what}", TargetKind.JOB, ids=(task_id,))
+    if here.scope == "inflight" and isinstance(screen, MainScreen) and snapshot is not None:
         key = screen.panel("inflight").table.selected_key
         run = next((j for j in snapshot.inflight if str(j.task_id) == key), None)
         if run is None or key is None:
             return None
         where = f"running on {worker_text(run)}" if run.worker_host else "running"
         label = f"job {short_id(key)} ({run.task_type}, {where})"
-        return Target(label=label, ids=(key,))
-    if scope == "depth":
-        row = selected_type(screen, snapshot)
-        if row is None:
-            return None
-        failed = isinstance(action, JobAction) and action.statuses.default == FAILED
-        jobs = "failed" if failed else "waiting"
-        return Target(label=f"{jobs} jobs of type `{row.task_type}`", task_type=row.task_type)
+        return Target(label, TargetKind.JOB, ids=(key,))
     return None
 
 
-def shown_jobs(screen: Screen[Any]) -> Target | None:
+def jobs(of_type: str) -> Resolver:
+    """The selected job, group, or the ``of_type`` ("failed", "waiting") jobs of the
+    selected task type."""
+
+    def resolve(here: Here) -> Pick | None:
+        screen, scope = here.screen, here.scope
+        target = _selected_job(here)
+        if target is None and scope == "failures" and isinstance(screen, MainScreen):
+            panel = screen.query_one(FailuresPanel)
+            group = panel.group(panel.table.selected_key, here.snapshot)
+            if group is not None:
+                label = f"group `{group.signature}`"
+                target = Target(label, TargetKind.GROUP, group=group.signature)
+        if target is None and scope == "depth":
+            row = selected_type(screen, here.snapshot)
+            if row is not None:
+                label = f"{of_type} jobs of type `{row.task_type}`"
+                target = Target(label, TargetKind.TYPE_JOBS, task_type=row.task_type)
+        return None if target is None else Pick(target)
+
+    return resolve
+
+
+def shown_jobs(here: Here) -> Pick | None:
     """Every job the (filtered) list of a failure group shows; None when there are none."""
+    screen = here.screen
     if not isinstance(screen, GroupJobsScreen):
         return None
     panel = screen.query_one(Panel)
@@ -112,4 +126,68 @@ def shown_jobs(screen: Screen[Any]) -> Target | None:
         + (f" (filter “{filt}”)" if filt else "")
         + f" in group `{screen.group.signature}`"
     )
-    return Target(label=label, ids=ids, group=screen.group.signature)
+    return Pick(Target(label, TargetKind.SHOWN, ids=ids, group=screen.group.signature))
+
+
+def job_to_edit(here: Here) -> Pick | str | None:
+    """The job shown on its detail, if it may be edited (waiting or failed); else why not."""
+    screen = here.screen
+    if not isinstance(screen, JobDetailScreen) or screen.detail is None:
+        return None
+    refused = refusal(screen.detail.task_id, screen.detail.status)
+    if refused is not None:
+        return refused
+    target = _selected_job(here)
+    return None if target is None else Pick(target)
+
+
+def hung_jobs(_here: Here) -> Pick:
+    """Every hung job (the preview finds them)."""
+    return Pick(Target("hung jobs", TargetKind.HUNG))
+
+
+def old_results(_here: Here) -> Pick:
+    """Finished results (their age is asked next)."""
+    return Pick(Target("finished results", TargetKind.RESULTS))
+
+
+def type_to_pause(here: Here) -> Pick | None:
+    """The selected task type, to pause, or to resume when it is paused."""
+    row = selected_type(here.screen, here.snapshot)
+    if row is None:
+        return None
+    target = Target(f"type `{row.task_type}`", TargetKind.TYPE, task_type=row.task_type)
+    return Pick(target, action=ops.RESUME if row.paused else ops.PAUSE)
+
+
+def type_to_set(here: Here) -> Pick | None:
+    """The selected task type, whose settings an action sets."""
+    row = selected_type(here.screen, here.snapshot)
+    if row is None:
+        return None
+    task_type = row.task_type
+    return Pick(Target(f"the type `{task_type}`", TargetKind.TYPE, task_type=task_type))
+
+
+def table(here: Here) -> Pick | None:
+    """The queue table selected on the health panel."""
+    t = selected_table(here.screen, here.snapshot)
+    if t is None:
+        return None
+    return Pick(Target(t.table, TargetKind.TABLE), ops.VacuumParams(table=t.table))
+
+
+def session(here: Here) -> Pick | str | None:
+    """The session selected on the health panel. Its start time tells it from a later
+    session with its pid: one hidden (another role's, without pg_read_all_stats) cannot
+    be told apart, so it is refused here as by the CLI."""
+    s = selected_session(here.screen, here.snapshot)
+    if s is None:
+        return None
+    if s.backend_start is None:
+        return (
+            f"pid {s.pid} belongs to another role and its start time is hidden"
+            " (needs pg_read_all_stats): it cannot be told from a later session with its pid."
+        )
+    params = ops.CancelSessionParams(pid=s.pid, backend_start=s.backend_start)
+    return Pick(Target(session_label(s), TargetKind.SESSION), params)

@@ -20,7 +20,7 @@ from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.data import DatabaseSource
-from skconsole.tui.model import ActionRequest, Snapshot, Target
+from skconsole.tui.model import ActionRequest, Snapshot, Target, TargetKind
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
@@ -54,7 +54,9 @@ def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, ds
     try:
         with source._conn("action") as c:
             assert c.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
-        target = Target("group", group=source.failure_groups().groups[0].signature)
+        target = Target(
+            "group", TargetKind.GROUP, group=source.failure_groups().groups[0].signature
+        )
         preview = source.preview(ActionRequest(ops.REQUEUE, target, ops.RequeueParams()))
         assert preview.count > 0
         with pytest.raises(ReadOnlyError):

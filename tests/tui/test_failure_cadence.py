@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from skconsole.read import GroupJobs
-from skconsole.tui import app as app_module
+from skconsole.tui import cadences
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import FailureGroups, Snapshot
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
@@ -55,7 +55,7 @@ def _title(app: ConsoleApp) -> str:
 @pytest.fixture
 def slow_cadence(monkeypatch: pytest.MonkeyPatch) -> None:
     """No failure-groups read comes from their timer during a test."""
-    monkeypatch.setattr(app_module, "FAILURES_EVERY_S", 3600.0)
+    monkeypatch.setattr(cadences, "FAILURES_EVERY_S", 3600.0)
 
 
 async def test_failure_groups_are_not_read_on_every_refresh(slow_cadence: None) -> None:
@@ -81,7 +81,7 @@ async def test_failure_groups_are_read_again_on_demand(slow_cadence: None) -> No
         await pilot.press("2", "3")  # entering their panel: only fresh ones are kept
         await settle(pilot)
         assert source.groups_read == 1
-        source.clock.advance(app_module.FAILURES_FRESH_S)
+        source.clock.advance(cadences.FAILURES_FRESH_S)
         await pilot.press("2", "3")
         await settle(pilot)
         assert source.groups_read == 2

@@ -61,7 +61,7 @@ async def test_l_is_refused_in_read_only_mode(db: Database, make_app: MakeApp, c
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         await _select_type(pilot, app, "tui.ok")
-        await app.run_action("limit_type")
+        await app.run_action("operate('limit_type')")
         await pilot.pause()
         assert not isinstance(app.screen, LimitTypeScreen)
     assert _limits(conn) == []

@@ -24,7 +24,7 @@ def test_registry_generates_bindings_for_every_action() -> None:
     keys = [b.key for b in actions.bindings()]
     assert len(keys) == len(set(keys)) == len(actions.ACTIONS)
     for spec in actions.ACTIONS:
-        name = spec.id.split("(")[0]
+        name = spec.action.split("(")[0]
         assert callable(getattr(ConsoleApp, f"action_{name}", None)), spec.id
         if spec.destructive:
             assert spec.needs_write

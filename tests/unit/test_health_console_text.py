@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from skconsole import ops
 from skconsole.read.health import Horizon
+from skconsole.tui.confirmations import target_lines
 from skconsole.tui.model import (
     ActionRequest,
     OutcomeInfo,
@@ -16,8 +17,9 @@ from skconsole.tui.model import (
     QueueHealth,
     Snapshot,
     Target,
+    TargetKind,
 )
-from skconsole.tui.operator_flow import outcome_text, question, target_lines
+from skconsole.tui.sentences import outcome_text, question
 from skconsole.tui.showcase.fake_source import BLOCKER_PID, HOLDER_PID, fixed_health
 from skconsole.tui.widgets.health_panel import HealthPanel, horizon_text, session_rows
 
@@ -47,16 +49,21 @@ def test_sessions_say_who_holds_the_horizon_and_whom_they_block() -> None:
     assert horizon_text(free).startswith("xmin horizon: not held back")
 
 
-def _preview(action: ops.OperatorAction, label: str, params: ops.Params) -> PreviewInfo:
-    return PreviewInfo(ActionRequest(action, Target(label=label), params), 1, ())
+def _preview(
+    action: ops.OperatorAction, label: str, kind: TargetKind, params: ops.Params
+) -> PreviewInfo:
+    return PreviewInfo(ActionRequest(action, Target(label, kind), params), 1, ())
 
 
 def test_a_vacuum_is_confirmed_and_reported_by_its_table() -> None:
-    preview = _preview(ops.VACUUM, "sk_tasks_queue_t", ops.VacuumParams("sk_tasks_queue_t"))
+    preview = _preview(
+        ops.VACUUM, "sk_tasks_queue_t", TargetKind.TABLE, ops.VacuumParams("sk_tasks_queue_t")
+    )
     assert question(preview).startswith("Vacuum sk_tasks_queue_t? VACUUM reads")
     lines = target_lines(
+        TargetKind.TABLE,
         {"table": "sk_tasks_queue_t", "live_rows": 10, "dead_rows": 1_200, "table_bytes": 8192}
-        | {"last_vacuumed": None, "vacuum_running": False, "may_vacuum": False}
+        | {"last_vacuumed": None, "vacuum_running": False, "may_vacuum": False},
     )
     assert lines[0] == "table sk_tasks_queue_t: 10 live rows, 1,200 dead, 8.0 kB"
     assert lines[1] == "last vacuumed never"
@@ -67,12 +74,15 @@ def test_a_vacuum_is_confirmed_and_reported_by_its_table() -> None:
 
 def test_a_session_cancel_shows_the_session_and_says_when_it_was_left_alone() -> None:
     params = ops.CancelSessionParams(4242, STARTED)
-    preview = _preview(ops.CANCEL_SESSION, "pid 4242 (psql, user alice)", params)
+    preview = _preview(
+        ops.CANCEL_SESSION, "pid 4242 (psql, user alice)", TargetKind.SESSION, params
+    )
     assert question(preview).startswith("Cancel session pid 4242 (psql, user alice)? Its")
     lines = target_lines(
+        TargetKind.SESSION,
         {"pid": 4242, "user": "alice", "application": "psql", "client": None}
         | {"state": "idle in transaction", "xact_age_s": 7380.0, "horizon_age": 12_000}
-        | {"query": "SELECT 1", "blocks": [77], "holds_horizon": True}
+        | {"query": "SELECT 1", "blocks": [77], "holds_horizon": True},
     )
     assert lines[0] == "pid 4242 · user alice · application psql · client -"
     assert lines[1] == (

@@ -25,6 +25,7 @@ class DrillDownScreen(Screen[None], Generic[T, B]):
     when the failure groups were read again or an action ran), and shows it (``show``)."""
 
     HEADER_ID: ClassVar[str] = ""
+    SCOPE: ClassVar[str] = ""  # where the key registry's actions apply (actions.ActionSpec)
     WHAT: ClassVar[str] = ""  # what it loads, in "could not load ..."
     #: it shows failed jobs: read again on the failure groups' cadence, not every refresh
     FAILURE_DATA: ClassVar[bool] = False
@@ -40,6 +41,9 @@ class DrillDownScreen(Screen[None], Generic[T, B]):
         yield Static("", id=self.HEADER_ID)
         yield self.body
         yield Footer()
+
+    def current_scope(self) -> str:
+        return self.SCOPE
 
     @property
     def header(self) -> Static:

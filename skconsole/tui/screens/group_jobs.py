@@ -19,6 +19,7 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, JobsPanel]):
     """The group's jobs, loaded again whenever the data changes."""
 
     HEADER_ID = "group-header"
+    SCOPE = "jobs"
     WHAT = "the group's jobs"
     FAILURE_DATA = True  # a big group is a costly read: not on every refresh
 

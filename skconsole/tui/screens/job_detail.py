@@ -23,6 +23,7 @@ class JobDetailScreen(DrillDownScreen[JobDetail | None, JobView]):
     """
 
     HEADER_ID = "job-header"
+    SCOPE = "job"
     WHAT = "the job"
 
     def __init__(

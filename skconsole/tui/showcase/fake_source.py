@@ -9,6 +9,7 @@ the console's own actions in the Pilot tests.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
@@ -33,12 +34,14 @@ from skconsole.tui.model import (
     ActionRequest,
     AuditRow,
     DepthRow,
+    Dialog,
     FailureGroups,
     MetricRow,
     OutcomeInfo,
     PreviewInfo,
     QueueHealth,
     Snapshot,
+    TargetKind,
     Trends,
 )
 from skconsole.tui.source import SourceUnavailable
@@ -697,21 +700,26 @@ def fixed_health() -> health.Health:
     )
 
 
-def _server_target(request: ActionRequest) -> dict[str, object]:
-    """What the preview of a vacuum or a session cancel reads of its target now."""
+def _table_target(request: ActionRequest) -> dict[str, object]:
+    """What the preview of a vacuum reads of its table now."""
     params = request.params
-    if isinstance(params, ops.VacuumParams):
-        t = next(t for t in fixed_health().tables if t.table == params.table)
-        return {
-            "table": t.table,
-            "live_rows": t.live_rows,
-            "dead_rows": t.dead_rows,
-            "table_bytes": t.table_bytes,
-            "last_vacuumed": t.last_vacuumed,
-            "vacuum_running": t.vacuum_running is not None,
-            "may_vacuum": True,
-        }
-    assert isinstance(params, ops.CancelSessionParams)
+    assert isinstance(params, ops.VacuumParams)  # a table's action is a vacuum
+    t = next(t for t in fixed_health().tables if t.table == params.table)
+    return {
+        "table": t.table,
+        "live_rows": t.live_rows,
+        "dead_rows": t.dead_rows,
+        "table_bytes": t.table_bytes,
+        "last_vacuumed": t.last_vacuumed,
+        "vacuum_running": t.vacuum_running is not None,
+        "may_vacuum": True,
+    }
+
+
+def _session_target(request: ActionRequest) -> dict[str, object]:
+    """What the preview of a session cancel reads of its session now."""
+    params = request.params
+    assert isinstance(params, ops.CancelSessionParams)  # a session's action is a cancel
     h = fixed_health()
     s = next(s for s in [*h.horizon.sessions, *h.blockers] if s.pid == params.pid)
     return {
@@ -728,6 +736,13 @@ def _server_target(request: ActionRequest) -> dict[str, object]:
         "holds_horizon": s.horizon_age == h.horizon.age,
         "eligible": True,
     }
+
+
+#: What a one-target action's preview reads of its target, by the target's kind.
+SERVER_TARGETS: dict[TargetKind, Callable[[ActionRequest], dict[str, object]]] = {
+    TargetKind.TABLE: _table_target,
+    TargetKind.SESSION: _session_target,
+}
 
 
 @dataclass
@@ -793,10 +808,11 @@ class FixedSource:
         if self.offline:
             raise SourceUnavailable("connection refused")
         target = request.target
-        if isinstance(request.action, ops.TypeSetting):  # the type's settings would change
+        if target.kind is TargetKind.TYPE:  # the type's state or settings would change
             return PreviewInfo(request, 1, (), None)
-        if isinstance(request.action, ops.ServerAction):  # one table or session, as it is now
-            return PreviewInfo(request, 1, (), None, _server_target(request))
+        server = SERVER_TARGETS.get(target.kind)
+        if server is not None:  # one table or session, as it is now
+            return PreviewInfo(request, 1, (), None, server(request))
         if target.ids:
             count = len(target.ids)
         elif target.group:
@@ -818,13 +834,15 @@ class FixedSource:
                 f" pid {j.worker_pid}"
                 for j in running
             )
-        if isinstance(request.params, ops.EditParams):  # the job as it is now, and the edit
+        if request.dialog is Dialog.DIFF:  # an edit: the job as it is now, and the edit
+            params = request.params
+            assert isinstance(params, ops.EditParams)
             job = _failed_job(target.ids[0])
-            new_priority = request.params.priority
+            new_priority = params.priority
             details: dict[str, object] = {
                 "old": {"payload": job.payload, "priority": job.priority},
                 "new": {
-                    "payload": request.params.payload,
+                    "payload": params.payload,
                     "priority": job.priority if new_priority is None else new_priority,
                 },
             }

@@ -1,0 +1,51 @@
+"""Dialogs that ask for an operator action's parameters before its preview: an edit's
+payload and priority, a type's limits, a purge's age (:attr:`Operation.ask`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from skconsole import ops
+from skconsole.tui.formatting import fmt_seconds
+from skconsole.tui.model import Target, TargetKind
+from skconsole.tui.operation import Here, Pick, Question
+from skconsole.tui.screens.edit_job import EditJobScreen
+from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.limit_type import LimitTypeScreen
+from skconsole.tui.screens.purge_age import PurgeAgeScreen
+from skconsole.tui.targets import selected_type
+
+
+def edit(here: Here, pick: Pick) -> Question[ops.EditParams]:
+    """The job's new payload and priority (its resolver checked it may be edited)."""
+    screen = here.screen
+    assert isinstance(screen, JobDetailScreen) and screen.detail is not None
+
+    def answer(params: ops.EditParams | None) -> Pick | None:
+        return None if params is None else replace(pick, params=params)
+
+    return Question(EditJobScreen(screen.detail), answer)
+
+
+def limit(here: Here, pick: Pick) -> Question[ops.LimitParams]:
+    """The selected type's limits, starting from those it has."""
+    row = selected_type(here.screen, here.snapshot)
+    assert row is not None and pick.target.task_type == row.task_type
+
+    def answer(params: ops.LimitParams | None) -> Pick | None:
+        return None if params is None else replace(pick, params=params)
+
+    return Question(LimitTypeScreen(row.task_type, row.limit), answer)
+
+
+def purge_age(_here: Here, _pick: Pick) -> Question[float]:
+    """How old the finished results to delete must be."""
+
+    def answer(seconds: float | None) -> Pick | None:
+        if seconds is None:
+            return None
+        label = f"finished results older than {fmt_seconds(seconds)}"
+        target = Target(label, TargetKind.RESULTS, older_than_s=seconds)
+        return Pick(target, ops.PurgeParams())
+
+    return Question(PurgeAgeScreen(), answer)
