@@ -109,8 +109,7 @@ def _edges_across_layers(graph: dict[str, set[str]]) -> list[str]:
         f"{source} -> {target}"
         for source, targets in graph.items()
         for target in targets
-        if _folder(source) != _folder(target)
-        and _folder(target) not in LAYERS[_folder(source)]
+        if _folder(source) != _folder(target) and _folder(target) not in LAYERS[_folder(source)]
     )
 
 
