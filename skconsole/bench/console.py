@@ -28,7 +28,7 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.tui import cadences
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.data import DatabaseSource
+from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.model import FailureGroups, Snapshot, Trends
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen

@@ -18,7 +18,7 @@ Rules this module keeps:
   :class:`~skconsole.tui.messages.DataChanged`; none imports this module.
 - Every write key runs through :meth:`ConsoleApp.action_operate`: its
   :class:`~skconsole.tui.operation.Operation` in the key registry says the
-  spec, the target and the dialogs; :class:`OperatorFlow` previews, confirms
+  spec, the target and the dialogs; :class:`ActionRunner` previews, confirms
   with the exact scope (default No) and executes on the ids the preview captured.
 """
 
@@ -40,6 +40,7 @@ from textual.worker import Worker, WorkerState
 
 from skconsole.tui import actions as registry
 from skconsole.tui import cadences
+from skconsole.tui.action_runner import ActionRunner, is_connection_error
 from skconsole.tui.actions import ActionSpec, spec_for
 from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
 from skconsole.tui.commands import ActionCommands
@@ -56,7 +57,6 @@ from skconsole.tui.messages import (
 )
 from skconsole.tui.model import FailureGroups, QueueHealth, Snapshot, Trends
 from skconsole.tui.operation import Here
-from skconsole.tui.operator_flow import OperatorFlow, is_connection_error
 from skconsole.tui.polling import PollLoop, backoff
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
@@ -121,7 +121,7 @@ class ConsoleApp(App[int]):
         self.health: QueueHealth | None = None
         self.cadences = Cadences(self, source, CADENCES, auto=auto_refresh, ready=self._can_read)
         self._bindings_connected = False
-        self.operator = OperatorFlow(
+        self.operator = ActionRunner(
             self,
             source,
             actor=self.actor,
@@ -522,13 +522,13 @@ class ConsoleApp(App[int]):
             workers = self.snapshot.workers if self.snapshot is not None else ()
             self.push_screen(JobDetailScreen(screen.parent_id, self, workers=workers))
 
-    # -- operator actions (skconsole.ops, through OperatorFlow) ----------------------------
+    # -- operator actions (skconsole.ops, through ActionRunner) ----------------------------
     @property
     def connected(self) -> bool:
         return self.connection == "live"
 
     def action_operate(self, name: str) -> None:
-        """Every write key: its operation (key registry) through the operator flow."""
+        """Every write key: its operation (key registry) through the action runner."""
         op = registry.BY_ID[name].op
         if op is not None:
             here = Here(self.screen, self.current_scope(), self.snapshot)

@@ -114,7 +114,7 @@ def run_app(
 ) -> int:
     """Run the console on ``db`` until the operator quits; then stop the engine and helpers."""
     from skconsole.tui.app import ConsoleApp
-    from skconsole.tui.data import DatabaseSource
+    from skconsole.tui.database_source import DatabaseSource
 
     source = DatabaseSource(db)
     route_logging_to_file()

@@ -2,7 +2,7 @@
 its target, and (for some) a dialog that asks for its parameters first.
 
 The key registry (:mod:`skconsole.tui.actions`) holds one :class:`Operation` per write
-key; :class:`~skconsole.tui.operator_flow.OperatorFlow` drives any of them the same way:
+key; :class:`~skconsole.tui.action_runner.ActionRunner` drives any of them the same way:
 resolve the target, ask for parameters if the operation has a dialog for them, preview,
 confirm as the spec says, execute, report. So a new action needs its spec, its SQL and
 its key (with a resolver from :mod:`skconsole.tui.targets` or a new one), no App method.

@@ -1,7 +1,7 @@
 """The console's data source contract.
 
 The app talks to one object with these methods and calls them only from
-worker threads. :class:`skconsole.tui.data.DatabaseSource` implements it on
+worker threads. :class:`skconsole.tui.database_source.DatabaseSource` implements it on
 PostgreSQL through ``stats`` and ``ops``; :class:`skconsole.tui.showcase.fake_source.FixedSource`
 serves fixed data so snapshot tests and screenshots are deterministic.
 """

@@ -1,7 +1,7 @@
 """Console fixtures: a console app on the test database, seeded through the real engine.
 
 Reuses the root fixtures (``dsn``, ``db``, ``conn``, ``server_dsn``); the data
-source is the real :class:`~skconsole.tui.data.DatabaseSource`.
+source is the real :class:`~skconsole.tui.database_source.DatabaseSource`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp, EngineControl
-from skconsole.tui.data import DatabaseSource
+from skconsole.tui.database_source import DatabaseSource
 from skconsole.worker.engine import Engine, WorkerConfig
 from tests.support.tasks_console import tasks
 

@@ -21,7 +21,7 @@ from skconsole.db.embedded import EmbeddedServer, _pgserver
 from skconsole.db.schema import setup_schema
 from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.data import DatabaseSource
+from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.tui.conftest import SIZE, loaded, notices, run_burst, until

@@ -19,7 +19,7 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.data import DatabaseSource
+from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.model import ActionRequest, Snapshot, Target, TargetKind
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen

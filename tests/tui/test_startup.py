@@ -13,7 +13,7 @@ from skconsole.core.errors import SchemaError
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.data import DatabaseSource
+from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.launch import schema_state
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from tests.tui.conftest import SIZE, until

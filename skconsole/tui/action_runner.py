@@ -12,7 +12,7 @@ asks nothing), the execution acts on the captured ids, and the outcome
 notification. A server action (vacuum a queue table, cancel a session's
 statement) has one target named by its parameters: its confirmation shows that
 target as the preview read it. Repeat presses are ignored briefly. The app owns one
-:class:`OperatorFlow` and forwards the flow's three messages to it.
+:class:`ActionRunner` and forwards the flow's three messages to it.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def is_connection_error(exc: BaseException) -> bool:
 
 
 @dataclass(eq=False)
-class OperatorFlow:
+class ActionRunner:
     """One action at a time, from key press to outcome.
 
     ``connected`` says whether the console's data is live (writes wait while
