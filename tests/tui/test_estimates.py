@@ -11,7 +11,8 @@ from skconsole.core.status import JobStatus
 from skconsole.read import StatusCounts
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import Snapshot
-from skconsole.tui.showcase.fake_source import FixedSource, FrozenClock
+from skconsole.tui.showcase.fake_source import FixedSource
+from skconsole.tui.showcase.fixed_data import FrozenClock
 from skconsole.tui.showcase.scenes import settle
 from skconsole.tui.widgets.depth_panel import DepthPanel
 from tests.tui.conftest import SIZE

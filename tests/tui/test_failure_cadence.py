@@ -15,7 +15,8 @@ from skconsole.tui import cadences
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import FailureGroups, Snapshot
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
-from skconsole.tui.showcase.fake_source import FixedSource, FrozenClock
+from skconsole.tui.showcase.fake_source import FixedSource
+from skconsole.tui.showcase.fixed_data import FrozenClock
 from skconsole.tui.showcase.scenes import settle
 from skconsole.tui.widgets.depth_panel import DepthPanel
 from skconsole.tui.widgets.failures_panel import FailuresPanel

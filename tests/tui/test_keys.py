@@ -12,7 +12,8 @@ from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen, help_text
 from skconsole.tui.screens.main import MainScreen
-from skconsole.tui.showcase.fake_source import GROUPS, FixedSource, FrozenClock
+from skconsole.tui.showcase.fake_source import FixedSource
+from skconsole.tui.showcase.fixed_data import GROUPS, FrozenClock
 from skconsole.tui.showcase.scenes import settle
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.tui.conftest import SIZE, until

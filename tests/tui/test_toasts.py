@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import Snapshot
-from skconsole.tui.showcase.fake_source import FixedSource, FrozenClock
+from skconsole.tui.showcase.fake_source import FixedSource
+from skconsole.tui.showcase.fixed_data import FrozenClock
 from tests.tui.conftest import loaded, until
 
 SERVER_ERROR = 'relation "jobs[/]" does not exist [bold]'

@@ -6,7 +6,8 @@ from uuid import UUID
 
 from skconsole import read
 from skconsole.core.status import JobStatus
-from skconsole.tui.showcase.fake_source import GROUPS, PARENT_JOB, STAGE_JOB, FixedSource
+from skconsole.tui.showcase.fake_source import FixedSource
+from skconsole.tui.showcase.fixed_data import GROUPS, PARENT_JOB, STAGE_JOB
 from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.job_view import job_text, owner_text
 

@@ -20,7 +20,7 @@ from skconsole.tui.model import (
     TargetKind,
 )
 from skconsole.tui.sentences import outcome_text, question
-from skconsole.tui.showcase.fake_source import BLOCKER_PID, HOLDER_PID, fixed_health
+from skconsole.tui.showcase.fixed_data import BLOCKER_PID, HOLDER_PID, fixed_health
 from skconsole.tui.widgets.health_panel import HealthPanel, horizon_text, session_rows
 
 STARTED = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)

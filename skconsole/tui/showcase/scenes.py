@@ -16,7 +16,8 @@ from textual.widgets import Input, TextArea
 
 from skconsole.ops.edit import editable_json
 from skconsole.tui.app import ConsoleApp
-from skconsole.tui.showcase.fake_source import FixedEngine, FixedSource, FrozenClock
+from skconsole.tui.showcase.fake_source import FixedEngine, FixedSource
+from skconsole.tui.showcase.fixed_data import FrozenClock
 
 SIZE = (120, 40)
 
