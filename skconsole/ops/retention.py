@@ -81,7 +81,7 @@ class RetentionParams(SettingParams[Retention]):
 
     def phrase(self) -> str:
         if self.clear:
-            return ": clear its retention"
+            return ": clear it (the default policy applies, if there is one)"
         assert self.older_than_s is not None
         return f" to keep finished results {format_limit(self.older_than_s)}"
 
@@ -135,7 +135,14 @@ def eligible(conn: psycopg.Connection[Any], policy: Policy) -> int:
 
 
 RETENTION = RetentionSetting(
-    Wording("retention", "set the retention of", "task type"),
+    Wording(
+        "retention",
+        "set the retention of",
+        "task type",
+        question="{Done} {target}{phrase}?",
+        outcome="{Done} {target}{phrase}.",
+        nothing="Nothing changed: {target} already has this retention.",
+    ),
     params_type=RetentionParams,
     read="ops_retention_state",
     lock="ops_retention_lock",

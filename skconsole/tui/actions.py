@@ -206,6 +206,23 @@ ACTIONS: tuple[ActionSpec, ...] = (
         ),
     ),
     ActionSpec(
+        "retention_type",
+        "T",
+        "Retention",
+        "Set or clear how long the selected type's finished results are kept before the workers purge them.",
+        scopes=frozenset({"depth"}),
+        needs_write=True,
+        footer=False,
+        home="depth",
+        op=Operation(
+            ops.RETENTION,
+            targets.type_to_set,
+            missing="Select a task type first.",
+            ask=asks.retention,
+            dialog=Dialog.TARGET,
+        ),
+    ),
+    ActionSpec(
         "purge",
         "D",
         "Purge",

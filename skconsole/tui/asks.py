@@ -1,5 +1,5 @@
 """Dialogs that ask for an operator action's parameters before its preview: an edit's
-payload and priority, a type's limits, a purge's age (:attr:`Operation.ask`)."""
+payload and priority, a type's limits or retention, a purge's age (:attr:`Operation.ask`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.limit_type import LimitTypeScreen
 from skconsole.tui.screens.purge_age import PurgeAgeScreen
+from skconsole.tui.screens.retention_type import RetentionTypeScreen
 from skconsole.tui.targets import selected_type
 
 
@@ -36,6 +37,17 @@ def limit(here: Here, pick: Pick) -> Question[ops.LimitParams]:
         return None if params is None else replace(pick, params=params)
 
     return Question(LimitTypeScreen(row.task_type, row.limit), answer)
+
+
+def retention(here: Here, pick: Pick) -> Question[ops.RetentionParams]:
+    """How long the selected type's finished results are kept (the preview shows the
+    policy it has)."""
+    assert pick.target.task_type is not None
+
+    def answer(params: ops.RetentionParams | None) -> Pick | None:
+        return None if params is None else replace(pick, params=params)
+
+    return Question(RetentionTypeScreen(pick.target.task_type), answer)
 
 
 def purge_age(_here: Here, _pick: Pick) -> Question[float]:

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from textual.screen import ModalScreen
 
+from skconsole.core.durations import format_limit
 from skconsole.ops import Confirm
 from skconsole.ops.edit import EditParams, payload_diff
 from skconsole.tui.formatting import fmt_bytes, format_age
@@ -28,6 +29,13 @@ SERVER_HINT = (
     "Acts on exactly this target as shown: if by then it is gone or no longer qualifies (a"
     " session: another one with its pid, or blocking nothing) it is left alone."
     " y = yes · n, Esc or Enter = no"
+)
+
+
+#: the hint under the question of a type setting's change
+SETTING_HINT = (
+    "The type's setting is read again under its row lock when this runs; the old and the"
+    " new value go to the audit log. y = yes · n, Esc or Enter = no"
 )
 
 
@@ -80,11 +88,47 @@ def session_lines(d: dict[str, object]) -> list[str]:
     return lines
 
 
+#: how a setting's field reads in a confirmation (others: their name in words)
+SETTING_LABELS = {"older_than_s": "keep finished results", "include_faulted": "Faulted ones too"}
+
+
+def _setting_text(value: object) -> str:
+    """A type's settings as a preview shows them: ``{"older_than_s": 3600.0}`` reads
+    "older than 1h"; unset ones are left out."""
+    if not isinstance(value, dict):
+        return "-"
+    parts = []
+    for key, v in value.items():
+        label = SETTING_LABELS.get(key, key.removesuffix("_s").replace("_", " "))
+        if v is None or v is False:
+            continue
+        if v is True:
+            parts.append(label)
+        elif key.endswith("_s") and isinstance(v, int | float):
+            parts.append(f"{label} {format_limit(float(v))}")
+        else:
+            parts.append(f"{label} {v}")
+    return ", ".join(parts) or "none"
+
+
+def setting_lines(d: dict[str, object]) -> list[str]:
+    """A type setting's change as its preview read it: now, after, and what it makes
+    eligible at once (retention)."""
+    lines = [f"now:   {_setting_text(d.get('old'))}", f"after: {_setting_text(d.get('new'))}"]
+    eligible = d.get("eligible")
+    if isinstance(eligible, int):
+        lines.append(f"{eligible:,} finished result(s) would be eligible for purging now")
+    return lines
+
+
 #: How a confirmation describes a target of each kind that a :attr:`Dialog.TARGET` shows.
 DESCRIBE: dict[TargetKind, Callable[[dict[str, object]], list[str]]] = {
     TargetKind.TABLE: table_lines,
     TargetKind.SESSION: session_lines,
+    TargetKind.TYPE: setting_lines,
 }
+#: the hint under a one-target question, by the target's kind
+HINTS: dict[TargetKind, str] = {TargetKind.TYPE: SETTING_HINT}
 
 
 def target_lines(kind: TargetKind, details: dict[str, object]) -> list[str]:
@@ -111,7 +155,7 @@ def _target(preview: PreviewInfo) -> ModalScreen[bool]:
         question(preview),
         target_lines(preview.request.target.kind, preview.details),
         f"Yes, {words}",
-        hint=SERVER_HINT,
+        hint=HINTS.get(preview.request.target.kind, SERVER_HINT),
     )
 
 
