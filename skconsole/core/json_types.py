@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 #: Any JSON value.
-Json: TypeAlias = "None | bool | int | float | str | Sequence[Json] | Mapping[str, Json]"
+Json: TypeAlias = "bool | int | float | str | Sequence[Json] | Mapping[str, Json] | None"
 #: A JSON object being built (mutable while it is put together).
 JsonObject: TypeAlias = "dict[str, Json]"
 
