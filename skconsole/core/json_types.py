@@ -1,7 +1,7 @@
 """The type of a JSON document: what ``--json`` prints and the audit log stores.
 
 A read model's ``as_dict()``, an action's ``details`` and a params' ``details()``
-build JSON from typed values; saying so (rather than ``dict[str, Any]``) makes
+build JSON from typed values; saying so (rather than a dict of ``Any``) makes
 mypy check that only JSON goes in: a UUID, datetime, Decimal or enum is turned
 into a string or a number explicitly, where it is put in, not by the dumper.
 The containers are the read-only ``Sequence``/``Mapping`` (covariant), so a

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import TypeAlias
 from uuid import UUID
 
 from skconsole.core.errors import ConfigError
@@ -33,7 +34,7 @@ MAX_OLDER_THAN_S = 36_500 * 86_400.0
 #: A preview's details: JSON, except that a server action's target keeps the instants
 #: its read query returned as datetime (the console formats them; ``as_dict`` writes them
 #: as ``str()`` does, as ``--json`` always printed them).
-PreviewDetails = Mapping[str, Json | datetime]
+PreviewDetails: TypeAlias = "Mapping[str, Json | datetime]"
 
 
 def count_in(details: Mapping[str, object], key: str) -> int:
