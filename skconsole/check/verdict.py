@@ -61,6 +61,7 @@ from skconsole.check.bounds import bounded_session as bounded_session
 from skconsole.check.bounds import within as within
 from skconsole.core.durations import format_age
 from skconsole.core.errors import SkconsoleError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read import health as health_model
@@ -111,7 +112,7 @@ class Finding:
     subject: str
     text: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "check": self.check,
             "status": int(self.level),
@@ -133,7 +134,7 @@ class CheckResult:
     def level(self) -> Level:
         return max((f.level for f in self.findings), default=Level.OK)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "name": self.name,
             "status": int(self.level),
@@ -169,7 +170,7 @@ class Perf:
         ]
         return f"{label}={';'.join(fields).rstrip(';')}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "label": self.label,
             "value": self.value,
@@ -233,7 +234,7 @@ class Report:
     def lines(self) -> list[str]:
         return [self.summary_line(), *self.detail_lines()]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "status": self.exit_code,
             "status_name": self.level.name,

@@ -10,6 +10,7 @@ escaped: a session's ``application_name`` is whatever its client chose.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -29,7 +30,7 @@ from skconsole.ops.cancel_session import (
     other_database,
     reason,
 )
-from skconsole.ops.model import Preview, Selection
+from skconsole.ops.model import Preview, Selection, seconds_in
 from skconsole.ops.vacuum import VACUUM, VacuumParams
 from skconsole.read.health import HORIZON_WARN_S, HOT_TABLES
 
@@ -121,16 +122,17 @@ def cancel_session(
                 return
             err.print(f"refused: {_text(elsewhere)}", highlight=False, soft_wrap=True)
             raise typer.Exit(1)
-        blocks = ", ".join(str(b) for b in d.get("blocks") or ()) or "nobody"
+        listed = d.get("blocks")
+        blocks = ", ".join(str(b) for b in (listed if isinstance(listed, list) else ())) or "nobody"
         lines = [
             f"pid {pid}: user {_text(d.get('user'))}, application {_text(d.get('application'))},"
-            f" {_text(d.get('state'))}, transaction open {format_age(d.get('xact_age_s'))};"
+            f" {_text(d.get('state'))}, transaction open {format_age(seconds_in(d, 'xact_age_s'))};"
             f" blocks {blocks} on the queue tables;"
             f" holds the xmin horizon: {'yes' if d.get('holds_horizon') else 'no'}",
             f"query: {_text(d.get('query'))}",
             f"holds up the queue: {_text(holds_up(d))}" if p.count else _text(reason(d)),
         ]
-        if (d.get("state") or "").startswith("idle"):
+        if str(d.get("state") or "").startswith("idle"):
             lines.append(
                 "it runs no statement now: PostgreSQL ignores a cancel until it runs one"
                 " (end it from its application, or set idle_in_transaction_session_timeout)"
@@ -152,7 +154,9 @@ def cancel_session(
             err.print(f"refused: {refusal}", highlight=False, soft_wrap=True)
             raise typer.Exit(1)
         confirm_or_exit(f"Cancel the statement of pid {pid}? {CANCEL_SESSION.warning}", yes)
-        at_preview = CancelSessionParams(pid, d["backend_start"], horizon_s=horizon_s)
+        started = d["backend_start"]
+        assert isinstance(started, datetime)  # refused above when hidden (None)
+        at_preview = CancelSessionParams(pid, started, horizon_s=horizon_s)
         result = CANCEL_SESSION.execute(conn, Selection(), at_preview, actor=ops.Actor.current())
     if as_json:
         print_json(result.as_dict())

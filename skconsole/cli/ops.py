@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Annotated, Any
 from uuid import UUID
@@ -43,12 +43,13 @@ from skconsole.cli.output import Column, err, out, print_json, print_table
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
+from skconsole.core.json_types import Json
 from skconsole.core.status import JobStatus
 from skconsole.core.text import printable, quoted
 from skconsole.ops.cancel import MAX_WAIT_S
 from skconsole.ops.edit import payload_diff
 from skconsole.ops.limit import describe as describe_limits
-from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection
+from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection, count_in
 from skconsole.ops.spec import P, S
 
 
@@ -386,10 +387,21 @@ def cancel(
     )
 
 
+def _side(value: object) -> Mapping[str, Json]:
+    """One side ("old" or "new") of an edit's or a type setting's details: a JSON object."""
+    assert isinstance(value, Mapping), value
+    return value
+
+
+def _payload(value: Json) -> str | None:
+    """A payload as an edit's details hold it: the stored text (None: none)."""
+    return value if isinstance(value, str) else None
+
+
 def _show_diff(preview: Preview) -> None:
     """The edit's diff: pretty-printed payloads, removed lines red, added ones green."""
-    old, new = preview.details["old"], preview.details["new"]
-    for line in payload_diff(old["payload"], new["payload"])[2:]:
+    old, new = _side(preview.details["old"]), _side(preview.details["new"])
+    for line in payload_diff(_payload(old["payload"]), _payload(new["payload"]) or "")[2:]:
         style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
         text = escape(printable(line))
         out.print(f"[{style}]{text}[/]" if style else text, highlight=False)
@@ -435,7 +447,7 @@ def edit(
             return
         if p.details["no_change"]:
             if as_json:
-                result = ActionResult("edit", 0, 0, 0, {**p.details, "unchanged": 1})
+                result = ActionResult("edit", 0, 0, 0, {**p.json_details(), "unchanged": 1})
                 print_json({**result.as_dict(), "selection": sel.as_dict()})
             else:
                 out.print(f"job {job} already has that payload and priority: nothing changed")
@@ -609,8 +621,8 @@ def run_type_setting(
     name: str,
     params: S,
     *,
-    describe: Callable[[dict[str, Any]], str],
-    context: Callable[[dict[str, Any]], str],
+    describe: Callable[[Mapping[str, Json]], str],
+    context: Callable[[Mapping[str, object]], str],
     question: str,
     dry_run: bool,
     yes: bool,
@@ -622,7 +634,7 @@ def run_type_setting(
     db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
     with db.connect() as conn:
         p = action.preview(conn, sel, params)
-        old, new = describe(p.details["old"]), describe(p.details["new"])
+        old, new = describe(_side(p.details["old"])), describe(_side(p.details["new"]))
         if dry_run:
             if as_json:
                 print_json(p.as_dict())
@@ -637,7 +649,7 @@ def run_type_setting(
             if as_json:
                 print_json(
                     {
-                        **ActionResult(action.name, 0, 0, 0, p.details).as_dict(),
+                        **ActionResult(action.name, 0, 0, 0, p.json_details()).as_dict(),
                         "selection": sel.as_dict(),
                     }
                 )
@@ -649,7 +661,7 @@ def run_type_setting(
     if as_json:
         print_json({**result.as_dict(), "selection": sel.as_dict()})
         return
-    now = describe(result.details.get("new", p.details["new"]))
+    now = describe(_side(result.details.get("new", p.details["new"])))
     audit_note = f" (audit #{result.audit_id})" if result.audit_id is not None else ""
     out.print(f"{escape(name)}: {now}{audit_note}", highlight=False)
 
@@ -688,7 +700,7 @@ def audit(
             r.action,
             escape(json.dumps(r.selection, default=str)[:60]),
             f"{r.count:,}",
-            f"{int((r.details or {}).get('skipped_changed_state', 0) or 0):,}",
+            f"{count_in(r.details or {}, 'skipped_changed_state'):,}",
         ]
         for r in rows
     ]

@@ -27,6 +27,7 @@ from rich.style import StyleType
 from rich.table import Table
 from rich.text import Text
 
+from skconsole.core.json_types import Json
 from skconsole.core.text import printable
 
 
@@ -63,8 +64,9 @@ out = PrintableConsole()
 err = PrintableConsole(stderr=True)
 
 
-def print_json(doc: dict[str, Any]) -> None:
-    """One compact JSON document on stdout."""
+def print_json(doc: Json) -> None:
+    """One compact JSON document on stdout (``default=str``: a value of a typed view that
+    slipped through as a UUID or datetime prints as it always has)."""
     # ensure_ascii (json's default) writes every control character as a \u escape
     print(json.dumps(doc, default=str, ensure_ascii=True))
 

@@ -20,6 +20,7 @@ from skconsole.core.actor import Actor
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.retention import Policy
 from skconsole.ops import RETENTION, RetentionParams, Selection, retention
+from skconsole.ops.model import count_in
 
 retention_app = typer.Typer(
     help="How long finished results are kept (off until a policy is set).",
@@ -95,7 +96,7 @@ def set_policy(
     opts = options_of(ctx)
     db = opts.open("skconsole-retention", write=not dry_run)
     with db.connect() as conn:
-        eligible = int(RETENTION.preview(conn, sel, params).details["eligible"])
+        eligible = count_in(RETENTION.preview(conn, sel, params).details, "eligible")
         shown = f"{eligible:,}" + ("+" if eligible >= retention.ELIGIBLE_CAP else "")
         if dry_run:
             if as_json:

@@ -20,6 +20,7 @@ from skconsole.cli.ops import run_type_setting
 from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
 from skconsole.cli.output import Column, out, print_json, print_table
 from skconsole.core.durations import format_age, parse_duration
+from skconsole.ops.model import seconds_in
 from skconsole.ops.slo import MAX_MAX_WAIT_S, MIN_MAX_WAIT_S
 from skconsole.ops.slo import describe as describe_slo
 from skconsole.read import flow
@@ -84,7 +85,9 @@ def _change(
         name,
         params,
         describe=describe_slo,
-        context=lambda d: f"{d['ready']:,} ready, oldest {format_age(d['oldest_ready_s'])}",
+        context=lambda d: (
+            f"{d['ready']:,} ready, oldest {format_age(seconds_in(d, 'oldest_ready_s'))}"
+        ),
         question=f"SLO of task type {name}",
         dry_run=dry_run,
         yes=yes,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from skconsole.core.durations import format_limit
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FINAL, JobStatus
 
 #: the key of the default policy in sk_retention_t (a task type is never empty)
@@ -64,7 +65,7 @@ class Policy:
         faulted = ", 5 Faulted included" if self.include_faulted else ""
         return f"{scope}: finished results older than {format_limit(self.older_than_s)}{faulted}"
 
-    def as_json(self) -> dict[str, object]:
+    def as_json(self) -> JsonObject:
         return {
             "task_type": self.task_type,
             "default": self.task_type is None,

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from skconsole.core.errors import FatalTaskError
+from skconsole.core.json_types import JsonObject
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=1.0, max_backoff=60.0, timeout=60.0))
@@ -97,13 +98,13 @@ async def nightly(payload: Any) -> None:
 
 
 @tasks.task("demo.order.validate", then="demo.order.charge")
-async def validate_order(payload: Any) -> dict[str, Any]:
+async def validate_order(payload: Any) -> JsonObject:
     await asyncio.sleep(0.1)
     return {"order": _get(payload, "order", 0), "amount": _get(payload, "amount", 10)}
 
 
 @tasks.task("demo.order.charge", then="demo.order.ship", max_attempts=3, backoff=0.5)
-async def charge_order(payload: Any) -> dict[str, Any]:
+async def charge_order(payload: Any) -> JsonObject:
     await asyncio.sleep(0.2)
     if random.random() < 0.1:
         raise PaymentDeclined(f"card declined for order {_get(payload, 'order', 0)}")

@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 
 from skconsole.core.actor import Actor
 from skconsole.core.errors import SkconsoleError
+from skconsole.core.json_types import JsonObject
 from skconsole.db.audit import AuditRow, insert
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import query
@@ -42,11 +43,11 @@ class AuditEntry:
     user: str
     host: str
     action: str
-    selection: dict[str, Any]
+    selection: JsonObject
     count: int
-    details: dict[str, Any] | None
+    details: JsonObject | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "audit_id": self.audit_id,
             "at": self.at.isoformat(),
@@ -59,7 +60,7 @@ class AuditEntry:
         }
 
 
-def _final_details(result: ActionResult) -> dict[str, Any]:
+def _final_details(result: ActionResult) -> JsonObject:
     return {
         "requested": result.requested,
         "changed": result.changed,
@@ -74,10 +75,11 @@ def _insert(
     selection: Selection,
     action: str,
     count: int,
-    details: dict[str, Any],
+    details: JsonObject,
 ) -> int:
     return insert(
-        conn, AuditRow(actor.user, actor.host, action, selection.as_dict(), count, details)
+        conn,
+        AuditRow(actor.user, actor.host, action, dict(selection.as_dict()), count, dict(details)),
     )
 
 
@@ -122,7 +124,7 @@ class AuditTrail:
         selection: Selection,
         action: str,
         requested: int,
-        details: dict[str, Any] | None = None,
+        details: JsonObject | None = None,
     ) -> None:
         self.actor = actor
         self.selection = selection
@@ -132,7 +134,7 @@ class AuditTrail:
         self.audit_id: int | None = None
         self.committed = 0
 
-    def _running(self, changed: int) -> dict[str, Any]:
+    def _running(self, changed: int) -> JsonObject:
         return {
             "requested": self.requested,
             "changed": changed,
@@ -196,7 +198,7 @@ class AuditTrail:
         """
         if self.audit_id is None:
             return
-        details = {
+        details: JsonObject = {
             "requested": self.requested,
             "changed": self.committed,
             "skipped_changed_state": 0,

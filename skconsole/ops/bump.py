@@ -8,13 +8,14 @@ had the priority asked for (at 0, or at ``to``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import WAITING
 from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.model import count_in
 from skconsole.ops.spec import JobAction, Needs, Params, Queries, Row, StatusRule, Tally, Wording
 
 MAX_PRIORITY = 2**31 - 1
@@ -42,7 +43,7 @@ class BumpParams(Params):
     def sql(self) -> dict[str, object]:
         return {"by": self.by, "to": self.to}
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {"by": self.by, "to": self.to}
 
     def phrase(self) -> str:
@@ -57,8 +58,8 @@ def _tally(rows: Sequence[Row]) -> Tally:
     return Tally(changed, (("unchanged", matched - changed),))
 
 
-def _summary(details: dict[str, Any]) -> str:
-    unchanged = int(details.get("unchanged", 0) or 0)
+def _summary(details: Mapping[str, object]) -> str:
+    unchanged = count_in(details, "unchanged")
     return f"; {unchanged:,} already had that priority" if unchanged else ""
 
 

@@ -17,7 +17,7 @@ running", with their worker's host and pid).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -26,8 +26,10 @@ import psycopg
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import WAITING, JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.model import count_in
 from skconsole.ops.spec import (
     JobAction,
     Needs,
@@ -88,9 +90,7 @@ def _tally(rows: Sequence[Row]) -> Tally:
     )
 
 
-def _settle(
-    conn: psycopg.Connection[Any], rows: Sequence[Row], params: CancelParams
-) -> dict[str, Any]:
+def _settle(conn: psycopg.Connection[Any], rows: Sequence[Row], params: CancelParams) -> JsonObject:
     """Wait (up to ``wait_s``) for the workers asked to stop jobs, and say how each ended."""
     claims = {r["task_id"]: r["claim_id"] for r in rows if r["how"] == "running"}
     if not claims:
@@ -125,36 +125,39 @@ def _settle(
     }
 
 
-def summary(details: dict[str, Any]) -> str:
+def summary(details: Mapping[str, object]) -> str:
     """What a cancel's result adds to "cancelled N": how, and what still runs.
 
     A job still running is counted as cancelled: its attempt will end 7
     Cancelled however it ends; only its handler has not stopped yet."""
-    waiting = int(details.get("cancelled_waiting", 0) or 0)
-    gone = int(details.get("cancelled_gone", 0) or 0)
-    running = int(details.get("cancelled_running", 0) or 0) + gone
-    asked = int(details.get("cancel_requested", 0) or 0)
+    waiting = count_in(details, "cancelled_waiting")
+    gone = count_in(details, "cancelled_gone")
+    running = count_in(details, "cancelled_running") + gone
+    asked = count_in(details, "cancel_requested")
     if not asked and not gone and not details.get("reposted"):
         return ""
     parts = [f"{waiting:,} while waiting"] if waiting else []
     if running:
         gone_note = f" ({gone:,} of them at once: their worker was gone)" if gone else ""
         parts.append(f"{running:,} while running{gone_note}")
-    finished = int(details.get("finished_meanwhile", 0) or 0)
+    finished = count_in(details, "finished_meanwhile")
     if finished:
         parts.append(f"{finished:,} finished meanwhile")
-    reposted = int(details.get("reposted", 0) or 0)
+    reposted = count_in(details, "reposted")
     if reposted:
         parts.append(
             f"{reposted:,} run again instead: a keyed re-post arrived while it ran, and takes"
             " precedence (its newest payload runs)"
         )
     text = ": " + ", ".join(parts) if parts else ""
-    still = details.get("still_running") or []
+    listed = details.get("still_running")
+    still = [s for s in listed if isinstance(s, Mapping)] if isinstance(listed, list) else []
     if still:
         where = ", ".join(
             f"{s['worker_host']} pid {s['worker_pid']}"
-            for s in sorted(still, key=lambda s: (str(s["worker_host"]), s["worker_pid"] or 0))[:3]
+            for s in sorted(
+                still, key=lambda s: (str(s["worker_host"]), count_in(s, "worker_pid"))
+            )[:3]
         )
         more = " ..." if len(still) > 3 else ""
         text += (

@@ -35,6 +35,7 @@ from psycopg.rows import dict_row
 
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import ActionProgress, Done, batch_transaction
 from skconsole.ops.model import ActionResult, Selection
@@ -77,7 +78,7 @@ class CancelSessionParams(Params):
             "cancel": False,  # the preview's reading; only the execution sets it
         }
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         started = self.backend_start.isoformat() if self.backend_start else None
         return {"pid": self.pid, "backend_start": started, "horizon_s": self.horizon_s}
 
@@ -134,7 +135,7 @@ def reason(d: Mapping[str, Any]) -> str:
     return f"it does not hold up the queue: it blocks no lock on a queue table {horizon}"
 
 
-def _jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
+def _jsonable(row: Mapping[str, Any]) -> JsonObject:
     """The statement's facts as the audit row's JSON keeps them (instants as ISO text)."""
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
 

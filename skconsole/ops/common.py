@@ -14,6 +14,7 @@ import psycopg
 from psycopg.rows import kwargs_row
 
 from skconsole.core.actor import Actor
+from skconsole.core.json_types import JsonObject
 from skconsole.ops.audit import AuditTrail, BatchTally
 from skconsole.ops.guard import Privilege, ensure_writable, write_errors
 from skconsole.ops.model import (
@@ -21,6 +22,7 @@ from skconsole.ops.model import (
     JobRow,
     ProgressCallback,
     Selection,
+    count_in,
 )
 from skconsole.read.query import fetch
 
@@ -75,7 +77,7 @@ class Done:
     matched but already was as asked)."""
 
     changed: int
-    extra: dict[str, Any]
+    extra: JsonObject
 
 
 class ActionProgress:
@@ -119,7 +121,7 @@ def run_action(
     requested: int,
     batches: Batches,
     on_progress: ProgressCallback | None,
-    details: dict[str, Any] | None = None,
+    details: JsonObject | None = None,
 ) -> ActionResult:
     """Check write access, run the batches, audit what changed as it commits.
 
@@ -142,7 +144,7 @@ def run_action(
     # jobs that matched but already were as asked ("unchanged") were not left
     # alone for a changed state
     changed, extra = done.changed, done.extra
-    unchanged = int(extra.get("unchanged", 0) or 0)
+    unchanged = count_in(extra, "unchanged")
     result = ActionResult(
         action,
         requested,

@@ -24,6 +24,7 @@ from uuid import UUID
 from psycopg.rows import dict_row
 
 from skconsole.core.errors import ConfigError, InvalidJobError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, WAITING, JobStatus
 from skconsole.core.text import printable
 from skconsole.db.sqlfiles import query
@@ -84,7 +85,7 @@ class EditParams(Params):
             "reset_errors": self.reset_errors,
         }
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {"requeue": self.requeue, "reset_errors": self.reset_errors}
 
     def phrase(self) -> str:
@@ -171,7 +172,7 @@ def payload_diff(old: str | None, new: str) -> list[str]:
     return list(lines)
 
 
-def _sides(row: Mapping[str, Any] | None) -> dict[str, Any]:
+def _sides(row: Mapping[str, Any] | None) -> JsonObject:
     """What the audit row and the result record of the write: before, after."""
     if row is None:
         return {"old": None, "new": None, "status": None, "requeued": False}
@@ -234,7 +235,7 @@ class EditAction(JobAction[EditParams]):
         if refused is not None:
             raise ConfigError(refused)
         new_priority = priority if params.priority is None else params.priority
-        details: dict[str, Any] = {
+        details: JsonObject = {
             **params.details(),
             "old": {"payload": payload, "priority": priority},
             "new": {"payload": params.payload, "priority": new_priority},

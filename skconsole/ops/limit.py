@@ -13,10 +13,11 @@ limits before and after.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import Json, JsonObject
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
 from skconsole.read import rate_text
@@ -102,14 +103,14 @@ class LimitParams(SettingParams[Limits]):
             new = replace(new, rate_count=self.rate.count, rate_seconds=self.rate.seconds)
         return new
 
-    def shown(self, settings: Limits) -> dict[str, Any]:
+    def shown(self, settings: Limits) -> JsonObject:
         count, seconds = settings.rate_count, settings.rate_seconds
         return {
             "concurrency": settings.max_running,
             "rate": rate_text(count, seconds) if count is not None and seconds else None,
         }
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {
             "concurrency": self.concurrency,
             "rate": str(self.rate) if self.rate else None,
@@ -132,7 +133,7 @@ class LimitParams(SettingParams[Limits]):
         return text
 
 
-def describe(limits: dict[str, Any]) -> str:
+def describe(limits: Mapping[str, Json]) -> str:
     """Limits as ``shown()`` gives them, in words: "concurrency 2, rate 10/min"."""
     parts = []
     if limits.get("concurrency") is not None:

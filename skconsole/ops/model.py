@@ -9,13 +9,14 @@ reports the ones that changed state in the meantime as left alone.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TypeAlias
 from uuid import UUID
 
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import Json, JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.core.text import is_valid_utf8, quoted
 from skconsole.producer import MAX_NAME
@@ -29,6 +30,23 @@ SAMPLE_SIZE = 10
 NO_ERROR_GROUP = "(no error text)"
 #: The oldest ``older_than_seconds``: 100 years (36,500 days), as for every duration.
 MAX_OLDER_THAN_S = 36_500 * 86_400.0
+
+#: A preview's details: JSON, except that a server action's target keeps the instants
+#: its read query returned as datetime (the console formats them; ``as_dict`` writes them
+#: as ``str()`` does, as ``--json`` always printed them).
+PreviewDetails: TypeAlias = "Mapping[str, Json | datetime]"
+
+
+def count_in(details: Mapping[str, object], key: str) -> int:
+    """A count the details hold (0 when absent or null), for the words of a result."""
+    value = details.get(key)
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def seconds_in(details: Mapping[str, object], key: str) -> float | None:
+    """A number of seconds the details hold (None when absent or null)."""
+    value = details.get(key)
+    return value if isinstance(value, int | float) else None
 
 
 @dataclass(frozen=True)
@@ -87,9 +105,9 @@ class Selection:
             return self
         return replace(self, cutoff=now - timedelta(seconds=self.older_than_seconds))
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         """JSON form (for the audit table and ``--json``); long id lists are cut to 100."""
-        d: dict[str, Any] = {}
+        d: JsonObject = {}
         if self.ids:
             d["ids"] = [str(i) for i in self.ids[:100]]
             if len(self.ids) > 100:
@@ -148,7 +166,7 @@ class JobRow:
     at: datetime | None  # the instant its age is measured from
     note: str | None  # failure signature, or why it is hung
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "task_id": str(self.task_id),
             "task_type": self.task_type,
@@ -175,16 +193,20 @@ class Preview:
     count: int
     sample: tuple[JobRow, ...]
     ids: tuple[UUID, ...] | None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: PreviewDetails = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def json_details(self) -> JsonObject:
+        """The details as JSON: an instant as ``str()`` writes it."""
+        return {k: str(v) if isinstance(v, datetime) else v for k, v in self.details.items()}
+
+    def as_dict(self) -> JsonObject:
         return {
             "action": self.action,
             "dry_run": True,
             "selection": self.selection.as_dict(),
             "count": self.count,
             "sample": [r.as_dict() for r in self.sample],
-            "details": self.details,
+            "details": self.json_details(),
         }
 
 
@@ -202,10 +224,10 @@ class ActionResult:
     requested: int
     changed: int
     skipped_changed_state: int
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JsonObject = field(default_factory=dict)
     audit_id: int | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "action": self.action,
             "dry_run": False,

@@ -11,9 +11,9 @@ match an absolute cutoff, and no huge id list is held in memory).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FINAL, JobStatus
 from skconsole.ops.guard import RESULTS
 from skconsole.ops.model import Selection
@@ -35,7 +35,7 @@ class PurgeParams(Params):
     def extra_statuses(self) -> tuple[JobStatus, ...]:
         return (JobStatus.FAULTED,) if self.include_faulted else ()
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {"include_faulted": self.include_faulted}
 
 

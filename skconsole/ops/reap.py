@@ -13,13 +13,13 @@ means every hung job.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.model import count_in
 from skconsole.ops.spec import (
     JobAction,
     Needs,
@@ -56,8 +56,8 @@ def _tally(rows: Sequence[Row]) -> Tally:
     )
 
 
-def _summary(details: dict[str, Any]) -> str:
-    parked = int(details.get("parked_faulted", 0) or 0)
+def _summary(details: Mapping[str, object]) -> str:
+    parked = count_in(details, "parked_faulted")
     return f" ({parked:,} past max attempts, parked as Faulted)" if parked else ""
 
 

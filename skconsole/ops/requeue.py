@@ -9,8 +9,8 @@ claimed meanwhile is left alone, never resurrected or posted twice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.spec import JobAction, Needs, Params, Queries, StatusRule, Wording
@@ -23,7 +23,7 @@ class RequeueParams(Params):
     def sql(self) -> dict[str, object]:
         return {"reset_errors": self.reset_errors}
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {"reset_errors": self.reset_errors}
 
 

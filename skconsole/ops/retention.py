@@ -20,6 +20,7 @@ import psycopg
 
 from skconsole.core.durations import format_limit
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.retention import Policy
 from skconsole.ops.model import Preview, Selection
 from skconsole.ops.spec import Conn, Needs, SettingParams, Steps, TypeSetting, Wording
@@ -65,14 +66,14 @@ class RetentionParams(SettingParams[Retention]):
             return Retention(None, None)
         return Retention(self.older_than_s, self.include_faulted)
 
-    def shown(self, settings: Retention) -> dict[str, Any]:
+    def shown(self, settings: Retention) -> JsonObject:
         value = settings.older_than_s
         return {
             "older_than_s": float(value) if value is not None else None,
             "include_faulted": settings.include_faulted,
         }
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {
             "older_than_s": self.older_than_s,
             "include_faulted": self.include_faulted,

@@ -10,11 +10,12 @@ after, and refused in read-only mode.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import Json, JsonObject
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
 
@@ -54,11 +55,11 @@ class SloParams(SettingParams[Slo]):
     def apply(self, old: Slo) -> Slo:
         return Slo(None if self.clear else self.max_wait_s)
 
-    def shown(self, settings: Slo) -> dict[str, Any]:
+    def shown(self, settings: Slo) -> JsonObject:
         value = settings.slo_max_wait_seconds
         return {"max_wait_s": float(value) if value is not None else None}
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {"max_wait_s": self.max_wait_s, "clear": self.clear}
 
     def phrase(self) -> str:
@@ -68,10 +69,10 @@ class SloParams(SettingParams[Slo]):
         return f" to a max wait of {format_age(self.max_wait_s)}"
 
 
-def describe(slo: dict[str, Any]) -> str:
+def describe(slo: Mapping[str, Json]) -> str:
     """An SLO as ``shown()`` gives it, in words: "max wait 30s", "no SLO"."""
     value = slo.get("max_wait_s")
-    return f"max wait {format_age(value)}" if value is not None else "no SLO"
+    return f"max wait {format_age(value)}" if isinstance(value, int | float) else "no SLO"
 
 
 SLO = TypeSetting(

@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 
 from skconsole.core.actor import Actor
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import (
@@ -49,6 +50,7 @@ from skconsole.ops.model import (
     ActionResult,
     JobRow,
     Preview,
+    PreviewDetails,
     ProgressCallback,
     Selection,
 )
@@ -78,7 +80,7 @@ class Params:
         """Extra parameters of the action's statements."""
         return {}
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         """What the preview, the result and the audit row record of these parameters."""
         return {}
 
@@ -116,7 +118,7 @@ def count_rows(rows: Sequence[Row]) -> Tally:
     return Tally(len(rows))
 
 
-def no_summary(details: dict[str, Any]) -> str:
+def no_summary(details: Mapping[str, object]) -> str:
     """Most results say all there is in their count."""
     return ""
 
@@ -298,7 +300,7 @@ class Action(ABC, Generic[P]):
         steps: Steps,
         requested: int,
         batches: Batches,
-        details: dict[str, Any] | None = None,
+        details: JsonObject | None = None,
     ) -> ActionResult:
         """Run ``batches`` after the write-access check, each with the audit row."""
         return run_action(
@@ -338,9 +340,9 @@ class JobAction(Action[P]):
     counted: tuple[str, ...] = ()  # the named counts of its tallies (0 when no batch ran)
     #: after the last batch, with every row its writes returned: details to add
     #: to the result (a cancel waits for the workers it asked to stop jobs)
-    follow_up: Callable[[Conn, Sequence[Row], P], dict[str, Any]] | None = None
+    follow_up: Callable[[Conn, Sequence[Row], P], JsonObject] | None = None
     #: what a result's details add to "<done> N": the CLI and the console print it
-    summary: Callable[[dict[str, Any]], str] = no_summary
+    summary: Callable[[Mapping[str, object]], str] = no_summary
     confirm: Confirm = Confirm.ASK
     warning: str = ""  # the sentence a console confirmation ends with
     groups: bool = True  # whether --group may select
@@ -395,7 +397,8 @@ class JobAction(Action[P]):
     def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
         selection, where = self._prepare(conn, selection, params)
         batch_size = steps.batch_size
-        counts: dict[str, Any] = dict.fromkeys(self.counted, 0)
+        counts: dict[str, int] = dict.fromkeys(self.counted, 0)
+        followed: JsonObject = {}
         written: list[Row] = []
 
         def step(batch_where: dict[str, object]) -> int:
@@ -415,8 +418,8 @@ class JobAction(Action[P]):
 
                 changed = in_batches(conn, todo, batch_size, one, progress)
                 if self.follow_up is not None:
-                    counts.update(self.follow_up(conn, written, params))
-                return Done(changed, dict(counts))
+                    followed.update(self.follow_up(conn, written, params))
+                return Done(changed, {**counts, **followed})
 
             return run
 
@@ -467,7 +470,7 @@ class TypeState:
     waiting: int
     in_flight: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {"paused": self.paused, "waiting": self.waiting, "in_flight": self.in_flight}
 
 
@@ -495,7 +498,7 @@ class TypeAction(Action[Params]):
         """Whether the flip would change anything (count 1 or 0), and what the type holds."""
         task_type = self._task_type(selection)
         (state,) = fetch(conn, "ops_type_state", TypeState, {"task_type": task_type})
-        details: dict[str, Any] = {"task_type": task_type, **state.as_json()}
+        details: PreviewDetails = {"task_type": task_type, **state.as_json()}
         return Preview(self.name, selection, int(state.paused != self.paused), (), None, details)
 
     def _execute(
@@ -527,7 +530,7 @@ class SettingParams(Params, Generic[V]):
         """The settings after the action, from those before."""
         raise NotImplementedError
 
-    def shown(self, settings: V) -> dict[str, Any]:
+    def shown(self, settings: V) -> JsonObject:
         """Settings as the preview, the result and the audit row record them (JSON)."""
         return asdict(settings)
 
@@ -564,7 +567,7 @@ class TypeSetting(Action[S], Generic[S, V]):
         names = (f.name for f in fields(self.settings))
         return self.settings(**{n: row[n] if row is not None else None for n in names})
 
-    def _context(self, row: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _context(self, row: Row | None) -> JsonObject:
         """The read query's columns beyond the settings: what the type holds now."""
         names = {f.name for f in fields(self.settings)}
         return {k: v for k, v in (row or {}).items() if k not in names}
@@ -573,7 +576,7 @@ class TypeSetting(Action[S], Generic[S, V]):
         """The write statement's parameters: the type and its new settings."""
         return {"task_type": task_type, **asdict(new)}
 
-    def _read_row(self, conn: Conn, name: str, task_type: str | None) -> dict[str, Any] | None:
+    def _read_row(self, conn: Conn, name: str, task_type: str | None) -> Row | None:
         with conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query(name), {"task_type": task_type}, prepare=False).fetchone()
 
@@ -583,7 +586,7 @@ class TypeSetting(Action[S], Generic[S, V]):
         row = self._read_row(conn, self.read, task_type)
         old = self._settings(row)
         new = params.apply(old)
-        details: dict[str, Any] = {
+        details: PreviewDetails = {
             "task_type": task_type,
             "old": params.shown(old),
             "new": params.shown(new),
@@ -594,7 +597,7 @@ class TypeSetting(Action[S], Generic[S, V]):
     def _execute(self, conn: Conn, selection: Selection, params: S, steps: Steps) -> ActionResult:
         """Set the settings, reading the old ones under the row's lock in the same transaction."""
         task_type = self._task_type(selection)
-        seen: dict[str, Any] = {}
+        seen: JsonObject = {}
 
         def store(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the change and its audit row
@@ -619,7 +622,7 @@ class TypeSetting(Action[S], Generic[S, V]):
         )
 
 
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+def _jsonable(row: Row) -> JsonObject:
     """A row as the audit row's JSON keeps it (instants as ISO text)."""
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
 
@@ -642,7 +645,7 @@ class ServerAction(Action[P]):
     read: str  # query: the target now (one row: its columns are the preview's details)
     write: str  # query: re-check and act; a row when it acted
     needs: Needs
-    then: Callable[[Conn, P, dict[str, Any]], dict[str, Any]] | None = None
+    then: Callable[[Conn, P, Row], JsonObject] | None = None
     confirm: Confirm = Confirm.ASK
     warning: str = ""
 
@@ -653,7 +656,7 @@ class ServerAction(Action[P]):
     def default_params(self) -> P:
         raise ConfigError(f"{self.name} needs parameters: what to act on")
 
-    def _row(self, conn: Conn, name: str, params: P) -> dict[str, Any] | None:
+    def _row(self, conn: Conn, name: str, params: P) -> Row | None:
         with conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query(name), params.sql(), prepare=False).fetchone()
 

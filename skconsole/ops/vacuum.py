@@ -19,9 +19,10 @@ import psycopg
 from psycopg import sql
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.text import quoted
 from skconsole.db.sqlfiles import active_mapping
-from skconsole.ops.spec import Confirm, Needs, Params, ServerAction, Wording
+from skconsole.ops.spec import Confirm, Needs, Params, Row, ServerAction, Wording
 from skconsole.read.health import HOT_TABLES
 
 Conn = psycopg.Connection[Any]
@@ -50,14 +51,14 @@ class VacuumParams(Params):
     def sql(self) -> dict[str, object]:
         return {"table": active_mapping().regname(self.default_name)}
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         return {"table": self.table}
 
     def phrase(self) -> str:
         return f" {self.table}"
 
 
-def _vacuum(conn: Conn, params: VacuumParams, target: dict[str, Any]) -> dict[str, Any]:
+def _vacuum(conn: Conn, params: VacuumParams, target: Row) -> JsonObject:
     """Run VACUUM (ANALYZE) outside any transaction, without the session's statement timeout
     (a big table takes longer than a query may)."""
     if not target["may_vacuum"]:

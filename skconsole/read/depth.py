@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.read.query import Conn, fetch
@@ -53,7 +54,7 @@ class Depth:
         ages = [t.oldest_ready_s for t in self.types if t.oldest_ready_s is not None]
         return max(ages) if ages else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "types": [asdict(t) for t in self.types],
             "totals": {

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.read.query import Conn, fetch
 
 RECENT_WINDOW_S = 3600.0
@@ -39,7 +40,7 @@ class TypeTimes:
     def avg_ms(self) -> float | None:
         return self.total_ms / self.cycles if self.cycles else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {**asdict(self), "avg_ms": self.avg_ms}
 
 

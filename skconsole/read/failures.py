@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from skconsole.core.json_types import JsonObject
 from skconsole.core.signature import error_signature, final_exception_line
 from skconsole.core.status import FAILED, JobStatus
 from skconsole.db.layout import has_skconsole_objects
@@ -42,7 +43,7 @@ class FailureScan:
     def capped(self) -> bool:
         return self.rows < self.total
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"rows": self.rows, "total": self.total, "capped": self.capped}
 
 
@@ -63,7 +64,7 @@ class FailureGroup:
     def id(self) -> str:
         return group_id(self.signature)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "id": self.id,
             "signature": self.signature,
@@ -88,7 +89,7 @@ class FailedJob:
     failed_at: datetime | None
     error_line: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         d = asdict(self)
         d["task_id"] = str(self.task_id)
         d["status"] = JobStatus.label_of(self.status)
@@ -102,7 +103,7 @@ class GroupJobs:
     total: int
     jobs: list[FailedJob]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "id": group_id(self.signature),
             "signature": self.signature,

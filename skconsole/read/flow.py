@@ -35,6 +35,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.durations import format_age
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.read import type_settings
 from skconsole.read.depth import Depth, depth
@@ -214,7 +215,7 @@ class TypeFlow:
     def slo_text(self) -> str:
         return slo_text(self.slo_max_wait_s, self.oldest_ready_s, self.ready)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "task_type": self.task_type,
             "window_s": self.window_s,

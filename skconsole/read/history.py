@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.read.query import Conn, fetch
 
 
@@ -28,7 +28,7 @@ class History:
         """One line of the trend: "posted", "processed" or "failed"."""
         return [int(getattr(m, name)) for m in self.minutes]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "minutes": [
                 {

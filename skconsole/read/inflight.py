@@ -14,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from skconsole.core.hung import HungPolicy
+from skconsole.core.json_types import JsonObject
 from skconsole.core.states import InflightState
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch, iso
@@ -45,7 +46,7 @@ class InflightJob:
     def hung(self) -> bool:
         return self.hung_reason is not None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         d = asdict(self)
         d["task_id"] = str(self.task_id)
         d["worker_id"] = str(self.worker_id) if self.worker_id else None
@@ -61,7 +62,7 @@ class Inflight:
     total: int
     hung: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "total": self.total,
             "hung": self.hung,

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from skconsole.core.json_types import JsonObject
 from skconsole.core.signature import read_error
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
@@ -56,7 +57,7 @@ class JobDetail:
         """It names a parent whose result row is gone."""
         return self.parent_task_id is not None and self.parent_task_type is None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         d = asdict(self)
         for k, v in d.items():
             if isinstance(v, datetime):

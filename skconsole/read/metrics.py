@@ -15,6 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.read.query import Conn, fetch, iso
 
@@ -69,7 +70,7 @@ class MetricsSnapshot:
             out.setdefault(m.category, []).append(m)
         return out
 
-    def as_dict(self, rates: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+    def as_dict(self, rates: Mapping[str, float | None] | None = None) -> JsonObject:
         return {
             "categories": {
                 category: [

@@ -7,8 +7,8 @@ the CLI and any script.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.read.depth import Depth, depth
 from skconsole.read.query import Conn, fetch
@@ -23,7 +23,7 @@ class Overview:
     statuses: StatusCounts
     workers: list[WorkerInfo]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         counts = self.statuses.counts
         return {
             "server_version": self.server_version,

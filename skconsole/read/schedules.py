@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from cronsim import CronSimError
 
 from skconsole.core.durations import format_age
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.schedule import Schedule
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
@@ -101,7 +101,7 @@ class ScheduleInfo:
             return "-"
         return "purged" if self.last_status is None else JobStatus.label_of(self.last_status)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "task_type": self.task_type,
             "schedule": self.schedule,

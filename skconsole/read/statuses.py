@@ -8,8 +8,8 @@ statuses (the ones an operator acts on) are always counted from their indexes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.read.depth import table_estimates
@@ -31,7 +31,7 @@ class StatusCounts:
     #: statuses whose count comes from the planner's statistics
     estimated: tuple[int, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "statuses": {JobStatus.label_of(s): n for s, n in sorted(self.counts.items())},
             "estimated": [JobStatus.label_of(s) for s in self.estimated],

@@ -8,8 +8,8 @@ console's depth panel, the exporter and check.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
 
@@ -50,7 +50,7 @@ class TypeLimit:
         """Running at its concurrency limit: its claims wait for a slot."""
         return self.concurrency is not None and self.running >= self.concurrency
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "task_type": self.task_type,
             "concurrency": self.concurrency,

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from skconsole.core.json_types import JsonObject
 from skconsole.core.states import WorkerState
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
@@ -35,7 +36,7 @@ class WorkerInfo:
     def alive(self) -> bool:
         return self.state is WorkerState.ALIVE
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         d = asdict(self)
         d["worker_id"] = str(self.worker_id)
         d["started_at"] = self.started_at.isoformat()

@@ -23,8 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.text import printable
@@ -83,6 +82,14 @@ class IdleTimeout(TimeoutError):
         self.due = due
 
 
+@dataclass
+class _Outcome:
+    """What the engine's thread hands back: its report, or what it raised."""
+
+    report: RunReport | None = None
+    error: BaseException | None = None
+
+
 def run_until_idle(
     db: Database | str,
     registry: TaskRegistry,
@@ -108,12 +115,12 @@ def run_until_idle(
     works from plain tests and from inside a running event loop alike (async
     tests may prefer :func:`arun_until_idle`).
     """
-    outcome: dict[str, Any] = {}
+    outcome = _Outcome()
     done = threading.Event()
 
     async def main() -> None:
         try:
-            outcome["report"] = await arun_until_idle(
+            outcome.report = await arun_until_idle(
                 db,
                 registry,
                 types=types,
@@ -123,7 +130,7 @@ def run_until_idle(
                 concurrency=concurrency,
             )
         except BaseException as exc:
-            outcome["error"] = exc
+            outcome.error = exc
         finally:
             done.set()  # before asyncio.run's clean-up, which a stuck handler could hold up
 
@@ -132,7 +139,7 @@ def run_until_idle(
             asyncio.run(main())
         except BaseException as exc:  # the loop itself failed: never leave the caller waiting
             if not done.is_set():
-                outcome["error"] = exc
+                outcome.error = exc
         finally:
             done.set()
 
@@ -140,11 +147,10 @@ def run_until_idle(
     thread.start()
     done.wait()
     thread.join(1.0)  # the loop's clean-up: moments, unless a handler ignores cancellation
-    error = outcome.get("error")
-    if error is not None:
-        raise error
-    report: RunReport = outcome["report"]
-    return report
+    if outcome.error is not None:
+        raise outcome.error
+    assert outcome.report is not None  # main() ended with a report or an error
+    return outcome.report
 
 
 async def arun_until_idle(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skconsole import read
+from skconsole.core.json_types import JsonObject
 from skconsole.read import flow, health
 from skconsole.read.query import Conn
 from skconsole.views.inflight import INFLIGHT
@@ -26,7 +27,7 @@ class DepthAndLimits:
     depth: read.Depth
     limits: list[read.TypeLimit]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {**self.depth.as_dict(), "limits": [t.as_dict() for t in self.limits]}
 
 
@@ -35,7 +36,7 @@ class Flow:
     window_s: float
     types: list[flow.TypeFlow]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"window_s": self.window_s, "types": [r.as_dict() for r in self.types]}
 
 
@@ -46,7 +47,7 @@ class Failures:
     groups: list[read.FailureGroup] = field(default_factory=list)
     jobs: read.GroupJobs | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         if self.jobs is not None:
             return self.jobs.as_dict()
         return {"groups": [g.as_dict() for g in self.groups]}
@@ -56,7 +57,7 @@ class Failures:
 class ExecTimes:
     types: list[read.TypeTimes]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"types": [r.as_dict() for r in self.types]}
 
 
@@ -68,7 +69,7 @@ class RatedMetrics:
     rates: dict[str, float | None]
     sample_s: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         doc = self.snapshot.as_dict(self.rates)
         doc["rate_window_s"] = self.sample_s if self.sample_s > 0 else None
         return doc
@@ -78,7 +79,7 @@ class RatedMetrics:
 class Schedules:
     schedules: list[read.ScheduleInfo]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"schedules": [r.as_dict() for r in self.schedules]}
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from skconsole.core.json_types import JsonObject
 from skconsole.read.flow import WINDOW_S
 from skconsole.read.query import Conn
 from skconsole.views.table import Column
@@ -49,6 +50,6 @@ class Table(Generic[M, T]):
 class View(Generic[M]):
     name: str
     read: Callable[[Conn, ViewArgs], M]
-    as_json: Callable[[M], dict[str, Any]]
+    as_json: Callable[[M], JsonObject]
     #: None: the faces draw it their own way (several tables, notes)
     table: Table[M, Any] | None = None

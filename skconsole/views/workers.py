@@ -8,9 +8,9 @@ workers table draw these columns; a state's tone is decided here once, from
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from skconsole.core.durations import format_age
+from skconsole.core.json_types import JsonObject
 from skconsole.core.states import WorkerState
 from skconsole.read import WorkerInfo, workers
 from skconsole.read.query import Conn
@@ -67,7 +67,7 @@ def summary(ws: Sequence[WorkerInfo]) -> str:
     return f"{text} · {trouble} not answering" if trouble else text
 
 
-def _json(ws: list[WorkerInfo]) -> dict[str, Any]:
+def _json(ws: list[WorkerInfo]) -> JsonObject:
     return {"workers": [w.as_dict() for w in ws]}
 
 

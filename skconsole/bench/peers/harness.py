@@ -30,6 +30,7 @@ import skconsole
 from skconsole.bench import peers
 from skconsole.bench.peers.common import PICKUP_ENV, Peer
 from skconsole.bench.throughput import _percentile
+from skconsole.core.json_types import JsonObject
 from skconsole.db.connect import connect_error_message
 from skconsole.worker.engine import WorkerConfig
 
@@ -392,12 +393,12 @@ def as_json(
     results: dict[str, list[Round]],
     skipped: dict[str, str],
     failed: list[Failure],
-) -> dict[str, Any]:
-    def pickup_json(samples: Sequence[float]) -> dict[str, Any]:
+) -> JsonObject:
+    def pickup_json(samples: Sequence[float]) -> JsonObject:
         p50, p95, p99 = pickup_summary(samples)
         return {"p50": _num(p50), "p95": _num(p95), "p99": _num(p99), "n": len(samples)}
 
-    libraries = {}
+    libraries: JsonObject = {}
     for name, rounds in results.items():
         row = summarize(name, rounds)
         libraries[name] = {
@@ -438,12 +439,21 @@ def as_json(
             "skconsole_concurrency": s.concurrency or WorkerConfig().concurrency,
         },
         "skipped": skipped,
-        "failed": failed,
+        "failed": [f.as_json() for f in failed],
         "libraries": libraries,
     }
 
 
-Failure = dict[str, Any]
+@dataclass(frozen=True)
+class Failure:
+    """A round of one library that failed (the others' numbers are kept)."""
+
+    library: str
+    round: int
+    error: str
+
+    def as_json(self) -> JsonObject:
+        return {"library": self.library, "round": self.round, "error": self.error}
 
 
 async def run_all(
@@ -459,7 +469,7 @@ async def run_all(
             except Exception as exc:  # one library failing must not lose the others' numbers
                 error = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
                 say(f"{peer.name}: round {n} failed: {error}")
-                failed.append({"library": peer.name, "round": n, "error": error})
+                failed.append(Failure(peer.name, n, error))
     return results, failed
 
 
@@ -595,5 +605,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(format_table([summarize(n, r) for n, r in results.items() if r]))
     for f in failed:
-        print(f"{f['library']}: round {f['round']} failed: {f['error']}")
+        print(f"{f.library}: round {f.round} failed: {f.error}")
     return 0

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from skconsole.core.durations import format_age
+from skconsole.core.json_types import JsonObject
 from skconsole.read.health.horizon import Horizon, LockWait, Session
 from skconsole.read.health.tables import TableHealth, is_on
 
@@ -30,7 +30,7 @@ class Advice:
     rule: str
     text: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"rule": self.rule, "text": self.text}
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.read.query import iso
 
 
@@ -45,7 +46,7 @@ class Session:
         """ "pid 4242, psql" (the application when known)."""
         return f"pid {self.pid}" + (f", {self.application}" if self.application else "")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "pid": self.pid,
             "user": self.user,
@@ -83,7 +84,7 @@ class SlotHold:
     xmin_age: int | None
     catalog_xmin_age: int | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "name": self.name,
             "slot_type": self.slot_type,
@@ -105,7 +106,7 @@ class PreparedXact:
     age_s: float
     xid_age: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "gid": self.gid,
             "owner": self.owner,
@@ -130,7 +131,7 @@ class Horizon:
     slots: list[SlotHold]
     prepared: list[PreparedXact]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "age": self.age,
             "age_s": self.age_s,
@@ -170,7 +171,7 @@ class LockWait:
     table: str
     blocked_by: tuple[int, ...]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "pid": self.pid,
             "user": self.user,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.read.health.advice import Advice, Thresholds, advise
 from skconsole.read.health.horizon import (
@@ -53,7 +53,7 @@ class Health:
     role: str
     hidden: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "taken_at": self.taken_at.isoformat(),
             "tables": [t.as_dict() for t in self.tables],

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from skconsole.core.json_types import JsonObject
 from skconsole.read.query import iso
 
 #: The server settings that decide when autovacuum runs; a table's reloptions override some.
@@ -57,7 +58,7 @@ class AutovacuumSettings:
         """Dead rows that make autovacuum pick the table: threshold + scale factor * rows."""
         return self.vacuum_threshold + int(self.vacuum_scale_factor * live_rows)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "enabled": self.enabled,
             "vacuum_scale_factor": self.vacuum_scale_factor,
@@ -135,7 +136,7 @@ class TableHealth:
         times = [t for t in (self.last_vacuum, self.last_autovacuum) if t is not None]
         return max(times) if times else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "table": self.table,
             "live_rows": self.live_rows,

@@ -1,0 +1,21 @@
+"""The type of a JSON document: what ``--json`` prints and the audit log stores.
+
+A read model's ``as_dict()``, an action's ``details`` and a params' ``details()``
+build JSON from typed values; saying so (rather than a dict of ``Any``) makes
+mypy check that only JSON goes in: a UUID, datetime, Decimal or enum is turned
+into a string or a number explicitly, where it is put in, not by the dumper.
+The containers are the read-only ``Sequence``/``Mapping`` (covariant), so a
+``list[JsonObject]`` or a ``dict[str, int]`` is a ``Json`` too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
+
+#: Any JSON value.
+Json: TypeAlias = "bool | int | float | str | Sequence[Json] | Mapping[str, Json] | None"
+#: A JSON object being built (mutable while it is put together).
+JsonObject: TypeAlias = "dict[str, Json]"
+
+__all__ = ["Json", "JsonObject"]
