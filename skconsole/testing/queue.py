@@ -14,13 +14,14 @@ parallel (pytest-xdist) on one server. The server's user needs CREATEDB.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import psycopg
 from psycopg import conninfo, sql
@@ -30,25 +31,49 @@ from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
 from skconsole.producer import Producer
 from skconsole.testing.asserts import (
-    StatusFilter,
     assert_not_posted,
     assert_posted,
     make_due,
     posted,
 )
-from skconsole.testing.results import APPLICATION_NAME, JobResult, RunReport
-from skconsole.testing.run import DEFAULT_TIMEOUT, arun_until_idle, run_until_idle
-from skconsole.worker.registry import TaskRegistry
+from skconsole.testing.results import APPLICATION_NAME
+from skconsole.testing.run import arun_until_idle, run_until_idle
 
 #: The server to use instead of an embedded one (the same variable as skconsole's own tests).
 ENV_DSN = "SKCONSOLE_TEST_DSN"
 PREFIX = "skconsole_test_"
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _with_dbname(dsn: str, name: str) -> str:
     params = conninfo.conninfo_to_dict(dsn)
     params["dbname"] = name
     return conninfo.make_conninfo("", **params)
+
+
+def _on_this_queue(
+    helper: Callable[Concatenate[Database | str, P], T],
+) -> Callable[Concatenate[ScratchQueue, P], T]:
+    """``helper`` (a function of :mod:`skconsole.testing` whose first argument is
+    the database) as a method of :class:`ScratchQueue`, called on the queue's
+    database with the rest of its arguments as they are."""
+
+    def method(self: ScratchQueue, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        __tracebackhide__ = True  # an assertion fails in the helper, not here
+        return helper(self.db, *args, **kwargs)
+
+    name = getattr(helper, "__name__", "helper")
+    method.__name__ = name
+    method.__qualname__ = f"ScratchQueue.{name}"
+    method.__doc__ = f":func:`~skconsole.testing.{name}` on this queue."
+    signature = inspect.signature(helper)
+    first, *rest = signature.parameters.values()
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[first.replace(name="self", annotation="ScratchQueue"), *rest]
+    )
+    return method
 
 
 class ScratchServer:
@@ -172,76 +197,12 @@ class ScratchQueue:
             self._default = self.producer()
         return self._default.post(task_type, payload, **kw)
 
-    def run(
-        self,
-        registry: TaskRegistry,
-        *,
-        types: Iterable[str] | str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        horizon: float = 0.0,
-        backoff: float | None = None,
-        concurrency: int = 1,
-    ) -> RunReport:
-        """:func:`~skconsole.testing.run_until_idle` on this queue."""
-        return run_until_idle(
-            self.db,
-            registry,
-            types=types,
-            timeout=timeout,
-            horizon=horizon,
-            backoff=backoff,
-            concurrency=concurrency,
-        )
-
-    async def arun(
-        self,
-        registry: TaskRegistry,
-        *,
-        types: Iterable[str] | str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        horizon: float = 0.0,
-        backoff: float | None = None,
-        concurrency: int = 1,
-    ) -> RunReport:
-        """:func:`~skconsole.testing.arun_until_idle` on this queue."""
-        return await arun_until_idle(
-            self.db,
-            registry,
-            types=types,
-            timeout=timeout,
-            horizon=horizon,
-            backoff=backoff,
-            concurrency=concurrency,
-        )
-
-    def posted(
-        self, task_type: str | None = None, payload: Any = None, status: StatusFilter = None
-    ) -> list[JobResult]:
-        """:func:`~skconsole.testing.posted` on this queue."""
-        return posted(self.db, task_type, payload, status)
-
-    def assert_posted(
-        self,
-        task_type: str,
-        payload: Any = None,
-        *,
-        count: int | None = None,
-        status: StatusFilter = None,
-    ) -> list[JobResult]:
-        """:func:`~skconsole.testing.assert_posted` on this queue."""
-        __tracebackhide__ = True
-        return assert_posted(self.db, task_type, payload, count=count, status=status)
-
-    def assert_not_posted(
-        self, task_type: str, payload: Any = None, *, status: StatusFilter = None
-    ) -> None:
-        """:func:`~skconsole.testing.assert_not_posted` on this queue."""
-        __tracebackhide__ = True
-        assert_not_posted(self.db, task_type, payload, status=status)
-
-    def make_due(self, task_type: str | Iterable[str] | None = None) -> int:
-        """:func:`~skconsole.testing.make_due` on this queue."""
-        return make_due(self.db, task_type)
+    run = _on_this_queue(run_until_idle)
+    arun = _on_this_queue(arun_until_idle)
+    posted = _on_this_queue(posted)
+    assert_posted = _on_this_queue(assert_posted)
+    assert_not_posted = _on_this_queue(assert_not_posted)
+    make_due = _on_this_queue(make_due)
 
     def close(self) -> None:
         """Close the producers made here and drop the database."""

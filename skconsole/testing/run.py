@@ -18,13 +18,14 @@ through its back-off. To see a job through all its attempts instead, pass
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.text import printable
@@ -41,6 +42,9 @@ from skconsole.testing.results import (
 )
 from skconsole.worker.engine import Engine, WorkerConfig
 from skconsole.worker.registry import TaskRegistry
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 #: Seconds a run may take before it is stopped with :class:`IdleTimeout`.
 DEFAULT_TIMEOUT = 30.0
@@ -83,7 +87,7 @@ class IdleTimeout(TimeoutError):
         self.due = due
 
 
-def run_until_idle(
+async def arun_until_idle(
     db: Database | str,
     registry: TaskRegistry,
     *,
@@ -104,61 +108,10 @@ def run_until_idle(
     runs them one by one in claim order (priority, then time due).
 
     Whatever the handlers raise is recorded on their jobs, never raised here.
-    The engine runs on an event loop of its own in a helper thread, so this
-    works from plain tests and from inside a running event loop alike (async
-    tests may prefer :func:`arun_until_idle`).
+    The engine runs on the caller's event loop: async handlers run on it, sync
+    ones in the engine's threads, as always (:func:`run_until_idle` is the
+    same from plain code).
     """
-    outcome: dict[str, Any] = {}
-    done = threading.Event()
-
-    async def main() -> None:
-        try:
-            outcome["report"] = await arun_until_idle(
-                db,
-                registry,
-                types=types,
-                timeout=timeout,
-                horizon=horizon,
-                backoff=backoff,
-                concurrency=concurrency,
-            )
-        except BaseException as exc:
-            outcome["error"] = exc
-        finally:
-            done.set()  # before asyncio.run's clean-up, which a stuck handler could hold up
-
-    def thread_main() -> None:
-        try:
-            asyncio.run(main())
-        except BaseException as exc:  # the loop itself failed: never leave the caller waiting
-            if not done.is_set():
-                outcome["error"] = exc
-        finally:
-            done.set()
-
-    thread = threading.Thread(target=thread_main, name="skconsole-testing-engine", daemon=True)
-    thread.start()
-    done.wait()
-    thread.join(1.0)  # the loop's clean-up: moments, unless a handler ignores cancellation
-    error = outcome.get("error")
-    if error is not None:
-        raise error
-    report: RunReport = outcome["report"]
-    return report
-
-
-async def arun_until_idle(
-    db: Database | str,
-    registry: TaskRegistry,
-    *,
-    types: Iterable[str] | str | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    horizon: float = 0.0,
-    backoff: float | None = None,
-    concurrency: int = 1,
-) -> RunReport:
-    """:func:`run_until_idle` on the running event loop: async handlers run on the
-    caller's loop (sync ones in the engine's threads, as always)."""
     database = db if isinstance(db, Database) else Database(db)
     selected = _registry_for(registry, types, backoff)
     names = selected.names()
@@ -193,6 +146,56 @@ async def arun_until_idle(
         running,
         due,
     )
+
+
+def _blocking(afn: Callable[P, Coroutine[Any, Any, T]], name: str, doc: str) -> Callable[P, T]:
+    """``afn`` as a plain function (called ``name``): each call runs it on an event
+    loop of its own in a helper thread, so it works from plain code and from
+    inside a running event loop alike (where ``asyncio.run`` would refuse)."""
+
+    @functools.wraps(afn)
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        value: list[T] = []
+        error: list[BaseException] = []
+        done = threading.Event()
+
+        async def main() -> None:
+            try:
+                value.append(await afn(*args, **kwargs))
+            except BaseException as exc:
+                error.append(exc)
+            finally:
+                done.set()  # before asyncio.run's clean-up, which a stuck handler could hold up
+
+        def thread_main() -> None:
+            try:
+                asyncio.run(main())
+            except BaseException as exc:  # the loop itself failed: never leave the caller waiting
+                if not done.is_set():
+                    error.append(exc)
+            finally:
+                done.set()
+
+        thread = threading.Thread(target=thread_main, name="skconsole-testing-engine", daemon=True)
+        thread.start()
+        done.wait()
+        thread.join(1.0)  # the loop's clean-up: moments, unless a handler ignores cancellation
+        if error:
+            raise error[0]
+        return value[0]
+
+    blocking.__name__ = blocking.__qualname__ = name
+    blocking.__doc__ = doc
+    return blocking
+
+
+run_until_idle = _blocking(
+    arun_until_idle,
+    "run_until_idle",
+    """:func:`arun_until_idle` from plain code (same arguments): the engine runs on an
+    event loop of its own in a helper thread, so this works from plain tests and from
+    inside a running event loop alike (async tests may prefer :func:`arun_until_idle`).""",
+)
 
 
 def _registry_for(
