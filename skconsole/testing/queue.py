@@ -26,6 +26,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import psycopg
 from psycopg import conninfo, sql
 
+from skconsole.core.closing import Closing
 from skconsole.db.connect import Database
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
@@ -76,7 +77,7 @@ def _on_this_queue(
     return method
 
 
-class ScratchServer:
+class ScratchServer(Closing):
     """The server scratch queues are made on; close it to drop what it made.
 
     ``dsn``: a server to use (its user needs CREATEDB); None: the one
@@ -162,14 +163,8 @@ class ScratchServer:
                 shutil.rmtree(self._tmp, ignore_errors=True)
                 self._tmp = None
 
-    def __enter__(self) -> ScratchServer:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class ScratchQueue:
+class ScratchQueue(Closing):
     """An empty queue in a database of its own, with the test helpers bound to it.
 
     ``dsn`` and ``db`` (a :class:`~skconsole.db.connect.Database`) point at it;
@@ -216,12 +211,6 @@ class ScratchQueue:
             self._producers.clear()
             self._default = None
             self.server._drop(self.name)
-
-    def __enter__(self) -> ScratchQueue:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<ScratchQueue {self.db.description}>"
