@@ -32,6 +32,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.datetime import TimestamptzLoader
 
+from skconsole.core.closing import Closing
 from skconsole.core.errors import ConfigError, ConnectError, PostInterrupted
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
@@ -154,7 +155,7 @@ def _no_database(producer: str) -> ConfigError:
     )
 
 
-class Producer:
+class Producer(Closing):
     """Posts jobs over one connection of its own (opened on first use, never
     when every post passes ``connection=``), or over the caller's."""
 
@@ -252,12 +253,6 @@ class Producer:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-    def __enter__(self) -> Producer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class AsyncProducer:

@@ -151,18 +151,7 @@ def result_rows(
 ) -> Iterator[tuple[Any, ...]]:
     """copy_results.sql's rows: Unprocessed, no errors, posted at the server's ``now``."""
     for j in jobs:
-        yield (
-            j.task_id,
-            j.task_type,
-            j.source or default_source,
-            j.payload_json,
-            1,
-            j.priority,
-            0,
-            False,
-            0,
-            now,
-        )
+        yield (*_posted_as(j, default_source), 1, j.priority, 0, False, 0, now)
 
 
 def queue_rows(
@@ -171,15 +160,13 @@ def queue_rows(
     """copy_queue.sql's rows: runnable at ``run_at``, or ``now`` plus each job's delay
     by the server's clock."""
     for j in jobs:
-        yield (
-            j.task_id,
-            j.task_type,
-            j.source or default_source,
-            j.payload_json,
-            j.priority,
-            now,
-            j.run_at or (now + dt.timedelta(seconds=j.delay) if j.delay else now),
-        )
+        due = j.run_at or (now + dt.timedelta(seconds=j.delay) if j.delay else now)
+        yield (*_posted_as(j, default_source), j.priority, now, due)
+
+
+def _posted_as(j: Job, default_source: str) -> tuple[uuid.UUID, str, str, str | None]:
+    """The columns both tables start with: the job's id, type, source and payload."""
+    return (j.task_id, j.task_type, j.source or default_source, j.payload_json)
 
 
 def counts(answer: PostAnswer | None, jobs: int) -> PostCounts:

@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 from psycopg import conninfo, sql
 
+from skconsole.core.closing import Closing
 from skconsole.db.connect import Database
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
@@ -51,7 +52,7 @@ def _with_dbname(dsn: str, name: str) -> str:
     return conninfo.make_conninfo("", **params)
 
 
-class ScratchServer:
+class ScratchServer(Closing):
     """The server scratch queues are made on; close it to drop what it made.
 
     ``dsn``: a server to use (its user needs CREATEDB); None: the one
@@ -137,14 +138,8 @@ class ScratchServer:
                 shutil.rmtree(self._tmp, ignore_errors=True)
                 self._tmp = None
 
-    def __enter__(self) -> ScratchServer:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class ScratchQueue:
+class ScratchQueue(Closing):
     """An empty queue in a database of its own, with the test helpers bound to it.
 
     ``dsn`` and ``db`` (a :class:`~skconsole.db.connect.Database`) point at it;
@@ -255,12 +250,6 @@ class ScratchQueue:
             self._producers.clear()
             self._default = None
             self.server._drop(self.name)
-
-    def __enter__(self) -> ScratchQueue:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<ScratchQueue {self.db.description}>"

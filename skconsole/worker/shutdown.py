@@ -85,11 +85,27 @@ async def final_writes(
 ) -> None:
     """Hand back what never started, write every result, the last metrics and the
     clean stop (the results of sync handlers given up on last)."""
+
+    def thread_still_runs(o: Outcome) -> bool:
+        return o.thread_running
+
+    async def stopped(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(query("worker_stopped"), {"worker_id": worker_id})
+
+    async def write_all() -> None:
+        # claimed but never started (the claim came back as the engine stopped)
+        leftovers = [job for claim_id, job in held.items() if claim_id not in runs]
+        for job in leftovers:
+            results.add(Outcome(job, Ending.HAND_BACK))
+        await results.flush_all(hold=thread_still_runs)
+        await upkeep.flush_metrics_now()
+        await link.run(stopped)
+        # last: from here the process ends within moments (Engine.run), long before
+        # these jobs become claimable again
+        await results.flush_all()
+
     try:
-        await asyncio.wait_for(
-            _final_writes(held, runs, results, upkeep, link, worker_id),
-            timeout=FINAL_WRITES_TIMEOUT,
-        )
+        await asyncio.wait_for(write_all(), timeout=FINAL_WRITES_TIMEOUT)
     except Exception as exc:  # the reaper of another worker recovers what is left
         log.error(
             "could not write final results (%s); other workers will reap %d job(s) "
@@ -97,30 +113,3 @@ async def final_writes(
             exc,
             len(held),
         )
-
-
-async def _final_writes(
-    held: dict[int, Claimed],
-    runs: dict[int, JobRun],
-    results: ResultWriter,
-    upkeep: Upkeep,
-    link: Link,
-    worker_id: uuid.UUID,
-) -> None:
-    def thread_still_runs(o: Outcome) -> bool:
-        return o.thread_running
-
-    # claimed but never started (the claim came back as the engine stopped)
-    leftovers = [job for claim_id, job in held.items() if claim_id not in runs]
-    for job in leftovers:
-        results.add(Outcome(job, Ending.HAND_BACK))
-    await results.flush_all(hold=thread_still_runs)
-    await upkeep.flush_metrics_now()
-
-    async def stopped(conn: psycopg.AsyncConnection[Any]) -> None:
-        await conn.execute(query("worker_stopped"), {"worker_id": worker_id})
-
-    await link.run(stopped)
-    # last: from here the process ends within moments (Engine.run), long before
-    # these jobs become claimable again
-    await results.flush_all()

@@ -8,18 +8,15 @@ that limit. Enter returns the change as :class:`skconsole.ops.LimitParams`
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from skconsole.core.errors import ConfigError
 from skconsole.ops import LimitParams, Rate
 from skconsole.read import TypeLimit
+from skconsole.tui.screens.input_dialog import InputDialog
 
 
 def params_from(text_concurrency: str, text_rate: str, current: TypeLimit | None) -> LimitParams:
@@ -45,11 +42,10 @@ def params_from(text_concurrency: str, text_rate: str, current: TypeLimit | None
     )
 
 
-class LimitTypeScreen(ModalScreen[LimitParams | None]):
+class LimitTypeScreen(InputDialog[LimitParams]):
     """Returns the change to make, or None when cancelled."""
 
-    DEFAULT_CLASSES = "dialog-screen"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
+    ERROR_ID = "limit-error"
 
     def __init__(self, task_type: str, current: TypeLimit | None) -> None:
         super().__init__()
@@ -72,18 +68,9 @@ class LimitTypeScreen(ModalScreen[LimitParams | None]):
                 classes="dialog-hint",
             )
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        try:
-            params = params_from(
-                self.query_one("#limit-concurrency", Input).value,
-                self.query_one("#limit-rate", Input).value,
-                self.current,
-            )
-        except ConfigError as exc:
-            self.query_one("#limit-error", Static).update(Content(str(exc)))
-            return
-        self.dismiss(params)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def parse(self) -> LimitParams:
+        return params_from(
+            self.query_one("#limit-concurrency", Input).value,
+            self.query_one("#limit-rate", Input).value,
+            self.current,
+        )

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from skconsole.core.durations import parse_duration
-from skconsole.core.errors import ConfigError
+from skconsole.tui.screens.input_dialog import InputDialog
 
 DEFAULT_AGE = "7d"
 
 
-class PurgeAgeScreen(ModalScreen[float | None]):
+class PurgeAgeScreen(InputDialog[float]):
     """Returns the age in seconds, or None when cancelled."""
 
-    DEFAULT_CLASSES = "dialog-screen"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
+    ERROR_ID = "purge-age-error"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="purge-age", classes="dialog"):
@@ -36,14 +31,5 @@ class PurgeAgeScreen(ModalScreen[float | None]):
                 classes="dialog-hint",
             )
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        try:
-            seconds = parse_duration(event.value)
-        except ConfigError as exc:
-            self.query_one("#purge-age-error", Static).update(Content(str(exc)))
-            return
-        self.dismiss(seconds)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def parse(self) -> float:
+        return parse_duration(self.query_one("#purge-age-input", Input).value)
