@@ -10,18 +10,15 @@ audits it); Esc returns None.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.ops import RetentionParams
+from skconsole.tui.screens.input_dialog import InputDialog
 
 YES = frozenset({"y", "yes"})
 NO = frozenset({"", "n", "no"})
@@ -37,11 +34,10 @@ def params_from(text_keep: str, text_faulted: str) -> RetentionParams:
     return RetentionParams(older_than_s=parse_duration(keep), include_faulted=faulted in YES)
 
 
-class RetentionTypeScreen(ModalScreen[RetentionParams | None]):
+class RetentionTypeScreen(InputDialog[RetentionParams]):
     """Returns the change to make, or None when cancelled."""
 
-    DEFAULT_CLASSES = "dialog-screen"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
+    ERROR_ID = "retention-error"
 
     def __init__(self, task_type: str) -> None:
         super().__init__()
@@ -63,17 +59,8 @@ class RetentionTypeScreen(ModalScreen[RetentionParams | None]):
                 classes="dialog-hint",
             )
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        try:
-            params = params_from(
-                self.query_one("#retention-keep", Input).value,
-                self.query_one("#retention-faulted", Input).value,
-            )
-        except ConfigError as exc:
-            self.query_one("#retention-error", Static).update(Content(str(exc)))
-            return
-        self.dismiss(params)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def parse(self) -> RetentionParams:
+        return params_from(
+            self.query_one("#retention-keep", Input).value,
+            self.query_one("#retention-faulted", Input).value,
+        )
