@@ -23,10 +23,14 @@ SIZE = (120, 40)
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    """Wait until every worker finished and the screen caught up."""
+    """Wait until every worker finished and the screen caught up; cursors stop blinking
+    (shown steadily), so a picture taken half a second later is the same picture."""
     for _ in range(3):
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
+    for widget in pilot.app.screen.query("Input, TextArea"):
+        if isinstance(widget, Input | TextArea):
+            widget.cursor_blink = False
     await pilot.pause()
 
 
