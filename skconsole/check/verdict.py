@@ -90,6 +90,10 @@ class Level(enum.IntEnum):
     CRITICAL = 2
     UNKNOWN = 3
 
+    def as_dict(self) -> JsonObject:
+        """The verdict as a finding's or a check's JSON holds it: its number and its name."""
+        return {"status": int(self), "status_name": self.name}
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -115,8 +119,7 @@ class Finding:
     def as_dict(self) -> JsonObject:
         return {
             "check": self.check,
-            "status": int(self.level),
-            "status_name": self.level.name,
+            **self.level.as_dict(),
             "subject": self.subject,
             "text": self.text,
         }
@@ -137,8 +140,7 @@ class CheckResult:
     def as_dict(self) -> JsonObject:
         return {
             "name": self.name,
-            "status": int(self.level),
-            "status_name": self.level.name,
+            **self.level.as_dict(),
             "summary": self.summary,
             "findings": [f.as_dict() for f in self.findings],
         }

@@ -6,17 +6,24 @@ from __future__ import annotations
 from datetime import datetime
 
 from rich.markup import escape
-from rich.style import StyleType
 
-from skconsole.cli.output import Column, out, print_table
+from skconsole.cli.output import out
+from skconsole.cli.view_table import column, print_items
 from skconsole.core.durations import format_age
 from skconsole.core.text import printable
 from skconsole.read import health
+from skconsole.views import Column
+
+
+def _plain(value: str | None) -> str:
+    """Text from the database (an application name, a query), made safe for a table cell
+    (which escapes it)."""
+    return printable(value) if value else "-"
 
 
 def _text(value: str | None) -> str:
-    """Text from the database (an application name, a query), made safe for a table cell."""
-    return escape(printable(value)) if value else "-"
+    """:func:`_plain`, escaped for a line printed with markup."""
+    return escape(_plain(value))
 
 
 def _bytes(n: int) -> str:
@@ -29,88 +36,91 @@ def _bytes(n: int) -> str:
     return f"{size:,.1f} TB"
 
 
-def _sessions_table(sessions: list[health.Session], wide: bool, title: str) -> None:
-    columns = [
-        Column("pid", key=True),
-        Column("user", 5),
-        Column("application", 2),
-        Column("client", 7),
-        Column("state", 1),
-        Column("in xact", 1, "right"),
-        Column("xmin age", 3, "right"),
-        Column("waits on", 6),
-        Column("query", flexible=True),
-    ]
-    rows = [
-        [
-            str(s.pid),
-            _text(s.user),
-            _text(s.application),
-            _text(s.client),
-            _text(s.state),
-            format_age(s.xact_age_s),
-            f"{s.horizon_age:,}" if s.horizon_age is not None else "-",
-            _text(s.wait_event),
-            _text(s.query) if s.visible else "(hidden: needs pg_read_all_stats)",
-        ]
-        for s in sessions
-    ]
-    print_table(columns, rows, wide=wide, title=title)
+_SESSION_COLUMNS: tuple[Column[health.Session], ...] = (
+    column("pid", lambda s: str(s.pid), ident=True),
+    column("user", lambda s: _plain(s.user), 5),
+    column("application", lambda s: _plain(s.application), 2),
+    column("client", lambda s: _plain(s.client), 7),
+    column("state", lambda s: _plain(s.state), 1),
+    column("in xact", lambda s: format_age(s.xact_age_s), 1, right=True),
+    column(
+        "xmin age",
+        lambda s: f"{s.horizon_age:,}" if s.horizon_age is not None else "-",
+        3,
+        right=True,
+    ),
+    column("waits on", lambda s: _plain(s.wait_event), 6),
+    column(
+        "query",
+        lambda s: _plain(s.query) if s.visible else "(hidden: needs pg_read_all_stats)",
+        flex=True,
+    ),
+)
 
 
-def show_health(h: health.Health, wide: bool) -> None:
-    """The health view: each part only when there is something to say."""
-    columns = [
-        Column("table", key=True),
-        Column("live", 1, "right"),
-        Column("dead", 0, "right"),
-        Column("dead %", 0, "right"),
-        Column("size", 2, "right"),
-        Column("indexes", 3, "right"),
-        Column("bloat (est.)", 4, "right"),
-        Column("last vacuum", 5, "right"),
-        Column("last analyze", 7, "right"),
-        Column("vacuum now", 6),
-        Column("autovacuum", 8, flexible=True, min_width=12),
-    ]
-    now = h.taken_at
+def _autovacuum(t: health.TableHealth) -> str:
+    """When autovacuum picks the table, in words."""
+    av = t.autovacuum
+    if not av.enabled:
+        return "off"
+    return (
+        f"after {av.vacuum_after(t.live_rows):,} dead"
+        f" ({av.vacuum_threshold:,} + {av.vacuum_scale_factor:g} x rows)"
+        + (" per table" if av.from_table else "")
+    )
+
+
+def _table_columns(now: datetime) -> tuple[Column[health.TableHealth], ...]:
+    """The queue tables' columns, ages counted back from ``now`` (when they were read)."""
 
     def ago(t: datetime | None) -> str:
         return f"{format_age((now - t).total_seconds())} ago" if t is not None else "never"
 
-    rows = []
-    styles: list[StyleType | None] = []
-    for t in h.tables:
-        av = t.autovacuum
-        analyzed = [x for x in (t.last_analyze, t.last_autoanalyze) if x is not None]
-        rows.append(
-            [
-                t.table,
-                f"{t.live_rows:,}",
-                f"{t.dead_rows:,}",
-                f"{t.dead_share:.0%}",
-                _bytes(t.table_bytes),
-                _bytes(t.index_bytes),
-                "≈" + _bytes(t.bloat_bytes_estimate),
-                ago(t.last_vacuumed),
-                ago(max(analyzed) if analyzed else None),
-                _text(f"{t.vacuum_running}: {t.vacuum_phase or '?'}" if t.vacuum_running else None),
-                (
-                    f"after {av.vacuum_after(t.live_rows):,} dead"
-                    f" ({av.vacuum_threshold:,} + {av.vacuum_scale_factor:g} x rows)"
-                    + (" per table" if av.from_table else "")
-                    if av.enabled
-                    else "off"
-                ),
-            ]
-        )
-        styles.append("yellow" if not av.enabled else None)
-    print_table(
-        columns,
-        rows,
+    def analyzed(t: health.TableHealth) -> str:
+        times = [x for x in (t.last_analyze, t.last_autoanalyze) if x is not None]
+        return ago(max(times) if times else None)
+
+    def vacuum_now(t: health.TableHealth) -> str:
+        return _plain(f"{t.vacuum_running}: {t.vacuum_phase or '?'}" if t.vacuum_running else None)
+
+    return (
+        column("table", lambda t: t.table, ident=True),
+        column("live", lambda t: f"{t.live_rows:,}", 1, right=True),
+        column("dead", lambda t: f"{t.dead_rows:,}", right=True),
+        column("dead %", lambda t: f"{t.dead_share:.0%}", right=True),
+        column("size", lambda t: _bytes(t.table_bytes), 2, right=True),
+        column("indexes", lambda t: _bytes(t.index_bytes), 3, right=True),
+        column("bloat (est.)", lambda t: "≈" + _bytes(t.bloat_bytes_estimate), 4, right=True),
+        column("last vacuum", lambda t: ago(t.last_vacuumed), 5, right=True),
+        column("last analyze", analyzed, 7, right=True),
+        column("vacuum now", vacuum_now, 6),
+        column("autovacuum", _autovacuum, 8, flex=True, min_width=12),
+    )
+
+
+_LOCK_WAIT_COLUMNS: tuple[Column[health.LockWait], ...] = (
+    column("pid", lambda w: str(w.pid), ident=True),
+    column("application", lambda w: _plain(w.application), 3),
+    column("table", lambda w: w.table, 1),
+    column("mode", lambda w: f"{w.mode} ({w.lock_type})", 2),
+    column("waiting", lambda w: format_age(w.waited_s), right=True),
+    column("blocked by", lambda w: ", ".join(str(p) for p in w.blocked_by) or "-"),
+    column("query", lambda w: _plain(w.query), flex=True),
+)
+
+
+def _sessions_table(sessions: list[health.Session], wide: bool, title: str) -> None:
+    print_items(_SESSION_COLUMNS, sessions, wide=wide, title=title)
+
+
+def show_health(h: health.Health, wide: bool) -> None:
+    """The health view: each part only when there is something to say."""
+    print_items(
+        _table_columns(h.taken_at),
+        h.tables,
         wide=wide,
         title="Queue tables (rows from statistics; bloat: dead share x size, an estimate)",
-        styles=styles,
+        style=lambda t: "yellow" if not t.autovacuum.enabled else None,
     )
     hz = h.horizon
     if hz.age is None:
@@ -138,28 +148,8 @@ def show_health(h: health.Health, wide: bool) -> None:
             highlight=False,
         )
     if h.lock_waits:
-        wait_columns = [
-            Column("pid", key=True),
-            Column("application", 3),
-            Column("table", 1),
-            Column("mode", 2),
-            Column("waiting", 0, "right"),
-            Column("blocked by", 0),
-            Column("query", flexible=True),
-        ]
-        wait_rows = [
-            [
-                str(w.pid),
-                _text(w.application),
-                w.table,
-                f"{w.mode} ({w.lock_type})",
-                format_age(w.waited_s),
-                ", ".join(str(p) for p in w.blocked_by) or "-",
-                _text(w.query),
-            ]
-            for w in h.lock_waits
-        ]
-        print_table(wait_columns, wait_rows, wide=wide, title="Lock waits on the queue tables")
+        title = "Lock waits on the queue tables"
+        print_items(_LOCK_WAIT_COLUMNS, h.lock_waits, wide=wide, title=title)
         _sessions_table(h.blockers, wide, "Blocking sessions")
     for a in h.advice:
         out.print(f"[yellow]advice:[/yellow] {_text(a.text)}", highlight=False)

@@ -39,7 +39,8 @@ from skconsole.cli.options import (
     check_text,
     options_of,
 )
-from skconsole.cli.output import Column, err, out, print_json, print_table
+from skconsole.cli.output import err, out, print_json
+from skconsole.cli.view_table import column, print_items
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
@@ -49,8 +50,16 @@ from skconsole.core.text import printable, quoted
 from skconsole.ops.cancel import MAX_WAIT_S
 from skconsole.ops.edit import payload_diff
 from skconsole.ops.limit import describe as describe_limits
-from skconsole.ops.model import ActionResult, Preview, ProgressCallback, Selection, count_in
+from skconsole.ops.model import (
+    ActionResult,
+    JobRow,
+    Preview,
+    ProgressCallback,
+    Selection,
+    count_in,
+)
 from skconsole.ops.spec import P, S
+from skconsole.views import Column
 
 
 # -- the selection syntax, shared by every action -----------------------------------------
@@ -81,31 +90,19 @@ def selection_from(
 
 
 # -- output -----------------------------------------------------------------------------
-SAMPLE_COLUMNS = (
-    Column("job", key=True),
-    Column("type", 1),
-    Column("status", 2),
-    Column("priority", 5, "right"),
-    Column("errors", 4, "right"),
-    Column("last active", 3),
-    Column("note", flexible=True),
+SAMPLE_COLUMNS: tuple[Column[JobRow], ...] = (
+    column("job", lambda r: str(r.task_id), ident=True),
+    column("type", lambda r: r.task_type, 1),
+    column("status", lambda r: JobStatus.label_of(r.status), 2),
+    column("priority", lambda r: str(r.priority), 5, right=True),
+    column("errors", lambda r: str(r.error_count), 4, right=True),
+    column("last active", lambda r: r.at.strftime("%Y-%m-%d %H:%M:%S") if r.at else "-", 3),
+    column("note", lambda r: (r.note or "")[:80], flex=True),
 )
 
 
 def _show_sample(preview: Preview, wide: bool) -> None:
-    rows = [
-        [
-            str(r.task_id),
-            escape(r.task_type),
-            JobStatus.label_of(r.status),
-            str(r.priority),
-            str(r.error_count),
-            r.at.strftime("%Y-%m-%d %H:%M:%S") if r.at else "-",
-            escape((r.note or "")[:80]),
-        ]
-        for r in preview.sample
-    ]
-    print_table(SAMPLE_COLUMNS, rows, wide=wide, edge=False)
+    print_items(SAMPLE_COLUMNS, preview.sample, title=None, wide=wide, edge=False)
 
 
 def _show_preview(preview: Preview, verb: str, noun: str, wide: bool) -> None:
@@ -546,19 +543,17 @@ def _show_limits(ctx: typer.Context, as_json: bool, wide: bool) -> None:
     if as_json:
         print_json({"limits": [r.as_dict() for r in rows]})
         return
-    columns = [
-        Column("type", key=True),
-        Column("running", 1, "right"),
-        Column("concurrency", 2, "right"),
-        Column("rate", 3, "right"),
-    ]
-    cells = [
-        [escape(r.task_type), f"{r.running:,}", str(r.concurrency or "-"), r.rate or "-"]
-        for r in rows
-    ]
-    print_table(columns, cells, wide=wide, title="Limits")
+    print_items(_LIMIT_COLUMNS, rows, wide=wide, title="Limits")
     if not rows:
         out.print("no task type is limited")
+
+
+_LIMIT_COLUMNS: tuple[Column[read.TypeLimit], ...] = (
+    column("type", lambda r: r.task_type, ident=True),
+    column("running", lambda r: f"{r.running:,}", 1, right=True),
+    column("concurrency", lambda r: str(r.concurrency or "-"), 2, right=True),
+    column("rate", lambda r: r.rate or "-", 3, right=True),
+)
 
 
 @app.command()
@@ -683,27 +678,22 @@ def audit(
     if as_json:
         print_json({"entries": [r.as_dict() for r in rows]})
         return
-    columns = [
-        Column("#", justify="right", key=True),
-        Column("when", 2),
-        Column("who", 3),
-        Column("action"),
-        Column("selection", flexible=True),
-        Column("changed", 1, "right"),
-        Column("left alone", 4, "right"),
-    ]
-    cells = [
-        [
-            str(r.audit_id),
-            r.at.strftime("%Y-%m-%d %H:%M:%S"),
-            escape(f"{r.user}@{r.host}"),
-            r.action,
-            escape(json.dumps(r.selection, default=str)[:60]),
-            f"{r.count:,}",
-            f"{count_in(r.details or {}, 'skipped_changed_state'):,}",
-        ]
-        for r in rows
-    ]
-    print_table(columns, cells, wide=wide, title="Audit")
+    print_items(_AUDIT_COLUMNS, rows, wide=wide, title="Audit")
     if not rows:
         out.print("no operator action recorded yet")
+
+
+_AUDIT_COLUMNS: tuple[Column[ops.audit.AuditEntry], ...] = (
+    column("#", lambda r: str(r.audit_id), right=True, ident=True),
+    column("when", lambda r: r.at.strftime("%Y-%m-%d %H:%M:%S"), 2),
+    column("who", lambda r: f"{r.user}@{r.host}", 3),
+    column("action", lambda r: r.action),
+    column("selection", lambda r: json.dumps(r.selection, default=str)[:60], flex=True),
+    column("changed", lambda r: f"{r.count:,}", 1, right=True),
+    column(
+        "left alone",
+        lambda r: f"{count_in(r.details or {}, 'skipped_changed_state'):,}",
+        4,
+        right=True,
+    ),
+)

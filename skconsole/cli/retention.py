@@ -15,12 +15,14 @@ from rich.markup import escape
 from skconsole.cli.app import app
 from skconsole.cli.ops import confirm_or_exit
 from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
-from skconsole.cli.output import Column, out, print_json, print_table
+from skconsole.cli.output import out, print_json
+from skconsole.cli.view_table import column, print_items
 from skconsole.core.actor import Actor
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.retention import Policy
 from skconsole.ops import RETENTION, RetentionParams, Selection, retention
 from skconsole.ops.model import count_in
+from skconsole.views import Column
 
 retention_app = typer.Typer(
     help="How long finished results are kept (off until a policy is set).",
@@ -51,24 +53,16 @@ def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) ->
             " (skconsole retention set --older-than 30d)"
         )
         return
-    columns = [
-        Column("type", key=True),
-        Column("keep", justify="right"),
-        Column("5 Faulted", 2),
-        Column("set", 3),
-        Column("by", 4, flexible=True),
-    ]
-    cells = [
-        [
-            escape(p.task_type) if p.task_type is not None else "(default)",
-            format_limit(p.older_than_s),
-            "purged too" if p.include_faulted else "kept",
-            p.set_at.strftime("%Y-%m-%d %H:%M") if p.set_at else "",
-            escape(p.set_by or ""),
-        ]
-        for p in policies
-    ]
-    print_table(columns, cells, wide=wide, title="Retention")
+    print_items(_COLUMNS, policies, wide=wide, title="Retention")
+
+
+_COLUMNS: tuple[Column[Policy], ...] = (
+    column("type", lambda p: p.task_type if p.task_type is not None else "(default)", ident=True),
+    column("keep", lambda p: format_limit(p.older_than_s), right=True),
+    column("5 Faulted", lambda p: "purged too" if p.include_faulted else "kept", 2),
+    column("set", lambda p: p.set_at.strftime("%Y-%m-%d %H:%M") if p.set_at else "", 3),
+    column("by", lambda p: p.set_by or "", 4, flex=True),
+)
 
 
 @retention_app.command("set")

@@ -11,19 +11,19 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.style import StyleType
 
 from skconsole import ops
 from skconsole.cli.app import app
 from skconsole.cli.ops import run_type_setting
 from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
-from skconsole.cli.output import Column, out, print_json, print_table
+from skconsole.cli.output import out, print_json
+from skconsole.cli.view_table import column, print_items
 from skconsole.core.durations import format_age, parse_duration
 from skconsole.ops.model import seconds_in
 from skconsole.ops.slo import MAX_MAX_WAIT_S, MIN_MAX_WAIT_S
 from skconsole.ops.slo import describe as describe_slo
 from skconsole.read import flow
+from skconsole.views import Column
 
 slo_app = typer.Typer(
     help="The longest a ready job of a task type should wait (watched by `skconsole check`).",
@@ -48,25 +48,16 @@ def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) ->
     if not rows:
         out.print("no task type has an SLO (skconsole slo set TYPE --max-wait 30s)")
         return
-    columns = [
-        Column("type", key=True),
-        Column("max wait", justify="right"),
-        Column("ready", 2, "right"),
-        Column("oldest ready", 1, "right"),
-        Column("SLO", 0, "right"),
-    ]
-    cells = [
-        [
-            escape(f.task_type),
-            format_age(f.slo_max_wait_s),
-            ("≈" if f.ready_estimated else "") + f"{f.ready:,}",
-            format_age(f.oldest_ready_s),
-            f.slo_text + (" (paused)" if f.paused else ""),
-        ]
-        for f in rows
-    ]
-    styles: list[StyleType | None] = [f.slo_state.style for f in rows]
-    print_table(columns, cells, wide=wide, title="SLOs", styles=styles)
+    print_items(_COLUMNS, rows, wide=wide, title="SLOs", style=lambda f: f.slo_state.style)
+
+
+_COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
+    column("type", lambda f: f.task_type, ident=True),
+    column("max wait", lambda f: format_age(f.slo_max_wait_s), right=True),
+    column("ready", lambda f: ("≈" if f.ready_estimated else "") + f"{f.ready:,}", 2, right=True),
+    column("oldest ready", lambda f: format_age(f.oldest_ready_s), 1, right=True),
+    column("SLO", lambda f: f.slo_text + (" (paused)" if f.paused else ""), right=True),
+)
 
 
 def _change(

@@ -14,12 +14,13 @@ from rich.style import StyleType
 
 from skconsole import read
 from skconsole.cli.health_tables import show_health
-from skconsole.cli.output import Column, out, print_table
-from skconsole.cli.view_table import print_items
+from skconsole.cli.output import Column as TextColumn
+from skconsole.cli.output import out, print_table
+from skconsole.cli.view_table import column, print_items
 from skconsole.core.durations import format_age
 from skconsole.core.status import JobStatus
 from skconsole.read import flow
-from skconsole.views import catalog
+from skconsole.views import Column, catalog
 from skconsole.views import workers as workers_view
 
 
@@ -41,7 +42,7 @@ def show_overview(o: read.Overview, wide: bool) -> None:
     counts = [o.statuses.counts.get(int(s), 0) for s in JobStatus]
     # a status nobody is in goes first, Unknown before the others
     columns = [
-        Column(
+        TextColumn(
             s.label,
             priority=(2 if counts[n] else 10) + (1 if s is JobStatus.UNKNOWN else 0),
             justify="right",
@@ -62,12 +63,12 @@ def show_depth(depth: read.Depth, limits: list[read.TypeLimit], wide: bool) -> N
     )
     paused = any(t.paused for t in depth.types)
     columns = [
-        Column("type"),
-        Column("ready", 1, "right"),
-        Column("scheduled", 4, "right"),
-        Column("in flight", 2, "right"),
-        Column("oldest ready", 3, "right"),
-        Column("paused", 1 if paused else 5, "right"),
+        TextColumn("type"),
+        TextColumn("ready", 1, "right"),
+        TextColumn("scheduled", 4, "right"),
+        TextColumn("in flight", 2, "right"),
+        TextColumn("oldest ready", 3, "right"),
+        TextColumn("paused", 1 if paused else 5, "right"),
     ]
     rows = [
         [
@@ -92,7 +93,7 @@ def show_depth(depth: read.Depth, limits: list[read.TypeLimit], wide: bool) -> N
     )
     by_type = {t.task_type: t for t in limits}
     if by_type:  # the `depth` view: running/concurrency limit and rate limit
-        columns.append(Column("limit", 2, "right"))
+        columns.append(TextColumn("limit", 2, "right"))
         for cells, t in zip(rows, [*depth.types, None], strict=True):
             limit = by_type.get(t.task_type) if t else None
             cells.append(limit.summary() if limit else "")
@@ -101,124 +102,83 @@ def show_depth(depth: read.Depth, limits: list[read.TypeLimit], wide: bool) -> N
     print_table(columns, rows, wide=wide, title=title, styles=styles)
 
 
+_FLOW_COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
+    column("type", lambda r: r.task_type + (" (paused)" if r.paused else "")),
+    column("in/min", lambda r: flow.rate_text(r.arrivals_per_min), 2, right=True),
+    column("out/min", lambda r: flow.rate_text(r.completions_per_min), 2, right=True),
+    column("ready", lambda r: ("≈" if r.ready_estimated else "") + f"{r.ready:,}", 1, right=True),
+    column("drain", lambda r: r.drain_text, 1, right=True),
+    column("oldest ready", lambda r: format_age(r.oldest_ready_s), 3, right=True),
+    column("max wait", lambda r: format_age(r.slo_max_wait_s), 4, right=True),
+    column("SLO", lambda r: r.slo_text, 1, right=True),
+)
+
+
 def show_flow(f: catalog.Flow, wide: bool) -> None:
-    rows = f.types
-    estimated = any(r.ready_estimated for r in rows)
-    columns = [
-        Column("type"),
-        Column("in/min", 2, "right"),
-        Column("out/min", 2, "right"),
-        Column("ready", 1, "right"),
-        Column("drain", 1, "right"),
-        Column("oldest ready", 3, "right"),
-        Column("max wait", 4, "right"),
-        Column("SLO", 1, "right"),
-    ]
-    cells = [
-        [
-            escape(r.task_type) + (" (paused)" if r.paused else ""),
-            flow.rate_text(r.arrivals_per_min),
-            flow.rate_text(r.completions_per_min),
-            ("≈" if r.ready_estimated else "") + f"{r.ready:,}",
-            r.drain_text,
-            format_age(r.oldest_ready_s),
-            format_age(r.slo_max_wait_s),
-            r.slo_text,
-        ]
-        for r in rows
-    ]
-    styles: list[StyleType | None] = [r.slo_state.style for r in rows]
+    estimated = any(r.ready_estimated for r in f.types)
     title = f"Flow per type, rates over the last {format_age(f.window_s)}" + (
         " (ready estimated from a sample)" if estimated else ""
     )
-    print_table(columns, cells, wide=wide, title=title, styles=styles)
+    print_items(_FLOW_COLUMNS, f.types, wide=wide, title=title, style=lambda r: r.slo_state.style)
 
 
-def _show_group_jobs(jobs: read.GroupJobs, wide: bool) -> None:
-    columns = [
-        Column("job", key=True),
-        Column("type", 2),
-        Column("status", 1),
-        Column("errors", 4),
-        Column("priority", 5),
-        Column("failed at", 3),
-        Column("error", flexible=True),
-    ]
-    rows = [
-        [
-            str(j.task_id),
-            escape(j.task_type),
-            JobStatus.label_of(j.status),
-            str(j.error_count),
-            str(j.priority),
-            _when(j.failed_at),
-            escape(j.error_line[:120]),
-        ]
-        for j in jobs.jobs
-    ]
-    title = f"{jobs.total:,} failed job(s) in {escape(jobs.signature)}"
-    print_table(columns, rows, wide=wide, title=title)
+_GROUP_JOB_COLUMNS: tuple[Column[read.FailedJob], ...] = (
+    column("job", lambda j: str(j.task_id), ident=True),
+    column("type", lambda j: j.task_type, 2),
+    column("status", lambda j: JobStatus.label_of(j.status), 1),
+    column("errors", lambda j: str(j.error_count), 4),
+    column("priority", lambda j: str(j.priority), 5),
+    column("failed at", lambda j: _when(j.failed_at), 3),
+    column("error", lambda j: j.error_line[:120], flex=True),
+)
+
+_GROUP_COLUMNS: tuple[Column[read.FailureGroup], ...] = (
+    column("id", lambda g: g.id, ident=True),
+    column("jobs", lambda g: f"{g.count:,}", right=True),
+    column(
+        "statuses",
+        lambda g: ", ".join(f"{JobStatus.label_of(s)} {n:,}" for s, n in g.statuses.items() if n),
+        4,
+    ),
+    column(
+        "types",
+        lambda g: ", ".join(g.task_types[:3]) + (" ..." if len(g.task_types) > 3 else ""),
+        2,
+    ),
+    column("first seen", lambda g: _when(g.first_seen), 5),
+    column("last seen", lambda g: _when(g.last_seen), 3),
+    column("signature", lambda g: g.signature, flex=True, min_width=30),
+)
 
 
 def show_failures(f: catalog.Failures, wide: bool) -> None:
     if f.jobs is not None:
-        _show_group_jobs(f.jobs, wide)
+        title = f"{f.jobs.total:,} failed job(s) in {escape(f.jobs.signature)}"
+        print_items(_GROUP_JOB_COLUMNS, f.jobs.jobs, wide=wide, title=title)
         return
-    columns = [
-        Column("id", key=True),
-        Column("jobs", justify="right"),
-        Column("statuses", 4),
-        Column("types", 2),
-        Column("first seen", 5),
-        Column("last seen", 3),
-        Column("signature", flexible=True, min_width=30),
-    ]
-    rows = [
-        [
-            g.id,
-            f"{g.count:,}",
-            ", ".join(f"{JobStatus.label_of(s)} {n:,}" for s, n in g.statuses.items() if n),
-            escape(", ".join(g.task_types[:3]) + (" ..." if len(g.task_types) > 3 else "")),
-            _when(g.first_seen),
-            _when(g.last_seen),
-            escape(g.signature),
-        ]
-        for g in f.groups
-    ]
-    print_table(columns, rows, wide=wide, title="Failure groups (4 Error, 5 Faulted, 6 Fatal)")
+    title = "Failure groups (4 Error, 5 Faulted, 6 Fatal)"
+    print_items(_GROUP_COLUMNS, f.groups, wide=wide, title=title)
     if f.groups:
         out.print("drill into a group: skconsole status failures --group ID", highlight=False)
 
 
+_EXEC_COLUMNS: tuple[Column[read.TypeTimes], ...] = (
+    column("type", lambda r: r.task_type),
+    column("runs", lambda r: f"{r.cycles:,}", 1, right=True),
+    column("avg", lambda r: _ms(r.avg_ms), 6, right=True),
+    column("p50", lambda r: _ms(r.p50_ms), 2, right=True),
+    column("p95", lambda r: _ms(r.p95_ms), 3, right=True),
+    column("p99", lambda r: _ms(r.p99_ms), 4, right=True),
+    column("fastest", lambda r: _ms(r.fastest_ms), 8, right=True),
+    column("longest", lambda r: _ms(r.longest_ms), 7, right=True),
+    column("last", lambda r: _ms(r.last_ms), 9, right=True),
+    # the note below the table refers to it
+    column("sample", lambda r: f"{r.sample:,}", 5, right=True),
+)
+
+
 def show_exec_times(e: catalog.ExecTimes, wide: bool) -> None:
-    columns = [
-        Column("type"),
-        Column("runs", 1, "right"),
-        Column("avg", 6, "right"),
-        Column("p50", 2, "right"),
-        Column("p95", 3, "right"),
-        Column("p99", 4, "right"),
-        Column("fastest", 8, "right"),
-        Column("longest", 7, "right"),
-        Column("last", 9, "right"),
-        Column("sample", 5, "right"),  # the note below the table refers to it
-    ]
-    cells = [
-        [
-            escape(r.task_type),
-            f"{r.cycles:,}",
-            _ms(r.avg_ms),
-            _ms(r.p50_ms),
-            _ms(r.p95_ms),
-            _ms(r.p99_ms),
-            _ms(r.fastest_ms),
-            _ms(r.longest_ms),
-            _ms(r.last_ms),
-            f"{r.sample:,}",
-        ]
-        for r in e.types
-    ]
-    print_table(columns, cells, wide=wide, title="Execution time per type (ms)")
+    print_items(_EXEC_COLUMNS, e.types, wide=wide, title="Execution time per type (ms)")
     out.print(
         f"percentiles: the last {read.RECENT_LIMIT:,} processed jobs within "
         f"{format_age(read.RECENT_WINDOW_S)} (column sample)",
@@ -226,80 +186,72 @@ def show_exec_times(e: catalog.ExecTimes, wide: bool) -> None:
     )
 
 
+#: a metric and its rate per second (None: not known yet)
+_RatedMetric = tuple[read.Metric, float | None]
+
+_METRIC_COLUMNS: tuple[Column[_RatedMetric], ...] = (
+    column("category", lambda m: m[0].category, 3),
+    column("metric", lambda m: m[0].metric_id, ident=True),
+    column(
+        "value",
+        lambda m: f"{m[0].value:,}" if m[0].value is not None else "none yet",
+        right=True,
+    ),
+    column("per second", lambda m: f"{m[1]:,.1f}" if m[1] is not None else "-", 1, right=True),
+    column("processes", lambda m: str(m[0].processes), 2, right=True),
+)
+
+
 def show_metrics(m: catalog.RatedMetrics, wide: bool) -> None:
-    columns = [
-        Column("category", 3),
-        Column("metric", key=True),
-        Column("value", justify="right"),
-        Column("per second", 1, "right"),
-        Column("processes", 2, "right"),
+    rows = [
+        (metric, m.rates.get(metric.metric_id))
+        for ms in m.snapshot.by_category().values()
+        for metric in ms
     ]
-    rows = []
-    for category, ms in m.snapshot.by_category().items():
-        for metric in ms:
-            rate = m.rates.get(metric.metric_id)
-            rows.append(
-                [
-                    escape(category),
-                    escape(metric.metric_id),
-                    f"{metric.value:,}" if metric.value is not None else "none yet",
-                    f"{rate:,.1f}" if rate is not None else "-",
-                    str(metric.processes),
-                ]
-            )
-    print_table(
-        columns,
-        rows,
-        wide=wide,
-        title="App metrics (over processes: sums, least minimum, greatest maximum)",
-    )
+    title = "App metrics (over processes: sums, least minimum, greatest maximum)"
+    print_items(_METRIC_COLUMNS, rows, wide=wide, title=title)
+
+
+_MINUTE_COLUMNS: tuple[Column[read.Minute], ...] = (
+    column("minute", lambda m: m.minute.strftime("%H:%M")),
+    column("posted", lambda m: f"{m.posted:,}", 1, right=True),
+    column("processed", lambda m: f"{m.processed:,}", 1, right=True),
+    column("failed", lambda m: f"{m.failed:,}", 1, right=True),
+)
 
 
 def show_history(h: read.History, wide: bool) -> None:
-    columns = [
-        Column("minute"),
-        Column("posted", 1, "right"),
-        Column("processed", 1, "right"),
-        Column("failed", 1, "right"),
-    ]
-    rows = [
-        [m.minute.strftime("%H:%M"), f"{m.posted:,}", f"{m.processed:,}", f"{m.failed:,}"]
-        for m in h.minutes
-    ]
     title = f"Jobs per minute, last {len(h.minutes)} min (the last minute is partial)"
-    print_table(columns, rows, wide=wide, title=title)
+    print_items(_MINUTE_COLUMNS, h.minutes, wide=wide, title=title)
+
+
+def _posted(r: read.ScheduleInfo) -> str:
+    posted = r.last_posted_age_s
+    return f"{format_age(posted)} ago" if posted is not None else "-"
+
+
+def _schedule_style(r: read.ScheduleInfo) -> StyleType | None:
+    late = r.paused or r.late_s is not None
+    return "red" if r.error else ("yellow" if late else None)
+
+
+_SCHEDULE_COLUMNS: tuple[Column[read.ScheduleInfo], ...] = (
+    column("type", lambda r: r.task_type),
+    column("schedule", lambda r: r.schedule, flex=True, min_width=30),
+    column("next run", lambda r: r.next_run_text, 1, right=True),
+    column("last posted", _posted, 3, right=True),
+    column("last job", lambda r: r.last_job_text, 2),
+    column("job id", lambda r: str(r.last_task_id) if r.last_task_id else "-", 6),
+    column(
+        "waiting", lambda r: ("≈" if r.waiting_estimated else "") + f"{r.waiting:,}", 4, right=True
+    ),
+    column("missed", lambda r: r.missed, 5),
+)
 
 
 def show_schedules(s: catalog.Schedules, wide: bool) -> None:
-    columns = [
-        Column("type"),
-        Column("schedule", flexible=True, min_width=30),
-        Column("next run", 1, "right"),
-        Column("last posted", 3, "right"),
-        Column("last job", 2),
-        Column("job id", 6),
-        Column("waiting", 4, "right"),
-        Column("missed", 5),
-    ]
-    cells = []
-    styles: list[StyleType | None] = []
-    for r in s.schedules:
-        posted = r.last_posted_age_s
-        cells.append(
-            [
-                escape(r.task_type),
-                escape(r.schedule),
-                r.next_run_text,
-                f"{format_age(posted)} ago" if posted is not None else "-",
-                r.last_job_text,
-                str(r.last_task_id) if r.last_task_id else "-",
-                ("≈" if r.waiting_estimated else "") + f"{r.waiting:,}",
-                escape(r.missed),
-            ]
-        )
-        late = r.paused or r.late_s is not None
-        styles.append("red" if r.error else ("yellow" if late else None))
-    print_table(columns, cells, wide=wide, title="Periodic task types", styles=styles)
+    title = "Periodic task types"
+    print_items(_SCHEDULE_COLUMNS, s.schedules, wide=wide, title=title, style=_schedule_style)
     for r in s.schedules:
         if r.error:
             out.print(

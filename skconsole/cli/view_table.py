@@ -1,17 +1,21 @@
-"""A view's table (:class:`skconsole.views.Table`) drawn for the terminal.
+"""Every table the CLI draws, drawn one way: columns (:class:`skconsole.views.Column`)
+and the items they show.
 
-The columns are the console's own (:mod:`skconsole.views`): here they become
-rich columns that fit the terminal (:func:`skconsole.cli.output.print_table`),
-each cell's text escaped (it comes from the database) and its tone a colour.
+A view's columns are the console's own (:mod:`skconsole.views`); a table only the
+CLI draws (a status view of several tables, an action's sample, the audit, the
+limits) declares its columns with :func:`column`. Here they become rich columns
+that fit the terminal (:func:`skconsole.cli.output.print_table`), each cell's text
+escaped (it comes from the database) and its tone a colour.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from rich.markup import escape
+from rich.style import StyleType
 
 from skconsole.cli.output import Column as TextColumn
 from skconsole.cli.output import print_table
@@ -42,19 +46,50 @@ def text_column(column: Column[Any]) -> TextColumn:
     )
 
 
+def column(
+    label: str,
+    cell: Callable[[T], str],
+    priority: int = 0,
+    *,
+    right: bool = False,
+    flex: bool = False,
+    ident: bool = False,
+    min_width: int = 20,
+) -> Column[T]:
+    """A column of a table only the CLI draws: ``cell(item)`` is its text (plain: it is
+    escaped when drawn), ``label`` its header and key; the rest as :class:`Column`."""
+    return Column(
+        label,
+        label,
+        right=right,
+        flex=flex,
+        cell=lambda item, _now: cell(item),
+        priority=priority,
+        min_width=min_width,
+        ident=ident,
+        faces=Face.CLI,
+    )
+
+
 def print_items(
     columns: Sequence[Column[T]],
     items: Sequence[T],
     *,
-    title: str,
+    title: str | None,
     wide: bool,
     skip: frozenset[str] = frozenset(),
+    style: Callable[[T], StyleType | None] | None = None,
+    edge: bool = True,
 ) -> None:
-    """``items`` as a table of the ``columns`` the CLI shows (but those in ``skip``)."""
+    """``items`` as a table of the ``columns`` the CLI shows (but those in ``skip``),
+    each row in its ``style`` (a colour for the whole row), the outer border with ``edge``."""
     shown = [c for c in shown_in(tuple(columns), Face.CLI) if c.key not in skip]
     now = time.time()
     rows = [[_markup(c.cell(item, now)) for c in shown] for item in items]
-    print_table([text_column(c) for c in shown], rows, wide=wide, title=title)
+    styles = [style(item) for item in items] if style else None
+    print_table(
+        [text_column(c) for c in shown], rows, wide=wide, title=title, edge=edge, styles=styles
+    )
 
 
 def print_view(table: Table[M, Any], model: M, *, wide: bool) -> None:

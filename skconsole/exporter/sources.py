@@ -46,6 +46,11 @@ MAX_FAILURE_GROUPS = 50
 _TIME_SUFFIXES = ("-time", "-duration")
 
 
+def _type_gauge(name: str, documentation: str) -> GaugeMetricFamily:
+    """A gauge with one sample per task type (most families here are)."""
+    return GaugeMetricFamily(name, documentation, labels=["task_type"])
+
+
 def _seconds(ms: float) -> float:
     return ms / 1000.0
 
@@ -58,10 +63,9 @@ def depth_families(depth: read.Depth) -> list[Metric]:
         "Jobs in the queue per task type and state (ready, scheduled, in_flight).",
         labels=["task_type", "state"],
     )
-    oldest = GaugeMetricFamily(
+    oldest = _type_gauge(
         "skconsole_queue_oldest_ready_age_seconds",
         "Age of the oldest ready job per task type (types with a ready job only).",
-        labels=["task_type"],
     )
     paused = GaugeMetricFamily(
         "skconsole_task_type_paused", "1 when the task type is paused.", labels=["task_type"]
@@ -121,10 +125,9 @@ def inflight_families(counts: Sequence[TypeInflight]) -> list[Metric]:
     inflight = GaugeMetricFamily(
         "skconsole_inflight_jobs", "Jobs being processed per task type.", labels=["task_type"]
     )
-    hung = GaugeMetricFamily(
+    hung = _type_gauge(
         "skconsole_hung_jobs",
         "Jobs being processed that are hung (their owner's lease lapsed) per task type.",
-        labels=["task_type"],
     )
     for c in counts:
         inflight.add_metric([c.task_type], c.in_flight)
@@ -170,20 +173,17 @@ def execution_families(times: Sequence[read.TypeTimes]) -> list[Metric]:
         "Percentiles of the execution time of the latest processed jobs per task type.",
         labels=["task_type", "quantile"],
     )
-    sample = GaugeMetricFamily(
+    sample = _type_gauge(
         "skconsole_job_execution_recent_jobs",
         "Processed jobs the recent percentiles are computed from, per task type.",
-        labels=["task_type"],
     )
-    longest = GaugeMetricFamily(
+    longest = _type_gauge(
         "skconsole_job_execution_longest_seconds",
         "Longest execution time the workers reported per task type.",
-        labels=["task_type"],
     )
-    fastest = GaugeMetricFamily(
+    fastest = _type_gauge(
         "skconsole_job_execution_fastest_seconds",
         "Fastest execution time the workers reported per task type.",
-        labels=["task_type"],
     )
     for t in times:
         summary.add_metric([t.task_type], t.cycles, _seconds(t.total_ms))
@@ -264,20 +264,16 @@ def app_metric_families(snapshot: read.MetricsSnapshot) -> list[Metric]:
 # -- limits -------------------------------------------------------------------------------
 def limit_families(limits: Sequence[read.TypeLimit]) -> list[Metric]:
     """Fleet-wide limits of the task types that have one."""
-    concurrency = GaugeMetricFamily(
+    concurrency = _type_gauge(
         "skconsole_task_type_concurrency_limit",
         "Jobs of the task type that may run at once across the fleet.",
-        labels=["task_type"],
     )
-    rate_jobs = GaugeMetricFamily(
+    rate_jobs = _type_gauge(
         "skconsole_task_type_rate_limit_jobs",
         "Jobs of the task type that may start per rate-limit window.",
-        labels=["task_type"],
     )
-    rate_window = GaugeMetricFamily(
-        "skconsole_task_type_rate_limit_window_seconds",
-        "The task type's rate-limit window.",
-        labels=["task_type"],
+    rate_window = _type_gauge(
+        "skconsole_task_type_rate_limit_window_seconds", "The task type's rate-limit window."
     )
     for t in limits:
         if t.concurrency is not None:
@@ -290,10 +286,9 @@ def limit_families(limits: Sequence[read.TypeLimit]) -> list[Metric]:
 
 def slo_families(depth: read.Depth, slos: dict[str, float]) -> list[Metric]:
     """Each SLO (``skconsole slo``) and where the type's oldest ready job stands against it."""
-    max_wait = GaugeMetricFamily(
+    max_wait = _type_gauge(
         "skconsole_slo_max_wait_seconds",
         "The longest a ready job of the task type should wait (its SLO).",
-        labels=["task_type"],
     )
     breach_in = GaugeMetricFamily(
         "skconsole_slo_breach_in_seconds",
@@ -301,10 +296,9 @@ def slo_families(depth: read.Depth, slos: dict[str, float]) -> list[Metric]:
         " (types with an SLO and a ready job).",
         labels=["task_type"],
     )
-    breached = GaugeMetricFamily(
+    breached = _type_gauge(
         "skconsole_slo_breached",
         "1 when the task type's oldest ready job has waited past its SLO, else 0.",
-        labels=["task_type"],
     )
     oldest = {t.task_type: t.oldest_ready_s for t in depth.types}
     for task_type, slo_s in sorted(slos.items()):

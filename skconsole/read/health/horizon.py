@@ -8,7 +8,7 @@ culprit, and the lock waits on the hot tables with the pids that block them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -85,15 +85,7 @@ class SlotHold:
     catalog_xmin_age: int | None
 
     def as_dict(self) -> JsonObject:
-        return {
-            "name": self.name,
-            "slot_type": self.slot_type,
-            "database": self.database,
-            "active": self.active,
-            "active_pid": self.active_pid,
-            "xmin_age": self.xmin_age,
-            "catalog_xmin_age": self.catalog_xmin_age,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -107,13 +99,7 @@ class PreparedXact:
     xid_age: int
 
     def as_dict(self) -> JsonObject:
-        return {
-            "gid": self.gid,
-            "owner": self.owner,
-            "prepared_at": self.prepared_at.isoformat(),
-            "age_s": self.age_s,
-            "xid_age": self.xid_age,
-        }
+        return {**asdict(self), "prepared_at": self.prepared_at.isoformat()}
 
 
 @dataclass(frozen=True)
@@ -172,17 +158,7 @@ class LockWait:
     blocked_by: tuple[int, ...]
 
     def as_dict(self) -> JsonObject:
-        return {
-            "pid": self.pid,
-            "user": self.user,
-            "application": self.application,
-            "query": self.query,
-            "waited_s": self.waited_s,
-            "lock_type": self.lock_type,
-            "mode": self.mode,
-            "table": self.table,
-            "blocked_by": list(self.blocked_by),
-        }
+        return {**asdict(self), "blocked_by": list(self.blocked_by)}
 
 
 def lock_wait_row(*, blocked_by: list[int] | None, **cols: Any) -> LockWait:

@@ -4,7 +4,7 @@ the autovacuum settings in force for each (the server's, overridden by a table's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -59,16 +59,7 @@ class AutovacuumSettings:
         return self.vacuum_threshold + int(self.vacuum_scale_factor * live_rows)
 
     def as_dict(self) -> JsonObject:
-        return {
-            "enabled": self.enabled,
-            "vacuum_scale_factor": self.vacuum_scale_factor,
-            "vacuum_threshold": self.vacuum_threshold,
-            "analyze_scale_factor": self.analyze_scale_factor,
-            "analyze_threshold": self.analyze_threshold,
-            "vacuum_cost_delay_ms": self.vacuum_cost_delay_ms,
-            "vacuum_cost_limit": self.vacuum_cost_limit,
-            "from_table": list(self.from_table),
-        }
+        return {**asdict(self), "from_table": list(self.from_table)}
 
 
 def autovacuum_settings(
