@@ -104,4 +104,19 @@ def statuses(conn: psycopg.Connection[Any], task_type: str) -> dict[int, int]:
 
 
 def notices(app: ConsoleApp) -> list[str]:
+    """The notifications on screen now (each leaves after its timeout)."""
     return [n.message for n in app._notifications]
+
+
+def record_notices(app: ConsoleApp) -> list[str]:
+    """Every notification the app gives from now on, kept: a slow run must not lose one
+    that timed out before the test counted it."""
+    said: list[str] = []
+    notify = app.notify
+
+    def recording(message: str, *args: Any, **kwargs: Any) -> None:
+        said.append(message)
+        notify(message, *args, **kwargs)
+
+    app.notify = recording  # type: ignore[method-assign]
+    return said

@@ -17,7 +17,15 @@ from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
-from tests.tui.conftest import SIZE, TIMEOUT_SIGNATURE_PREFIX, loaded, notices, statuses, until
+from tests.tui.conftest import (
+    SIZE,
+    TIMEOUT_SIGNATURE_PREFIX,
+    loaded,
+    notices,
+    record_notices,
+    statuses,
+    until,
+)
 
 MakeApp = Callable[..., ConsoleApp]
 Conn = psycopg.Connection[Any]
@@ -65,6 +73,7 @@ async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, 
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        said = record_notices(app)
         for answer in ("enter", "escape", "n"):
             await pilot.press("R")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -72,7 +81,7 @@ async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, 
             await pilot.press(answer)
             await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
             await pilot.pause(1.0)  # outside the repeat guard
-        assert notices(app).count("Nothing was changed.") == 3
+        assert said.count("Nothing was changed.") == 3
     assert statuses(conn, "tui.timeout") == {5: 6}
     assert _audit(conn) == []
 

@@ -10,6 +10,8 @@ live again by itself, with actions working.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,11 +30,19 @@ from tests.tui.conftest import SIZE, loaded, notices, run_burst, until
 
 
 @pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer(tmp_path / "pgdata")
+def own_server() -> Iterator[EmbeddedServer]:
+    """A server of this test's own, in a directory outside pytest's: the server runs as
+    another user, and pytest makes its own temporary root private again whenever a
+    session starts (another pytest run on the machine took the server's access away
+    while it started)."""
+    folder = Path(tempfile.mkdtemp(prefix="skconsole-test-"))
+    server = EmbeddedServer(folder / "pgdata")
     server.start(cleanup="delete")
-    yield server
-    server.release()
+    try:
+        yield server
+    finally:
+        server.release()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _restart(server: EmbeddedServer) -> None:
