@@ -27,7 +27,8 @@ from skconsole.read.health import HORIZON_WARN_S
 def why(
     ctx: typer.Context,
     job_id: Annotated[
-        str, typer.Argument(metavar="ID", help="A job id, or a prefix only one job's id starts with")
+        str,
+        typer.Argument(metavar="ID", help="A job id, or a prefix only one job's id starts with"),
     ],
     as_json: JsonOpt = False,
     horizon_after: Annotated[

@@ -70,7 +70,9 @@ def _summary(details: Mapping[str, object]) -> str:
     unchanged = count_in(details, "unchanged")
     if not unchanged:
         return ""
-    return f"; {unchanged:,} " + ("already due" if details.get("now") else "already had that priority")
+    return f"; {unchanged:,} " + (
+        "already due" if details.get("now") else "already had that priority"
+    )
 
 
 BUMP = JobAction(

@@ -258,7 +258,8 @@ def _limit_full(conn: Conn, j: WhyJob) -> Cause:
         + (f" for {format_age(h.running_s)}" if h.running_s is not None else "")
         for h in holders
     )
-    more = f" (and {j.running - len(holders)} more)" if (j.running or 0) > len(holders) else ""
+    running = j.running or 0
+    more = f" (and {running - len(holders)} more)" if running > len(holders) else ""
     return Cause(
         CauseCode.LIMIT_FULL,
         printable(
@@ -328,7 +329,9 @@ def _horizon(conn: Conn, horizon_s: float) -> Cause | None:
     if not held:
         return None
     holder = h.horizon.holder or "?"
-    pids = [s.pid for s in h.horizon.sessions if s.xact_age_s is not None and s.xact_age_s >= horizon_s]
+    pids = [
+        s.pid for s in h.horizon.sessions if s.xact_age_s is not None and s.xact_age_s >= horizon_s
+    ]
     fix = (
         f"{_cmd('skconsole', 'cancel-session', str(pids[0]))} / key K (health panel);"
         " an idle transaction must be ended by its application"
@@ -344,9 +347,7 @@ def _horizon(conn: Conn, horizon_s: float) -> Cause | None:
 
 
 def _lock_wait(conn: Conn, j: WhyJob) -> Cause | None:
-    locks = fetch(
-        conn, "why_row_locks", _RowLock, {"task_id": j.task_id, "query_cap": QUERY_CAP}
-    )
+    locks = fetch(conn, "why_row_locks", _RowLock, {"task_id": j.task_id, "query_cap": QUERY_CAP})
     if not locks:
         return None
     parts = []
