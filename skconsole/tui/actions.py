@@ -285,6 +285,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Why",
         "Why the job waits: paused, limit, rate, no worker, jobs ahead, not due, locks; each with its fix.",
         scopes=frozenset({"job"}),
+        footer=False,
     ),
     ActionSpec(
         "parent",
