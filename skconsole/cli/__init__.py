@@ -10,7 +10,7 @@
   :mod:`.status` (``status [VIEW]``), :mod:`.ops` (the operator actions, audit),
   :mod:`.retention` (``retention [set|clear]``), :mod:`.health` (``vacuum``,
   ``cancel-session``: the queue tables' health) and :mod:`.exporter` (``exporter``:
-  metrics for Prometheus).
+  metrics for Prometheus), :mod:`.why` (``why ID``: why a job waits).
 
 Importing this package registers every command on :data:`app`.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 # imported in the order ``skconsole --help`` lists the commands
 from skconsole.cli import check, demo, posting, running  # isort: skip
 from skconsole.cli import exporter, health, ops, retention, server, slo, status  # isort: skip
+from skconsole.cli import why  # isort: skip
 from skconsole.cli.app import app, main
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "server",
     "slo",
     "status",
+    "why",
 ]

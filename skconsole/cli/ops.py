@@ -266,13 +266,18 @@ def bump(
         int | None, typer.Option("--by", help="Lower the priority number by N (floor 0)")
     ] = None,
     to: Annotated[int | None, typer.Option("--to", help="Set the priority to N")] = None,
+    now: Annotated[
+        bool,
+        typer.Option("--now", help="Make jobs not due yet (delay, back-off, snooze) due at once"),
+    ] = False,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Run waiting jobs sooner: lower their priority number (--by N) or set it (--to N)."""
-    params = ops.BumpParams(by=by, to=to)
+    """Run waiting jobs sooner: lower their priority number (--by N), set it (--to N), or
+    make them due at once (--now)."""
+    params = ops.BumpParams(by=by, to=to, now=now)
     sel = selection_from(ids, group, task_type, statuses, older_than)
     _run(
         ctx,

@@ -1,9 +1,12 @@
-"""Bump: change the priority of waiting jobs (a lower number runs first).
+"""Bump: change the priority of waiting jobs (a lower number runs first), or make them due now.
 
-``by`` lowers the number (floor 0); ``to`` sets it. Only jobs that still wait
-in the queue change; a job being claimed at that instant is left alone. The
-result's ``details["unchanged"]`` counts jobs that still matched but already
-had the priority asked for (at 0, or at ``to``).
+``by`` lowers the number (floor 0); ``to`` sets it; ``now`` makes jobs that are
+not due yet (a delay, a retry's back-off, a snooze) due at once
+(``task_locked_until_ts`` = now), leaving their priority and the jobs already
+due alone. Only jobs that still wait in the queue change; a job being claimed
+at that instant is left alone (its queue row is locked: SKIP LOCKED), and a
+running job has no queue row. The result's ``details["unchanged"]`` counts jobs
+that still matched but already had the priority asked for (at 0, or at ``to``).
 """
 
 from __future__ import annotations
@@ -23,15 +26,17 @@ MAX_PRIORITY = 2**31 - 1
 
 @dataclass(frozen=True)
 class BumpParams(Params):
-    """Exactly one of ``by`` (1 to 2**31-1) and ``to`` (0 to 2**31-1), whole numbers."""
+    """Exactly one of ``by`` (1 to 2**31-1), ``to`` (0 to 2**31-1), whole numbers, and
+    ``now`` (make the jobs not yet due due at once)."""
 
     by: int | None = None
     to: int | None = None
+    now: bool = False
 
     def __post_init__(self) -> None:
         by, to = self.by, self.to
-        if (by is None) == (to is None):
-            raise ConfigError("bump needs exactly one of --by N or --to N")
+        if [by is not None, to is not None, self.now].count(True) != 1:
+            raise ConfigError("bump needs exactly one of --by N, --to N or --now")
         for option, value in (("--by", by), ("--to", to)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ConfigError(f"{option} must be a whole number, got {value!r}")
@@ -41,12 +46,15 @@ class BumpParams(Params):
             raise ConfigError(f"--to must be between 0 and {MAX_PRIORITY}, got {to}")
 
     def sql(self) -> dict[str, object]:
-        return {"by": self.by, "to": self.to}
+        return {"by": self.by, "to": self.to, "now": self.now}
 
     def details(self) -> JsonObject:
-        return {"by": self.by, "to": self.to}
+        # "now" only when asked: a priority bump's audit row stays as it was
+        return {"by": self.by, "to": self.to, **({"now": True} if self.now else {})}
 
     def phrase(self) -> str:
+        if self.now:
+            return " to run now (due at once)"
         if self.to is None:
             return f" by {self.by}"
         return f" to priority {self.to}" + (" (the front of the queue)" if self.to == 0 else "")
@@ -60,7 +68,11 @@ def _tally(rows: Sequence[Row]) -> Tally:
 
 def _summary(details: Mapping[str, object]) -> str:
     unchanged = count_in(details, "unchanged")
-    return f"; {unchanged:,} already had that priority" if unchanged else ""
+    if not unchanged:
+        return ""
+    return f"; {unchanged:,} " + (
+        "already due" if details.get("now") else "already had that priority"
+    )
 
 
 BUMP = JobAction(

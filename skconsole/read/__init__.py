@@ -2,7 +2,7 @@
 the exporter exports.
 
 One module per read model (depth, statuses, inflight, failures, job, exec_times,
-metrics, workers, schedules, history, overview, type_settings, flow, health).
+metrics, workers, schedules, history, overview, type_settings, flow, health, why).
 Each function takes an open connection and returns dataclasses filled from its
 query's columns by name (:mod:`skconsole.read.query`), with an ``as_dict`` for
 JSON, so the CLI, the console and scripts share them. Every one stays fast on a
@@ -35,6 +35,8 @@ from skconsole.read.overview import Overview, overview, server_version
 from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedules
 from skconsole.read.statuses import STATUS_EXACT_LIMIT, StatusCounts, status_counts, status_summary
 from skconsole.read.type_settings import TypeLimit, limits, rate_text
+from skconsole.read.why import Cause, CauseCode, Why, why
+from skconsole.read.why import resolve as why_resolve
 from skconsole.read.workers import WorkerInfo, workers
 
 __all__ = [
@@ -44,6 +46,8 @@ __all__ = [
     "RECENT_WINDOW_S",
     "SCHEDULE_LATE_AFTER_S",
     "STATUS_EXACT_LIMIT",
+    "Cause",
+    "CauseCode",
     "Depth",
     "FailedJob",
     "FailureGroup",
@@ -63,6 +67,7 @@ __all__ = [
     "TypeDepth",
     "TypeLimit",
     "TypeTimes",
+    "Why",
     "WorkerInfo",
     "depth",
     "execution_stats",
@@ -82,5 +87,7 @@ __all__ = [
     "status_counts",
     "status_summary",
     "table_estimates",
+    "why",
+    "why_resolve",
     "workers",
 ]

@@ -147,6 +147,19 @@ ACTIONS: tuple[ActionSpec, ...] = (
         op=Operation(ops.BUMP, targets.jobs("waiting"), params=ops.BumpParams(to=0)),
     ),
     ActionSpec(
+        "bump_now",
+        "N",
+        "Run now",
+        "Make waiting jobs that are not due yet (a delay, a retry's back-off, a snooze) due at once"
+        " (the selected job, group or type).",
+        scopes=SELECTED,
+        destructive=True,
+        needs_write=True,
+        footer=False,
+        home="depth",
+        op=Operation(ops.BUMP, targets.jobs("waiting"), params=ops.BumpParams(now=True)),
+    ),
+    ActionSpec(
         "cancel",
         "X",
         "Cancel",
@@ -265,6 +278,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Copy",
         "Copy the job (fields, payload and full error) to the clipboard.",
         scopes=frozenset({"job"}),
+    ),
+    ActionSpec(
+        "why",
+        "w",
+        "Why",
+        "Why the job waits: paused, limit, rate, no worker, jobs ahead, not due, locks; each with its fix.",
+        scopes=frozenset({"job"}),
+        footer=False,
     ),
     ActionSpec(
         "parent",

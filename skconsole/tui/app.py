@@ -64,6 +64,7 @@ from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
+from skconsole.tui.screens.why_job import WhyScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
@@ -514,6 +515,11 @@ class ConsoleApp(App[int]):
                 self.push_screen(
                     JobDetailScreen(task_id, self, screen.group.signature, workers=workers)
                 )
+
+    def action_why(self) -> None:
+        """Why the job shown waits (read in a worker thread by the dialog)."""
+        if isinstance(self.screen, JobDetailScreen):
+            self.push_screen(WhyScreen(self.screen.task_id, self))
 
     def action_parent(self) -> None:
         """Open the job that posted the one shown (Esc comes back)."""

@@ -235,6 +235,10 @@ class DatabaseSource:
         with self._conn("drill") as conn:
             return read.job(conn, UUID(task_id))
 
+    def why(self, task_id: str) -> read.Why | None:
+        with self._conn("drill") as conn:
+            return read.why(conn, UUID(task_id))
+
     # -- actions ---------------------------------------------------------------------------
     def preview(self, request: model.ActionRequest) -> model.PreviewInfo:
         with self._conn("action") as conn:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from skconsole.read import GroupJobs, JobDetail
+from skconsole.read import GroupJobs, JobDetail, Why
 from skconsole.tui.model import (
     ActionRequest,
     FailureGroups,
@@ -53,6 +53,10 @@ class DataSource(Protocol):
 
     def job_detail(self, task_id: str) -> JobDetail | None:
         """One job with its full error and payload; None if it no longer exists."""
+        ...
+
+    def why(self, task_id: str) -> Why | None:
+        """Why the job waits: its causes, most likely first; None if it no longer exists."""
         ...
 
     def preview(self, request: ActionRequest) -> PreviewInfo:

@@ -1,12 +1,18 @@
 -- Change the priority of waiting jobs by id, re-checking in this statement
 -- that each still waits and matches. --to sets it; --by lowers the number
--- (floor 0). Queue row locked first (SKIP LOCKED: a job being claimed right
--- now is left alone), then its result row follows.
+-- (floor 0); --now keeps it and makes a job not due yet due at once
+-- (task_locked_until_ts = now(), before any later claim's now()). Queue row
+-- locked first (SKIP LOCKED: a job being claimed right now is left alone),
+-- then its result row follows. A job already due is matched but unchanged.
 WITH lq AS (
     SELECT q.task_id,
-        CASE WHEN %(to)s::integer IS NOT NULL THEN %(to)s::integer
+        CASE WHEN %(now)s::boolean THEN q.task_priority
+             WHEN %(to)s::integer IS NOT NULL THEN %(to)s::integer
              ELSE greatest(q.task_priority - %(by)s::integer, 0) END AS new_priority,
-        q.task_priority AS old_priority
+        q.task_priority AS old_priority,
+        CASE WHEN %(now)s::boolean AND q.task_locked_until_ts > now() THEN now()
+             ELSE q.task_locked_until_ts END AS new_until,
+        q.task_locked_until_ts AS old_until
     FROM sk_tasks_queue_t q
     LEFT JOIN sk_task_results_t r ON r.task_id = q.task_id
     WHERE q.task_id = ANY(%(ids)s::uuid[])
@@ -19,15 +25,16 @@ WITH lq AS (
     FOR UPDATE OF q SKIP LOCKED
 ),
 bumped AS (
-    UPDATE sk_tasks_queue_t q SET task_priority = l.new_priority
+    UPDATE sk_tasks_queue_t q SET task_priority = l.new_priority, task_locked_until_ts = l.new_until
     FROM lq l
-    WHERE q.task_id = l.task_id AND l.new_priority <> l.old_priority
+    WHERE q.task_id = l.task_id
+        AND (l.new_priority <> l.old_priority OR l.new_until <> l.old_until)
     RETURNING q.task_id, q.task_priority
 ),
 synced AS (
     UPDATE sk_task_results_t r SET task_priority = b.task_priority
     FROM bumped b
-    WHERE r.task_id = b.task_id
+    WHERE r.task_id = b.task_id AND NOT %(now)s::boolean
     RETURNING r.task_id
 )
 SELECT (SELECT count(*) FROM lq) AS matched, (SELECT count(*) FROM bumped) AS changed,

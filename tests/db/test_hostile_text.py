@@ -185,6 +185,22 @@ def test_the_dry_run_preview_names_the_type_with_its_escapes_visible(
     assert "would requeue 1 job(s) (type t.\\x1b[31mevil\\u202e)" in proc.stdout
 
 
+def test_why_shows_a_hostile_type_with_its_escapes_visible(run_cli: CLI, conn: Conn) -> None:
+    job = add_job(conn, 1, task_type=TASK_TYPE, ready=False)
+    conn.execute(
+        "INSERT INTO sk_task_types_t (task_type, tt_paused) VALUES (%s, true)", (TASK_TYPE,)
+    )
+
+    proc = run_cli("why", str(job), env={"COLUMNS": "250"})
+    as_json = run_cli("why", str(job), "--json")
+
+    assert proc.returncode == 0, proc.stderr
+    assert_nothing_raw(proc)
+    assert_nothing_raw(as_json)
+    assert "its type t.\\x1b[31mevil\\u202e is paused" in proc.stdout
+    assert json.loads(as_json.stdout)["job"]["type"] == TASK_TYPE
+
+
 def test_an_enqueue_result_line_shows_the_type_with_its_escapes_visible(run_cli: CLI) -> None:
     proc = run_cli("enqueue", TASK_TYPE, "--count", "2")
 

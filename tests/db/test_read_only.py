@@ -31,6 +31,12 @@ ACTIONS: list[tuple[str, Callable[[Conn], Any]]] = [
             c, Selection(task_type="t.a"), actor=ACTOR, params=ops.BumpParams(to=0)
         ),
     ),
+    (
+        "bump_now",
+        lambda c: ops.BUMP.execute(
+            c, Selection(task_type="t.a"), actor=ACTOR, params=ops.BumpParams(now=True)
+        ),
+    ),
     ("purge", lambda c: ops.PURGE.execute(c, Selection(older_than_seconds=0), actor=ACTOR)),
     ("reap", lambda c: ops.REAP.execute(c, actor=ACTOR)),
     ("cancel", lambda c: ops.CANCEL.execute(c, Selection(task_type="t.a"), actor=ACTOR)),
@@ -40,6 +46,7 @@ ACTIONS: list[tuple[str, Callable[[Conn], Any]]] = [
 CLI_ACTIONS = [
     ("requeue", "--status", "5"),
     ("bump", "--type", "t.a", "--to", "0"),
+    ("bump", "--type", "t.a", "--now"),
     ("purge", "--older-than", "0s"),
     ("reap",),
     ("cancel", "--type", "t.a"),

@@ -14,8 +14,11 @@ from uuid import UUID
 
 from skconsole import ops
 from skconsole.read import (
+    Cause,
+    CauseCode,
     GroupJobs,
     JobDetail,
+    Why,
 )
 from skconsole.tui.model import (
     ActionRequest,
@@ -90,15 +93,40 @@ SERVER_TARGETS: dict[TargetKind, Callable[[ActionRequest], dict[str, object]]] =
 }
 
 
+def fixed_why(job: JobDetail) -> Why:
+    """A retry waiting out its back-off behind other due jobs of its type."""
+    return Why(
+        job.task_id,
+        job.task_type,
+        job.status,
+        (
+            Cause(
+                CauseCode.NOT_DUE,
+                "not due for 42s: a retry waiting out its back-off after 1 failed attempt(s)",
+                f"skconsole bump --now --id {job.task_id} / key N",
+                {"kind": "backoff"},
+            ),
+            Cause(
+                CauseCode.BEHIND,
+                "1,284 due job(s) of its type are ahead of it in claim order",
+                f"skconsole bump --to 0 --id {job.task_id} / key B",
+                {"ahead": 1284},
+            ),
+        ),
+    )
+
+
 @dataclass
 class FixedSource:
-    """Serves the same data every time; ``offline`` makes it behave like a lost server."""
+    """Serves the same data every time; ``offline`` makes it behave like a lost server;
+    ``why_causes`` replaces the causes :meth:`why` gives."""
 
     read_only: bool = False
     description: str = "ops@db.prod.example:5432/queue"
     offline: bool = False
     missing: list[str] = field(default_factory=list)
     executed: list[PreviewInfo] = field(default_factory=list)
+    why_causes: tuple[Cause, ...] | None = None
 
     def snapshot(self) -> Snapshot:
         if self.offline:
@@ -148,6 +176,13 @@ class FixedSource:
                 snooze_count=2,
             )
         return job
+
+    def why(self, task_id: str) -> Why | None:
+        job = self.job_detail(task_id)
+        if job is None:
+            return None
+        found = fixed_why(job)
+        return found if self.why_causes is None else replace(found, causes=self.why_causes)
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
         if self.offline:

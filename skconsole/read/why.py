@@ -1,0 +1,482 @@
+"""Why a job waits: the causes that hold it back, most likely first, each with its evidence
+and what fixes it.
+
+A waiting job is held back by things that each have one place in the database: its
+queue row's ``task_locked_until_ts`` (a delay, a retry's back-off, a snooze), its type's
+stored settings (paused, a concurrency limit whose slots are taken, a rate window used
+up), the workers registered for its type (``worker_task_types``), the due jobs ahead of
+it in the claim's order (``claim.sql``), a transaction holding the xmin horizon (claims
+slow down on dead rows: :mod:`skconsole.read.health`'s model and advice) and a row lock
+on its queue or result row. :func:`why` reads each (``sql/queries/why_*.sql``) and says
+which apply, in the order of :data:`RANK`: what stops a claim outright first, what only
+slows it last. A running job gets its worker's state and its run time against its
+type's p95; a finished one says so. Every cause names the command and the console key
+that fix it. Evidence is made safe for a terminal here (:func:`printable`), and kept
+structured in ``facts``.
+"""
+
+from __future__ import annotations
+
+import enum
+import shlex
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from skconsole.core.durations import format_age
+from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
+from skconsole.core.states import WorkerState
+from skconsole.core.status import FAILED, JobStatus
+from skconsole.core.text import printable, quoted
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.read.exec_times import execution_stats
+from skconsole.read.health import HORIZON_WARN_S, Thresholds, health
+from skconsole.read.query import Conn, fetch, iso
+
+#: The jobs named as holding a type's concurrency slots.
+HOLDERS_SHOWN = 5
+#: Jobs ahead of one are counted up to this many ("at least").
+AHEAD_CAP = 100_000
+#: Statement text of a lock holder is cut to this many characters.
+QUERY_CAP = 200
+#: Worker states that still claim: a worker in these may take the job.
+CLAIMING = frozenset({WorkerState.ALIVE, WorkerState.LEASE_EXPIRING, WorkerState.CONNECTION_LOST})
+
+
+class CauseCode(enum.Enum):
+    """What holds a job back (the ``code`` of the JSON)."""
+
+    PAUSED = "paused"
+    NO_WORKER = "no_worker"
+    NOT_DUE = "not_due"
+    LOCK_WAIT = "lock_wait"
+    LIMIT_FULL = "limit_full"
+    RATE_LIMITED = "rate_limited"
+    BEHIND = "behind"
+    HORIZON = "horizon"
+    #: nothing holds it: the next claim takes it
+    READY = "ready"
+    #: not waiting: it runs now
+    RUNNING = "running"
+    #: not waiting and not queued: failed and parked (5 Faulted), or over
+    NOT_QUEUED = "not_queued"
+    FINISHED = "finished"
+
+
+#: Most likely first: what stops every claim of it outright, then what delays it, then
+#: what only slows claims down.
+RANK: tuple[CauseCode, ...] = tuple(CauseCode)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One cause: its code, the evidence in words (safe for a terminal), the command or
+    key that fixes it, and the evidence as data."""
+
+    code: CauseCode
+    evidence: str
+    fix: str
+    facts: JsonObject = field(default_factory=dict)
+
+    def as_dict(self) -> JsonObject:
+        return {"code": self.code.value, "evidence": self.evidence, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class WhyJob:
+    """The job a :class:`Why` is about, as ``why_job.sql`` reads it."""
+
+    task_id: UUID
+    task_type: str
+    status: int
+    error_count: int
+    snooze_count: int
+    last_attempt_at: datetime | None
+    owner_worker_id: UUID | None
+    queued: bool
+    priority: int | None
+    run_at: datetime | None
+    lock_handle_id: int | None
+    due_in_s: float | None
+    now: datetime
+    paused: bool
+    paused_at: datetime | None
+    concurrency: int | None
+    rate_count: int | None
+    rate_seconds: float | None
+    window_claims: int | None
+    window_ends_at: datetime | None
+    running: int | None
+
+    @property
+    def due(self) -> bool:
+        return self.queued and (self.due_in_s is None or self.due_in_s < 0)
+
+
+@dataclass(frozen=True)
+class Why:
+    """Why one job waits: its causes, most likely first (never empty)."""
+
+    task_id: UUID
+    task_type: str
+    status: int
+    causes: tuple[Cause, ...]
+
+    @property
+    def codes(self) -> list[str]:
+        return [c.code.value for c in self.causes]
+
+    def as_dict(self) -> JsonObject:
+        return {
+            "job": {
+                "id": str(self.task_id),
+                "type": self.task_type,
+                "status": self.status,
+                "status_name": JobStatus.label_of(self.status),
+            },
+            "causes": [c.as_dict() for c in self.causes],
+            "facts": {c.code.value: c.facts for c in self.causes},
+        }
+
+
+# -- the rows of the other statements ------------------------------------------------------
+@dataclass(frozen=True)
+class _Holder:
+    task_id: UUID
+    started_at: datetime | None
+    running_s: float | None
+    host: str | None
+    pid: int | None
+
+
+@dataclass(frozen=True)
+class _Worker:
+    worker_id: UUID
+    host: str
+    pid: int
+    state: WorkerState
+    runs_type: bool
+
+
+def _worker(*, state: str, **cols: Any) -> _Worker:
+    return _Worker(state=WorkerState(state), **cols)
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    ahead: int
+
+
+@dataclass(frozen=True)
+class _RowLock:
+    row_of: str
+    pid: int
+    application: str | None
+    state: str | None
+    xact_age_s: float | None
+    query: str | None
+    waiting: list[int]
+
+
+@dataclass(frozen=True)
+class _Running:
+    running_s: float | None
+    worker_id: UUID | None
+    host: str | None
+    pid: int | None
+    state: str | None
+    note: str | None
+
+
+# -- resolving an id or a prefix -----------------------------------------------------------
+_HEX = frozenset("0123456789abcdef")
+
+
+def resolve(conn: Conn, text: str) -> UUID:
+    """The job ``text`` names: a full id, or a prefix of one (hex digits, dashes allowed)
+    that only one job's id starts with. ConfigError otherwise."""
+    digits = text.strip().lower().replace("-", "")
+    if not digits or len(digits) > 32 or not set(digits) <= _HEX:
+        raise ConfigError(f"invalid job id {quoted(text)}: expected a UUID or a prefix of one")
+    low, high = UUID(digits.ljust(32, "0")), UUID(digits.ljust(32, "f"))
+    found = fetch(conn, "why_resolve", _id_row, {"low": low, "high": high})
+    if not found:
+        raise ConfigError(f"no job with id {quoted(text)}")
+    if len(found) > 1:
+        raise ConfigError(f"more than one job's id starts with {quoted(text)}: give more of it")
+    return found[0]
+
+
+def _id_row(*, task_id: UUID) -> UUID:
+    return task_id
+
+
+# -- the causes ----------------------------------------------------------------------------
+def _cmd(*words: str) -> str:
+    """A command line an operator can paste, its words quoted for a shell, made safe."""
+    return printable(" ".join(shlex.quote(w) for w in words))
+
+
+def _not_due(j: WhyJob) -> Cause:
+    assert j.run_at is not None and j.due_in_s is not None
+    if j.status == JobStatus.ERROR:
+        why = f"a retry waiting out its back-off after {j.error_count} failed attempt(s)"
+        kind = "backoff"
+    elif j.snooze_count and j.last_attempt_at is not None:
+        why = f"snoozed by its handler ({j.snooze_count} time(s))"
+        kind = "snooze"
+    else:
+        why = "posted with a delay (run_at)"
+        kind = "delay"
+    return Cause(
+        CauseCode.NOT_DUE,
+        f"not due for {format_age(j.due_in_s)}: {why}; due at {j.run_at.isoformat()}",
+        f"{_cmd('skconsole', 'bump', '--now', '--id', str(j.task_id))} / key N",
+        {"kind": kind, "run_at": iso(j.run_at), "due_in_s": j.due_in_s},
+    )
+
+
+def _paused(j: WhyJob) -> Cause:
+    since = f" since {j.paused_at.isoformat()}" if j.paused_at is not None else ""
+    return Cause(
+        CauseCode.PAUSED,
+        printable(f"its type {j.task_type} is paused{since}: no worker claims it"),
+        f"{_cmd('skconsole', 'resume', j.task_type)} / key P (depth panel)",
+        {"paused_at": iso(j.paused_at)},
+    )
+
+
+def _limit_full(conn: Conn, j: WhyJob) -> Cause:
+    holders = fetch(
+        conn, "why_holders", _Holder, {"task_type": j.task_type, "limit": HOLDERS_SHOWN}
+    )
+    named = ", ".join(
+        f"{h.task_id}"
+        + (f" on {h.host} pid {h.pid}" if h.host is not None else "")
+        + (f" for {format_age(h.running_s)}" if h.running_s is not None else "")
+        for h in holders
+    )
+    running = j.running or 0
+    more = f" (and {running - len(holders)} more)" if running > len(holders) else ""
+    return Cause(
+        CauseCode.LIMIT_FULL,
+        printable(
+            f"its type's concurrency limit is full: {j.running} running of {j.concurrency};"
+            f" holding the slots: {named}{more}"
+        ),
+        f"{_cmd('skconsole', 'limit', j.task_type, '--concurrency', 'N')} / key L (depth panel)",
+        {
+            "running": j.running,
+            "concurrency": j.concurrency,
+            "holders": [str(h.task_id) for h in holders],
+        },
+    )
+
+
+def _rate_limited(j: WhyJob) -> Cause:
+    assert j.window_ends_at is not None
+    next_in = (j.window_ends_at - j.now).total_seconds()
+    return Cause(
+        CauseCode.RATE_LIMITED,
+        f"its type's rate window is used up: {j.window_claims} of {j.rate_count} claims per"
+        f" {j.rate_seconds:g} s; the next claim may come in {format_age(next_in)}"
+        f" (at {j.window_ends_at.isoformat()})",
+        f"{_cmd('skconsole', 'limit', j.task_type, '--rate', 'N/s')} / key L (depth panel)",
+        {"window_claims": j.window_claims, "next_claim_at": iso(j.window_ends_at)},
+    )
+
+
+def _no_worker(j: WhyJob, workers: list[_Worker]) -> Cause:
+    live = [w for w in workers if w.state in CLAIMING]
+    others = f"; {len(live)} live worker(s) run other types" if live else "; no live worker at all"
+    return Cause(
+        CauseCode.NO_WORKER,
+        printable(f"no live worker registered for its type {j.task_type}{others}"),
+        printable(
+            f"start a worker whose registry has {j.task_type}:"
+            " skconsole worker --tasks MODULE (a Stakhanovise.NET consumer does not register)"
+        ),
+        {"live_workers": len(live)},
+    )
+
+
+def _behind(conn: Conn, j: WhyJob) -> Cause | None:
+    params = {
+        "task_type": j.task_type,
+        "priority": j.priority,
+        "run_at": j.run_at,
+        "lock_handle_id": j.lock_handle_id,
+        "cap": AHEAD_CAP,
+    }
+    (row,) = fetch(conn, "why_ahead", _Ahead, params)
+    if row.ahead == 0:
+        return None
+    count = f"at least {row.ahead:,}" if row.ahead >= AHEAD_CAP else f"{row.ahead:,}"
+    return Cause(
+        CauseCode.BEHIND,
+        f"{count} due job(s) of its type are ahead of it in claim order"
+        f" (priority, run_at, then posting order; its priority is {j.priority})",
+        f"{_cmd('skconsole', 'bump', '--to', '0', '--id', str(j.task_id))} / key B",
+        {"ahead": row.ahead, "capped": row.ahead >= AHEAD_CAP, "priority": j.priority},
+    )
+
+
+def _horizon(conn: Conn, horizon_s: float) -> Cause | None:
+    h = health(conn, limits=Thresholds(horizon_s=horizon_s))
+    held = [a for a in h.advice if a.rule.startswith("horizon_")]
+    if not held:
+        return None
+    holder = h.horizon.holder or "?"
+    pids = [
+        s.pid for s in h.horizon.sessions if s.xact_age_s is not None and s.xact_age_s >= horizon_s
+    ]
+    fix = (
+        f"{_cmd('skconsole', 'cancel-session', str(pids[0]))} / key K (health panel);"
+        " an idle transaction must be ended by its application"
+        if pids
+        else "end it (COMMIT/ROLLBACK PREPARED, or drop the slot); see skconsole status health"
+    )
+    return Cause(
+        CauseCode.HORIZON,
+        printable("; ".join(a.text for a in held)),
+        fix,
+        {"holder": holder, "age": h.horizon.age, "age_s": h.horizon.age_s, "pids": pids},
+    )
+
+
+def _lock_wait(conn: Conn, j: WhyJob) -> Cause | None:
+    locks = fetch(conn, "why_row_locks", _RowLock, {"task_id": j.task_id, "query_cap": QUERY_CAP})
+    if not locks:
+        return None
+    parts = []
+    for lk in locks:
+        who = f"pid {lk.pid}" + (f" ({lk.application})" if lk.application else "")
+        state = f", {lk.state}" if lk.state else ""
+        age = f", transaction open {format_age(lk.xact_age_s)}" if lk.xact_age_s is not None else ""
+        query = f": {lk.query}" if lk.query else ""
+        waiting = f"; waiting behind it: {', '.join(map(str, lk.waiting))}" if lk.waiting else ""
+        parts.append(f"its {lk.row_of} row is locked by {who}{state}{age}{query}{waiting}")
+    first = locks[0].pid
+    return Cause(
+        CauseCode.LOCK_WAIT,
+        printable("; ".join(parts)) + " (claims skip a locked row)",
+        f"{_cmd('skconsole', 'cancel-session', str(first))} / key K (health panel);"
+        " an idle transaction must be ended by its application",
+        {"pids": [lk.pid for lk in locks], "rows": [lk.row_of for lk in locks]},
+    )
+
+
+def _running(conn: Conn, j: WhyJob) -> Cause:
+    (r,) = fetch(conn, "why_running", _Running, {"task_id": j.task_id})
+    p95 = next((t.p95_ms for t in execution_stats(conn) if t.task_type == j.task_type), None)
+    state = WorkerState(r.state) if r.state is not None else None
+    worker = (
+        f"its worker {r.host} pid {r.pid} is {state.value} ({r.note})"
+        if state is not None
+        else "no registered worker owns it (a Stakhanovise.NET consumer, or a purged worker)"
+    )
+    ran = f"running for {format_age(r.running_s)}"
+    if p95 is not None:
+        ran += f" against its type's p95 of {format_age(p95 / 1000)}"
+        if r.running_s is not None and r.running_s * 1000 > p95:
+            ran += " (slower than 95% of recent runs)"
+    if state is not None and state.lease_lapsed:
+        fix = "skconsole reap / key H (in-flight panel): its worker's lease has lapsed"
+    else:
+        fix = f"{_cmd('skconsole', 'cancel', '--id', str(j.task_id))} / key X, to stop it"
+    return Cause(
+        CauseCode.RUNNING,
+        printable(f"not waiting: it runs now; {ran}; {worker}"),
+        fix,
+        {
+            "running_s": r.running_s,
+            "p95_ms": p95,
+            "worker_state": state.value if state is not None else None,
+            "worker_id": str(r.worker_id) if r.worker_id is not None else None,
+        },
+    )
+
+
+def _not_waiting(j: WhyJob) -> Cause:
+    label = JobStatus.label_of(j.status)
+    if j.status == JobStatus.FAULTED:
+        return Cause(
+            CauseCode.NOT_QUEUED,
+            f"not waiting: {j.status} {label}, parked for an operator after its last attempt failed",
+            f"{_cmd('skconsole', 'requeue', '--id', str(j.task_id))} / key R",
+            {"status": j.status},
+        )
+    again = (
+        f"; to run it again: {_cmd('skconsole', 'requeue', '--id', str(j.task_id))} / key R"
+        if j.status in FAILED
+        else ""
+    )
+    return Cause(
+        CauseCode.FINISHED,
+        f"not waiting: it is over ({j.status} {label})",
+        "nothing to fix" + again,
+        {"status": j.status},
+    )
+
+
+def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
+    causes: list[Cause] = []
+    if j.paused:
+        causes.append(_paused(j))
+    workers = fetch(conn, "why_workers", _worker, {"task_type": j.task_type})
+    if not any(w.runs_type and w.state in CLAIMING for w in workers):
+        causes.append(_no_worker(j, workers))
+    if not j.due:
+        causes.append(_not_due(j))
+    lock = _lock_wait(conn, j)
+    if lock is not None:
+        causes.append(lock)
+    if j.concurrency is not None and (j.running or 0) >= j.concurrency:
+        causes.append(_limit_full(conn, j))
+    if (
+        j.rate_count is not None
+        and j.window_ends_at is not None
+        and j.window_ends_at > j.now
+        and (j.window_claims or 0) >= j.rate_count
+    ):
+        causes.append(_rate_limited(j))
+    if j.due:
+        behind = _behind(conn, j)
+        if behind is not None:
+            causes.append(behind)
+    horizon = _horizon(conn, horizon_s)
+    if horizon is not None:
+        causes.append(horizon)
+    if not causes:
+        causes.append(
+            Cause(
+                CauseCode.READY,
+                printable(f"nothing holds it: it is due and first of its type {j.task_type}"),
+                "nothing to fix: the next claim of a worker that runs its type takes it",
+            )
+        )
+    return causes
+
+
+def why(conn: Conn, task_id: UUID, *, horizon_s: float = HORIZON_WARN_S) -> Why | None:
+    """Why the job ``task_id`` waits (None: no such job). ``horizon_s``: how long a
+    transaction must have held the xmin horizon to count (the health advice's threshold)."""
+    if not has_skconsole_objects(conn):
+        raise ConfigError("why needs skconsole's objects (skconsole setup)")
+    rows = fetch(conn, "why_job", WhyJob, {"task_id": task_id})
+    if not rows:
+        return None
+    j = rows[0]
+    if j.queued:
+        causes = _waiting_causes(conn, j, horizon_s)
+    elif j.status == JobStatus.PROCESSING:
+        causes = [_running(conn, j)]
+        lock = _lock_wait(conn, j)
+        if lock is not None:
+            causes.append(lock)
+    else:
+        causes = [_not_waiting(j)]
+    causes.sort(key=lambda c: RANK.index(c.code))
+    return Why(j.task_id, j.task_type, j.status, tuple(causes))
