@@ -2,6 +2,7 @@
 -- asked) matching the selection, re-checked here: never a waiting job (one
 -- with a queue row) nor one in flight. Rows locked by anyone are skipped, so
 -- a batch never waits; the caller loops until a batch comes back short.
+-- Their attempts are deleted with them.
 WITH doomed AS (
     SELECT r.task_id
     FROM sk_task_results_t r
@@ -16,6 +17,13 @@ WITH doomed AS (
     LIMIT %(batch)s
     FOR UPDATE OF r SKIP LOCKED
 )
-DELETE FROM sk_task_results_t r USING doomed d
-WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
-RETURNING r.task_id
+gone AS (
+    DELETE FROM sk_task_results_t r USING doomed d
+    WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
+    RETURNING r.task_id
+),
+-- their attempts go with them (sk_attempts_t, 120_skconsole_attempts.sql)
+attempts_gone AS (
+    DELETE FROM sk_attempts_t a WHERE a.task_id IN (SELECT task_id FROM gone)
+)
+SELECT task_id FROM gone
