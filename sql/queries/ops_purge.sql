@@ -16,7 +16,7 @@ WITH doomed AS (
         AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)
     LIMIT %(batch)s
     FOR UPDATE OF r SKIP LOCKED
-)
+),
 gone AS (
     DELETE FROM sk_task_results_t r USING doomed d
     WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
