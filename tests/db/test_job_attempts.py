@@ -188,7 +188,9 @@ def test_the_trim_reads_attempts_by_their_key_under_the_finish_settings(conn: Co
         conn.execute("SELECT set_config(%s, %s, false)", (name, value))
     params = {"ids": [task_id], "claims": [claim], "ms": [1], "worker_id": owner}
     params |= {"skip_locked": False} | children_params([])
-    plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + load_sql("queries/finish_success"), params))
+    plan = "\n".join(
+        r[0] for r in conn.execute("EXPLAIN " + load_sql("queries/finish_success"), params)
+    )
     assert "Seq Scan on sk_attempts_t" not in plan, plan
     assert "Nested Loop" not in plan, plan
 
