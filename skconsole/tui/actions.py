@@ -267,6 +267,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"job"}),
     ),
     ActionSpec(
+        "jump_to_job",
+        "J",
+        "Job",
+        "Open a job by its id or a unique prefix of it (from a ticket or a log line).",
+        footer=False,
+    ),
+    ActionSpec(
         "parent",
         "u",
         "Parent",

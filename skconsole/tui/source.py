@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from skconsole.read import GroupJobs, JobDetail
+from skconsole.read import GroupJobs, JobDetail, JobMatch
 from skconsole.tui.model import (
     ActionRequest,
     FailureGroups,
@@ -53,6 +53,11 @@ class DataSource(Protocol):
 
     def job_detail(self, task_id: str) -> JobDetail | None:
         """One job with its full error and payload; None if it no longer exists."""
+        ...
+
+    def find_jobs(self, text: str) -> list[JobMatch]:
+        """The first few jobs whose id starts with ``text`` (a ConfigError when it is
+        no id or prefix)."""
         ...
 
     def preview(self, request: ActionRequest) -> PreviewInfo:

@@ -58,6 +58,10 @@ class JobView(VerticalScroll):
         yield Static("", id="job-payload")
         yield Static("last error", classes="job-heading")
         yield Static("", id="job-error")
+        # only for a job with attempts recorded (a .NET consumer's have none: the
+        # fields above say what the result row knows)
+        yield Static("attempts", classes="job-heading", id="job-attempts-heading")
+        yield Static("", id="job-attempts")
 
     def show(self, job: JobDetail, now: float, owner: str) -> None:
         def when(value: datetime | None) -> str:
@@ -93,3 +97,8 @@ class JobView(VerticalScroll):
             printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else "-"
         )
         self.query_one("#job-error", Static).update(Content(error))
+        shown_attempts = bool(job.attempts)
+        self.query_one("#job-attempts-heading", Static).display = shown_attempts
+        attempts = self.query_one("#job-attempts", Static)
+        attempts.display = shown_attempts
+        attempts.update(Content(printable("\n".join(attempt_lines(job)), keep_newlines=True)))
