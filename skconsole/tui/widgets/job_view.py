@@ -20,6 +20,7 @@ from skconsole.core.stored_error import readable_error
 from skconsole.read import JobDetail
 from skconsole.tui.formatting import fmt_ago, printable
 from skconsole.views.job import (
+    attempt_lines,
     extra_fields,
     job_text,
     lineage_fields,
