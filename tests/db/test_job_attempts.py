@@ -140,8 +140,8 @@ def running_job(conn: Conn, owner: UUID, attempt: int) -> tuple[UUID, int]:
 
 
 def finish(conn: Conn, owner: UUID, task_id: UUID, claim: int) -> None:
-    params = {"ids": [task_id], "claims": [claim], "ms": [1], "worker_id": owner}
-    params |= {"skip_locked": False} | children_params([])
+    params: dict[str, Any] = {"ids": [task_id], "claims": [claim], "ms": [1], "worker_id": owner}
+    params |= {"skip_locked": False, **children_params([])}
     conn.execute(query("finish_success"), params)
 
 
@@ -186,8 +186,8 @@ def test_the_trim_reads_attempts_by_their_key_under_the_finish_settings(conn: Co
     task_id, claim = running_job(conn, owner, 30)
     for name, value in FINISH_SETTINGS.items():
         conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-    params = {"ids": [task_id], "claims": [claim], "ms": [1], "worker_id": owner}
-    params |= {"skip_locked": False} | children_params([])
+    params: dict[str, Any] = {"ids": [task_id], "claims": [claim], "ms": [1], "worker_id": owner}
+    params |= {"skip_locked": False, **children_params([])}
     plan = "\n".join(
         r[0] for r in conn.execute("EXPLAIN " + load_sql("queries/finish_success"), params)
     )
