@@ -228,3 +228,31 @@ def test_retention_deletes_the_attempts_of_what_it_purges(conn: Conn) -> None:
     conn.execute(query("retention_purge"), _purge_params(policy, conn))
 
     assert attempt_rows(conn) == {kept}
+
+
+def test_a_reaped_attempt_is_recorded_with_the_worker_that_held_it(conn: Conn) -> None:
+    owner = uuid.uuid4()
+    task_id, _ = running_job(conn, owner, 1)
+    conn.execute(  # its worker's lease lapsed long ago, and it holds no liveness lock
+        "UPDATE sk_workers_t SET worker_heartbeat_at_ts = now() - interval '1 hour',"
+        " worker_lease_seconds = 10, worker_lease_margin_seconds = 2 WHERE worker_id = %s",
+        (owner,),
+    )
+    params = {
+        "unowned_s": None,
+        "default_max_attempts": 5,
+        "ids": None,
+        "limit": 10,
+        "exclude_owner": None,
+    }
+
+    conn.execute(query("reap"), params)
+
+    (a,) = attempts(conn, task_id)
+    assert (a.outcome, a.status, a.host, a.app_version) == (
+        AttemptOutcome.REAPED,
+        JobStatus.ERROR,
+        "web-1",
+        VERSION,
+    )
+    assert a.error is not None and "HungJob" in a.error
