@@ -47,6 +47,7 @@ TABLES = (
     "sk_audit_t",
     "sk_schedules_t",
     "sk_retention_t",
+    "sk_attempts_t",
 )
 
 

@@ -81,8 +81,18 @@ def worker(
             " judges a claim it did not make",
         ),
     ] = None,
+    app_version: Annotated[
+        str | None,
+        typer.Option(
+            "--app-version",
+            help="The version of the application code this worker runs, shown in workers and"
+            " attempts. Default: $SKCONSOLE_APP_VERSION, else the version of the installed"
+            " distribution that provides the --tasks module's top package, else none",
+        ),
+    ] = None,
 ) -> None:
     """Run task handlers (headless engine)."""
+    from skconsole.worker.app_version import resolve_app_version
     from skconsole.worker.engine import LEASE_MARGIN_SHARE, WorkerConfig
     from skconsole.worker.run import WorkerSpec, configure_logging, run_in_process, run_supervised
 
@@ -114,6 +124,7 @@ def worker(
         lease=lease_s,
         lease_margin=lease_s * LEASE_MARGIN_SHARE,
         unowned_after=unowned_s,
+        app_version=resolve_app_version(tasks, app_version).value,
     )
     type_list = tuple(t.strip() for t in types.split(",") if t.strip()) if types else ()
     spec = WorkerSpec(

@@ -42,6 +42,7 @@ SKCONSOLE_OBJECTS = (
     "sk_schedules_t",
     "sk_retention_t",
     "sk_schema_version_t",
+    "sk_attempts_t",
 )
 
 #: skconsole's columns of the results table, one per schema version that added some
@@ -49,6 +50,8 @@ RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count", "sk_cancel_requested_at_ts")
 #: skconsole's columns of the task-types table added after 020 created it, one per
 #: schema version that added some
 TYPE_COLUMNS = ("tt_max_running", "tt_slo_max_wait_seconds")
+#: skconsole's columns of the workers table added after 020 created it
+WORKER_COLUMNS = ("worker_app_version",)
 
 _VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS sk_schema_version_t (
@@ -93,6 +96,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
     for table, columns in (
         ("sk_task_results_t", RESULT_COLUMNS),
         ("sk_task_types_t", TYPE_COLUMNS),
+        ("sk_workers_t", WORKER_COLUMNS),
     ):
         found = set(
             values(

@@ -15,6 +15,7 @@ This module is the layer's face: ``from skconsole import read`` and then
 ``read.depth(conn)``, ``read.WorkerInfo``.
 """
 
+from skconsole.read.attempts import ATTEMPTS_KEPT, ChildJob, JobAttempt
 from skconsole.read.depth import DEPTH_EXACT_LIMIT, Depth, TypeDepth, depth, table_estimates
 from skconsole.read.exec_times import RECENT_LIMIT, RECENT_WINDOW_S, TypeTimes, execution_stats
 from skconsole.read.failures import (
@@ -30,6 +31,7 @@ from skconsole.read.failures import (
 from skconsole.read.history import History, Minute, history
 from skconsole.read.inflight import Inflight, InflightJob, inflight
 from skconsole.read.job import JobDetail, job
+from skconsole.read.job_lookup import JobMatch, JobNotFoundError, jobs_with_prefix, resolve_job
 from skconsole.read.metrics import Metric, MetricKind, MetricsSnapshot, metric_rates, metrics
 from skconsole.read.overview import Overview, overview, server_version
 from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedules
@@ -40,6 +42,7 @@ from skconsole.read.why import resolve as why_resolve
 from skconsole.read.workers import WorkerInfo, workers
 
 __all__ = [
+    "ATTEMPTS_KEPT",
     "DEPTH_EXACT_LIMIT",
     "FAILURE_SCAN_CAP",
     "RECENT_LIMIT",
@@ -48,6 +51,7 @@ __all__ = [
     "STATUS_EXACT_LIMIT",
     "Cause",
     "CauseCode",
+    "ChildJob",
     "Depth",
     "FailedJob",
     "FailureGroup",
@@ -56,7 +60,10 @@ __all__ = [
     "History",
     "Inflight",
     "InflightJob",
+    "JobAttempt",
     "JobDetail",
+    "JobMatch",
+    "JobNotFoundError",
     "Metric",
     "MetricKind",
     "MetricsSnapshot",
@@ -77,11 +84,13 @@ __all__ = [
     "history",
     "inflight",
     "job",
+    "jobs_with_prefix",
     "limits",
     "metric_rates",
     "metrics",
     "overview",
     "rate_text",
+    "resolve_job",
     "schedules",
     "server_version",
     "status_counts",

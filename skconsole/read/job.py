@@ -1,8 +1,9 @@
-"""One job in full: its result row, the full last error, whether it waits, its lineage."""
+"""One job in full: its result row, the full last error, whether it waits, its lineage
+and every attempt kept (:mod:`skconsole.read.attempts`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -11,6 +12,7 @@ from skconsole.core.json_types import JsonObject
 from skconsole.core.signature import read_error
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
+from skconsole.read.attempts import ChildJob, JobAttempt, job_attempts, job_children
 from skconsole.read.query import Conn, fetch
 
 
@@ -47,6 +49,10 @@ class JobDetail:
     snooze_count: int = 0
     #: the jobs its success posted (its next stage, its ctx.post jobs)
     children: int = 0
+    #: its attempts kept, oldest first, the running one last (none for a .NET consumer's)
+    attempts: tuple[JobAttempt, ...] = ()
+    #: the first of the jobs it posted (``children`` counts them all)
+    child_jobs: tuple[ChildJob, ...] = ()
 
     @property
     def queued(self) -> bool:
@@ -69,6 +75,8 @@ class JobDetail:
         d["parent_purged"] = self.parent_purged
         error = read_error(self.last_error)
         d["error"] = error.as_dict() if error is not None else None
+        d["attempts"] = [a.as_dict() for a in self.attempts]
+        d["child_jobs"] = [c.as_dict() for c in self.child_jobs]
         return d
 
 
@@ -78,10 +86,14 @@ def _detail(*, recoverable: bool | None, snooze_count: int | None, **cols: Any) 
 
 
 def job(conn: Conn, task_id: UUID) -> JobDetail | None:
-    """Everything stored about one job, the full last error included."""
+    """Everything stored about one job, the full last error and its attempts included."""
     params = {"task_id": task_id}
-    if has_skconsole_objects(conn):
-        rows = fetch(conn, "job", _detail, params)
-    else:
+    if not has_skconsole_objects(conn):
         rows = fetch(conn, "job_compat", _detail, params)
-    return rows[0] if rows else None
+        return rows[0] if rows else None
+    rows = fetch(conn, "job", _detail, params)
+    if not rows:
+        return None
+    found = rows[0]
+    children = tuple(job_children(conn, task_id)) if found.children else ()
+    return replace(found, attempts=tuple(job_attempts(conn, task_id)), child_jobs=children)

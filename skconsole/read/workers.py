@@ -31,6 +31,8 @@ class WorkerInfo:
     state: WorkerState
     note: str
     lease_s: float
+    #: the version of the application code it runs (``worker --app-version``); None: unknown
+    app_version: str | None = None
 
     @property
     def alive(self) -> bool:

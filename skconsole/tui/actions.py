@@ -288,6 +288,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         footer=False,
     ),
     ActionSpec(
+        "jump_to_job",
+        "J",
+        "Job",
+        "Open a job by its id or a unique prefix of it (from a ticket or a log line).",
+        footer=False,
+    ),
+    ActionSpec(
         "parent",
         "u",
         "Parent",

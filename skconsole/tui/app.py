@@ -62,6 +62,7 @@ from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.jump_to_job import JumpToJobScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from skconsole.tui.screens.why_job import WhyScreen
@@ -527,6 +528,16 @@ class ConsoleApp(App[int]):
         if isinstance(screen, JobDetailScreen) and screen.parent_id is not None:
             workers = self.snapshot.workers if self.snapshot is not None else ()
             self.push_screen(JobDetailScreen(screen.parent_id, self, workers=workers))
+
+    def action_jump_to_job(self) -> None:
+        """Ask for a job id or prefix (looked up off the UI thread), then open that job."""
+
+        def opened(task_id: str | None) -> None:
+            if task_id is not None:
+                workers = self.snapshot.workers if self.snapshot is not None else ()
+                self.push_screen(JobDetailScreen(task_id, self, workers=workers))
+
+        self.push_screen(JumpToJobScreen(self.source.find_jobs), opened)
 
     # -- operator actions (skconsole.ops, through ActionRunner) ----------------------------
     @property

@@ -239,6 +239,10 @@ class DatabaseSource:
         with self._conn("drill") as conn:
             return read.why(conn, UUID(task_id))
 
+    def find_jobs(self, text: str) -> list[read.JobMatch]:
+        with self._conn("drill") as conn:
+            return read.jobs_with_prefix(conn, text)
+
     # -- actions ---------------------------------------------------------------------------
     def preview(self, request: model.ActionRequest) -> model.PreviewInfo:
         with self._conn("action") as conn:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from skconsole.read import GroupJobs, JobDetail, Why
+from skconsole.read import GroupJobs, JobDetail, JobMatch, Why
 from skconsole.tui.model import (
     ActionRequest,
     FailureGroups,
@@ -57,6 +57,11 @@ class DataSource(Protocol):
 
     def why(self, task_id: str) -> Why | None:
         """Why the job waits: its causes, most likely first; None if it no longer exists."""
+        ...
+
+    def find_jobs(self, text: str) -> list[JobMatch]:
+        """The first few jobs whose id starts with ``text`` (a ConfigError when it is
+        no id or prefix)."""
         ...
 
     def preview(self, request: ActionRequest) -> PreviewInfo:

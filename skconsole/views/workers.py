@@ -30,6 +30,7 @@ COLUMNS: tuple[Column[WorkerInfo], ...] = (
     Column("worker", "worker", 8, cell=lambda w, _: str(w.worker_id), ident=True),
     Column("host", "host", 18, cell=lambda w, _: w.host, priority=4),
     Column("pid", "pid", 8, right=True, cell=lambda w, _: str(w.pid), priority=5),
+    Column("app_version", "version", 10, cell=lambda w, _: w.app_version or "-", priority=6),
     Column("state", "state", 15, cell=lambda w, _: (w.state.value, TONES[w.state]), priority=1),
     Column(
         "started",

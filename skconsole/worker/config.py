@@ -50,6 +50,9 @@ class WorkerConfig:
     #: sharing its process (the console's) waits for such threads instead.
     own_process: bool = False
     process_id: str = field(default_factory=lambda: f"skconsole-{socket.gethostname()}")
+    #: the version of the application code this worker runs (worker/app_version.py:
+    #: ``--app-version``, the environment, the tasks' distribution); None: unknown
+    app_version: str | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:

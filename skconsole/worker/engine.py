@@ -150,6 +150,7 @@ class Engine:
                 self.types,
                 self.lease,
                 sorted(registry.schedules()),
+                cfg.app_version,
             ),
             interval=cfg.heartbeat_interval,
             on_expired=self.fence.engage,

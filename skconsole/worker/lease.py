@@ -168,6 +168,7 @@ class Registration(TypedDict):
     types: list[str]
     lease_s: float
     margin_s: float
+    app_version: str | None
 
 
 def registration(
@@ -177,6 +178,7 @@ def registration(
     types: list[str],
     lease: Lease,
     schedules: list[str],
+    app_version: str | None = None,
 ) -> Registration:
     return {
         "schedules": schedules,
@@ -188,4 +190,5 @@ def registration(
         "types": types,
         "lease_s": lease.length,
         "margin_s": lease.margin,
+        "app_version": app_version,
     }

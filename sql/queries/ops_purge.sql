@@ -2,6 +2,7 @@
 -- asked) matching the selection, re-checked here: never a waiting job (one
 -- with a queue row) nor one in flight. Rows locked by anyone are skipped, so
 -- a batch never waits; the caller loops until a batch comes back short.
+-- Their attempts are deleted with them.
 WITH doomed AS (
     SELECT r.task_id
     FROM sk_task_results_t r
@@ -15,7 +16,14 @@ WITH doomed AS (
         AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)
     LIMIT %(batch)s
     FOR UPDATE OF r SKIP LOCKED
+),
+gone AS (
+    DELETE FROM sk_task_results_t r USING doomed d
+    WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
+    RETURNING r.task_id
+),
+-- their attempts go with them (sk_attempts_t, 120_skconsole_attempts.sql)
+attempts_gone AS (
+    DELETE FROM sk_attempts_t a WHERE a.task_id IN (SELECT task_id FROM gone)
 )
-DELETE FROM sk_task_results_t r USING doomed d
-WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
-RETURNING r.task_id
+SELECT task_id FROM gone

@@ -25,7 +25,11 @@ doomed AS (
 gone AS (
     DELETE FROM sk_task_results_t r USING doomed d
     WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
-    RETURNING 1
+    RETURNING r.task_id
+),
+-- their attempts go with them (sk_attempts_t, 120_skconsole_attempts.sql)
+attempts_gone AS (
+    DELETE FROM sk_attempts_t a WHERE a.task_id IN (SELECT task_id FROM gone)
 ),
 n AS (SELECT count(*)::integer AS n FROM gone),
 first_row AS (

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from uuid import UUID
 
 from skconsole import ops
+from skconsole.core.status import JobStatus
 from skconsole.read import (
     Cause,
     CauseCode,
@@ -20,6 +21,7 @@ from skconsole.read import (
     JobDetail,
     Why,
 )
+from skconsole.read.job_lookup import JobMatch, prefix_range
 from skconsole.tui.model import (
     ActionRequest,
     Dialog,
@@ -183,6 +185,17 @@ class FixedSource:
             return None
         found = fixed_why(job)
         return found if self.why_causes is None else replace(found, causes=self.why_causes)
+
+    def find_jobs(self, text: str) -> list[JobMatch]:
+        """Among the fixed jobs that have a detail of their own: the parent and the stage."""
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        low, high = prefix_range(text)
+        return [
+            JobMatch(UUID(i), "checkout.validate", JobStatus.PROCESSED, None)
+            for i in sorted((PARENT_JOB, STAGE_JOB))
+            if low <= UUID(i) <= high
+        ]
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
         if self.offline:

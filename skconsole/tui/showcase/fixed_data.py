@@ -165,6 +165,8 @@ def _worker(
         state=WorkerState(state),
         note="",
         lease_s=30.0,
+        # the fleet mid-deploy: one host already runs the next release
+        app_version="1.8.3" if n % 2 else "1.8.2",
     )
 
 

@@ -8,7 +8,6 @@ as a visible escape (``\x1b``), never written raw.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from datetime import datetime
 
 from textual.app import ComposeResult
@@ -18,89 +17,26 @@ from textual.widgets import Static
 
 from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
-from skconsole.read import JobDetail, WorkerInfo
-from skconsole.tui.formatting import fmt_ago, printable, short_id
+from skconsole.read import JobDetail
+from skconsole.tui.formatting import fmt_ago, printable
+from skconsole.views.job import (
+    attempt_lines,
+    extra_fields,
+    job_text,
+    lineage_fields,
+    lineage_text,
+    owner_text,
+)
 
-
-def owner_text(job: JobDetail, workers: Iterable[WorkerInfo] = ()) -> str:
-    """Who last owned the job: "host pid N" when the worker is among ``workers``,
-    else "worker <short id>"; "-" when no owner is recorded."""
-    if job.owner_worker_id is None:
-        return "-"
-    known = next((w for w in workers if w.worker_id == job.owner_worker_id), None)
-    if known is not None:
-        return f"{known.host} pid {known.pid}"
-    return f"worker {short_id(str(job.owner_worker_id))}"
-
-
-def _times(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
-
-
-def lineage_text(job: JobDetail) -> str | None:
-    """Where the job came from: "stage 2 of orders, after job <id> (orders.validate)" for
-    a pipeline's stage, "posted by job <id> (<its type>)" for a ctx.post job; None when
-    a producer posted it."""
-    if job.parent_task_id is None:
-        return f"stage {job.stage} of {job.pipeline}" if job.pipeline else None
-    parent = f"job {job.parent_task_id} ({job.parent_task_type or 'purged'})"
-    if job.pipeline:
-        return f"stage {job.stage} of {job.pipeline}, after {parent}"
-    return f"posted by {parent}"
-
-
-def lineage_fields(job: JobDetail) -> list[tuple[str, str]]:
-    """Its parent, the jobs it posted and its snoozes: each only when there is one."""
-    out = []
-    lineage = lineage_text(job)
-    if lineage is not None:
-        out.append(("lineage", lineage))
-    if job.children:
-        out.append(("children", f"posted {_times(job.children, 'job', 'jobs')}"))
-    if job.snooze_count:
-        out.append(("snoozes", f"snoozed {_times(job.snooze_count, 'time', 'times')}"))
-    return out
-
-
-def extra_fields(job: JobDetail) -> list[tuple[str, str]]:
-    """The fields shown only when known: its lineage and snoozes, its failure group,
-    when it becomes eligible."""
-    out = lineage_fields(job)
-    if job.signature:
-        out.append(("failure group", job.signature))
-    if job.queued_until is not None:
-        out.append(("eligible from", job.queued_until.strftime("%Y-%m-%d %H:%M:%S")))
-    return out
-
-
-def _iso(value: datetime | None) -> str:
-    return value.isoformat() if value is not None else "-"
-
-
-def job_text(job: JobDetail, owner: str) -> str:
-    """The job as plain text, for the clipboard or a bug report."""
-    lines = [
-        f"task_id: {job.task_id}",
-        f"type: {job.task_type}",
-        f"source: {job.source}",
-        f"status: {JobStatus.label_of(job.status)}",
-        f"priority: {job.priority}",
-        f"errors: {job.error_count} (last recoverable: {'yes' if job.recoverable else 'no'})",
-        f"attempt: {job.attempt}  owner: {owner}",
-        f"posted: {_iso(job.posted_at)}",
-        f"first attempt: {_iso(job.first_attempt_at)}",
-        f"last attempt: {_iso(job.last_attempt_at)}",
-        f"finalized: {_iso(job.finalized_at)}",
-        f"processing time: {job.processing_ms} ms",
-        *(f"{k}: {v}" for k, v in extra_fields(job)),
-        "",
-        "payload:",
-        job.payload if job.payload is not None else "null",
-        "",
-        "last error:",
-        readable_error(job.last_error) if job.last_error else "-",
-    ]
-    return "\n".join(lines)
+__all__ = [
+    "JobView",
+    "extra_fields",
+    "job_text",
+    "lineage_fields",
+    "lineage_text",
+    "owner_text",
+    "pretty_payload",
+]
 
 
 def pretty_payload(payload: str | None) -> str:
@@ -123,6 +59,10 @@ class JobView(VerticalScroll):
         yield Static("", id="job-payload")
         yield Static("last error", classes="job-heading")
         yield Static("", id="job-error")
+        # only for a job with attempts recorded (a .NET consumer's have none: the
+        # fields above say what the result row knows)
+        yield Static("attempts", classes="job-heading", id="job-attempts-heading")
+        yield Static("", id="job-attempts")
 
     def show(self, job: JobDetail, now: float, owner: str) -> None:
         def when(value: datetime | None) -> str:
@@ -158,3 +98,8 @@ class JobView(VerticalScroll):
             printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else "-"
         )
         self.query_one("#job-error", Static).update(Content(error))
+        shown_attempts = bool(job.attempts)
+        self.query_one("#job-attempts-heading", Static).display = shown_attempts
+        attempts = self.query_one("#job-attempts", Static)
+        attempts.display = shown_attempts
+        attempts.update(Content(printable("\n".join(attempt_lines(job)), keep_newlines=True)))

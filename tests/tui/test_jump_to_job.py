@@ -1,0 +1,62 @@
+"""Key J opens a job by its id or a unique prefix (the lookup off the UI thread);
+a prefix several jobs share is answered in the dialog; the job detail lists the
+job's attempts. On a real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.jump_to_job import JumpToJobScreen
+from tests.db.test_job_command import add_attempts, add_job
+from tests.tui.conftest import loaded, until
+from tests.tui.test_hostile_text import drawn_lines
+from tests.tui.test_schedules_and_lineage import shown_text
+
+MakeApp = Callable[..., ConsoleApp]
+Conn = psycopg.Connection[Any]
+ONE = UUID("ab12cd34-0000-4000-8000-000000000001")
+
+
+async def test_j_opens_a_job_by_a_unique_prefix_with_its_attempts(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    add_job(conn, ONE)
+    add_job(conn, UUID("ab99cd34-0000-4000-8000-000000000001"))
+    add_attempts(conn, ONE)
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot)
+        await pilot.press("J")
+        await until(pilot, lambda: isinstance(app.screen, JumpToJobScreen))
+        await pilot.press(*"ab12", "enter")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None,
+        )
+        assert isinstance(app.screen, JobDetailScreen)
+        text = shown_text(app, app.screen)
+        assert app.screen.task_id == str(ONE)
+    assert "#1" in text and "failed → Error" in text and "web-1 pid 2200 1.8.3" in text
+    assert "\x1b" not in text
+
+
+async def test_a_prefix_several_jobs_share_is_answered_in_the_dialog(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    add_job(conn, UUID("cafe0001-0000-4000-8000-000000000001"))
+    add_job(conn, UUID("cafe0002-0000-4000-8000-000000000001"))
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot)
+        await pilot.press("J")
+        await until(pilot, lambda: isinstance(app.screen, JumpToJobScreen))
+        await pilot.press(*"cafe", "enter")
+        await until(pilot, lambda: "Several jobs" in "\n".join(drawn_lines(app)))
+        assert isinstance(app.screen, JumpToJobScreen)
+        assert "cafe0002-0000-4000-8000-000000000001" in "\n".join(drawn_lines(app))
