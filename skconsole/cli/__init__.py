@@ -10,7 +10,7 @@
   :mod:`.status` (``status [VIEW]``), :mod:`.ops` (the operator actions, audit),
   :mod:`.retention` (``retention [set|clear]``), :mod:`.health` (``vacuum``,
   ``cancel-session``: the queue tables' health) and :mod:`.exporter` (``exporter``:
-  metrics for Prometheus).
+  metrics for Prometheus) and :mod:`.find` (``find``, ``find-index``: jobs by payload).
 
 Importing this package registers every command on :data:`app`.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 # imported in the order ``skconsole --help`` lists the commands
 from skconsole.cli import check, demo, posting, running  # isort: skip
-from skconsole.cli import exporter, health, ops, retention, server, slo, status  # isort: skip
+from skconsole.cli import exporter, find, health, ops, retention, server, slo, status  # isort: skip
 from skconsole.cli.app import app, main
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "check",
     "demo",
     "exporter",
+    "find",
     "health",
     "main",
     "ops",
