@@ -46,6 +46,7 @@ from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
 from skconsole.tui.commands import ActionCommands
 from skconsole.tui.context import Scoped
 from skconsole.tui.engine_control import EngineControl, engine_text, toggle
+from skconsole.tui.factor_search import load_factors
 from skconsole.tui.formatting import first_line, fmt_seconds, short_id
 from skconsole.tui.messages import (
     ActionDone,
@@ -64,6 +65,7 @@ from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
+from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
@@ -514,6 +516,22 @@ class ConsoleApp(App[int]):
                 self.push_screen(
                     JobDetailScreen(task_id, self, screen.group.signature, workers=workers)
                 )
+        elif isinstance(screen, SearchScreen):
+            task_id = screen.selected_job()
+            if task_id is not None:
+                workers = self.snapshot.workers if self.snapshot is not None else ()
+                self.push_screen(JobDetailScreen(task_id, self, workers=workers))
+
+    def action_search(self) -> None:
+        """Open the search screen (payload.PATH=VALUE type=T ...)."""
+        if not isinstance(self.screen, SearchScreen):
+            self.push_screen(SearchScreen(self))
+
+    def action_factor_search(self) -> None:
+        """In a failure group: read what its jobs share (off the UI thread), then search."""
+        screen = self.screen
+        if isinstance(screen, GroupJobsScreen):
+            load_factors(self, self, screen.group)
 
     def action_parent(self) -> None:
         """Open the job that posted the one shown (Esc comes back)."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from skconsole.read import GroupJobs, JobDetail
+from skconsole.core.find_query import FindQuery
+from skconsole.read import FoundJob, GroupJobs, JobDetail
+from skconsole.read.factors import CommonFactors
 from skconsole.tui.model import (
     ActionRequest,
     FailureGroups,
@@ -53,6 +55,14 @@ class DataSource(Protocol):
 
     def job_detail(self, task_id: str) -> JobDetail | None:
         """One job with its full error and payload; None if it no longer exists."""
+        ...
+
+    def find_jobs(self, query: FindQuery) -> list[FoundJob]:
+        """The jobs a search finds (the search screen), most recently active first."""
+        ...
+
+    def common_factors(self, signature: str) -> CommonFactors:
+        """What the failure group ``signature``'s jobs share (its drill-down's header)."""
         ...
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
