@@ -264,6 +264,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "s",
         "Search",
         "Find jobs by payload field, type, status, age or error: payload.customer.id=42 type=T.",
+        footer=False,
     ),
     ActionSpec(
         "factor_search",
@@ -271,6 +272,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Where",
         "What a failure group's jobs share: its top factors, and a search by the strongest.",
         scopes=frozenset({"jobs"}),
+        footer=False,
     ),
     ActionSpec(
         "copy",
