@@ -33,6 +33,7 @@ from skconsole.cli.options import (
     OlderOpt,
     StatusOpt,
     TypeOpt,
+    WhereOpt,
     WideOpt,
     YesOpt,
     check_range,
@@ -45,6 +46,7 @@ from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
 from skconsole.core.json_types import Json
+from skconsole.core.payload_terms import parse_terms
 from skconsole.core.status import JobStatus
 from skconsole.core.text import printable, quoted
 from skconsole.ops.cancel import MAX_WAIT_S
@@ -76,6 +78,7 @@ def selection_from(
     task_type: str | None,
     statuses: list[int] | None,
     older_than: str | None,
+    where: list[str] | None = None,
 ) -> Selection:
     """The Selection the command-line options describe (it checks them: exit 2 if bad)."""
     return Selection(
@@ -86,6 +89,7 @@ def selection_from(
         older_than_seconds=(
             parse_duration(older_than, option="--older-than") if older_than is not None else None
         ),
+        where=parse_terms(where),
     )
 
 
@@ -232,6 +236,7 @@ def requeue(
     task_type: TypeOpt = None,
     statuses: StatusOpt = None,
     older_than: OlderOpt = None,
+    where: WhereOpt = None,
     reset_errors: Annotated[
         bool, typer.Option("--reset-errors", help="Start the error count again from 0")
     ] = False,
@@ -241,7 +246,7 @@ def requeue(
     wide: WideOpt = False,
 ) -> None:
     """Post failed jobs again, ready now (statuses 4, 5, 6 by default; 7 when selected)."""
-    sel = selection_from(ids, group, task_type, statuses, older_than)
+    sel = selection_from(ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.REQUEUE,
@@ -262,6 +267,7 @@ def bump(
     task_type: TypeOpt = None,
     statuses: StatusOpt = None,
     older_than: OlderOpt = None,
+    where: WhereOpt = None,
     by: Annotated[
         int | None, typer.Option("--by", help="Lower the priority number by N (floor 0)")
     ] = None,
@@ -278,7 +284,7 @@ def bump(
     """Run waiting jobs sooner: lower their priority number (--by N), set it (--to N), or
     make them due at once (--now)."""
     params = ops.BumpParams(by=by, to=to, now=now)
-    sel = selection_from(ids, group, task_type, statuses, older_than)
+    sel = selection_from(ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.BUMP,
@@ -299,6 +305,7 @@ def purge(
     group: GroupOpt = None,
     task_type: TypeOpt = None,
     statuses: StatusOpt = None,
+    where: WhereOpt = None,
     include_faulted: Annotated[
         bool, typer.Option("--include-faulted", help="Delete 5 Faulted results too")
     ] = False,
@@ -308,7 +315,7 @@ def purge(
     wide: WideOpt = False,
 ) -> None:
     """Delete old final results (3, 6, 7; 5 with --include-faulted), in short batches."""
-    sel = selection_from(ids, group, task_type, statuses, older_than)
+    sel = selection_from(ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.PURGE,
@@ -362,6 +369,7 @@ def cancel(
     task_type: TypeOpt = None,
     statuses: StatusOpt = None,
     older_than: OlderOpt = None,
+    where: WhereOpt = None,
     wait: Annotated[
         str,
         typer.Option(
@@ -376,7 +384,7 @@ def cancel(
     """Cancel jobs: waiting ones leave the queue; running ones (--id, or --status 2) are
     stopped by their worker, or at once if their worker is gone. All end 7 Cancelled."""
     params = ops.CancelParams(wait_s=parse_duration(wait, option="--wait", maximum=MAX_WAIT_S))
-    sel = selection_from(ids, group, task_type, statuses, older_than)
+    sel = selection_from(ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.CANCEL,

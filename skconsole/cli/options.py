@@ -147,3 +147,13 @@ OlderOpt = Annotated[
     str | None,
     typer.Option("--older-than", help="Only jobs with no activity for this long, e.g. 30d, 2h"),
 ]
+WhereOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--where",
+        metavar="payload.PATH=VALUE",
+        help="Only jobs whose payload field has this value, e.g. payload.customer.id=42"
+        ' (compared as text: 42 matches 42 and "42"; repeat: all must match)',
+        show_default=False,
+    ),
+]

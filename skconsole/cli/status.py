@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from skconsole.cli.app import app
+from skconsole.cli.factors import read_common, show_common
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
     MAX_SAMPLE_S,
@@ -81,6 +82,12 @@ def status(
         typer.Option("--window", help="flow: the rates' sliding window (10s to 1d)"),
     ] = format_limit(flow.WINDOW_S),
     wide: WideOpt = False,
+    common: Annotated[
+        bool,
+        typer.Option(
+            "--common", help="failures --group G: the payload fields and hosts its jobs share"
+        ),
+    ] = False,
 ) -> None:
     """Queue depth per type, counts per status, workers, oldest waiting job; or one VIEW.
 
@@ -96,6 +103,12 @@ def status(
     sample_s = parse_duration(sample, option="--sample", maximum=MAX_SAMPLE_S)
     low, high = WINDOW_BOUNDS_S
     window_s = parse_duration(window, option="--window", minimum=low, maximum=high)
+    if common:
+        if view != "failures" or group is None:
+            raise ConfigError("--common goes with: status failures --group G")
+        found = read_common(options_of(ctx).open("skconsole-status"), group)
+        show_common(found, as_json, wide)
+        return
     args = ViewArgs(limit=limit, group=group, minutes=minutes, sample_s=sample_s, window_s=window_s)
     db = options_of(ctx).open("skconsole-status", degraded_ok=True)
     with db.connect() as conn:

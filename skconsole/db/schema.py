@@ -83,6 +83,9 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_task_error",
         "sk_last_activity_at",
         "sk_signature_matches",
+        "sk_try_jsonb",
+        "sk_payload_term",
+        "sk_payload_matches",
     )
     present: list[bool] = value(
         conn,

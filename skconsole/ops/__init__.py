@@ -4,7 +4,8 @@ Each action is one spec (:mod:`skconsole.ops.spec`) in a module of its own:
 on jobs :data:`REQUEUE`, :data:`BUMP`, :data:`CANCEL`, :data:`REAP`, :data:`PURGE`
 and :data:`EDIT`; on a task type :data:`PAUSE` and :data:`RESUME`; a task type's
 settings :data:`LIMIT`, :data:`SLO` and :data:`RETENTION`; on the server
-:data:`VACUUM` and :data:`CANCEL_SESSION`. :data:`ACTIONS` lists them all. Every
+:data:`VACUUM`, :data:`CANCEL_SESSION` and the search
+indexes :data:`FIND_INDEX_ADD` and :data:`FIND_INDEX_DROP`. :data:`ACTIONS` lists them all. Every
 spec runs the same way::
 
     preview = ops.REQUEUE.preview(conn, selection, ops.RequeueParams(reset_errors=True))
@@ -27,6 +28,7 @@ from skconsole.ops.bump import BUMP, BumpParams
 from skconsole.ops.cancel import CANCEL, CancelParams
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
 from skconsole.ops.edit import EDIT, EditParams
+from skconsole.ops.find_index import FIND_INDEX_ADD, FIND_INDEX_DROP, FindIndexParams
 from skconsole.ops.limit import LIMIT, LimitParams, Rate
 from skconsole.ops.model import (
     BATCH_SIZE,
@@ -70,6 +72,8 @@ ACTIONS: tuple[OperatorAction, ...] = (
     EDIT,
     VACUUM,
     CANCEL_SESSION,
+    FIND_INDEX_ADD,
+    FIND_INDEX_DROP,
 )
 
 __all__ = [
@@ -79,6 +83,8 @@ __all__ = [
     "CANCEL",
     "CANCEL_SESSION",
     "EDIT",
+    "FIND_INDEX_ADD",
+    "FIND_INDEX_DROP",
     "LIMIT",
     "PAUSE",
     "PURGE",
@@ -96,6 +102,7 @@ __all__ = [
     "CancelSessionParams",
     "Confirm",
     "EditParams",
+    "FindIndexParams",
     "JobAction",
     "JobRow",
     "LimitParams",

@@ -24,6 +24,7 @@ from skconsole.ops.model import (
     Selection,
     count_in,
 )
+from skconsole.read.find import payload_params
 from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
@@ -60,6 +61,7 @@ def selection_params(
         "statuses": list(statuses),
         "signature": signature_of(conn, selection.group),
         "cutoff": selection.cutoff,
+        **payload_params(selection.where),
     }
 
 

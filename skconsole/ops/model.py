@@ -17,6 +17,7 @@ from uuid import UUID
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import Json, JsonObject
+from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.status import JobStatus
 from skconsole.core.text import is_valid_utf8, quoted
 from skconsole.producer import MAX_NAME
@@ -56,7 +57,8 @@ class Selection:
     ``older_than_seconds`` is measured from the job's last activity (finalized,
     else last attempt, else posted; for reap: the current attempt's start).
     Preview turns it into ``cutoff``, an absolute instant on the server's
-    clock, so execute judges by the very same time.
+    clock, so execute judges by the very same time. ``where``: conditions on
+    the payload (``--where payload.PATH=VALUE``), all of which must hold.
     """
 
     ids: tuple[UUID, ...] = ()
@@ -65,6 +67,7 @@ class Selection:
     statuses: tuple[int, ...] = ()
     older_than_seconds: float | None = None
     cutoff: datetime | None = None
+    where: tuple[PayloadTerm, ...] = ()
 
     def __post_init__(self) -> None:
         if self.task_type is not None:
@@ -97,6 +100,7 @@ class Selection:
             or self.statuses
             or self.older_than_seconds is not None
             or self.cutoff is not None
+            or self.where
         )
 
     def frozen(self, now: datetime) -> Selection:
@@ -122,6 +126,8 @@ class Selection:
             d["older_than_seconds"] = self.older_than_seconds
         if self.cutoff is not None:
             d["cutoff"] = self.cutoff.isoformat()
+        if self.where:
+            d["where"] = [t.as_json() for t in self.where]
         return d
 
     def describe(self) -> str:
@@ -141,6 +147,7 @@ class Selection:
             parts.append(f"last active before {self.cutoff:%Y-%m-%d %H:%M:%S %Z}")
         elif self.older_than_seconds is not None:
             parts.append(f"older than {self.older_than_seconds:g}s")
+        parts.extend(f"where {t}" for t in self.where)
         return ", ".join(parts) or "everything"
 
 

@@ -40,8 +40,15 @@ class PurgeParams(Params):
 
 
 def _age_or_ids(action: str, selection: Selection) -> None:
-    if selection.older_than_seconds is None and selection.cutoff is None and not selection.ids:
-        raise ConfigError(f"{action} needs --older-than (e.g. --older-than 30d) or --id")
+    if (
+        selection.older_than_seconds is None
+        and selection.cutoff is None
+        and not selection.ids
+        and not selection.where
+    ):
+        raise ConfigError(
+            f"{action} needs --older-than (e.g. --older-than 30d), --id or --where payload.PATH=V"
+        )
 
 
 PURGE = JobAction(

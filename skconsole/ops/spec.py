@@ -126,7 +126,7 @@ def no_summary(details: Mapping[str, object]) -> str:
 def needs_criteria(action: str, selection: Selection) -> None:
     if selection.is_empty:
         raise ConfigError(
-            f"{action} needs a selection: --id, --group, --type, --status or --older-than"
+            f"{action} needs a selection: --id, --group, --type, --status, --older-than or --where"
         )
 
 
@@ -456,6 +456,7 @@ def type_only(action: str, selection: Selection) -> str:
         or selection.ids
         or selection.group
         or selection.statuses
+        or selection.where
         or (selection.older_than_seconds is not None)
     ):
         raise ConfigError(f"{action} applies to a task type: give --type T and nothing else")

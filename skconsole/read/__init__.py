@@ -28,6 +28,7 @@ from skconsole.read.failures import (
     failure_jobs,
     group_id,
 )
+from skconsole.read.find import FindIndex, FoundJob, explain, find, find_indexes
 from skconsole.read.history import History, Minute, history
 from skconsole.read.inflight import Inflight, InflightJob, inflight
 from skconsole.read.job import JobDetail, job
@@ -56,6 +57,8 @@ __all__ = [
     "FailedJob",
     "FailureGroup",
     "FailureScan",
+    "FindIndex",
+    "FoundJob",
     "GroupJobs",
     "History",
     "Inflight",
@@ -78,8 +81,11 @@ __all__ = [
     "WorkerInfo",
     "depth",
     "execution_stats",
+    "explain",
     "failure_groups",
     "failure_jobs",
+    "find",
+    "find_indexes",
     "group_id",
     "history",
     "inflight",

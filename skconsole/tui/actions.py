@@ -273,6 +273,21 @@ ACTIONS: tuple[ActionSpec, ...] = (
         ),
     ),
     ActionSpec(
+        "search",
+        "s",
+        "Search",
+        "Find jobs by payload field, type, status, age or error: payload.customer.id=42 type=T.",
+        footer=False,
+    ),
+    ActionSpec(
+        "factor_search",
+        "w",
+        "Where",
+        "What a failure group's jobs share: its top factors, and a search by the strongest.",
+        scopes=frozenset({"jobs"}),
+        footer=False,
+    ),
+    ActionSpec(
         "copy",
         "c",
         "Copy",

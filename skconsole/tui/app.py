@@ -46,6 +46,7 @@ from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
 from skconsole.tui.commands import ActionCommands
 from skconsole.tui.context import Scoped
 from skconsole.tui.engine_control import EngineControl, engine_text, toggle
+from skconsole.tui.factor_search import load_factors
 from skconsole.tui.formatting import first_line, fmt_seconds, short_id
 from skconsole.tui.messages import (
     ActionDone,
@@ -65,6 +66,7 @@ from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.jump_to_job import JumpToJobScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
+from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.screens.why_job import WhyScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
@@ -516,6 +518,22 @@ class ConsoleApp(App[int]):
                 self.push_screen(
                     JobDetailScreen(task_id, self, screen.group.signature, workers=workers)
                 )
+        elif isinstance(screen, SearchScreen):
+            task_id = screen.selected_job()
+            if task_id is not None:
+                workers = self.snapshot.workers if self.snapshot is not None else ()
+                self.push_screen(JobDetailScreen(task_id, self, workers=workers))
+
+    def action_search(self) -> None:
+        """Open the search screen (payload.PATH=VALUE type=T ...)."""
+        if not isinstance(self.screen, SearchScreen):
+            self.push_screen(SearchScreen(self))
+
+    def action_factor_search(self) -> None:
+        """In a failure group: read what its jobs share (off the UI thread), then search."""
+        screen = self.screen
+        if isinstance(screen, GroupJobsScreen):
+            load_factors(self, self, screen.group)
 
     def action_why(self) -> None:
         """Why the job shown waits (read in a worker thread by the dialog)."""
@@ -537,7 +555,7 @@ class ConsoleApp(App[int]):
                 workers = self.snapshot.workers if self.snapshot is not None else ()
                 self.push_screen(JobDetailScreen(task_id, self, workers=workers))
 
-        self.push_screen(JumpToJobScreen(self.source.find_jobs), opened)
+        self.push_screen(JumpToJobScreen(self.source.jobs_by_prefix), opened)
 
     # -- operator actions (skconsole.ops, through ActionRunner) ----------------------------
     @property

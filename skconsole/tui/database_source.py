@@ -30,11 +30,13 @@ import psycopg
 
 from skconsole import ops, read
 from skconsole.core.errors import ConfigError, ConnectError
+from skconsole.core.find_query import FindQuery
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.read import health, type_settings
+from skconsole.read.factors import CommonFactors, common_factors
 from skconsole.tui import model
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.source import SourceUnavailable
@@ -239,9 +241,17 @@ class DatabaseSource:
         with self._conn("drill") as conn:
             return read.why(conn, UUID(task_id))
 
-    def find_jobs(self, text: str) -> list[read.JobMatch]:
+    def jobs_by_prefix(self, text: str) -> list[read.JobMatch]:
         with self._conn("drill") as conn:
             return read.jobs_with_prefix(conn, text)
+
+    def find_jobs(self, query: FindQuery) -> list[read.FoundJob]:
+        with self._conn("drill") as conn:
+            return read.find(conn, query)
+
+    def common_factors(self, signature: str) -> CommonFactors:
+        with self._conn("drill") as conn:
+            return common_factors(conn, signature)
 
     # -- actions ---------------------------------------------------------------------------
     def preview(self, request: model.ActionRequest) -> model.PreviewInfo:

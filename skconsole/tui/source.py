@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from skconsole.read import GroupJobs, JobDetail, JobMatch, Why
+from skconsole.core.find_query import FindQuery
+from skconsole.read import FoundJob, GroupJobs, JobDetail, JobMatch, Why
+from skconsole.read.factors import CommonFactors
 from skconsole.tui.model import (
     ActionRequest,
     FailureGroups,
@@ -59,9 +61,17 @@ class DataSource(Protocol):
         """Why the job waits: its causes, most likely first; None if it no longer exists."""
         ...
 
-    def find_jobs(self, text: str) -> list[JobMatch]:
+    def jobs_by_prefix(self, text: str) -> list[JobMatch]:
         """The first few jobs whose id starts with ``text`` (a ConfigError when it is
         no id or prefix)."""
+        ...
+
+    def find_jobs(self, query: FindQuery) -> list[FoundJob]:
+        """The jobs a search finds (the search screen), most recently active first."""
+        ...
+
+    def common_factors(self, signature: str) -> CommonFactors:
+        """What the failure group ``signature``'s jobs share (its drill-down's header)."""
         ...
 
     def preview(self, request: ActionRequest) -> PreviewInfo:

@@ -26,6 +26,7 @@ from skconsole.tui.operation import Here, Pick, Resolver
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel
@@ -77,6 +78,13 @@ def _selected_job(here: Here) -> Target | None:
         job = next((j for j in screen.jobs.jobs if str(j.task_id) == task_id), None)
         what = f" ({job.task_type}, {JobStatus.label_of(job.status)})" if job else ""
         return Target(f"job {short_id(task_id)}{what}", TargetKind.JOB, ids=(task_id,))
+    if isinstance(screen, SearchScreen):
+        task_id = screen.selected_job()
+        found = screen.job(task_id) if task_id is not None else None
+        if task_id is None or found is None:
+            return None
+        what = f" ({found.task_type}, {found.status.label})"
+        return Target(f"job {short_id(task_id)}{what}", TargetKind.JOB, ids=(task_id,))
     if here.scope == "inflight" and isinstance(screen, MainScreen) and snapshot is not None:
         key = screen.panel("inflight").table.selected_key
         run = next((j for j in snapshot.inflight if str(j.task_id) == key), None)
@@ -114,6 +122,8 @@ def jobs(of_type: str) -> Resolver:
 def shown_jobs(here: Here) -> Pick | None:
     """Every job the (filtered) list of a failure group shows; None when there are none."""
     screen = here.screen
+    if isinstance(screen, SearchScreen):
+        return _shown_found(screen)
     if not isinstance(screen, GroupJobsScreen):
         return None
     panel = screen.query_one(Panel)
@@ -127,6 +137,16 @@ def shown_jobs(here: Here) -> Pick | None:
         + f" in group `{screen.group.signature}`"
     )
     return Pick(Target(label, TargetKind.SHOWN, ids=ids, group=screen.group.signature))
+
+
+def _shown_found(screen: SearchScreen) -> Pick | None:
+    """Every job the search screen shows (filtered or not)."""
+    ids = tuple(screen.body.table.visible_keys)
+    if not ids:
+        return None
+    line = screen.line.strip()
+    label = f"the {len(ids):,} jobs shown" + (f" (search “{line}”)" if line else "")
+    return Pick(Target(label, TargetKind.SHOWN, ids=ids))
 
 
 def job_to_edit(here: Here) -> Pick | str | None:

@@ -16,6 +16,8 @@ SELECT s.* FROM (
         AND (%(ids)s::uuid[] IS NULL OR q.task_id = ANY(%(ids)s::uuid[]))
         AND (%(task_type)s::text IS NULL OR q.task_type = %(task_type)s::text)
         AND sk_signature_matches(r.sk_error_signature, %(signature)s::text, r.task_id IS NOT NULL)
+        AND sk_payload_term(q.task_payload, %(where_path)s::text[], %(where_value)s::text)
+        AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(q.task_payload, %(where_rest)s::jsonb))
         AND (%(cutoff)s::timestamptz IS NULL
              OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
                     coalesce(r.task_posted_at_ts, q.task_posted_at_ts)) < %(cutoff)s::timestamptz)
@@ -31,6 +33,8 @@ SELECT s.* FROM (
         AND (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
         AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
         AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text)
+        AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
+        AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))
         AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
 ) AS s
 ORDER BY s.at, s.task_id

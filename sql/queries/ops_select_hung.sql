@@ -9,6 +9,8 @@ FROM i
 JOIN sk_task_results_t r ON r.task_id = i.task_id
 WHERE (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
     AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
+    AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
+    AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))
     AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
 ORDER BY at, i.task_id
 LIMIT %(limit)s

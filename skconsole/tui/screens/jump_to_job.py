@@ -34,7 +34,7 @@ def verdict(text: str, found: list[JobMatch]) -> str | None:
 class JumpToJobScreen(ModalScreen[str | None]):
     """Returns the id of the one job the text names, or None when cancelled.
 
-    ``lookup`` reads the candidates (the data source's ``find_jobs``): called in a
+    ``lookup`` reads the candidates (the data source's ``jobs_by_prefix``): called in a
     worker thread."""
 
     DEFAULT_CLASSES = "dialog-screen"

@@ -8,19 +8,23 @@ the console's own actions in the Pilot tests.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from uuid import UUID
 
 from skconsole import ops
+from skconsole.core.find_query import FindQuery
 from skconsole.core.status import JobStatus
 from skconsole.read import (
     Cause,
     CauseCode,
+    FoundJob,
     GroupJobs,
     JobDetail,
     Why,
 )
+from skconsole.read.factors import CommonFactors, Factor
 from skconsole.read.job_lookup import JobMatch, prefix_range
 from skconsole.tui.model import (
     ActionRequest,
@@ -161,6 +165,49 @@ class FixedSource:
         jobs = fixed_group_jobs(group)
         return replace(jobs, jobs=jobs.jobs[:limit])
 
+    def find_jobs(self, query: FindQuery) -> list[FoundJob]:
+        """The first group's jobs as found jobs, each with a small payload; the filters
+        apply (payload terms on top-level fields only)."""
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        found = []
+        for i, j in enumerate(fixed_group_jobs(GROUPS[0]).jobs):
+            payload = {"order_id": str(48213 + i * 7), "region": "eu" if i % 4 else "us"}
+            if query.task_type is not None and j.task_type != query.task_type:
+                continue
+            if query.statuses and j.status not in query.statuses:
+                continue
+            if any(payload.get(".".join(t.path)) != t.value for t in query.where):
+                continue
+            at = j.failed_at or FROZEN_AT
+            found.append(
+                FoundJob(
+                    j.task_id,
+                    j.task_type,
+                    JobStatus(j.status),
+                    j.priority,
+                    j.error_count,
+                    at,
+                    at,
+                    json.dumps(payload),
+                    j.error_line,
+                )
+            )
+        return found[: query.limit]
+
+    def common_factors(self, signature: str) -> CommonFactors:
+        if self.offline:
+            raise SourceUnavailable("connection refused")
+        return CommonFactors(
+            signature,
+            40,
+            2000,
+            (
+                Factor("payload.region", "eu", 36, 200, 0.9, 0.1),
+                Factor("host", "w-3", 30, 700, 0.75, 0.35),
+            ),
+        )
+
     def job_detail(self, task_id: str) -> JobDetail | None:
         if self.offline:
             raise SourceUnavailable("connection refused")
@@ -186,7 +233,7 @@ class FixedSource:
         found = fixed_why(job)
         return found if self.why_causes is None else replace(found, causes=self.why_causes)
 
-    def find_jobs(self, text: str) -> list[JobMatch]:
+    def jobs_by_prefix(self, text: str) -> list[JobMatch]:
         """Among the fixed jobs that have a detail of their own: the parent and the stage."""
         if self.offline:
             raise SourceUnavailable("connection refused")

@@ -1,0 +1,239 @@
+"""``skconsole find`` and ``skconsole find-index``: find jobs by what their payload holds.
+
+A ticket names a customer or an order; ``find --where payload.customer.id=42``
+lists the jobs whose payload holds it (the comparison rule:
+:mod:`skconsole.core.payload_terms`), with ``--type``, ``--status``, ``--since``
+and ``--error``. A search is bounded (``--limit``, 50 unless told) and runs
+under a statement timeout; ``--explain`` prints what it costs. ``find-index``
+adds, lists and drops an expression index on one payload path (audited, like
+every action), for a search made often on a big queue.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from skconsole import ops, read
+from skconsole.cli.app import app
+from skconsole.cli.ops import confirm_or_exit
+from skconsole.cli.options import (
+    DryRunOpt,
+    JsonOpt,
+    StatusOpt,
+    TypeOpt,
+    WhereOpt,
+    WideOpt,
+    YesOpt,
+    options_of,
+)
+from skconsole.cli.output import Column, out, print_json, print_table
+from skconsole.core.durations import format_age, parse_duration
+from skconsole.core.find_query import DEFAULT_LIMIT, MAX_LIMIT, FindQuery
+from skconsole.core.payload_terms import parse_path, parse_terms
+from skconsole.core.text import printable
+from skconsole.db.sqlfiles import active_mapping
+from skconsole.ops.common import db_now
+from skconsole.ops.find_index import FIND_INDEX_ADD, FIND_INDEX_DROP, RESULTS, FindIndexParams
+
+EXCERPT = 80
+
+FIND_COLUMNS = (
+    Column("job", key=True),
+    Column("type", 1),
+    Column("status", 2),
+    Column("age", 3, "right"),
+    Column("error", 4),
+    Column("payload", flexible=True),
+)
+
+
+def excerpt(text: str | None, width: int = EXCERPT) -> str:
+    """One line of at most ``width`` characters, control characters made visible."""
+    if not text:
+        return ""
+    line = printable(" ".join(text.split()))
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _age(at: datetime, now: datetime) -> str:
+    return format_age((now - at).total_seconds())
+
+
+@app.command()
+def find(
+    ctx: typer.Context,
+    where: WhereOpt = None,
+    task_type: TypeOpt = None,
+    statuses: StatusOpt = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only jobs active within this long, e.g. 1h, 2d"),
+    ] = None,
+    error: Annotated[
+        str | None,
+        typer.Option("--error", help="Only jobs whose last error contains this (any case)"),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", help=f"At most this many jobs (1 to {MAX_LIMIT:,})")
+    ] = DEFAULT_LIMIT,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Print what the search costs (EXPLAIN ANALYZE)")
+    ] = False,
+    as_json: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Find jobs by payload field (--where payload.PATH=VALUE), type, status, age, error."""
+    q = FindQuery(
+        where=parse_terms(where),
+        task_type=task_type,
+        statuses=tuple(sorted(set(statuses or ()))),
+        since_seconds=parse_duration(since, option="--since") if since is not None else None,
+        error=error,
+        limit=limit,
+    )
+    db = options_of(ctx).open("skconsole-find", degraded_ok=False)
+    with db.connect() as conn:
+        if explain:
+            for line in read.explain(conn, q):
+                out.print(escape(printable(line)), highlight=False)
+            return
+        jobs = read.find(conn, q)
+        now = db_now(conn)
+    if as_json:
+        print_json({"jobs": [j.as_dict() for j in jobs], "limit": q.limit})
+        return
+    if not jobs:
+        out.print("no job matches", highlight=False)
+        return
+    rows = [
+        [
+            str(j.task_id),
+            escape(printable(j.task_type)),
+            j.status.label,
+            _age(j.last_active_at, now),
+            escape(excerpt(j.error_text, 40)),
+            escape(excerpt(j.payload)),
+        ]
+        for j in jobs
+    ]
+    print_table(FIND_COLUMNS, rows, wide=wide, edge=False)
+    if len(jobs) == q.limit:
+        out.print(f"(first {q.limit} shown: --limit N for more)", highlight=False)
+
+
+find_index_app = typer.Typer(
+    help="Search indexes: an expression index on one payload path, for a frequent search.",
+    no_args_is_help=True,
+)
+app.add_typer(find_index_app, name="find-index")
+
+PathArg = Annotated[
+    str, typer.Argument(metavar="payload.PATH", help="The payload path, e.g. payload.customer.id")
+]
+IndexTypeOpt = Annotated[
+    str | None, typer.Option("--type", help="Index only this task type's jobs (a partial index)")
+]
+
+
+def _change(
+    ctx: typer.Context,
+    action: ops.ServerAction[FindIndexParams],
+    params: FindIndexParams,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
+    with db.connect() as conn:
+        p = action.preview(conn, params=params)
+        if dry_run or not p.count:
+            if as_json:
+                print_json(p.as_dict())
+            elif p.count:
+                out.print(f"would {action.wording.question.format(phrase=params.phrase())}")
+            else:
+                out.print(escape(action.wording.nothing.format(phrase=params.phrase())))
+            if not p.count and not dry_run:
+                raise typer.Exit(1)
+            return
+        question = action.wording.question.format(phrase=params.phrase())
+        confirm_or_exit(f"{question} {action.warning}".strip(), yes)
+        result = action.execute(conn, params=params, actor=ops.Actor.current())
+    if as_json:
+        print_json(result.as_dict())
+    elif result.changed:
+        out.print(
+            escape(f"{action.wording.done}{params.phrase()} ({params.index})")
+            + f" (audit #{result.audit_id})",
+            highlight=False,
+        )
+    else:
+        assert action.wording.left_alone is not None
+        out.print(escape(action.wording.left_alone.format(phrase=params.phrase())))
+        raise typer.Exit(1)
+
+
+@find_index_app.command("add")
+def add(
+    ctx: typer.Context,
+    path: PathArg,
+    task_type: IndexTypeOpt = None,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add an index on a payload path (CREATE INDEX CONCURRENTLY; audited)."""
+    params = FindIndexParams(parse_path(path), task_type, adding=True)
+    _change(ctx, FIND_INDEX_ADD, params, dry_run, yes, as_json)
+
+
+@find_index_app.command("drop")
+def drop(
+    ctx: typer.Context,
+    path: PathArg,
+    task_type: IndexTypeOpt = None,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Drop the index on a payload path (DROP INDEX CONCURRENTLY; audited)."""
+    params = FindIndexParams(parse_path(path), task_type, adding=False)
+    _change(ctx, FIND_INDEX_DROP, params, dry_run, yes, as_json)
+
+
+@find_index_app.command("list")
+def list_indexes(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) -> None:
+    """The search indexes: path, type, size, how often used, valid or not."""
+    db = options_of(ctx).open("skconsole-find-index")
+    with db.connect() as conn:
+        indexes = read.find_indexes(conn, active_mapping().regname(RESULTS))
+    if as_json:
+        print_json({"indexes": [i.as_dict() for i in indexes]})
+        return
+    if not indexes:
+        out.print("no search index (skconsole find-index add payload.PATH [--type T])")
+        return
+    columns = (
+        Column("index", key=True),
+        Column("path", flexible=True),
+        Column("type", 1),
+        Column("bytes", 2, "right"),
+        Column("scans", 3, "right"),
+        Column("valid", 4),
+    )
+    rows = [
+        [
+            i.index,
+            escape(printable(i.path or "?")),
+            escape(printable(i.task_type or "(all)")),
+            f"{i.index_bytes:,}",
+            f"{i.scans:,}",
+            "yes" if i.valid else "NO (add again)",
+        ]
+        for i in indexes
+    ]
+    print_table(columns, rows, wide=wide, edge=False)

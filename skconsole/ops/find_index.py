@@ -1,0 +1,182 @@
+"""A search index on one payload path: ``skconsole find-index add|drop PATH [--type T]``, audited.
+
+Why: a search bounded by type reads that type's results through the type
+index; on a big type, a frequent search (``payload.customer.id``) is served
+from an expression index on exactly the expression the search's first term
+compiles to (``sk_try_jsonb(task_payload) #>> '{customer,id}'``, see
+``sql/schema/122_skconsole_find.sql``), optionally partial on one type. An
+operator adds it when a search is slow and drops it when it is no longer
+worth its write cost; both are audited like every action.
+
+``CREATE INDEX CONCURRENTLY`` (and its ``DROP``) cannot run in a transaction
+block and does not block the workers' writes, so it runs as the ``then`` of a
+:class:`ServerAction`, like VACUUM: on its own in autocommit, without the
+session's statement timeout, its audit row right after. A failed concurrent
+build leaves an invalid index; adding again drops and rebuilds it. The index's
+name is derived from its path and type (``sk_find_`` and a hash); its comment
+records both, as JSON, for ``find-index list``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from skconsole.core.errors import ConfigError, ReadOnlyError
+from skconsole.core.json_types import JsonObject
+from skconsole.core.payload_terms import PayloadTerm
+from skconsole.db.sqlfiles import active_mapping
+from skconsole.ops.spec import Confirm, Needs, Params, Row, ServerAction, Wording
+from skconsole.producer import MAX_NAME
+
+Conn = psycopg.Connection[Any]
+PREFIX = "sk_find_"
+RESULTS = "sk_task_results_t"
+
+
+@dataclass(frozen=True)
+class FindIndexParams(Params):
+    """The payload path to index (as a term's path), and the one type it covers (None: all)."""
+
+    path: tuple[str, ...] = ()
+    task_type: str | None = None
+    adding: bool = True
+
+    def __post_init__(self) -> None:
+        PayloadTerm(self.path, "")  # checks the path
+        if self.task_type is not None and (
+            len(self.task_type) > MAX_NAME or "\x00" in self.task_type
+        ):
+            raise ConfigError(f"--type must be a task type (at most {MAX_NAME} characters)")
+
+    @property
+    def dotted(self) -> str:
+        return PayloadTerm(self.path, "").dotted
+
+    @property
+    def index(self) -> str:
+        """The index's name: the same path and type always name the same index."""
+        key = json.dumps([list(self.path), self.task_type])
+        return PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    def sql(self) -> dict[str, object]:
+        return {
+            "table": active_mapping().regname(RESULTS),
+            "index": self.index,
+            "adding": self.adding,
+        }
+
+    def details(self) -> JsonObject:
+        return {"path": self.dotted, "task_type": self.task_type, "index": self.index}
+
+    def phrase(self) -> str:
+        on = f" of type {self.task_type}" if self.task_type is not None else ""
+        return f" on {self.dotted}{on}"
+
+
+def create_statement(params: FindIndexParams) -> sql.Composed:
+    """CREATE INDEX CONCURRENTLY on the search expression (values as literals: DDL takes no
+    parameters; psycopg quotes them)."""
+    path = sql.SQL(", ").join(sql.Literal(k) for k in params.path)
+    where = (
+        sql.SQL(" WHERE task_type = {}::text").format(sql.Literal(params.task_type))
+        if params.task_type is not None
+        else sql.SQL("")
+    )
+    return sql.SQL(
+        "CREATE INDEX CONCURRENTLY {index} ON {table}"
+        " ((sk_try_jsonb(task_payload) #>> ARRAY[{path}]::text[])){where}"
+    ).format(
+        index=sql.Identifier(params.index),
+        table=active_mapping().identifier(RESULTS),
+        path=path,
+        where=where,
+    )
+
+
+def _qualified(params: FindIndexParams, target: Row) -> sql.Identifier:
+    """The index by name in its table's schema (an index lives in its table's schema)."""
+    return sql.Identifier(str(target["schema"]), params.index)
+
+
+def _refuse_unless_allowed(target: Row, params: FindIndexParams) -> None:
+    if not target["may_index"]:
+        raise ReadOnlyError(
+            f"refused: this database role may not change indexes of {RESULTS}"
+            " (its owner or a superuser may)"
+        )
+
+
+def _without_timeout(conn: Conn, statement: sql.Composed) -> None:
+    conn.execute("SET statement_timeout = 0")
+    try:
+        conn.execute(statement)
+    finally:
+        conn.execute("RESET statement_timeout")
+
+
+def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
+    _refuse_unless_allowed(target, params)
+    if target["index_exists"]:  # invalid: a concurrent build failed; build it again
+        _without_timeout(
+            conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(_qualified(params, target))
+        )
+    _without_timeout(conn, create_statement(params))
+    comment = json.dumps({"path": params.dotted, "task_type": params.task_type})
+    conn.execute(
+        sql.SQL("COMMENT ON INDEX {} IS {}").format(
+            _qualified(params, target), sql.Literal(comment)
+        )
+    )
+    return {"created": True}
+
+
+def _drop(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
+    _refuse_unless_allowed(target, params)
+    _without_timeout(
+        conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(_qualified(params, target))
+    )
+    return {"dropped": True}
+
+
+FIND_INDEX_ADD = ServerAction(
+    Wording(
+        "find-index-add",
+        "added the search index",
+        "index",
+        question="Add a search index{phrase}?",
+        outcome="{Done}{phrase}.",
+        left_alone="Left alone: the index{phrase} exists already.",
+        nothing="Nothing to add: the index{phrase} exists already.",
+    ),
+    params_type=FindIndexParams,
+    read="find_index_state",
+    write="find_index_check",
+    needs=Needs(),  # CREATE INDEX needs the table's ownership: the target query checks it
+    then=_add,
+    confirm=Confirm.ASK,
+    warning="The build reads the whole results table; workers go on meanwhile.",
+)
+
+FIND_INDEX_DROP = ServerAction(
+    Wording(
+        "find-index-drop",
+        "dropped the search index",
+        "index",
+        question="Drop the search index{phrase}?",
+        outcome="{Done}{phrase}.",
+        left_alone="Left alone: the index{phrase} is gone already.",
+        nothing="Nothing to drop: there is no index{phrase}.",
+    ),
+    params_type=FindIndexParams,
+    read="find_index_state",
+    write="find_index_check",
+    needs=Needs(),
+    then=_drop,
+    confirm=Confirm.ASK,
+)

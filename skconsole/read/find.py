@@ -1,0 +1,171 @@
+"""``skconsole find``: jobs by payload field, type, status, age and error text.
+
+Why a read model of its own: a support ticket names an order or a customer, not
+a job id; this finds the jobs whose payload holds it (the rule for comparing
+values: :mod:`skconsole.core.payload_terms`). Every search is bounded by its
+limit and runs under a statement timeout of its own, so a search over a big
+queue cannot hold a connection for long; a search bounded by type is served by
+the type index, and a frequent payload path by an expression index an operator
+adds (``skconsole find-index``, :mod:`skconsole.ops.find_index`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, LiteralString
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from skconsole.core.find_query import FindQuery
+from skconsole.core.json_types import JsonObject
+from skconsole.core.payload_terms import PayloadTerm, terms_json
+from skconsole.core.signature import read_error
+from skconsole.core.status import JobStatus
+from skconsole.db.sqlfiles import query
+from skconsole.read.query import Conn, fetch, iso
+
+#: How long a search may run before the server cancels it.
+FIND_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class FoundJob:
+    """One job a search found (its payload and last error in full)."""
+
+    task_id: UUID
+    task_type: str
+    status: JobStatus
+    priority: int
+    error_count: int
+    posted_at: datetime
+    last_active_at: datetime
+    payload: str | None
+    last_error: str | None
+
+    @property
+    def error_text(self) -> str:
+        """The last error's headline ("" when none)."""
+        error = read_error(self.last_error)
+        return error.headline if error is not None else ""
+
+    def as_dict(self) -> JsonObject:
+        error = read_error(self.last_error)
+        return {
+            "task_id": str(self.task_id),
+            "task_type": self.task_type,
+            "status": int(self.status),
+            "status_name": self.status.label,
+            "priority": self.priority,
+            "error_count": self.error_count,
+            "posted_at": iso(self.posted_at),
+            "last_active_at": iso(self.last_active_at),
+            "payload": self.payload,
+            "error": error.as_dict() if error is not None else None,
+        }
+
+
+def _found(*, status: int, **cols: Any) -> FoundJob:
+    return FoundJob(status=JobStatus(status), **cols)
+
+
+def like_pattern(text: str) -> str:
+    """A case-insensitive substring pattern for ILIKE: ``%``, ``_`` and ``\\`` taken literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def payload_params(where: tuple[PayloadTerm, ...]) -> dict[str, object]:
+    """The payload terms as find_jobs.sql and the operator selections take them: the first
+    as a plain expression (an index on its path can serve it), the rest as one jsonb list."""
+    first = where[0] if where else None
+    rest = terms_json(where[1:])
+    return {
+        "where_path": list(first.path) if first else None,
+        "where_value": first.value if first else None,
+        "where_rest": Jsonb(rest) if rest else None,
+    }
+
+
+def find_params(conn: Conn, q: FindQuery) -> dict[str, object]:
+    since: datetime | None = None
+    if q.since_seconds is not None:
+        (now,) = fetch(conn, "db_now", lambda now: now)
+        since = now - timedelta(seconds=q.since_seconds)
+    return {
+        "task_type": q.task_type,
+        "statuses": list(q.statuses) or None,
+        "since": since,
+        "error": like_pattern(q.error) if q.error is not None else None,
+        "limit": q.limit,
+        **payload_params(q.where),
+    }
+
+
+def _bounded(conn: Conn, timeout_ms: int) -> None:
+    conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
+
+
+def find(conn: Conn, q: FindQuery, *, timeout_ms: int = FIND_TIMEOUT_MS) -> list[FoundJob]:
+    """The jobs ``q`` matches, most recently active first, at most ``q.limit``."""
+    params = find_params(conn, q)
+    with conn.transaction():
+        _bounded(conn, timeout_ms)
+        return fetch(conn, "find_jobs", _found, params)
+
+
+def explain(conn: Conn, q: FindQuery, *, timeout_ms: int = FIND_TIMEOUT_MS) -> list[str]:
+    """What the search costs: EXPLAIN (ANALYZE, BUFFERS) of it, its lines (it runs it)."""
+    params = find_params(conn, q)
+    sql: LiteralString = "EXPLAIN (ANALYZE, BUFFERS) " + query("find_jobs")
+    with conn.transaction():
+        _bounded(conn, timeout_ms)
+        rows = conn.execute(sql, params, prepare=False).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class FindIndex:
+    """A search index ``skconsole find-index add`` made: what it indexes, its state."""
+
+    index: str
+    path: str | None  # from its comment; None when the comment is gone
+    task_type: str | None
+    valid: bool
+    index_bytes: int
+    scans: int
+    definition: str
+
+    def as_dict(self) -> JsonObject:
+        return {
+            "index": self.index,
+            "path": self.path,
+            "task_type": self.task_type,
+            "valid": self.valid,
+            "index_bytes": self.index_bytes,
+            "scans": self.scans,
+            "definition": self.definition,
+        }
+
+
+def _index(*, comment: str | None, **cols: Any) -> FindIndex:
+    about: object = None
+    if comment:
+        try:
+            about = json.loads(comment)
+        except ValueError:
+            about = None
+    path = about.get("path") if isinstance(about, dict) else None
+    task_type = about.get("task_type") if isinstance(about, dict) else None
+    return FindIndex(
+        path=path if isinstance(path, str) else None,
+        task_type=task_type if isinstance(task_type, str) else None,
+        **cols,
+    )
+
+
+def find_indexes(conn: Conn, results_table: str) -> list[FindIndex]:
+    """The search indexes on the results table (``results_table``: its name for to_regclass)."""
+    return fetch(conn, "find_indexes", _index, {"table": results_table})

@@ -1,0 +1,113 @@
+"""The search screen: find jobs by payload field, type, status, age or error text.
+
+Typed as one line (``payload.customer.id=42 type=invoices.send status=4 since=1h
+error="timed out"``, the terms of :func:`skconsole.core.find_query.parse_line`),
+read in a worker thread through the data source, shown as the failure-group
+drill-down shows its jobs: Enter opens one job, and the job keys act on the
+selected job or (``A``) on every job shown.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Footer, Input, Static
+
+from skconsole.core.errors import ConfigError
+from skconsole.core.find_query import FindQuery, parse_line
+from skconsole.core.text import printable
+from skconsole.read import FailedJob, FoundJob
+from skconsole.tui.context import Console
+from skconsole.tui.screens.drilldown import DrillDownScreen
+from skconsole.tui.widgets.jobs_panel import JobsPanel
+from skconsole.tui.widgets.status_bar import StatusBar
+
+HELP = (
+    "Search: payload.PATH=VALUE type=T status=N since=1h error=TEXT limit=N"
+    ' (Enter runs it; 42 matches 42 and "42")'
+)
+
+
+def as_listed(job: FoundJob) -> FailedJob:
+    """A found job as the jobs list shows one (its error's headline as the error)."""
+    return FailedJob(
+        job.task_id,
+        job.task_type,
+        int(job.status),
+        job.priority,
+        job.error_count,
+        job.last_active_at,
+        job.error_text or (job.payload or "")[:200],
+    )
+
+
+class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
+    """A search line over the jobs it found; nothing is read until a search is entered."""
+
+    HEADER_ID = "search-header"
+    SCOPE = "jobs"
+    WHAT = "the search's jobs"
+
+    def __init__(self, console: Console, line: str = "") -> None:
+        super().__init__(console, JobsPanel(id="panel-jobs"))
+        self.line = line
+        self.query_: FindQuery | None = None
+        self.found: list[FoundJob] = []
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(self.console.status_state)
+        yield Static("", id=self.HEADER_ID)
+        yield Input(value=self.line, placeholder="payload.customer.id=42 type=T", id="search-line")
+        yield self.body
+        yield Footer()
+
+    @property
+    def line_input(self) -> Input:
+        return self.query_one("#search-line", Input)
+
+    def on_mount(self) -> None:
+        self.show_header()
+        self.line_input.focus()
+        if self.line.strip():
+            self.search(self.line)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.search(event.value)
+
+    def search(self, line: str) -> None:
+        """Parse the line (a bad one is said in a notification) and read its jobs."""
+        try:
+            self.query_ = parse_line(line)
+        except ConfigError as exc:
+            self.notify(printable(str(exc)), title="Search", severity="error")
+            return
+        self.line = line
+        self.body.loading = True
+        self.reload()
+
+    def reload(self) -> None:
+        if self.query_ is not None:
+            super().reload()
+
+    def show_header(self) -> None:
+        shown = f"{len(self.found):,} job(s) found" if self.query_ is not None else HELP
+        self.header.update(Content(printable(shown)))
+
+    def fetch(self) -> list[FoundJob]:
+        assert self.query_ is not None
+        return self.console.source.find_jobs(self.query_)
+
+    def show(self, data: list[FoundJob]) -> None:
+        self.found = data
+        listed = [as_listed(j) for j in data]
+        self.body.show_rows(self.body.rows_of(listed, self.console.clock()), f"{len(data):,}")
+        self.show_header()
+        if data:
+            self.body.table.focus()
+
+    def selected_job(self) -> str | None:
+        return self.body.table.selected_key
+
+    def job(self, task_id: str) -> FoundJob | None:
+        return next((j for j in self.found if str(j.task_id) == task_id), None)

@@ -1,0 +1,21 @@
+-- One search index (skconsole find-index) as it is now: whether the results
+-- table and the index exist, whether the index is valid (a CREATE INDEX
+-- CONCURRENTLY that failed leaves an invalid one), its size, and whether this
+-- role may create or drop it (the table's owner or a superuser). eligible:
+-- adding, the index is missing or invalid; dropping, it exists.
+SELECT %(index)s::text AS index,
+    t.oid IS NOT NULL AS table_exists,
+    i.oid IS NOT NULL AS index_exists,
+    coalesce(x.indisvalid, false) AS valid,
+    coalesce(pg_relation_size(i.oid), 0) AS index_bytes,
+    pg_get_indexdef(i.oid) AS definition,
+    coalesce(r.rolsuper OR pg_has_role(c.relowner, 'USAGE'), false) AS may_index,
+    t.oid IS NOT NULL AND CASE WHEN %(adding)s::boolean
+        THEN i.oid IS NULL OR NOT x.indisvalid ELSE i.oid IS NOT NULL END AS eligible
+FROM (SELECT to_regclass(%(table)s) AS oid) t
+JOIN pg_roles r ON r.rolname = current_user
+LEFT JOIN pg_class c ON c.oid = t.oid
+LEFT JOIN pg_index x ON x.indrelid = t.oid
+    AND x.indexrelid = (SELECT ic.oid FROM pg_class ic
+                        WHERE ic.relname = %(index)s AND ic.relnamespace = c.relnamespace)
+LEFT JOIN pg_class i ON i.oid = x.indexrelid

@@ -1,0 +1,24 @@
+-- skconsole find: the jobs matching every given filter, most recently active
+-- first. A NULL filter matches all (folded away: the plan is made for the
+-- values). Payload terms: the first as a plain expression (an index made by
+-- skconsole find-index on its path serves it), the rest through
+-- sk_payload_matches; a payload that is not JSON matches no term. --error: a
+-- case-insensitive substring of the stored last error, escaped for LIKE by the
+-- caller. --since: last activity (finalized, else last attempt, else posted).
+SELECT r.task_id, r.task_type::text AS task_type, r.task_status AS status,
+    r.task_priority AS priority, r.task_error_count AS error_count,
+    r.task_posted_at_ts AS posted_at,
+    sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+        r.task_posted_at_ts) AS last_active_at,
+    r.task_payload AS payload, r.task_last_error AS last_error
+FROM sk_task_results_t r
+WHERE (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
+    AND (%(statuses)s::integer[] IS NULL OR r.task_status = ANY(%(statuses)s::integer[]))
+    AND (%(since)s::timestamptz IS NULL
+         OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+                r.task_posted_at_ts) >= %(since)s::timestamptz)
+    AND (%(error)s::text IS NULL OR r.task_last_error ILIKE %(error)s::text)
+    AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
+    AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))
+ORDER BY last_active_at DESC, r.task_id
+LIMIT %(limit)s

@@ -1,0 +1,99 @@
+"""The search screen (key s) and the failure group's factor key (w), on the real database."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from skconsole.db.connect import Database
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.group_jobs import GroupJobsScreen
+from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.search import SearchScreen
+from skconsole.tui.widgets.failures_panel import FailuresPanel
+from tests.tui.conftest import SIZE, loaded, notices, statuses, until
+
+Conn = psycopg.Connection[Any]
+MakeApp = Callable[..., ConsoleApp]
+
+
+def _found(app: ConsoleApp) -> bool:
+    screen = app.screen
+    return isinstance(screen, SearchScreen) and bool(screen.found)
+
+
+async def test_search_finds_a_job_by_payload_and_enter_opens_it(
+    seeded: Database, make_app: MakeApp
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"payload.n=32 type=tui.timeout", "enter")
+        await until(pilot, lambda: _found(app))
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        assert len(screen.found) == 1 and json.loads(screen.found[0].payload or "") == {"n": 32}
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobDetailScreen))
+        assert isinstance(app.screen, JobDetailScreen)
+        assert app.screen.task_id == str(screen.found[0].task_id)
+
+
+async def test_a_bad_search_line_is_said_not_run(seeded: Database, make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"customer=4", "enter")
+        await until(pilot, lambda: any("unknown search term" in m for m in notices(app)))
+
+
+async def test_requeue_shown_acts_on_the_search_s_results(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"payload.n=31", "enter")
+        await until(pilot, lambda: _found(app))
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
+    assert statuses(conn, "tui.timeout") == {1: 1, 5: 5}
+
+
+async def test_the_factor_key_opens_a_search_by_the_strongest_factor(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    from tests.db.test_common_factors import dataset
+
+    signature = dataset(conn)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert app.snapshot is not None and app.snapshot.failures
+        panel = app.main_screen.query_one(FailuresPanel)
+        assert panel.table.select_key(signature)
+        panel.table.focus()
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
+        )
+        assert isinstance(app.screen, GroupJobsScreen) and app.screen.group.signature == signature
+        await pilot.press("w")
+        await until(pilot, lambda: _found(app))
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        assert screen.line == "payload.region=eu type=invoices.send"
+        assert len(screen.found) == 9 + 2
+        assert any("payload.region = eu" in m for m in notices(app))
