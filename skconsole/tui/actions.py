@@ -281,8 +281,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "factor_search",
-        "w",
-        "Where",
+        "F",
+        "Factors",
         "What a failure group's jobs share: its top factors, and a search by the strongest.",
         scopes=frozenset({"jobs"}),
         footer=False,

@@ -90,7 +90,7 @@ async def test_the_factor_key_opens_a_search_by_the_strongest_factor(
             pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
         )
         assert isinstance(app.screen, GroupJobsScreen) and app.screen.group.signature == signature
-        await pilot.press("w")
+        await pilot.press("F")
         await until(pilot, lambda: _found(app))
         screen = app.screen
         assert isinstance(screen, SearchScreen)
