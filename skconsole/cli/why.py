@@ -44,7 +44,7 @@ def why(
     horizon_s = parse_duration(horizon_after, option="--horizon-after")
     db = options_of(ctx).open("skconsole-why")
     with db.connect() as conn:
-        task_id = read.why_resolve(conn, job_id)
+        task_id = read.resolve_job(conn, job_id)
         found = read.why(conn, task_id, horizon_s=horizon_s)
     if found is None:
         raise ConfigError(f"no job with id {quoted(job_id)}")

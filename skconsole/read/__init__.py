@@ -39,7 +39,6 @@ from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedu
 from skconsole.read.statuses import STATUS_EXACT_LIMIT, StatusCounts, status_counts, status_summary
 from skconsole.read.type_settings import TypeLimit, limits, rate_text
 from skconsole.read.why import Cause, CauseCode, Why, why
-from skconsole.read.why import resolve as why_resolve
 from skconsole.read.workers import WorkerInfo, workers
 
 __all__ = [
@@ -103,6 +102,5 @@ __all__ = [
     "status_summary",
     "table_estimates",
     "why",
-    "why_resolve",
     "workers",
 ]

@@ -29,7 +29,7 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.states import WorkerState
 from skconsole.core.status import FAILED, JobStatus
-from skconsole.core.text import printable, quoted
+from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.exec_times import execution_stats
 from skconsole.read.health import HORIZON_WARN_S, Thresholds, health
@@ -188,29 +188,6 @@ class _Running:
     pid: int | None
     state: str | None
     note: str | None
-
-
-# -- resolving an id or a prefix -----------------------------------------------------------
-_HEX = frozenset("0123456789abcdef")
-
-
-def resolve(conn: Conn, text: str) -> UUID:
-    """The job ``text`` names: a full id, or a prefix of one (hex digits, dashes allowed)
-    that only one job's id starts with. ConfigError otherwise."""
-    digits = text.strip().lower().replace("-", "")
-    if not digits or len(digits) > 32 or not set(digits) <= _HEX:
-        raise ConfigError(f"invalid job id {quoted(text)}: expected a UUID or a prefix of one")
-    low, high = UUID(digits.ljust(32, "0")), UUID(digits.ljust(32, "f"))
-    found = fetch(conn, "why_resolve", _id_row, {"low": low, "high": high})
-    if not found:
-        raise ConfigError(f"no job with id {quoted(text)}")
-    if len(found) > 1:
-        raise ConfigError(f"more than one job's id starts with {quoted(text)}: give more of it")
-    return found[0]
-
-
-def _id_row(*, task_id: UUID) -> UUID:
-    return task_id
 
 
 # -- the causes ----------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 -- What a failure group's jobs share: for each payload scalar field (top level
--- and one level nested: payload.region, payload.customer.tier) and the host
--- of the worker that ran the last attempt (when its registration is still
--- kept), how many of the group's jobs and how many of their types' other jobs
+-- and one level nested: payload.region, payload.customer.tier), the host and
+-- the code version (app_version) of the worker that ran the last attempt (from
+-- the job's attempts; the host also from the worker's registration while it is
+-- kept, for a job with no attempt recorded), how many of the group's jobs and how many of their types' other jobs
 -- hold each value. Both sides are bounded samples: the group's latest
 -- %(sample)s failures (on the failures index) and the latest %(sample)s other
 -- jobs of the same types (on the posted index). A value held by fewer than
@@ -47,9 +48,23 @@ facts AS (
             CASE WHEN jsonb_typeof(t.value) = 'object' THEN t.value END) n
         WHERE jsonb_typeof(n.value) IN ('string', 'number', 'boolean')
         UNION ALL
-        SELECT 'host', w.worker_host::text
-        FROM sk_workers_t w
-        WHERE w.worker_id = s.sk_owner_worker_id
+        SELECT v.field, v.value
+        FROM (
+            SELECT coalesce(la.worker_host,
+                    (SELECT w.worker_host FROM sk_workers_t w
+                     WHERE w.worker_id = s.sk_owner_worker_id))::text AS host,
+                la.app_version::text AS app_version
+            FROM (SELECT NULL) AS one
+            LEFT JOIN LATERAL (
+                SELECT a.worker_host, a.app_version
+                FROM sk_attempts_t a
+                WHERE a.task_id = s.task_id
+                ORDER BY a.attempt DESC
+                LIMIT 1
+            ) la ON true
+        ) h
+        CROSS JOIN LATERAL (VALUES ('host', h.host), ('app_version', h.app_version)) AS v(field, value)
+        WHERE v.value IS NOT NULL
     ) f
     WHERE length(f.value) <= 200
 )

@@ -17,9 +17,15 @@ ERROR = "app.Timeout: upstream timed out"
 
 
 def put(
-    conn: Conn, payload: dict[str, Any] | str, *, failed: bool, host: str | None = None
+    conn: Conn,
+    payload: dict[str, Any] | str,
+    *,
+    failed: bool,
+    host: str | None = None,
+    version: str | None = None,
 ) -> None:
     worker = None
+    task_id = uuid.uuid4()
     if host is not None:
         worker = uuid.uuid4()
         conn.execute(
@@ -35,7 +41,7 @@ def put(
         VALUES (%s, 'invoices.send', 'tests', %s, %s, 5, %s, %s, now(), now(), %s)
         """,
         (
-            uuid.uuid4(),
+            task_id,
             payload if isinstance(payload, str) else json.dumps(payload),
             5 if failed else 3,
             ERROR if failed else None,
@@ -43,6 +49,12 @@ def put(
             worker,
         ),
     )
+    if version is not None:  # its last attempt, as the engine records it
+        conn.execute(
+            "INSERT INTO sk_attempts_t (task_id, attempt, worker_host, app_version, outcome,"
+            " status) VALUES (%s, 1, 'w-9', %s, %s, %s)",
+            (task_id, version, "failed" if failed else "succeeded", 5 if failed else 3),
+        )
 
 
 def dataset(conn: Conn) -> str:
@@ -120,3 +132,14 @@ def test_hostile_values_are_shown_escaped(conn: Conn, run_cli: Callable[..., Any
     proc = run_cli("status", "failures", "--group", error_signature(ERROR), "--common", "--wide")
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "pwned" in proc.stdout
+
+
+def test_the_code_version_of_the_last_attempt_is_a_factor(conn: Conn) -> None:
+    """First seen in 1.8.3: the failures ran on it, the other jobs mostly on 1.8.2."""
+    for i in range(6):
+        put(conn, {"n": i}, failed=True, version="1.8.3")
+    for i in range(10):
+        put(conn, {"n": i}, failed=False, version="1.8.3" if i == 0 else "1.8.2")
+    found = common_factors(conn, error_signature(ERROR))
+    assert [(f.field, f.value) for f in found.factors][:1] == [("app_version", "1.8.3")]
+    assert found.factors[0].share_failing == 1.0 and found.factors[0].share_others == 0.1

@@ -270,8 +270,8 @@ def test_a_faulted_job_is_parked_with_requeue_as_its_fix(conn: Conn) -> None:
 def test_a_unique_prefix_names_the_job(conn: Conn) -> None:
     job = add_job(conn, 1)
 
-    assert read.why_resolve(conn, str(job)[:8]) == job
-    assert read.why_resolve(conn, str(job).upper()) == job
+    assert read.resolve_job(conn, str(job)[:8]) == job
+    assert read.resolve_job(conn, str(job).upper()) == job
 
 
 def test_a_prefix_of_two_jobs_is_refused(conn: Conn) -> None:
@@ -283,10 +283,10 @@ def test_a_prefix_of_two_jobs_is_refused(conn: Conn) -> None:
             (UUID(f"abcdef00-0000-0000-0000-00000000000{last}"),),
         )
 
-    with pytest.raises(ConfigError, match="more than one job"):
-        read.why_resolve(conn, "abcdef00")
-    with pytest.raises(ConfigError, match="invalid job id"):
-        read.why_resolve(conn, "xyz")
+    with pytest.raises(read.JobNotFoundError, match="matches several jobs"):
+        read.resolve_job(conn, "abcdef00")
+    with pytest.raises(ConfigError, match="hexadecimal"):
+        read.resolve_job(conn, "xyz")
 
 
 def test_why_json_is_the_causes_list(run_cli: CLI, conn: Conn) -> None:
@@ -314,11 +314,11 @@ def test_why_prints_the_causes_with_their_fixes(run_cli: CLI, conn: Conn) -> Non
     assert f"fix: skconsole bump --now --id {job} / key N" in proc.stdout
 
 
-def test_why_of_an_unknown_job_exits_2(run_cli: CLI) -> None:
+def test_why_of_an_unknown_job_exits_1_as_job_does(run_cli: CLI) -> None:
     proc = run_cli("why", str(uuid.uuid4()))
 
-    assert proc.returncode == 2
-    assert "no job with id" in proc.stderr
+    assert proc.returncode == 1
+    assert "no job id starts with" in proc.stderr
 
 
 # -- bump --now -------------------------------------------------------------------------------------
