@@ -24,6 +24,7 @@ from skconsole.tui.screens.edit_confirm import EditConfirmScreen
 from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.job_view import JobView
 from skconsole.tui.widgets.jobs_panel import JobsPanel
@@ -224,3 +225,18 @@ async def test_the_payload_editor_and_its_diff_draw_nothing_raw(
         await pilot.press("n")
     assert '{"note": "\\x1b[31mred' in editor_text  # not JSON: shown as it is, escaped
     assert '+  "note": "\\u001b[31mred\\u009b31m\\u202e"' in diff_text
+
+
+async def test_the_search_screen_draws_hostile_types_payloads_and_errors_escaped(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    seed_hostile_text(conn)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press(*"status=5", "enter")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen) and bool(app.screen.found))
+        text = assert_nothing_raw(app, "search results")
+        assert "evil" in text
