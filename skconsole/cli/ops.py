@@ -14,6 +14,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from string import hexdigits
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -63,16 +64,36 @@ from skconsole.ops.model import (
 from skconsole.ops.spec import P, S
 from skconsole.views import Column
 
-
 # -- the selection syntax, shared by every action -----------------------------------------
-def _uuid(text: str) -> UUID:
-    try:
-        return UUID(text.strip())
-    except ValueError:
-        raise ConfigError(f"invalid job id {quoted(text)}: expected a UUID") from None
+#: the fewest characters of a job id that ``--id`` takes as a prefix of one
+MIN_ID_PREFIX = 8
+
+
+def job_ids(ctx: typer.Context, ids: list[str] | None) -> tuple[UUID, ...]:
+    """``--id`` values as job ids: a full id as given; at least 8 of its first characters
+    (as the console and ``skconsole job`` show them) as the one job they name. Several
+    jobs starting so: they are listed and nothing runs (exit 1)."""
+    found: list[UUID] = []
+    prefixes: list[str] = []
+    for text in ids or ():
+        try:
+            found.append(UUID(text.strip()))
+        except ValueError:
+            digits = text.strip().replace("-", "")
+            if len(digits) < MIN_ID_PREFIX or not all(c in hexdigits for c in digits):
+                raise ConfigError(
+                    f"invalid job id {quoted(text)}: expected a UUID, or at least"
+                    f" {MIN_ID_PREFIX} of its first characters"
+                ) from None
+            prefixes.append(text)
+    if prefixes:
+        with options_of(ctx).open("skconsole-resolve").connect() as conn:
+            found.extend(read.resolve_job(conn, text) for text in prefixes)
+    return tuple(dict.fromkeys(found))
 
 
 def selection_from(
+    ctx: typer.Context,
     ids: list[str] | None,
     group: str | None,
     task_type: str | None,
@@ -82,7 +103,7 @@ def selection_from(
 ) -> Selection:
     """The Selection the command-line options describe (it checks them: exit 2 if bad)."""
     return Selection(
-        ids=tuple(dict.fromkeys(_uuid(i) for i in ids or ())),
+        ids=job_ids(ctx, ids),
         group=group,
         task_type=task_type,
         statuses=tuple(sorted(set(statuses or ()))),
@@ -246,7 +267,7 @@ def requeue(
     wide: WideOpt = False,
 ) -> None:
     """Post failed jobs again, ready now (statuses 4, 5, 6 by default; 7 when selected)."""
-    sel = selection_from(ids, group, task_type, statuses, older_than, where)
+    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.REQUEUE,
@@ -284,7 +305,7 @@ def bump(
     """Run waiting jobs sooner: lower their priority number (--by N), set it (--to N), or
     make them due at once (--now)."""
     params = ops.BumpParams(by=by, to=to, now=now)
-    sel = selection_from(ids, group, task_type, statuses, older_than, where)
+    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.BUMP,
@@ -315,7 +336,7 @@ def purge(
     wide: WideOpt = False,
 ) -> None:
     """Delete old final results (3, 6, 7; 5 with --include-faulted), in short batches."""
-    sel = selection_from(ids, group, task_type, statuses, older_than, where)
+    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.PURGE,
@@ -348,7 +369,7 @@ def reap(
     """Re-post hung jobs now (as `status inflight` judges them: the worker's lease has
     lapsed, so it has stopped them or is dead), recording why."""
     policy = HungPolicy(parse_duration(unowned_after, option="--unowned-after", minimum=1.0))
-    sel = selection_from(ids, None, task_type, None, older_than)
+    sel = selection_from(ctx, ids, None, task_type, None, older_than)
     _run(
         ctx,
         ops.REAP,
@@ -384,7 +405,7 @@ def cancel(
     """Cancel jobs: waiting ones leave the queue; running ones (--id, or --status 2) are
     stopped by their worker, or at once if their worker is gone. All end 7 Cancelled."""
     params = ops.CancelParams(wait_s=parse_duration(wait, option="--wait", maximum=MAX_WAIT_S))
-    sel = selection_from(ids, group, task_type, statuses, older_than, where)
+    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.CANCEL,
@@ -443,7 +464,7 @@ def edit(
     params = ops.EditParams(
         payload=payload, priority=priority, requeue=requeue, reset_errors=reset_errors
     )
-    sel = selection_from([task_id], None, None, None, None)
+    sel = selection_from(ctx, [task_id], None, None, None, None)
     job = sel.ids[0]
     db = options_of(ctx).open("skconsole-edit", write=not dry_run)
     with db.connect() as conn:

@@ -169,6 +169,41 @@ def test_audit_json_lists_executed_actions(run_cli: CLI, conn: Conn) -> None:
     assert entry["details"]["requested"] == 1
 
 
+def test_an_id_prefix_of_eight_characters_names_its_job(run_cli: CLI, conn: Conn) -> None:
+    job = add_job(conn, 1)
+
+    doc = as_json(run_cli("cancel", "--id", str(job)[:8], "--yes", "--json"))
+
+    assert doc["changed"] == 1 and doc["selection"]["ids"] == [str(job)]
+    assert status_of(conn, job) == 7
+
+
+def test_an_ambiguous_id_prefix_lists_the_jobs_and_changes_nothing(
+    run_cli: CLI, conn: Conn
+) -> None:
+    jobs = [add_job(conn, 1) for _ in range(2)]
+    for n, job in enumerate(jobs):
+        conn.execute(
+            "UPDATE sk_task_results_t SET task_id = %s WHERE task_id = %s",
+            (uuid.UUID(f"abcdef01-0000-0000-0000-00000000000{n}"), job),
+        )
+
+    proc = run_cli("requeue", "--id", "abcdef01", "--yes")
+
+    assert proc.returncode == 1
+    assert (
+        "matches several jobs" in proc.stderr
+        and "abcdef01-0000-0000-0000-000000000001" in proc.stderr
+    )
+
+
+def test_an_id_prefix_shorter_than_eight_characters_is_a_usage_error(run_cli: CLI) -> None:
+    proc = run_cli("bump", "--id", "abcdef", "--to", "0", "--yes")
+
+    assert proc.returncode == 2
+    assert "at least 8 of its first characters" in proc.stderr
+
+
 def test_an_invalid_job_id_is_a_usage_error(run_cli: CLI) -> None:
     proc = run_cli("cancel", "--id", "not-a-uuid", "--yes")
 
