@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -239,6 +240,12 @@ def build_table(
     return table
 
 
+def piped() -> bool:
+    """Output to a pipe or a file keeps every cell whole (``status failures | grep
+    partner`` finds what a terminal would cut), unless COLUMNS says how wide to be."""
+    return not out.is_terminal and "COLUMNS" not in os.environ
+
+
 def print_table(
     columns: Sequence[Column],
     rows: Sequence[Sequence[str]],
@@ -248,8 +255,9 @@ def print_table(
     edge: bool = True,
     styles: Sequence[StyleType | None] | None = None,
 ) -> None:
-    """:func:`build_table` for ``out``'s width, printed (wider than it with ``wide``)."""
+    """:func:`build_table` for ``out``'s width, printed (wider than it with ``wide``, or
+    when the output goes to a pipe or a file: see :func:`piped`)."""
     table = build_table(
-        columns, rows, width=out.width, wide=wide, title=title, edge=edge, styles=styles
+        columns, rows, width=out.width, wide=wide or piped(), title=title, edge=edge, styles=styles
     )
     out.print(table, crop=False)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
+import pytest
 
 from skconsole.core.signature import error_signature
 from skconsole.read import group_id
@@ -83,3 +84,17 @@ def test_the_json_document_is_the_same_whatever_the_width(run_cli: CLI, conn: Co
 
     assert narrow.returncode == 0, narrow.stderr
     assert narrow.stdout == wide.stdout
+
+
+def test_a_table_piped_without_columns_keeps_every_cell_whole(
+    run_cli: CLI, conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`skconsole status failures | grep warehouse` finds what a terminal would cut."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    gid = seed(conn)
+
+    proc = run_cli("status", "failures")
+
+    assert proc.returncode == 0, proc.stderr
+    [row] = [line for line in proc.stdout.splitlines() if gid in line]
+    assert error_signature(LONG_ERROR) in row and "…" not in row
