@@ -21,14 +21,12 @@ import time
 from typing import Any
 
 import psycopg
-from psycopg import conninfo, sql
 
 from skconsole import read
+from skconsole.bench.seeded import seeded_database
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import parse_terms
 from skconsole.db.connect import Database
-from skconsole.db.schema import setup_schema
-from skconsole.db.sqlfiles import load_sql
 
 Conn = psycopg.Connection[Any]
 INDEX = "sk_find_bench"
@@ -52,39 +50,16 @@ SEARCHES: dict[str, FindQuery] = {
 }
 
 
-def _dsn_for(dsn: str, database: str) -> str:
-    params = conninfo.conninfo_to_dict(dsn)
-    params["dbname"] = database
-    return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
-
-
 def prepare(server_dsn: str, database: str, results: int, reuse: bool) -> str:
     """The benchmark database's DSN, seeded (unless --reuse keeps a seeded one)."""
-    dsn = _dsn_for(server_dsn, database)
-    if database == conninfo.conninfo_to_dict(server_dsn).get("dbname"):
-        raise SystemExit("--database must differ from the DSN's own database")
-    if reuse:
-        try:
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                if conn.execute("SELECT EXISTS (SELECT 1 FROM sk_task_results_t)").fetchone():
-                    print(f"reusing {database}")
-                    return dsn
-        except psycopg.Error:
-            pass
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        name = sql.Identifier(database)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        setup_schema(conn)
-        started = time.perf_counter()
-        conn.execute("SET synchronous_commit = off")
-        conn.execute("SELECT set_config('skbench.results', %s, false)", (str(results),))
-        with conn.transaction():
-            conn.execute(load_sql("bench/seed_find"))
-        print(f"seeded {results:,} results in {time.perf_counter() - started:.0f}s")
-        conn.execute("VACUUM ANALYZE sk_task_results_t")
-    return dsn
+    return seeded_database(
+        server_dsn,
+        database,
+        seed="bench/seed_find",
+        settings={"results": results},
+        reuse=reuse,
+        what=f"{results:,} results",
+    )
 
 
 def timed(conn: Conn, runs: int) -> dict[str, float]:

@@ -20,63 +20,25 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from psycopg import conninfo, sql
 
 from skconsole import read
+from skconsole.bench.seeded import seeded_database
 from skconsole.db.connect import Database
-from skconsole.db.schema import setup_schema
-from skconsole.db.sqlfiles import load_sql
 
 Conn = psycopg.Connection[Any]
 
 
-def _dsn_for(dsn: str, database: str) -> str:
-    params = conninfo.conninfo_to_dict(dsn)
-    params["dbname"] = database
-    return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
-
-
-def _seeded(dsn: str) -> bool:
-    try:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            row = conn.execute(
-                "SELECT to_regclass('sk_task_results_t') IS NOT NULL "
-                "AND EXISTS (SELECT 1 FROM sk_task_results_t)"
-            ).fetchone()
-            return bool(row and row[0])
-    except psycopg.OperationalError:
-        return False
-
-
 def prepare(server_dsn: str, database: str, queued: int, results: int, reuse: bool) -> str:
     """The benchmark database's DSN, seeded (unless --reuse finds it seeded already)."""
-    dsn = _dsn_for(server_dsn, database)
-    if reuse and _seeded(dsn):
-        print(f"reusing {database}")
-        return dsn
-    if database == conninfo.conninfo_to_dict(server_dsn).get("dbname"):
-        raise SystemExit("--database must differ from the DSN's own database")
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        name = sql.Identifier(database)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        setup_schema(conn)
-        started = time.perf_counter()
-        conn.execute("SET synchronous_commit = off")
-        conn.execute(
-            "SELECT set_config('skbench.queued', %s, false), set_config('skbench.results', %s, false)",
-            (str(queued), str(max(results, queued))),
-        )
-        with conn.transaction():
-            conn.execute(load_sql("bench/seed_read_models"))
-        print(
-            f"seeded {queued:,} queued / {max(results, queued):,} results in "
-            f"{time.perf_counter() - started:.0f}s"
-        )
-        conn.execute("VACUUM ANALYZE sk_tasks_queue_t")
-        conn.execute("VACUUM ANALYZE sk_task_results_t")
-    return dsn
+    results = max(results, queued)
+    return seeded_database(
+        server_dsn,
+        database,
+        seed="bench/seed_read_models",
+        settings={"queued": queued, "results": results},
+        reuse=reuse,
+        what=f"{queued:,} queued / {results:,} results",
+    )
 
 
 def read_models(conn: Conn) -> dict[str, Callable[[], Any]]:

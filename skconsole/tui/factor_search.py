@@ -1,4 +1,4 @@
-"""The failure group's ``w`` key: what its jobs share, then a search by the strongest factor.
+"""The failure group's ``F`` key: what its jobs share, then a search by the strongest factor.
 
 Why a module: the factors are a costly read (two bounded samples), so it runs in a
 worker thread; the result is said in a notification (the top factors, as the CLI's

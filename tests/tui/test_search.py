@@ -1,4 +1,4 @@
-"""The search screen (key s) and the failure group's factor key (w), on the real database."""
+"""The search screen (key s) and the failure group's factor key (F), on the real database."""
 
 from __future__ import annotations
 
