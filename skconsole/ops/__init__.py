@@ -29,7 +29,7 @@ from skconsole.ops.cancel import CANCEL, CancelParams
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
 from skconsole.ops.edit import EDIT, EditParams
 from skconsole.ops.find_index import FIND_INDEX_ADD, FIND_INDEX_DROP, FindIndexParams
-from skconsole.ops.limit import LIMIT, LimitParams, Rate
+from skconsole.ops.limit import LIMIT, LimitParams, Limits, Rate
 from skconsole.ops.model import (
     BATCH_SIZE,
     ActionResult,
@@ -106,6 +106,7 @@ __all__ = [
     "JobAction",
     "JobRow",
     "LimitParams",
+    "Limits",
     "NoParams",
     "OperatorAction",
     "Params",

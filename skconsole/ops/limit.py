@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import Json, JsonObject
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
+from skconsole.ops.spec import Needs, SettingParams, TypeSetting, Wording
 from skconsole.read import rate_text
 
 #: interval units of a rate, in seconds
@@ -157,7 +157,4 @@ LIMIT = TypeSetting(
     write="ops_limit",
     settings=Limits,
     needs=Needs(update=(TYPES,), insert=(TYPES,)),
-    # reversible: the console's limit screen, which names the type, is the
-    # question; the CLI still asks (or takes --yes)
-    confirm=Confirm.NONE,
 )

@@ -13,5 +13,6 @@ PAUSE = TypeAction(
     Wording("pause", "paused", "task type", outcome="{Done} {target}."),
     paused=True,
     write="ops_pause",
+    warning="Workers stop claiming its jobs until it is resumed; jobs running now finish.",
     needs=Needs(update=(TYPES,), insert=(TYPES,)),
 )

@@ -9,5 +9,6 @@ RESUME = TypeAction(
     Wording("resume", "resumed", "task type", outcome="{Done} {target}."),
     paused=False,
     write="ops_resume",
+    warning="Workers claim its waiting jobs again at once.",
     needs=Needs(update=(TYPES,)),
 )

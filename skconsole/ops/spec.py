@@ -483,7 +483,7 @@ class TypeAction(Action[Params]):
     paused: bool  # the state it sets
     write: str  # query: flip the type; returns a row when it changed
     needs: Needs
-    confirm: Confirm = Confirm.NONE
+    confirm: Confirm = Confirm.ASK
     warning: str = ""
     params_type: type[Params] = NoParams
 

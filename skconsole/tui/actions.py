@@ -201,7 +201,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"depth"}),
         needs_write=True,
         home="depth",
-        op=Operation(ops.PAUSE, targets.type_to_pause, missing=None),
+        op=Operation(ops.PAUSE, targets.type_to_pause, missing=None, dialog=Dialog.TARGET),
     ),
     ActionSpec(
         "limit_type",
@@ -216,6 +216,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
             targets.type_to_set,
             missing="Select a task type first.",
             ask=asks.limit,
+            dialog=Dialog.TARGET,
         ),
     ),
     ActionSpec(

@@ -121,11 +121,22 @@ def setting_lines(d: dict[str, object]) -> list[str]:
     return lines
 
 
+def type_lines(d: dict[str, object]) -> list[str]:
+    """A task type as its preview read it: a setting's change (limit, retention), or what
+    it holds when it is paused or resumed."""
+    if "old" in d:
+        return setting_lines(d)
+    if "paused" not in d:
+        return []
+    state = "paused" if d.get("paused") else "not paused"
+    return [f"now {state}: {_n(d.get('waiting'))} waiting, {_n(d.get('in_flight'))} running"]
+
+
 #: How a confirmation describes a target of each kind that a :attr:`Dialog.TARGET` shows.
 DESCRIBE: dict[TargetKind, Callable[[dict[str, object]], list[str]]] = {
     TargetKind.TABLE: table_lines,
     TargetKind.SESSION: session_lines,
-    TargetKind.TYPE: setting_lines,
+    TargetKind.TYPE: type_lines,
 }
 #: the hint under a one-target question, by the target's kind
 HINTS: dict[TargetKind, str] = {TargetKind.TYPE: SETTING_HINT}

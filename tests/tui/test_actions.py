@@ -214,13 +214,39 @@ async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Co
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         await _select_type(pilot, app, "tui.ok")
-        await pilot.press("P")  # reversible: no confirmation
+        await pilot.press("P")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.question.startswith("Pause type `tui.ok`?")
+        assert dialog.sample == ("now not paused: 2 waiting, 0 running",)
+        await pilot.press("y")
         await until(pilot, lambda: paused() is True)
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.depth[0].paused)
         await pilot.pause(1.0)
         await pilot.press("P")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.screen.question.startswith("Resume type `tui.ok`?")  # type: ignore[attr-defined]
+        await pilot.press("y")
         await until(pilot, lambda: paused() is False)
     assert [a for a, _, _ in _audit(conn)] == ["pause", "resume"]
+
+
+async def test_pause_answered_no_leaves_the_type_running(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    _post_waiting(db, 1)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _select_type(pilot, app, "tui.ok")
+        said = record_notices(app)
+        await pilot.press("P")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await until(pilot, lambda: "Nothing was changed." in said)
+    assert conn.execute("SELECT count(*) FROM sk_task_types_t WHERE tt_paused").fetchone() == (0,)
+    assert _audit(conn) == []
 
 
 async def test_purge_asks_to_type_the_count(

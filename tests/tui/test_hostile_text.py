@@ -202,6 +202,9 @@ async def test_the_notification_after_pausing_a_type_draws_nothing_raw(
         await pilot.press("1")
         app.main_screen.panel("depth").table.select_key(TASK_TYPE)
         await pilot.press("P")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert_nothing_raw(app, "pause confirmation")
+        await pilot.press("y")
         await until(pilot, lambda: any(n.title == "Done" for n in app._notifications))
         await pilot.pause(0.3)  # the toast is drawn
         assert_nothing_raw(app, "pause notification")

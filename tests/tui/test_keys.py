@@ -137,3 +137,18 @@ async def test_palette_runs_actions_in_their_panel() -> None:
         await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen))
         names = {name for name, _, _ in ActionCommands(app.screen)._entries()}
         assert {"Requeue shown", "Requeue", "Open", "Filter"} <= names
+
+
+async def test_the_palette_shows_and_confirms_the_type_it_would_pause() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3")  # the failures panel: the depth panel's cursor is not in view
+        await app.run_from_palette(actions.BY_ID["pause_type"])
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.main_screen.panel("depth").table.has_focus  # its selection is in view
+        selected = app.main_screen.panel("depth").table.selected_key
+        assert app.screen.question.startswith(f"Pause type `{selected}`?")  # type: ignore[attr-defined]
+        await pilot.press("n")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+    assert app.source.executed == []  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ import psycopg
 from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.tui.app import ConsoleApp
+from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.limit_type import LimitTypeScreen
 from tests.tui.conftest import SIZE, loaded, notices, until
 from tests.tui.test_actions import _post_waiting, _select_type
@@ -33,6 +34,12 @@ async def test_l_sets_a_types_concurrency_limit_with_its_audit_row(
         await pilot.press("L")
         await until(pilot, lambda: isinstance(app.screen, LimitTypeScreen))
         await pilot.press("2", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.question.startswith("Limit the type `tui.ok`")
+        assert "after: concurrency 2" in dialog.sample
+        await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Limited the type") for m in notices(app)))
     assert _limits(conn) == [(2, None)]
     assert conn.execute("SELECT audit_action FROM sk_audit_t").fetchall() == [("limit",)]

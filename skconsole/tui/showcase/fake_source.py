@@ -92,10 +92,41 @@ def _session_target(request: ActionRequest) -> dict[str, object]:
     }
 
 
+def _type_target(request: ActionRequest) -> dict[str, object]:
+    """A task type as a pause's or a limit's preview reads it, from the fixed depth rows."""
+    task_type = request.target.task_type
+    row = next((d for d in fixed_snapshot().depth if d.task_type == task_type), None)
+    params = request.params
+    if row is None:
+        return {"task_type": task_type}
+    if isinstance(params, ops.LimitParams):
+        limit = row.limit
+        old = ops.Limits(
+            limit.concurrency if limit else None,
+            limit.rate_count if limit else None,
+            limit.rate_seconds if limit else None,
+        )
+        return {
+            "task_type": task_type,
+            "old": params.shown(old),
+            "new": params.shown(params.apply(old)),
+        }
+    if request.action in (ops.PAUSE, ops.RESUME):
+        waiting = row.ready + row.scheduled
+        return {
+            "task_type": task_type,
+            "paused": row.paused,
+            "waiting": waiting,
+            "in_flight": row.in_flight,
+        }
+    return {"task_type": task_type}
+
+
 #: What a one-target action's preview reads of its target, by the target's kind.
 SERVER_TARGETS: dict[TargetKind, Callable[[ActionRequest], dict[str, object]]] = {
     TargetKind.TABLE: _table_target,
     TargetKind.SESSION: _session_target,
+    TargetKind.TYPE: _type_target,
 }
 
 
@@ -248,8 +279,6 @@ class FixedSource:
         if self.offline:
             raise SourceUnavailable("connection refused")
         target = request.target
-        if target.kind is TargetKind.TYPE:  # the type's state or settings would change
-            return PreviewInfo(request, 1, (), None)
         server = SERVER_TARGETS.get(target.kind)
         if server is not None:  # one table or session, as it is now
             return PreviewInfo(request, 1, (), None, server(request))

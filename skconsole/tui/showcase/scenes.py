@@ -133,7 +133,8 @@ SCENES: tuple[Scene, ...] = (
     Scene("edit-confirm", keys=("enter", "enter", "E"), extra=_edit_payload),
     # emails.send runs at its concurrency limit (8/8) and has a rate limit
     Scene("limit-type", keys=("1", "L")),
-    Scene("limit-type-done", keys=("1", "L", "ctrl+a", "ctrl+k", "4", "enter")),
+    Scene("pause-type-confirm", keys=("1", "P")),
+    Scene("limit-type-confirm", keys=("1", "L", "ctrl+a", "ctrl+k", "4", "enter")),
     Scene("purge-confirm", keys=("D", "enter")),
     # a report left open 2h holds the horizon; an operator's UPDATE blocks a worker
     Scene("health", keys=("9",)),
