@@ -19,9 +19,10 @@ from rich.markup import escape
 
 from skconsole import ops, read
 from skconsole.cli.app import app
-from skconsole.cli.ops import confirm_or_exit
+from skconsole.cli.ops import confirm_or_exit, job_ids
 from skconsole.cli.options import (
     DryRunOpt,
+    IdsOpt,
     JsonOpt,
     StatusOpt,
     TypeOpt,
@@ -83,10 +84,20 @@ def find(
     explain: Annotated[
         bool, typer.Option("--explain", help="Print what the search costs (EXPLAIN ANALYZE)")
     ] = False,
+    ids: IdsOpt = None,
+    parent: Annotated[
+        str | None,
+        typer.Option("--parent", help="Only the jobs this job posted (an id or unique prefix)"),
+    ] = None,
+    group: Annotated[
+        str | None,
+        typer.Option("--group", help="Only the jobs of this failure group (its signature)"),
+    ] = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Find jobs by payload field (--where payload.PATH=VALUE), type, status, age, error."""
+    """Find jobs by payload field (--where payload.PATH=VALUE), type, status, age, error,
+    id, the job that posted them, or failure group."""
     q = FindQuery(
         where=parse_terms(where),
         task_type=task_type,
@@ -94,6 +105,9 @@ def find(
         since_seconds=parse_duration(since, option="--since") if since is not None else None,
         error=error,
         limit=limit,
+        ids=job_ids(ctx, ids),
+        parent=job_ids(ctx, [parent])[0] if parent is not None else None,
+        group=group,
     )
     db = options_of(ctx).open("skconsole-find", degraded_ok=False)
     with db.connect() as conn:

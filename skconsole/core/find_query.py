@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from uuid import UUID
 
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
@@ -23,7 +24,9 @@ MAX_LIMIT = 10_000
 #: Longest --error text searched for.
 MAX_ERROR_TEXT = 1_000
 
-_KEYS = ("type", "status", "since", "error", "limit")
+_KEYS = ("type", "status", "since", "error", "limit", "id", "parent", "group")
+#: Most ids one search names (an audit row keeps 100 of a big selection's).
+MAX_IDS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +39,19 @@ class FindQuery:
     since_seconds: float | None = None
     error: str | None = None
     limit: int = DEFAULT_LIMIT
+    #: only these jobs (an audit row's, a marked list's)
+    ids: tuple[UUID, ...] = ()
+    #: only the jobs this job posted (its pipeline's next stage, its ctx.post jobs)
+    parent: UUID | None = None
+    #: only the jobs of this failure group (its signature, as the failures panel keys it)
+    group: str | None = None
 
     def __post_init__(self) -> None:
         if len(self.where) > MAX_TERMS:
             raise ConfigError(f"at most {MAX_TERMS} payload terms, got {len(self.where)}")
-        for name, text in (("type", self.task_type), ("error", self.error)):
+        if len(self.ids) > MAX_IDS:
+            raise ConfigError(f"at most {MAX_IDS} ids, got {len(self.ids)}")
+        for name, text in (("type", self.task_type), ("error", self.error), ("group", self.group)):
             if text is not None and (not is_valid_utf8(text) or "\x00" in text):
                 raise ConfigError(f"--{name} must be valid UTF-8 text without NUL")
         if self.error is not None and len(self.error) > MAX_ERROR_TEXT:
@@ -61,6 +72,11 @@ class FindQuery:
             parts.append(f"since={self.since_seconds:g}s")
         if self.error is not None:
             parts.append(f"error={shlex.quote(self.error)}")
+        parts.extend(f"id={i}" for i in self.ids)
+        if self.parent is not None:
+            parts.append(f"parent={self.parent}")
+        if self.group is not None:
+            parts.append(f"group={shlex.quote(self.group)}")
         if self.limit != DEFAULT_LIMIT:
             parts.append(f"limit={self.limit}")
         return " ".join(parts)
@@ -68,13 +84,15 @@ class FindQuery:
 
 def parse_line(line: str) -> FindQuery:
     """The console's search line: space-separated ``KEY=VALUE`` terms, shell-quoted when a
-    value holds spaces. Keys: ``payload.PATH``, type, status (repeatable), since, error, limit."""
+    value holds spaces. Keys: ``payload.PATH``, type, status (repeatable), since, error,
+    limit, id (repeatable), parent, group."""
     try:
         words = shlex.split(line)
     except ValueError as exc:
         raise ConfigError(f"cannot read the search {quoted(line)}: {exc}") from None
     where: list[PayloadTerm] = []
     statuses: list[int] = []
+    ids: list[UUID] = []
     found: dict[str, str] = {}
     for word in words:
         key, eq, value = word.partition("=")
@@ -84,10 +102,12 @@ def parse_line(line: str) -> FindQuery:
         if not eq or key not in _KEYS:
             raise ConfigError(
                 f"unknown search term {quoted(word)}: use payload.PATH=VALUE, type=T,"
-                " status=N, since=1h, error=TEXT or limit=N"
+                " status=N, since=1h, error=TEXT, limit=N, id=ID, parent=ID or group=SIGNATURE"
             )
         if key == "status":
             statuses.append(_integer(value, "status"))
+        elif key == "id":
+            ids.append(_uuid(value, "id"))
         elif key in found:
             raise ConfigError(f"{key}= given twice")
         else:
@@ -100,7 +120,17 @@ def parse_line(line: str) -> FindQuery:
         since_seconds=parse_duration(since, option="since") if since is not None else None,
         error=found.get("error") or None,
         limit=_integer(found["limit"], "limit") if "limit" in found else DEFAULT_LIMIT,
+        ids=tuple(dict.fromkeys(ids)),
+        parent=_uuid(found["parent"], "parent") if "parent" in found else None,
+        group=found.get("group") or None,
     )
+
+
+def _uuid(text: str, key: str) -> UUID:
+    try:
+        return UUID(text)
+    except ValueError:
+        raise ConfigError(f"{key}= takes a whole job id (a UUID), got {quoted(text)}") from None
 
 
 def _integer(text: str, key: str) -> int:

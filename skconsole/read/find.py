@@ -100,6 +100,9 @@ def find_params(conn: Conn, q: FindQuery) -> dict[str, object]:
         "since": since,
         "error": like_pattern(q.error) if q.error is not None else None,
         "limit": q.limit,
+        "ids": list(q.ids) or None,
+        "parent": q.parent,
+        "group": q.group,
         **payload_params(q.where),
     }
 

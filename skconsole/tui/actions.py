@@ -23,11 +23,12 @@ from skconsole import ops
 from skconsole.tui import asks, targets
 from skconsole.tui.model import Dialog
 from skconsole.tui.operation import Operation
-from skconsole.tui.panels import PANEL_IDS, numbered
+from skconsole.tui.panels import PANEL_IDS, PANELS, numbered
 
 TABLE_SCOPES = frozenset({*PANEL_IDS, "jobs"})
 MAIN = frozenset(PANEL_IDS)
 SELECTED = frozenset({"failures", "jobs", "job", "depth"})  # a selected job, group or task type
+OPENS = frozenset({*(p.scope for p in PANELS if p.opens), "jobs"})  # where Enter opens a row
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "open",
         "enter",
         "Open",
-        "Drill down: failure group -> its jobs -> one job's full error and payload.",
-        scopes=frozenset({"failures", "jobs"}),
+        "Open what the selected row stands for: a type's waiting jobs, a running job, a failure"
+        " group's jobs, a worker's jobs, an audited action's jobs, a job's full detail.",
+        scopes=OPENS,
         priority=True,
         home="failures",
         key_display="⏎",
@@ -315,6 +317,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "u",
         "Parent",
         "Open the job that posted this one: a pipeline's previous stage, or the job whose ctx.post posted it.",
+        scopes=frozenset({"job"}),
+    ),
+    ActionSpec(
+        "children",
+        "d",
+        "Posted",
+        "Open the jobs this one posted: a pipeline's next stage, its ctx.post jobs (one: its detail).",
         scopes=frozenset({"job"}),
     ),
     ActionSpec(

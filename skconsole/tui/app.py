@@ -44,7 +44,7 @@ from skconsole.tui.action_runner import ActionRunner, is_connection_error
 from skconsole.tui.actions import ActionSpec, spec_for
 from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
 from skconsole.tui.commands import ActionCommands
-from skconsole.tui.context import Scoped
+from skconsole.tui.context import Opens, Scoped
 from skconsole.tui.engine_control import EngineControl, engine_text, toggle
 from skconsole.tui.factor_search import load_factors
 from skconsole.tui.formatting import first_line, fmt_seconds, short_id
@@ -57,6 +57,7 @@ from skconsole.tui.messages import (
     SchemaReady,
 )
 from skconsole.tui.model import FailureGroups, QueueHealth, Snapshot, Trends
+from skconsole.tui.opening import Opening, OpenKind, job
 from skconsole.tui.operation import Here
 from skconsole.tui.polling import PollLoop, backoff
 from skconsole.tui.screens.drilldown import DrillDownScreen
@@ -364,6 +365,8 @@ class ConsoleApp(App[int]):
             return False
         if spec.id == "parent" and not self._parent_shown():
             return False
+        if spec.id == "children" and not self._children_shown():
+            return False
         return self._allowed(spec)
 
     def _can_go_back(self) -> bool:
@@ -375,6 +378,10 @@ class ConsoleApp(App[int]):
     def _parent_shown(self) -> bool:
         screen = self.screen
         return isinstance(screen, JobDetailScreen) and screen.parent_id is not None
+
+    def _children_shown(self) -> bool:
+        screen = self.screen
+        return isinstance(screen, JobDetailScreen) and screen.posted_jobs() is not None
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
         return spec.allowed(self.engine is not None, self.read_only, self.connected)
@@ -505,24 +512,30 @@ class ConsoleApp(App[int]):
             )
 
     def action_open(self) -> None:
+        """Enter: what the selected row stands for (see each panel's ``opening``)."""
         screen = self.screen
-        if isinstance(screen, MainScreen):
-            panel = screen.query_one(FailuresPanel)
-            group = panel.group(panel.table.selected_key, self.snapshot)
-            if group is not None:
-                self.push_screen(GroupJobsScreen(group, self))
-        elif isinstance(screen, GroupJobsScreen):
-            task_id = screen.selected_job()
-            if task_id is not None:
-                workers = self.snapshot.workers if self.snapshot is not None else ()
+        if isinstance(screen, Opens):
+            opening = screen.opening(self.snapshot)
+            if opening is not None:
+                self.open(opening)
+
+    def open(self, opening: Opening) -> None:
+        """Open a job, a failure group, a search, or a panel filtered (Esc comes back)."""
+        workers = self.snapshot.workers if self.snapshot is not None else ()
+        match opening.kind:
+            case OpenKind.JOB:
                 self.push_screen(
-                    JobDetailScreen(task_id, self, screen.group.signature, workers=workers)
+                    JobDetailScreen(opening.value, self, opening.group, workers=workers)
                 )
-        elif isinstance(screen, SearchScreen):
-            task_id = screen.selected_job()
-            if task_id is not None:
-                workers = self.snapshot.workers if self.snapshot is not None else ()
-                self.push_screen(JobDetailScreen(task_id, self, workers=workers))
+            case OpenKind.GROUP:
+                groups = self.snapshot.failures if self.snapshot is not None else ()
+                group = next((g for g in groups if g.signature == opening.value), None)
+                if group is not None:
+                    self.push_screen(GroupJobsScreen(group, self))
+            case OpenKind.SEARCH:
+                self.push_screen(SearchScreen(self, opening.value))
+            case OpenKind.FILTER:
+                self.main_screen.show_filtered(opening.panel, opening.value)
 
     def action_search(self) -> None:
         """Open the search screen (payload.PATH=VALUE type=T ...)."""
@@ -544,16 +557,22 @@ class ConsoleApp(App[int]):
         """Open the job that posted the one shown (Esc comes back)."""
         screen = self.screen
         if isinstance(screen, JobDetailScreen) and screen.parent_id is not None:
-            workers = self.snapshot.workers if self.snapshot is not None else ()
-            self.push_screen(JobDetailScreen(screen.parent_id, self, workers=workers))
+            self.open(job(screen.parent_id))
+
+    def action_children(self) -> None:
+        """Open the jobs the one shown posted: the one child, or a search for them all."""
+        screen = self.screen
+        if isinstance(screen, JobDetailScreen):
+            posted = screen.posted_jobs()
+            if posted is not None:
+                self.open(posted)
 
     def action_jump_to_job(self) -> None:
         """Ask for a job id or prefix (looked up off the UI thread), then open that job."""
 
         def opened(task_id: str | None) -> None:
             if task_id is not None:
-                workers = self.snapshot.workers if self.snapshot is not None else ()
-                self.push_screen(JobDetailScreen(task_id, self, workers=workers))
+                self.open(job(task_id))
 
         self.push_screen(JumpToJobScreen(self.source.jobs_by_prefix), opened)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.status_bar import StatusState
 
@@ -32,3 +34,10 @@ class Scoped(Protocol):
     """A screen that says where the keys are: its focused panel, or its own scope."""
 
     def current_scope(self) -> str: ...
+
+
+@runtime_checkable
+class Opens(Protocol):
+    """A screen whose selected row opens something on Enter (see :mod:`skconsole.tui.opening`)."""
+
+    def opening(self, snapshot: Snapshot | None) -> Opening | None: ...

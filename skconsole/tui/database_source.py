@@ -31,6 +31,7 @@ import psycopg
 from skconsole import ops, read
 from skconsole.core.errors import ConfigError, ConnectError
 from skconsole.core.find_query import FindQuery
+from skconsole.core.payload_terms import parse_term
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
@@ -297,8 +298,34 @@ def _sample_line(row: ops.JobRow) -> str:
 
 def _audit_row(a: ops.AuditEntry) -> model.AuditRow:
     return model.AuditRow(
-        a.audit_id, a.at, a.user, a.host, a.action, describe_selection(a.selection), a.count
+        a.audit_id,
+        a.at,
+        a.user,
+        a.host,
+        a.action,
+        describe_selection(a.selection),
+        a.count,
+        audited_jobs(a.selection),
     )
+
+
+def audited_jobs(sel: dict[str, Any]) -> FindQuery | None:
+    """The search that lists the jobs an audited action was on: its ids (the first 100 of a
+    big selection), else its filters; None when it names none (a purge by age, a vacuum)."""
+    ids = sel.get("ids")
+    if isinstance(ids, list) and ids:
+        return FindQuery(ids=tuple(UUID(str(i)) for i in ids), limit=len(ids))
+    where = sel.get("where")
+    listed = where if isinstance(where, list) else []
+    terms = tuple(parse_term(f"{t['path']}={t['value']}") for t in listed if isinstance(t, dict))
+    statuses = sel.get("statuses")
+    query = FindQuery(
+        where=terms,
+        task_type=sel.get("task_type") or None,
+        statuses=tuple(int(s) for s in statuses) if isinstance(statuses, list) else (),
+        group=sel.get("group") or None,
+    )
+    return None if query == FindQuery() else query
 
 
 def describe_selection(sel: dict[str, Any]) -> str:

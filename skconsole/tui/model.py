@@ -19,6 +19,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from skconsole.core.find_query import FindQuery
 from skconsole.core.text import printable
 from skconsole.ops import OperatorAction, Params
 from skconsole.read import (
@@ -64,6 +65,8 @@ class AuditRow:
     action: str
     selection: str
     count: int
+    #: the search that lists the jobs it was on (None: it names no jobs, e.g. a purge by age)
+    jobs: FindQuery | None = None
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,31 @@ def test_find_filters_by_type_status_since_and_error(conn: Conn) -> None:
     assert found(conn, error="5_%") == set()  # % and _ are taken literally
 
 
+def test_find_narrows_to_the_ids_it_is_given(conn: Conn) -> None:
+    a, b = put(conn, "{}"), put(conn, "{}")
+    put(conn, "{}")
+    assert found(conn, ids=(a, b)) == {a, b}
+
+
+def test_find_by_parent_lists_the_jobs_one_job_posted(conn: Conn) -> None:
+    parent, child, other = put(conn, "{}", status=3), put(conn, "{}"), put(conn, "{}")
+    conn.execute(
+        "UPDATE sk_task_results_t SET sk_parent_task_id = %s WHERE task_id = %s", (parent, child)
+    )
+    assert other not in found(conn, parent=parent)
+    assert found(conn, parent=parent) == {child}
+
+
+def test_find_by_group_lists_the_jobs_of_one_failure_group(conn: Conn) -> None:
+    timeout = put(conn, "{}", error="app.Timeout: upstream timed out")
+    put(conn, "{}", error="app.Declined: card declined")
+    (signature,) = conn.execute(
+        "SELECT sk_error_signature FROM sk_task_results_t WHERE task_id = %s", (timeout,)
+    ).fetchone()
+    assert signature is not None
+    assert found(conn, group=signature) == {timeout}
+
+
 def test_find_returns_at_most_its_limit_most_recent_first(conn: Conn) -> None:
     ids = [put(conn, "{}", age_s=100 - i) for i in range(5)]
     jobs = read.find(conn, FindQuery(limit=3))
@@ -145,6 +170,18 @@ def test_find_json_lists_jobs_with_their_full_payload(
         "error",
     }
     assert job["status"] == 5 and job["error"]["message"] == "upstream timed out"
+
+
+def test_find_parent_takes_the_short_id_the_console_shows(
+    conn: Conn, run_cli: Callable[..., Any]
+) -> None:
+    parent, child = put(conn, "{}", status=3), put(conn, "{}")
+    conn.execute(
+        "UPDATE sk_task_results_t SET sk_parent_task_id = %s WHERE task_id = %s", (parent, child)
+    )
+    proc = run_cli("find", "--parent", str(parent)[:8], "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [j["task_id"] for j in json.loads(proc.stdout)["jobs"]] == [str(child)]
 
 
 def test_find_table_shows_hostile_payload_and_error_escaped(

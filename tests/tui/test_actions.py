@@ -16,6 +16,7 @@ from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
+from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.tui.conftest import (
     SIZE,
@@ -66,6 +67,25 @@ async def test_requeue_group_confirms_scope_and_acts(
     assert statuses(conn, "tui.timeout") == {1: 6}
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (6,)
     assert _audit(conn) == [("requeue", "tester", 6)]
+
+
+async def test_enter_on_an_audit_row_finds_the_jobs_the_action_was_on(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: app.snapshot is not None and bool(app.snapshot.audit))
+        await pilot.press("7", "enter")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen) and bool(app.screen.found))
+        assert isinstance(app.screen, SearchScreen)
+        found = {str(j.task_id) for j in app.screen.found}
+    requeued = conn.execute("SELECT task_id::text FROM sk_tasks_queue_t").fetchall()
+    assert found == {r[0] for r in requeued} and len(found) == 6
 
 
 async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, conn: Conn) -> None:

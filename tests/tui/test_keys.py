@@ -4,16 +4,26 @@ is tested on a real one (test_console.py, test_actions.py)."""
 
 from __future__ import annotations
 
-from skconsole.tui import actions
+from textual.pilot import Pilot
+
+from skconsole.tui import actions, opening
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.commands import ActionCommands
 from skconsole.tui.panels import PANEL_IDS
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen, help_text
+from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.showcase.fake_source import FixedSource
-from skconsole.tui.showcase.fixed_data import GROUPS, FrozenClock
+from skconsole.tui.showcase.fixed_data import (
+    GROUPS,
+    PARENT_JOB,
+    STAGE_JOB,
+    FrozenClock,
+    fixed_snapshot,
+)
 from skconsole.tui.showcase.scenes import settle
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.tui.conftest import SIZE, until
@@ -152,3 +162,63 @@ async def test_the_palette_shows_and_confirms_the_type_it_would_pause() -> None:
         await pilot.press("n")
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
     assert app.source.executed == []  # type: ignore[attr-defined]
+
+
+# -- Enter opens what the selected row stands for ------------------------------------------------
+async def _enter_on(pilot: Pilot[int], app: ConsoleApp, panel: str, key: str | None = None) -> None:
+    await pilot.press(str(PANEL_IDS.index(panel) + 1))
+    if key is not None:
+        assert app.main_screen.panel(panel).table.select_key(key)
+    await pilot.press("enter")
+
+
+async def test_enter_on_a_type_searches_its_waiting_jobs() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _enter_on(pilot, app, "depth", "payments.charge")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        assert app.screen.line == "type=payments.charge status=1 status=4 status=5"  # type: ignore[attr-defined]
+
+
+async def test_enter_on_a_running_job_opens_its_detail() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        selected = app.main_screen.panel("inflight").table.selected_key
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobDetailScreen))
+        assert app.screen.task_id == selected  # type: ignore[attr-defined]
+
+
+async def test_enter_on_a_worker_shows_the_jobs_it_runs() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        worker = next(w for w in fixed_snapshot().workers if w.host == "web-1")
+        await _enter_on(pilot, app, "workers", str(worker.worker_id))
+        await until(pilot, lambda: app.current_scope() == "inflight")
+        table = app.main_screen.panel("inflight").table
+        assert table.filter_text == "web-1 pid 2200"
+        theirs = {str(j.task_id) for j in fixed_snapshot().inflight if j.worker_host == "web-1"}
+        assert theirs and set(table.visible_keys) == theirs
+
+
+async def test_enter_on_an_audit_row_searches_the_jobs_it_was_on() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _enter_on(pilot, app, "audit", "11")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+        assert app.screen.line == "type=thumbnails.render"  # type: ignore[attr-defined]
+
+
+async def test_d_on_a_job_opens_the_job_it_posted() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open(opening.job(PARENT_JOB))
+        await until(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail)
+        await pilot.press("d")
+        await until(pilot, lambda: getattr(app.screen, "task_id", None) == STAGE_JOB)

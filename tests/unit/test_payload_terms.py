@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 import pytest
 
 from skconsole.core.errors import ConfigError
@@ -56,6 +58,15 @@ def test_the_search_line_reads_every_kind_of_term() -> None:
     assert parse_line(q.describe()) == q
 
 
+def test_the_search_line_names_jobs_by_id_parent_and_group() -> None:
+    a, b = "6f1c2b1e-0000-4000-8000-000000000001", "6f1c2b1e-0000-4000-8000-000000000002"
+    q = parse_line(f"id={a} id={b} id={a} parent={b} group='app.Timeout: timed out <n>'")
+    assert q == FindQuery(
+        ids=(UUID(a), UUID(b)), parent=UUID(b), group="app.Timeout: timed out <n>"
+    )
+    assert parse_line(q.describe()) == q
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -66,6 +77,8 @@ def test_the_search_line_reads_every_kind_of_term() -> None:
         ("limit=0", "--limit must be between"),
         ('error="open', "cannot read the search"),
         ("since=forever", "invalid duration"),
+        ("id=25ba7073", "whole job id"),
+        ("parent=nope", "whole job id"),
     ],
 )
 def test_a_bad_search_line_is_a_clear_error(line: str, message: str) -> None:

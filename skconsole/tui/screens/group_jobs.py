@@ -8,6 +8,8 @@ from skconsole.core.text import printable
 from skconsole.read import FailureGroup, GroupJobs
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import fmt_ago
+from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening, job
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.jobs_panel import JobsPanel
@@ -54,3 +56,7 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, JobsPanel]):
 
     def selected_job(self) -> str | None:
         return self.body.table.selected_key
+
+    def opening(self, _snapshot: Snapshot | None) -> Opening | None:
+        task_id = self.selected_job()
+        return None if task_id is None else job(task_id, self.group.signature)

@@ -1,4 +1,5 @@
-"""Drill-down 2: one job in full; c copies it, u opens the job that posted it."""
+"""Drill-down 2: one job in full; c copies it, u opens the job that posted it, d the
+jobs it posted."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from skconsole.core.text import printable
 from skconsole.read import JobDetail, WorkerInfo
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import short_id
+from skconsole.tui.opening import Opening, job, search
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.job_view import JobView, job_text, owner_text
 
@@ -52,6 +54,15 @@ class JobDetailScreen(DrillDownScreen[JobDetail | None, JobView]):
         if d is None or d.parent_task_id is None or d.parent_purged:
             return None
         return str(d.parent_task_id)
+
+    def posted_jobs(self) -> Opening | None:
+        """The jobs this one posted: the one child's detail, or a search for them all."""
+        d = self.detail
+        if d is None or not d.children:
+            return None
+        if d.children == 1 and d.child_jobs:
+            return job(str(d.child_jobs[0].task_id))
+        return search(f"parent={d.task_id}", f"limit={min(max(d.children, 50), 10_000)}")
 
     @property
     def owner(self) -> str:

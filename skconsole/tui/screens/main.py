@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane, Tabs
 
 from skconsole.tui.model import Snapshot, Trends
+from skconsole.tui.opening import Opening
 from skconsole.tui.panels import PANEL_IDS, numbered, panel_class
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
@@ -73,6 +74,17 @@ class MainScreen(Screen[None]):
             return panel.scope
         tabs = self.query_one(TabbedContent)
         return tabs.active.removeprefix("tab-") if tabs.active else PANEL_IDS[0]
+
+    def opening(self, snapshot: Snapshot | None) -> Opening | None:
+        """What Enter opens on the focused panel's selected row."""
+        panel = self.panel(self.current_scope())
+        key = panel.table.selected_key
+        return None if key is None or snapshot is None else panel.opening(key, snapshot)
+
+    def show_filtered(self, scope: str, text: str) -> None:
+        """Show the panel ``scope`` with its filter set to ``text`` (a worker's jobs)."""
+        self.show_panel(scope)
+        self.panel(scope).filter_to(text)
 
     def show_panel(self, scope: str) -> None:
         if panel_class(scope).tabbed:

@@ -18,6 +18,8 @@ from skconsole.core.find_query import FindQuery, parse_line
 from skconsole.core.text import printable
 from skconsole.read import FailedJob, FoundJob
 from skconsole.tui.context import Console
+from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening, job
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.status_bar import StatusBar
@@ -108,6 +110,10 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
 
     def selected_job(self) -> str | None:
         return self.body.table.selected_key
+
+    def opening(self, _snapshot: Snapshot | None) -> Opening | None:
+        task_id = self.selected_job()
+        return None if task_id is None else job(task_id)
 
     def job(self, task_id: str) -> FoundJob | None:
         return next((j for j in self.found if str(j.task_id) == task_id), None)

@@ -11,6 +11,7 @@ import math
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
+from skconsole.core.find_query import FindQuery
 from skconsole.core.states import InflightState, WorkerState
 from skconsole.core.status import JobStatus
 from skconsole.read import (
@@ -26,6 +27,7 @@ from skconsole.read import (
     WorkerInfo,
     health,
 )
+from skconsole.read.attempts import ChildJob
 from skconsole.tui.model import (
     AuditRow,
     DepthRow,
@@ -441,7 +443,16 @@ def fixed_snapshot() -> Snapshot:
         AuditRow(
             12, _ago(900), "maria", "ops-laptop", "requeue", "group `KeyError: ...` (ids 18)", 18
         ),
-        AuditRow(11, _ago(5400), "maria", "ops-laptop", "pause", "type thumbnails.render", 1),
+        AuditRow(
+            11,
+            _ago(5400),
+            "maria",
+            "ops-laptop",
+            "pause",
+            "type thumbnails.render",
+            1,
+            FindQuery(task_type="thumbnails.render"),
+        ),
         AuditRow(
             10, _ago(86_400), "deploy", "ci-runner", "purge", "finished older than 30d", 1_204_331
         ),
@@ -566,6 +577,7 @@ def fixed_parent_job() -> JobDetail:
         signature=None,
         queued_until=None,
         children=1,
+        child_jobs=(ChildJob(UUID(STAGE_JOB), "checkout.charge", JobStatus.FAULTED),),
     )
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from skconsole.core.find_query import FindQuery
 from skconsole.tui.formatting import fmt_ago, fmt_int
 from skconsole.tui.model import AuditRow, Snapshot
+from skconsole.tui.opening import Opening, job, search
 from skconsole.tui.widgets.panel import Panel
 from skconsole.views.table import Column
 
@@ -22,9 +24,18 @@ class AuditPanel(Panel):
         Column("count", "jobs", 10, right=True, cell=lambda a, _: fmt_int(a.count)),
         Column("selection", "selection", 30, flex=True, cell=lambda a, _: a.selection),
     )
+    opens = "the jobs the action was on (a search; one job: its detail)"
 
     def items(self, snapshot: Snapshot) -> Sequence[AuditRow]:
         return snapshot.audit
 
     def row_key(self, item: AuditRow) -> str:
         return str(item.audit_id)
+
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        row = next((a for a in snapshot.audit if str(a.audit_id) == key), None)
+        if row is None or row.jobs is None:
+            return None
+        if len(row.jobs.ids) == 1 and row.jobs == FindQuery(ids=row.jobs.ids):
+            return job(str(row.jobs.ids[0]))
+        return search(row.jobs.describe())

@@ -16,6 +16,7 @@ from typing import ClassVar
 from skconsole.read.flow import SloState, breach_in_s, slo_state
 from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
+from skconsole.tui.opening import Opening, waiting_of
 from skconsole.tui.widgets.panel import Panel
 from skconsole.views.table import Cell, Column, Tone
 
@@ -83,12 +84,16 @@ class DepthPanel(Panel):
         Column("slo", "SLO", 11, cell=lambda d, _: _slo(d)),
         Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent")),
     )
+    opens = "the type's waiting jobs (a search)"
 
     def items(self, snapshot: Snapshot) -> Sequence[DepthRow]:
         return snapshot.depth
 
     def row_key(self, item: DepthRow) -> str:
         return item.task_type
+
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        return waiting_of(key)
 
     def summarize(self, snapshot: Snapshot) -> str:
         ready = sum(d.ready for d in snapshot.depth)

@@ -8,6 +8,7 @@ from typing import ClassVar
 from skconsole.read import TypeTimes
 from skconsole.tui.formatting import fmt_int, fmt_ms
 from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening, of_type, search
 from skconsole.tui.widgets.panel import Panel
 from skconsole.views.table import Column
 
@@ -27,12 +28,16 @@ class ExecPanel(Panel):
         Column("longest", "longest", 8, right=True, cell=lambda s, _: fmt_ms(s.longest_ms)),
         Column("last", "last", 8, right=True, cell=lambda s, _: fmt_ms(s.last_ms)),
     )
+    opens = "the type's most recent jobs (a search)"
 
     def items(self, snapshot: Snapshot) -> Sequence[TypeTimes]:
         return snapshot.exec_stats
 
     def row_key(self, item: TypeTimes) -> str:
         return item.task_type
+
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        return search(of_type(key))
 
     def summarize(self, snapshot: Snapshot) -> str:
         return f"{sum(s.cycles for s in snapshot.exec_stats):,} runs"

@@ -14,6 +14,7 @@ from skconsole.core.status import JobStatus
 from skconsole.read import FailureGroup
 from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_int
 from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening, OpenKind
 from skconsole.tui.widgets.panel import Panel
 from skconsole.views.table import Column
 
@@ -43,12 +44,16 @@ class FailuresPanel(Panel):
         Column("first", "first seen", 10, right=True, cell=lambda g, now: _ago(g.first_seen, now)),
         Column("last", "last seen", 10, right=True, cell=lambda g, now: _ago(g.last_seen, now)),
     )
+    opens = "the group's jobs"
 
     def items(self, snapshot: Snapshot) -> Sequence[FailureGroup]:
         return snapshot.failures
 
     def row_key(self, item: FailureGroup) -> str:
         return item.signature
+
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        return Opening(OpenKind.GROUP, key)
 
     def tab_note(self, snapshot: Snapshot) -> str | None:
         return f"{len(snapshot.failures):,}" if self.has_data(snapshot) else None

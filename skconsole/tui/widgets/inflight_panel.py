@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from skconsole.read import InflightJob
 from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening, job
 from skconsole.tui.widgets.panel import Panel, console_columns
 from skconsole.views.inflight import COLUMNS
 
@@ -15,6 +16,7 @@ class InflightPanel(Panel):
     scope = "inflight"
     title = "In flight"
     COLUMNS = console_columns(COLUMNS)
+    opens = "the running job"
 
     def items(self, snapshot: Snapshot) -> Sequence[InflightJob]:
         """Hung jobs first, then the longest running."""
@@ -24,6 +26,9 @@ class InflightPanel(Panel):
 
     def row_key(self, item: InflightJob) -> str:
         return str(item.task_id)
+
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        return job(key)
 
     def tab_note(self, snapshot: Snapshot) -> str | None:
         hung = snapshot.hung_count

@@ -22,6 +22,7 @@ from textual.widgets import Input
 from skconsole.core.text import printable
 from skconsole.tui.formatting import short_id
 from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening
 from skconsole.tui.widgets.keyed_table import KeyedTable, Row
 from skconsole.views.table import Column, Face, cell_text, shown_in
 
@@ -56,6 +57,8 @@ class Panel(Vertical):
     #: says why it is empty instead of its summary (skconsole.db.layout)
     skconsole_tables_only: ClassVar[bool] = False
     COLUMNS: ClassVar[tuple[Column[Any], ...]] = ()
+    #: what Enter opens on a row, in words for the help screen ("" : nothing)
+    opens: ClassVar[str] = ""
 
     def __init__(self, *, number: int | None = None, id: str | None = None) -> None:
         super().__init__(id=id or f"panel-{self.scope}", classes="panel")
@@ -114,6 +117,10 @@ class Panel(Vertical):
         """Whether the panel's tab is marked as needing attention."""
         return False
 
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        """What Enter opens on the row keyed ``key`` (None: nothing; see ``opens``)."""
+        return None
+
     def has_data(self, snapshot: Snapshot) -> bool:
         """Whether ``snapshot`` holds this panel's data yet (else it shows a spinner)."""
         return True
@@ -139,6 +146,15 @@ class Panel(Vertical):
         box.display = True
         box.value = self.table.filter_text
         box.focus()
+
+    def filter_to(self, text: str) -> None:
+        """Filter the table by ``text``, shown in the filter box and the title."""
+        box = self.filter_input
+        box.display = True
+        box.value = text  # Input.Changed filters the table
+        self.table.set_filter(text)
+        self._update_title()
+        self.table.focus()
 
     def clear_filter(self) -> bool:
         """Clear and hide the filter; False if there was none."""

@@ -15,6 +15,7 @@ from skconsole.core.status import JobStatus
 from skconsole.read import ScheduleInfo
 from skconsole.tui.formatting import fmt_count, format_age
 from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening, of_type, search
 from skconsole.tui.widgets.jobs_panel import status_tone
 from skconsole.tui.widgets.panel import Panel
 from skconsole.views.table import Cell, Column
@@ -73,12 +74,16 @@ class SchedulesPanel(Panel):
             cell=lambda s, _: fmt_count(s.waiting, s.waiting_estimated),
         ),
     )
+    opens = "the jobs of the schedule's type (a search)"
 
     def items(self, snapshot: Snapshot) -> Sequence[ScheduleInfo]:
         return snapshot.schedules
 
     def row_key(self, item: ScheduleInfo) -> str:
         return item.task_type
+
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        return search(of_type(key))
 
     def tab_note(self, snapshot: Snapshot) -> str | None:
         return f"{len(snapshot.schedules):,}"
