@@ -110,10 +110,20 @@ ACTIONS: tuple[ActionSpec, ...] = (
         key_display="/",
     ),
     ActionSpec(
+        "mark",
+        "space",
+        "Mark",
+        "Mark the selected job, or unmark it: R, B, N and X then act on every marked job"
+        " (the panel's title counts them; esc clears the marks).",
+        scopes=targets.MARKS_JOBS,
+        footer=False,
+        key_display="space",
+    ),
+    ActionSpec(
         "leave",
         "escape",
         "Back",
-        "Clear the filter, or go back from a drill-down.",
+        "Clear the filter, then the marks, or go back from a drill-down.",
         key_display="esc",
     ),
     ActionSpec(

@@ -72,7 +72,7 @@ from skconsole.tui.screens.why_job import WhyScreen
 from skconsole.tui.source import DataSource
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
-from skconsole.tui.widgets.panel import panel_of
+from skconsole.tui.widgets.panel import Panel, panel_of
 from skconsole.tui.widgets.status_bar import StatusState
 
 __all__ = ["CADENCES", "ConsoleApp", "EngineControl"]
@@ -373,7 +373,9 @@ class ConsoleApp(App[int]):
         if isinstance(self.screen, DrillDownScreen):
             return True
         panel = panel_of(self.focused)
-        return panel is not None and (bool(panel.table.filter_text) or panel.filter_input.display)
+        return panel is not None and (
+            bool(panel.table.filter_text) or panel.filter_input.display or bool(panel.table.marked)
+        )
 
     def _parent_shown(self) -> bool:
         screen = self.screen
@@ -461,9 +463,18 @@ class ConsoleApp(App[int]):
         panel = panel_of(self.focused)
         if panel is not None and (panel.table.filter_text or panel.filter_input.display):
             panel.clear_filter()
+        elif panel is not None and panel.clear_marks():
+            pass
         elif isinstance(self.screen, DrillDownScreen):
             self.pop_screen()
         self.refresh_bindings()
+
+    def action_mark(self) -> None:
+        """Space: mark the selected job (or unmark it); the job keys act on the marked ones."""
+        panel = panel_of(self.focused)
+        if panel is not None:
+            panel.toggle_mark()
+            self.refresh_bindings()
 
     def action_pause_refresh(self) -> None:
         self.paused = not self.paused
@@ -589,6 +600,8 @@ class ConsoleApp(App[int]):
             self.operator.press(op, here)
 
     def _after_action(self) -> None:
+        for panel in self.screen.query(Panel):  # the marked jobs were acted on
+            panel.clear_marks()
         self.request_refresh()
         self.cadences["failures"].request_soon()  # right after that refresh
         self.cadences["health"].request_soon()  # a vacuum or a cancel shows there

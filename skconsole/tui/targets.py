@@ -29,8 +29,12 @@ from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
+from skconsole.tui.widgets.keyed_table import KeyedTable
 from skconsole.tui.widgets.panel import Panel
 from skconsole.views.inflight import worker_text
+
+#: where rows are jobs that space marks (the mark key's scopes)
+MARKS_JOBS = frozenset({"jobs", "inflight"})
 
 
 def selected_type(screen: Screen[Any], snapshot: Snapshot | None) -> DepthRow | None:
@@ -96,13 +100,25 @@ def _selected_job(here: Here) -> Target | None:
     return None
 
 
+def _marked(here: Here) -> Target | None:
+    """The jobs marked (space) in the focused list, those it shows; None when none is."""
+    table = here.screen.focused
+    if not isinstance(table, KeyedTable) or here.scope not in MARKS_JOBS:
+        return None
+    ids = tuple(table.marked_keys)
+    if not ids:
+        return None
+    noun = "job" if len(ids) == 1 else "jobs"
+    return Target(f"the {len(ids):,} marked {noun}", TargetKind.SHOWN, ids=ids)
+
+
 def jobs(of_type: str) -> Resolver:
-    """The selected job, group, or the ``of_type`` ("failed", "waiting") jobs of the
-    selected task type."""
+    """The marked jobs, else the selected job, group, or the ``of_type`` ("failed",
+    "waiting") jobs of the selected task type."""
 
     def resolve(here: Here) -> Pick | None:
         screen, scope = here.screen, here.scope
-        target = _selected_job(here)
+        target = _marked(here) or _selected_job(here)
         if target is None and scope == "failures" and isinstance(screen, MainScreen):
             panel = screen.query_one(FailuresPanel)
             group = panel.group(panel.table.selected_key, here.snapshot)

@@ -88,6 +88,27 @@ async def test_enter_on_an_audit_row_finds_the_jobs_the_action_was_on(
     assert found == {r[0] for r in requeued} and len(found) == 6
 
 
+async def test_requeue_acts_on_the_marked_jobs_only(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs)
+        assert isinstance(app.screen, GroupJobsScreen)
+        await pilot.press("space", "space")
+        marked = set(app.screen.body.table.marked_keys)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Requeued 2") for m in notices(app)))
+    queued = {r[0] for r in conn.execute("SELECT task_id::text FROM sk_tasks_queue_t")}
+    assert len(marked) == 2 and queued == marked
+    assert statuses(conn, "tui.timeout") == {1: 2, 5: 4}
+
+
 async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, conn: Conn) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

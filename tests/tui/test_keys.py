@@ -222,3 +222,44 @@ async def test_d_on_a_job_opens_the_job_it_posted() -> None:
         await until(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail)
         await pilot.press("d")
         await until(pilot, lambda: getattr(app.screen, "task_id", None) == STAGE_JOB)
+
+
+# -- space marks jobs, the job keys act on the marked ones ------------------------------------
+async def _group_jobs(pilot: Pilot[int], app: ConsoleApp) -> GroupJobsScreen:
+    await pilot.press("3", "enter")
+    await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs)
+    assert isinstance(app.screen, GroupJobsScreen)
+    return app.screen
+
+
+async def test_space_marks_jobs_and_requeue_confirms_exactly_the_marked_ones() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _group_jobs(pilot, app)
+        table = screen.body.table
+        first = table.selected_key
+        await pilot.press("space", "down", "space")  # space moves down: the 1st and 3rd rows
+        marked = table.marked_keys
+        assert len(marked) == 2 and marked[0] == first
+        assert "2 marked" in str(screen.body.border_title)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.screen.question.startswith("Requeue the 2 marked jobs?")  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await until(pilot, lambda: bool(app.source.executed))  # type: ignore[attr-defined]
+        await until(pilot, lambda: not table.marked)
+    (preview,) = app.source.executed  # type: ignore[attr-defined]
+    assert preview.request.target.ids == tuple(marked)
+
+
+async def test_esc_clears_the_marks_before_it_leaves_the_list() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _group_jobs(pilot, app)
+        await pilot.press("space")
+        await pilot.press("escape")
+        assert app.screen is screen and not screen.body.table.marked
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)

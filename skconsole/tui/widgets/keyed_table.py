@@ -53,7 +53,10 @@ class KeyedTable(DataTable[Text]):
         "keyed-table--good",
         "keyed-table--muted",
         "keyed-table--accent",
+        "keyed-table--marked",
     }
+    #: drawn before the first cell of a marked row
+    MARK = "● "
 
     def __init__(self, columns: Sequence[Column[Any]], *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
@@ -62,6 +65,7 @@ class KeyedTable(DataTable[Text]):
         self._shown: dict[str, tuple[Cell, ...]] = {}
         self._tones: dict[str, Style] = {}  # each tone's style, looked up once per update
         self.filter_text = ""
+        self.marked: set[str] = set()  # keys of the rows marked with space
 
     def on_mount(self) -> None:
         for col in self.columns_spec:
@@ -110,8 +114,29 @@ class KeyedTable(DataTable[Text]):
     def total_rows(self) -> int:
         return len(self._all)
 
+    @property
+    def marked_keys(self) -> list[str]:
+        """The marked rows shown, in display order (a marked row the filter hides is not
+        acted on: an action never reaches a row out of sight)."""
+        return [k for k in self._shown if k in self.marked]
+
+    def toggle_mark(self) -> None:
+        """Mark the row under the cursor, or unmark it; the cursor moves down one row."""
+        key = self.selected_key
+        if key is None:
+            return
+        self.marked ^= {key}
+        self._redraw(key)
+        self.action_cursor_down()
+
+    def clear_marks(self) -> None:
+        marked, self.marked = self.marked, set()
+        for key in marked & self._shown.keys():
+            self._redraw(key)
+
     def set_rows(self, rows: Sequence[Row]) -> None:
         self._all = [printable_row(r) for r in rows]
+        self.marked &= {key for key, _ in self._all}  # a row that left takes its mark along
         self._sync(self._filtered())
 
     def set_filter(self, text: str) -> None:
@@ -137,11 +162,23 @@ class KeyedTable(DataTable[Text]):
             if needle in r[0].casefold() or any(needle in cell_text(c).casefold() for c in r[1])
         ]
 
-    def _cell_text(self, cell: Cell, column: Column[Any]) -> Text:
+    def _cell_text(self, cell: Cell, column: Column[Any], marked: bool = False) -> Text:
         text, tone = (cell, "") if isinstance(cell, str) else cell
         text = printable(text)  # already done by set_rows: a no-op there, a guard elsewhere
-        style = self._tone_style(tone) if tone else ""
+        style = self._tone_style(tone) if tone else Style()
+        if marked:
+            style += self._tone_style("marked")
+            if column is self.columns_spec[0]:
+                text = self.MARK + text
         return Text(text, style=style, justify="right" if column.right else "left", no_wrap=True)
+
+    def _redraw(self, key: str) -> None:
+        """Draw a row again (its mark changed)."""
+        cells = self._shown.get(key)
+        if cells is None:
+            return
+        for col, text in zip(self.columns_spec, self._cells(cells, key), strict=False):
+            self.update_cell(key, col.key, text, update_width=False)
 
     def _tone_style(self, tone: str) -> Style:
         """The tone's style (a CSS lookup costs more than the rest of a cell)."""
@@ -177,12 +214,16 @@ class KeyedTable(DataTable[Text]):
         for key, cells in rows:
             before = self._shown.get(key)
             if before is None:
-                self.add_row(*self._cells(cells), key=key)
+                self.add_row(*self._cells(cells, key), key=key)
             elif before != cells:
+                marked = key in self.marked
                 for col, old, cell in zip(self.columns_spec, before, cells, strict=False):
                     if old != cell:
                         self.update_cell(
-                            key, col.key, self._cell_text(cell, col), update_width=col.width is None
+                            key,
+                            col.key,
+                            self._cell_text(cell, col, marked),
+                            update_width=col.width is None,
                         )
             self._shown[key] = cells
 
@@ -191,9 +232,13 @@ class KeyedTable(DataTable[Text]):
         self.clear()
         self._shown = {}
         for key, cells in rows:
-            self.add_row(*self._cells(cells), key=key)
+            self.add_row(*self._cells(cells, key), key=key)
             self._shown[key] = cells
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
 
-    def _cells(self, cells: tuple[Cell, ...]) -> list[Text]:
-        return [self._cell_text(c, col) for col, c in zip(self.columns_spec, cells, strict=False)]
+    def _cells(self, cells: tuple[Cell, ...], key: str) -> list[Text]:
+        marked = key in self.marked
+        return [
+            self._cell_text(c, col, marked)
+            for col, c in zip(self.columns_spec, cells, strict=False)
+        ]

@@ -133,7 +133,7 @@ class Panel(Vertical):
             else self.summarize(snapshot)
         )
         self.table.set_rows(self.rows(snapshot))
-        self._update_title()
+        self._update_title()  # a marked row that left takes its mark along
 
     def show_rows(self, rows: Sequence[Row], summary: str = "") -> None:
         self.summary = summary
@@ -146,6 +146,18 @@ class Panel(Vertical):
         box.display = True
         box.value = self.table.filter_text
         box.focus()
+
+    def toggle_mark(self) -> None:
+        """Mark or unmark the selected row (the title counts the marked ones)."""
+        self.table.toggle_mark()
+        self._update_title()
+
+    def clear_marks(self) -> bool:
+        """Unmark every row; False if none was marked."""
+        had = bool(self.table.marked)
+        self.table.clear_marks()
+        self._update_title()
+        return had
 
     def filter_to(self, text: str) -> None:
         """Filter the table by ``text``, shown in the filter box and the title."""
@@ -188,6 +200,9 @@ class Panel(Vertical):
         if table.filter_text:
             shown = f"{len(table.visible_keys):,} of {table.total_rows:,}"
             parts.append(f"filter “{table.filter_text}”: {shown}")
+        marked = len(table.marked_keys)
+        if marked:
+            parts.append(f"{marked:,} marked (esc clears)")
         self.border_title = Content(printable(" · ".join(parts)))
 
 
