@@ -263,3 +263,17 @@ async def test_esc_clears_the_marks_before_it_leaves_the_list() -> None:
         assert app.screen is screen and not screen.body.table.marked
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
+
+
+async def test_home_end_j_k_g_and_shift_g_move_the_cursor_of_a_table() -> None:
+    app = fixed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        table = app.main_screen.panel("depth").table
+        last = table.row_count - 1
+        for key, row in (("end", last), ("home", 0), ("j", 1), ("j", 2), ("k", 1), ("G", last)):
+            await pilot.press(key)
+            assert table.cursor_row == row, key
+        await pilot.press("g")
+        assert table.cursor_row == 0

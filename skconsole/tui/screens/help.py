@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from skconsole.tui.actions import ACTIONS, MAIN, TABLE_SCOPES, ActionSpec
+from skconsole.tui.moves import TABLE_MOVES
 from skconsole.tui.panels import PANEL_IDS, PANELS
 
 _SCOPE_NAMES = {**{p.scope: p.label() for p in PANELS}, "jobs": "group jobs", "job": "job detail"}
@@ -50,6 +51,7 @@ def help_text(read_only: bool) -> str:
             (spec.shown_key, spec.description, where(spec), notes(spec, read_only), spec.help)
         )
     rows.append(("ctrl+p", "Commands", "everywhere", "", "Run any action by name."))
+    rows.extend((m.shown, m.help, "every table", "", "") for m in TABLE_MOVES if m.shown)
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = []
     for i, r in enumerate(rows):

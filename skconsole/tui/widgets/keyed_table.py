@@ -21,10 +21,12 @@ from typing import Any, ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist
 
 from skconsole.core.text import printable
+from skconsole.tui.moves import TABLE_MOVES
 from skconsole.views.table import Cell, Column, cell_text
 
 Row = tuple[str, tuple[Cell, ...]]
@@ -57,6 +59,9 @@ class KeyedTable(DataTable[Text]):
     }
     #: drawn before the first cell of a marked row
     MARK = "● "
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(m.keys, m.action, m.help or m.action, show=False) for m in TABLE_MOVES
+    ]
 
     def __init__(self, columns: Sequence[Column[Any]], *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
