@@ -12,6 +12,7 @@ from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen, help_text
 from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.showcase.fixed_data import GROUPS, FrozenClock
 from skconsole.tui.showcase.scenes import settle
@@ -130,6 +131,8 @@ async def test_palette_runs_actions_in_their_panel() -> None:
             )
             assert label in names, label
         await app.run_from_palette(actions.BY_ID["requeue"])
+        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+        await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert app.current_scope() == "" and "in group" in app.screen.question  # type: ignore[attr-defined]
         await pilot.press("escape")
