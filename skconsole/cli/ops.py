@@ -61,6 +61,7 @@ from skconsole.ops.model import (
     Selection,
     count_in,
 )
+from skconsole.ops.requeue import MAX_SPREAD_S
 from skconsole.ops.spec import P, S
 from skconsole.views import Column
 
@@ -130,9 +131,10 @@ def _show_sample(preview: Preview, wide: bool) -> None:
     print_items(SAMPLE_COLUMNS, preview.sample, title=None, wide=wide, edge=False)
 
 
-def _show_preview(preview: Preview, verb: str, noun: str, wide: bool) -> None:
+def _show_preview(preview: Preview, verb: str, noun: str, wide: bool, phrase: str = "") -> None:
     scope = escape(preview.selection.describe())
-    out.print(f"would {verb} {preview.count:,} {noun} ({scope})", highlight=False)
+    words = escape(printable(phrase))
+    out.print(f"would {verb} {preview.count:,} {noun} ({scope}){words}", highlight=False)
     if preview.sample:
         shown = len(preview.sample)
         more = f", first {shown} shown" if preview.count > shown else ""
@@ -213,7 +215,7 @@ def _run(
             if as_json:
                 print_json(p.as_dict())
             else:
-                _show_preview(p, verb, noun, wide)
+                _show_preview(p, verb, noun, wide, params.phrase())
             return
         if p.count == 0:
             if as_json:
@@ -227,9 +229,9 @@ def _run(
                 out.print(f"nothing to {verb} ({escape(p.selection.describe())})", highlight=False)
             return
         if not as_json:
-            _show_preview(p, verb, noun, wide)
+            _show_preview(p, verb, noun, wide, params.phrase())
         confirm_or_exit(
-            f"{verb.capitalize()} {p.count:,} {noun}?",
+            f"{verb.capitalize()} {p.count:,} {noun}{params.phrase()}?",
             yes,
             type_count=p.count if action.confirm is ops.Confirm.TYPE_COUNT else None,
         )
@@ -259,20 +261,40 @@ def requeue(
     older_than: OlderOpt = None,
     where: WhereOpt = None,
     reset_errors: Annotated[
-        bool, typer.Option("--reset-errors", help="Start the error count again from 0")
+        bool,
+        typer.Option(
+            "--reset-errors",
+            help="Start the error count again from 0 (else each job keeps its count:"
+            " its type's max attempts minus it are the tries it has left)",
+        ),
     ] = False,
+    spread: Annotated[
+        str | None,
+        typer.Option(
+            "--spread",
+            help="Make the jobs due evenly over this long from now (e.g. 10m; at most 7d),"
+            " by priority then posting, instead of all at once",
+        ),
+    ] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Post failed jobs again, ready now (statuses 4, 5, 6 by default; 7 when selected)."""
+    """Post failed jobs again, ready now or spread over --spread (statuses 4, 5, 6 by
+    default; 7 when selected)."""
+    spread_s = (
+        parse_duration(spread, option="--spread", maximum=MAX_SPREAD_S)
+        if spread is not None
+        else None
+    )
+    params = ops.RequeueParams(reset_errors=reset_errors, spread_s=spread_s)
     sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
     _run(
         ctx,
         ops.REQUEUE,
         sel,
-        ops.RequeueParams(reset_errors=reset_errors),
+        params,
         dry_run=dry_run,
         yes=yes,
         as_json=as_json,

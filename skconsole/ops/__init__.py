@@ -41,7 +41,7 @@ from skconsole.ops.model import (
 from skconsole.ops.pause import PAUSE
 from skconsole.ops.purge import PURGE, PurgeParams
 from skconsole.ops.reap import REAP, ReapParams
-from skconsole.ops.requeue import REQUEUE, RequeueParams
+from skconsole.ops.requeue import REQUEUE, Attempts, RequeueParams
 from skconsole.ops.resume import RESUME
 from skconsole.ops.retention import RETENTION, RetentionParams
 from skconsole.ops.slo import SLO, SloParams
@@ -96,6 +96,7 @@ __all__ = [
     "VACUUM",
     "ActionResult",
     "Actor",
+    "Attempts",
     "AuditEntry",
     "BumpParams",
     "CancelParams",

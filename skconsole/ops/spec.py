@@ -106,6 +106,17 @@ class NoParams(Params):
 
 
 @dataclass(frozen=True)
+class Plan:
+    """What an action reads of its jobs before it acts (its spec's ``plan``): the ids in
+    the order its batches take them, parameters every batch's statement shares, and
+    details the preview, the result and the audit row add."""
+
+    ids: tuple[UUID, ...]
+    shared: dict[str, object]
+    details: JsonObject
+
+
+@dataclass(frozen=True)
 class Tally:
     """What one batch's rows say: jobs changed, and named counts to add up."""
 
@@ -343,6 +354,11 @@ class JobAction(Action[P]):
     follow_up: Callable[[Conn, Sequence[Row], P], JsonObject] | None = None
     #: what a result's details add to "<done> N": the CLI and the console print it
     summary: Callable[[Mapping[str, object]], str] = no_summary
+    #: before the batches (and in a preview): the order of the jobs and what every
+    #: batch shares (a requeue's spread: its start), with details to record. Each
+    #: batch's statement also gets ``position`` (how many jobs came before it in
+    #: that order) and ``total`` (how many in all).
+    plan: Callable[[Conn, Sequence[UUID], P], Plan] | None = None
     confirm: Confirm = Confirm.ASK
     warning: str = ""  # the sentence a console confirmation ends with
     groups: bool = True  # whether --group may select
@@ -392,6 +408,8 @@ class JobAction(Action[P]):
                 return Preview(self.name, selection, count, tuple(sample), None, details)
         rows = self._rows(conn, where, None)
         ids = tuple(r.task_id for r in rows)
+        if self.plan is not None and ids:
+            details = {**details, **self.plan(conn, ids, params).details}
         return Preview(self.name, selection, len(rows), tuple(rows[:sample_size]), ids, details)
 
     def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
@@ -411,10 +429,24 @@ class JobAction(Action[P]):
                 written.extend(rows)
             return tally.changed
 
-        def by_ids(todo: list[UUID]) -> Batches:
+        def by_ids(todo: list[UUID], shared: dict[str, object]) -> Batches:
             def run(progress: ActionProgress) -> Done:
+                position = 0
+
                 def one(batch: list[UUID]) -> int:
-                    return step({**where, "ids": batch, "batch": len(batch), "limit": len(batch)})
+                    nonlocal position
+                    at, position = position, position + len(batch)
+                    return step(
+                        {
+                            **where,
+                            **shared,
+                            "ids": batch,
+                            "batch": len(batch),
+                            "limit": len(batch),
+                            "position": at,
+                            "total": len(todo),
+                        }
+                    )
 
                 changed = in_batches(conn, todo, batch_size, one, progress)
                 if self.follow_up is not None:
@@ -428,7 +460,17 @@ class JobAction(Action[P]):
             done = 0
             while True:
                 with batch_transaction(conn, progress) as batch:
-                    n = batch.add(step({**where, "batch": batch_size, "limit": batch_size}))
+                    n = batch.add(
+                        step(
+                            {
+                                **where,
+                                "batch": batch_size,
+                                "limit": batch_size,
+                                "position": done,
+                                "total": total,
+                            }
+                        )
+                    )
                 done += n
                 progress.report(done, min(done, total))
                 if n < batch_size:
@@ -436,6 +478,7 @@ class JobAction(Action[P]):
 
         requested: int
         batches: Batches
+        details = params.details()
         if steps.ids is None and self.capture_limit is not None:
             requested = total = self._count(conn, where)
             batches = by_selection
@@ -445,8 +488,12 @@ class JobAction(Action[P]):
                 if steps.ids is not None
                 else [r.task_id for r in self._rows(conn, where, None)]
             )
-            requested, batches = len(todo), by_ids(todo)
-        return self._audited(conn, selection, steps, requested, batches, params.details())
+            shared: dict[str, object] = {}
+            if self.plan is not None and todo:
+                plan = self.plan(conn, todo, params)
+                todo, shared, details = list(plan.ids), plan.shared, {**details, **plan.details}
+            requested, batches = len(todo), by_ids(todo, shared)
+        return self._audited(conn, selection, steps, requested, batches, details)
 
 
 def type_only(action: str, selection: Selection) -> str:

@@ -596,7 +596,7 @@ class ConsoleApp(App[int]):
         """Every write key: its operation (key registry) through the action runner."""
         op = registry.BY_ID[name].op
         if op is not None:
-            here = Here(self.screen, self.current_scope(), self.snapshot)
+            here = Here(self.screen, self.current_scope(), self.snapshot, self.source)
             self.operator.press(op, here)
 
     def _after_action(self) -> None:

@@ -1,18 +1,21 @@
 """Dialogs that ask for an operator action's parameters before its preview: an edit's
-payload and priority, a type's limits or retention, a purge's age (:attr:`Operation.ask`)."""
+payload and priority, a type's limits or retention, a purge's age, a requeue's attempts
+and spread (:attr:`Operation.ask`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from skconsole import ops
+from skconsole.ops.requeue import Attempts
 from skconsole.tui.formatting import fmt_seconds
-from skconsole.tui.model import Target, TargetKind
+from skconsole.tui.model import ActionRequest, Target, TargetKind
 from skconsole.tui.operation import Here, Pick, Question
 from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.limit_type import LimitTypeScreen
 from skconsole.tui.screens.purge_age import PurgeAgeScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.retention_type import RetentionTypeScreen
 from skconsole.tui.targets import selected_type
 
@@ -61,3 +64,18 @@ def purge_age(_here: Here, _pick: Pick) -> Question[float]:
         return Pick(target, ops.PurgeParams())
 
     return Question(PurgeAgeScreen(), answer)
+
+
+def requeue(here: Here, pick: Pick) -> Question[ops.RequeueParams]:
+    """Whether to reset the jobs' error counts and over how long to spread them, stating
+    what becomes of their attempts (read with the requeue's own preview, off the UI
+    thread)."""
+    source, request = here.source, ActionRequest(ops.REQUEUE, pick.target, ops.RequeueParams())
+
+    def attempts() -> Attempts | None:
+        return Attempts.from_json(source.preview(request).details.get("attempts"))
+
+    def answer(params: ops.RequeueParams | None) -> Pick | None:
+        return None if params is None else replace(pick, params=params)
+
+    return Question(RequeueJobsScreen(pick.target.label, attempts), answer)

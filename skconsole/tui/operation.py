@@ -18,17 +18,21 @@ from textual.screen import Screen
 
 from skconsole.ops import OperatorAction, Params
 from skconsole.tui.model import Dialog, Snapshot, Target
+from skconsole.tui.source import DataSource
 
 R = TypeVar("R")
 
 
 @dataclass(frozen=True)
 class Here:
-    """Where the key was pressed: the screen, its focused panel's scope, the data shown."""
+    """Where the key was pressed: the screen, its focused panel's scope, the data shown,
+    and the data source (a dialog that reads what it states does so through it, off the
+    UI thread)."""
 
     screen: Screen[Any]
     scope: str
     snapshot: Snapshot | None
+    source: DataSource
 
 
 @dataclass(frozen=True)

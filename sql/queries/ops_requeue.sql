@@ -1,10 +1,23 @@
 -- Requeue jobs by id (a batch of those the operator saw), re-checking in this
--- statement that each still matches: status and filters as selected. Ready
--- now, status 1. A job whose queue row still exists (4 Error backing off) has
--- that row made ready; others get a new queue row. Locks are taken with SKIP
--- LOCKED, queue rows first as a worker's claim does: a job a worker is
--- claiming right now is left alone, never waited for, never posted twice.
-WITH lq AS (
+-- statement that each still matches: status and filters as selected. Status 1,
+-- due now, or, spread over spread_s seconds, at its place in the spread: the
+-- batch's ids come in the plan's order, the batch starts at place "position" of
+-- "total", and the job at place k (from 0) is due at spread_from + spread_s * k /
+-- total. The due time is the queue row's task_locked_until_ts, which every claim
+-- waits for. A job whose queue row still exists (4 Error backing off) has that
+-- row made due; others get a new queue row. Locks are taken with SKIP LOCKED,
+-- queue rows first as a worker's claim does: a job a worker is claiming right
+-- now is left alone, never waited for, never posted twice.
+WITH due AS (
+    SELECT d.task_id,
+        CASE WHEN %(spread_s)s::double precision > 0
+            THEN %(spread_from)s::timestamptz + make_interval(secs =>
+                %(spread_s)s::double precision * (%(position)s::bigint + d.place - 1)
+                / greatest(%(total)s::bigint, 1))
+            ELSE now() END AS due_at
+    FROM unnest(%(ids)s::uuid[]) WITH ORDINALITY AS d(task_id, place)
+),
+lq AS (
     SELECT q.task_id FROM sk_tasks_queue_t q
     WHERE q.task_id = ANY(%(ids)s::uuid[])
     FOR UPDATE SKIP LOCKED
@@ -35,17 +48,20 @@ moved AS (
     WHERE r.task_id = lr.task_id
     RETURNING r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority, lr.has_queue_row
 ),
+timed AS (
+    SELECT m.*, d.due_at FROM moved m JOIN due d ON d.task_id = m.task_id
+),
 readied AS (
-    UPDATE sk_tasks_queue_t q SET task_locked_until_ts = now()
-    FROM moved m
+    UPDATE sk_tasks_queue_t q SET task_locked_until_ts = m.due_at
+    FROM timed m
     WHERE q.task_id = m.task_id AND m.has_queue_row
     RETURNING q.task_id
 ),
 posted AS (
     INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
         task_posted_at_ts, task_locked_until_ts)
-    SELECT m.task_id, m.task_type, m.task_source, m.task_payload, m.task_priority, now(), now()
-    FROM moved m
+    SELECT m.task_id, m.task_type, m.task_source, m.task_payload, m.task_priority, now(), m.due_at
+    FROM timed m
     WHERE NOT m.has_queue_row
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id

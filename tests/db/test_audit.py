@@ -177,6 +177,15 @@ def test_a_finished_action_s_audit_details_have_the_final_shape_and_no_state(
         "changed": 3,
         "skipped_changed_state": 0,
         "reset_errors": True,
+        "attempts": {  # what became of the jobs' attempts: no worker recorded a limit
+            "jobs": 3,
+            "errors_min": 1,
+            "errors_max": 1,
+            "limit_min": None,
+            "limit_max": None,
+            "left_min": None,
+            "left_max": None,
+        },
     }
     assert [e.audit_id for e in ops.audit.entries(conn)] == [result.audit_id]
 
@@ -190,8 +199,16 @@ def test_an_action_that_changes_nothing_still_gets_its_audit_row(conn: Conn) -> 
     nothing_selected = ops.REQUEUE.execute(conn, Selection(task_type="t.none"), actor=ACTOR)
 
     assert [(a, c) for a, c, _ in audit_rows(conn)] == [("requeue", 0), ("requeue", 0)]
+    planned = {"jobs": 1, "errors_min": 1, "errors_max": 1}
+    unknown = dict.fromkeys(("limit_min", "limit_max", "left_min", "left_max"))
     assert [d for _, _, d in audit_rows(conn)] == [
-        {"requested": 1, "changed": 0, "skipped_changed_state": 1, "reset_errors": False},
+        {
+            "requested": 1,
+            "changed": 0,
+            "skipped_changed_state": 1,
+            "reset_errors": False,
+            "attempts": {**planned, **unknown},
+        },
         {"requested": 0, "changed": 0, "skipped_changed_state": 0, "reset_errors": False},
     ]
     assert changed_meanwhile.audit_id is not None and nothing_selected.audit_id is not None

@@ -16,6 +16,7 @@ from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.purge_age import PurgeAgeScreen
 from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.tui.conftest import (
@@ -49,6 +50,12 @@ def _audit(conn: Conn) -> list[tuple[str, str, int]]:
     ]
 
 
+async def _through_the_requeue_dialog(pilot: Any, app: ConsoleApp) -> None:
+    """R's dialog, answered as it opens: error counts kept, all due at once."""
+    await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+    await pilot.press("enter")
+
+
 async def test_requeue_group_confirms_scope_and_acts(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
@@ -57,10 +64,12 @@ async def test_requeue_group_confirms_scope_and_acts(
         await loaded(pilot)
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         await pilot.press("R")
+        await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
         assert dialog.question.startswith(f"Requeue 6 jobs in group `{TIMEOUT_SIGNATURE_PREFIX}")
+        assert dialog.question.endswith(", error counts kept?")
         assert len(dialog.sample) == 5
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 6") for m in notices(app)))
@@ -77,6 +86,7 @@ async def test_enter_on_an_audit_row_finds_the_jobs_the_action_was_on(
         await loaded(pilot)
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         await pilot.press("R")
+        await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await until(pilot, lambda: app.snapshot is not None and bool(app.snapshot.audit))
@@ -101,6 +111,7 @@ async def test_requeue_acts_on_the_marked_jobs_only(
         await pilot.press("space", "space")
         marked = set(app.screen.body.table.marked_keys)
         await pilot.press("R")
+        await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 2") for m in notices(app)))
@@ -117,6 +128,7 @@ async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, 
         said = record_notices(app)
         for answer in ("enter", "escape", "n"):
             await pilot.press("R")
+            await _through_the_requeue_dialog(pilot, app)
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             assert app.screen.focused is not None and app.screen.focused.id == "no"
             await pilot.press(answer)
@@ -135,6 +147,7 @@ async def test_repeat_presses_open_one_confirmation(
         await loaded(pilot)
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         await pilot.press("R", "R", "R")
+        await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")
         await pilot.pause(0.3)
@@ -157,9 +170,12 @@ async def test_requeue_one_job_from_the_drilldown(
         assert isinstance(screen, GroupJobsScreen)
         chosen = screen.selected_job()
         await pilot.press("R")
+        await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.question.startswith(f"Requeue job {chosen[:8]} (tui.timeout, Faulted)?")  # type: ignore[index]
+        assert app.screen.question.startswith(  # type: ignore[index]
+            f"Requeue job {chosen[:8]} (tui.timeout, Faulted), error counts kept?"  # type: ignore[index]
+        )
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
     row = conn.execute("SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (chosen,))
@@ -370,3 +386,48 @@ async def test_cancel_a_running_job_from_the_inflight_panel(
             )
     assert statuses(conn, "cancel.async_sleeper") == {7: 1}
     assert _audit(conn) == [("cancel", "tester", 1)]
+
+
+async def test_requeue_dialog_states_the_attempts_and_requeues_reset_and_spread(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    # as in the issue: timeouts at 3 errors of their type's 4 attempts
+    conn.execute("UPDATE sk_task_types_t SET tt_max_attempts = 4 WHERE task_type = 'tui.timeout'")
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_error_count = 3 WHERE task_type = 'tui.timeout'"
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("R")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, RequeueJobsScreen) and app.screen.attempts is not None,
+        )
+        said = str(app.screen.query_one("#requeue-attempts").render())
+        assert "Error counts now: 3 errors each · retry limit of their type: 4 attempts." in said
+        assert (
+            "Kept, each job has 1 try left" in said and "reset to 0, each job has 4 tries" in said
+        )
+        await pilot.press("space", "tab", *"6m", "enter")  # reset; spread over 6 minutes
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.question.endswith(", error counts reset to 0, due over the next 6m?"), (
+            dialog.question
+        )
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Requeued 6") for m in notices(app)))
+        assert any(
+            "error counts reset to 0: each job has 4 tries; due over the next 6m" in m
+            for m in notices(app)
+        )
+    rows = conn.execute(
+        "SELECT r.task_error_count, q.task_locked_until_ts FROM sk_task_results_t r"
+        " JOIN sk_tasks_queue_t q USING (task_id) WHERE r.task_type = 'tui.timeout'"
+        " ORDER BY q.task_locked_until_ts"
+    ).fetchall()
+    assert [errors for errors, _ in rows] == [0] * 6
+    start = rows[0][1]
+    assert [(due - start).total_seconds() for _, due in rows] == [60.0 * n for n in range(6)]

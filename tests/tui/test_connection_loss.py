@@ -25,6 +25,7 @@ from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.tui.conftest import SIZE, loaded, notices, run_burst, until
 
@@ -94,6 +95,8 @@ async def test_lost_connection_keeps_data_marked_stale_and_recovers(
         assert any(m.startswith("Connection restored") for m in notices(app))
 
         await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+        await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 4") for m in notices(app)))

@@ -14,7 +14,9 @@ from skconsole.read import GroupJobs
 from skconsole.tui import cadences
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import FailureGroups, Snapshot
+from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.showcase.fixed_data import FrozenClock
 from skconsole.tui.showcase.scenes import settle
@@ -89,7 +91,11 @@ async def test_failure_groups_are_read_again_on_demand(slow_cadence: None) -> No
         await pilot.press("r")  # refresh now: every cadence
         await settle(pilot)
         assert source.groups_read == 3
-        await pilot.press("R", "y")  # after an operator action
+        await pilot.press("R")  # after an operator action: its dialog, then yes
+        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await settle(pilot)
         await until(pilot, lambda: len(source.executed) == 1)
         await settle(pilot)

@@ -24,6 +24,7 @@ from skconsole.tui.screens.edit_confirm import EditConfirmScreen
 from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.job_view import JobView
@@ -186,6 +187,9 @@ async def test_a_confirmation_names_the_group_with_visible_escapes(
         await pilot.press("3")
         panel.table.select_key(key)
         await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+        assert_nothing_raw(app, "requeue dialog")
+        await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         text = assert_nothing_raw(app, "confirmation")
         await pilot.press("n")

@@ -15,6 +15,7 @@ from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen, help_text
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.showcase.fixed_data import (
@@ -140,6 +141,8 @@ async def test_palette_runs_actions_in_their_panel() -> None:
             )
             assert label in names, label
         await app.run_from_palette(actions.BY_ID["requeue"])
+        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+        await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert app.current_scope() == "" and "in group" in app.screen.question  # type: ignore[attr-defined]
         await pilot.press("escape")
@@ -244,8 +247,10 @@ async def test_space_marks_jobs_and_requeue_confirms_exactly_the_marked_ones() -
         assert len(marked) == 2 and marked[0] == first
         assert "2 marked" in str(screen.body.border_title)
         await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+        await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.screen.question.startswith("Requeue the 2 marked jobs?")  # type: ignore[attr-defined]
+        assert app.screen.question.startswith("Requeue the 2 marked jobs, error counts kept?")  # type: ignore[attr-defined]
         await pilot.press("y")
         await until(pilot, lambda: bool(app.source.executed))  # type: ignore[attr-defined]
         await until(pilot, lambda: not table.marked)

@@ -44,9 +44,18 @@ def test_the_scope_comes_from_the_target_s_kind_not_its_label() -> None:
         (TargetKind.SHOWN, "jobs shown in group `E`", "jobs shown in group `E`"),
     ):
         request = ActionRequest(ops.REQUEUE, Target(label, kind), params)
-        assert question(PreviewInfo(request, 3, ())) == f"Requeue {scope}?"
+        assert question(PreviewInfo(request, 3, ())) == f"Requeue {scope}, error counts kept?"
     request = ActionRequest(ops.REQUEUE, Target("group `E`", TargetKind.GROUP), params)
     assert outcome_text(OutcomeInfo(request, 3, 1, 2)) == (
         "Requeued 1; 2 had changed state meanwhile and were left alone."
     )
     assert nothing_text(request) == "Nothing to requeue for group `E`: nothing there qualifies now."
+
+
+def test_a_requeue_s_question_says_what_becomes_of_attempts_and_the_spread() -> None:
+    params = ops.RequeueParams(reset_errors=True, spread_s=600.0)
+    request = ActionRequest(ops.REQUEUE, Target("group `E`", TargetKind.GROUP), params)
+
+    assert question(PreviewInfo(request, 50, ())) == (
+        "Requeue 50 jobs in group `E`, error counts reset to 0, due over the next 10m?"
+    )

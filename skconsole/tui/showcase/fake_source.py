@@ -316,6 +316,9 @@ class FixedSource:
                 },
             }
             return PreviewInfo(request, count, sample[:1], None, details)
+        if request.action is ops.REQUEUE:  # timeouts at 3 errors of the type's 4 attempts
+            attempts = ops.Attempts(count, 3, 3, 4, 4, 1, 1)
+            return PreviewInfo(request, count, sample, None, {"attempts": attempts.as_json()})
         return PreviewInfo(request, count, sample, None)
 
     def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:

@@ -119,9 +119,11 @@ SCENES: tuple[Scene, ...] = (
     # the group's second job is a pipeline's stage 2; u opens the stage before it
     Scene("job-lineage", keys=("enter", "down", "enter")),
     Scene("job-parent", keys=("enter", "down", "enter", "u")),
-    Scene("confirm", keys=("R",)),
-    Scene("confirm-done", keys=("R", "y")),
-    Scene("confirm-no", keys=("R", "enter")),
+    Scene("requeue-jobs", keys=("R",)),
+    Scene("requeue-jobs-options", keys=("R", "space", "tab", "1", "0", "m")),
+    Scene("confirm", keys=("R", "enter")),
+    Scene("confirm-done", keys=("R", "enter", "y")),
+    Scene("confirm-no", keys=("R", "enter", "enter")),
     Scene("reap-confirm", keys=("2", "H")),
     # the third in-flight row: a running job whose handler ignores its cancel
     Scene("cancel-running-confirm", keys=("2", "down", "down", "X")),
