@@ -14,7 +14,7 @@ from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.keyed_table import Row
 from skconsole.views.table import Cell, Column
 
-SAME = ("same as the group", "muted")
+SAME: Cell = ("same as the group", "muted")
 
 
 def _beyond(job: FailedJob) -> Cell:
@@ -22,7 +22,7 @@ def _beyond(job: FailedJob) -> Cell:
     return job.error_line or SAME
 
 
-ERROR = Column(
+ERROR: Column[FailedJob] = Column(
     "error", "error, where it differs from the group", 44, flex=True, cell=lambda j, _: _beyond(j)
 )
 

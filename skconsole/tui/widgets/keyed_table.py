@@ -22,12 +22,13 @@ column's ``fit`` (a failure signature shortens its module path first).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, JustifyMethod
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -116,17 +117,17 @@ class FittedText(Text):
     """A cell's text that shortens itself, by its column's rule, to the width it is
     drawn in (the column's width changes with the terminal's); never wider than that."""
 
-    def __init__(self, text: str, fit: Callable[[str, int], str], **kwargs: Any) -> None:
+    def __init__(self, text: str, shorten: Callable[[str, int], str], **kwargs: Any) -> None:
         super().__init__(text, **kwargs)
-        self.fit = fit
+        self.shorten = shorten
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
         width = options.max_width
         if cell_len(self.plain) <= width:
             yield from super().__rich_console__(console, options)
             return
         shown = Text(
-            self.fit(self.plain, width),
+            self.shorten(self.plain, width),
             style=self.style,
             justify=self.justify,
             no_wrap=True,
@@ -273,7 +274,7 @@ class KeyedTable(DataTable[Text]):
         text, tone = (cell, "") if isinstance(cell, str) else cell
         text = printable(text)  # already done by set_rows: a no-op there, a guard elsewhere
         style = self._tone_style(tone) if tone else ""
-        justify = "right" if column.right else "left"
+        justify: JustifyMethod = "right" if column.right else "left"
         if column.fit is not None:
             return FittedText(text, column.fit, style=style, justify=justify, no_wrap=True)
         # cut at the column's width, and marked so: the text ends with "…"
