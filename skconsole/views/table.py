@@ -34,12 +34,16 @@ class Column(Generic[T]):
     """One column of a view's table.
 
     ``cell`` shows a row's item (a ``T``) given the time its data was read (for
-    ages). In the console, ``width`` None sizes to content and ``flex`` columns
-    share the spare width (at least ``width``). In the CLI, ``priority`` 0 is
-    always shown, otherwise the higher the sooner it is dropped on a narrow
-    terminal, and the ``flex`` column is the one cut to fit (at least
-    ``min_width``). ``ident``: the row's id, which people copy: the CLI prints it
-    whole and never drops it, the console shows its first 8 characters.
+    ages). ``priority`` 0 is always shown, otherwise the higher the sooner it is
+    dropped on a narrow terminal, and the ``flex`` column is the one cut to fit
+    (at least ``min_width``, or its whole text if shorter). In the console,
+    ``width`` None sizes to content, other columns are at least ``width`` wide and
+    the spare width goes first to the ``flex`` columns' text, then to the other
+    columns whose text is wider than ``width``, the rest to the ``flex`` columns
+    (:func:`skconsole.tui.widgets.keyed_table.fit_columns`); a text still too
+    wide is shortened by ``fit`` (its text and the width; None: cut at its end),
+    and always marked with "…". ``ident``: the row's id, which people copy: the
+    CLI prints it whole and never drops it, the console shows its first 8 characters.
     """
 
     key: str
@@ -52,6 +56,7 @@ class Column(Generic[T]):
     min_width: int = field(default=20, kw_only=True)
     ident: bool = field(default=False, kw_only=True)
     faces: Face = field(default=Face.BOTH, kw_only=True)
+    fit: Callable[[str, int], str] | None = field(default=None, kw_only=True)
 
 
 def cell_text(cell: Cell) -> str:

@@ -1,4 +1,7 @@
-"""Drill-down 1: the jobs of one failure group; Enter opens a job."""
+"""Drill-down 1: the jobs of one failure group; Enter opens a job.
+
+The header says the group's signature once; the rows say what differs per job
+(:class:`~skconsole.tui.widgets.group_jobs_panel.GroupJobsPanel`)."""
 
 from __future__ import annotations
 
@@ -12,12 +15,12 @@ from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, job
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.failures_panel import statuses_text
-from skconsole.tui.widgets.jobs_panel import JobsPanel
+from skconsole.tui.widgets.group_jobs_panel import GroupJobsPanel
 
 JOB_LIMIT = 200
 
 
-class GroupJobsScreen(DrillDownScreen[GroupJobs, JobsPanel]):
+class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
     """The group's jobs, loaded again whenever the data changes."""
 
     HEADER_ID = "group-header"
@@ -26,7 +29,7 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, JobsPanel]):
     FAILURE_DATA = True  # a big group is a costly read: not on every refresh
 
     def __init__(self, group: FailureGroup, console: Console) -> None:
-        super().__init__(console, JobsPanel(id="panel-jobs"))
+        super().__init__(console, GroupJobsPanel(group.signature, id="panel-jobs"))
         self.group = group
         self.jobs: GroupJobs | None = None
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from skconsole.core.status import JobStatus
 from skconsole.read import FailureGroup
-from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_int
+from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_int, shorten_signature
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, OpenKind
 from skconsole.tui.widgets.panel import Panel
@@ -34,15 +34,39 @@ class FailuresPanel(Panel):
     scope = "failures"
     title = "Failure groups"
     short_title = "Failures"
+    #: The signature takes the spare width: on a narrow terminal first seen, the
+    #: statuses, the types and last seen go (in that order) before it is narrower
+    #: than ``min_width``; a signature still too wide shortens its module path first,
+    #: then its message (shorten_signature), so two groups of one type read apart.
     COLUMNS: ClassVar[tuple[Column[FailureGroup], ...]] = (
         Column(
-            "signature", "error signature", 41, flex=True, cell=lambda g, _: (g.signature, "bad")
+            "signature",
+            "error signature",
+            30,
+            flex=True,
+            min_width=64,
+            fit=shorten_signature,
+            cell=lambda g, _: (g.signature, "bad"),
         ),
         Column("count", "jobs", 7, right=True, cell=lambda g, _: fmt_int(g.count)),
-        Column("types", "types", 16, cell=lambda g, _: ", ".join(g.task_types)),
-        Column("statuses", "statuses", 20, cell=lambda g, _: statuses_text(g)),
-        Column("first", "first seen", 10, right=True, cell=lambda g, now: _ago(g.first_seen, now)),
-        Column("last", "last seen", 10, right=True, cell=lambda g, now: _ago(g.last_seen, now)),
+        Column("types", "types", 16, priority=2, cell=lambda g, _: ", ".join(g.task_types)),
+        Column("statuses", "statuses", 20, priority=3, cell=lambda g, _: statuses_text(g)),
+        Column(
+            "first",
+            "first seen",
+            10,
+            right=True,
+            priority=4,
+            cell=lambda g, now: _ago(g.first_seen, now),
+        ),
+        Column(
+            "last",
+            "last seen",
+            10,
+            right=True,
+            priority=1,
+            cell=lambda g, now: _ago(g.last_seen, now),
+        ),
     )
     opens = "the group's jobs"
 

@@ -11,13 +11,24 @@ class whose colour lives in the .tcss file, and cell text is never read as
 markup (error messages are full of square brackets). Control characters in a
 cell are shown as visible escapes (``\x1b``), never written raw: the table
 keeps the printable text, so the filter matches what is on screen.
+
+The table lays its columns out for its width (:func:`fit_columns`, again on
+every resize and whenever the texts change): on a narrow terminal the columns
+of the highest ``priority`` number go first, so the free text keeps room; the
+spare width goes to the free text, then to cut columns. A text still too wide
+for its column is never cut silently: it ends with "…", or is shortened by its
+column's ``fit`` (a failure signature shortens its module path first).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, JustifyMethod
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -30,6 +41,102 @@ from skconsole.tui.moves import TABLE_MOVES
 from skconsole.views.table import Cell, Column, cell_text
 
 Row = tuple[str, tuple[Cell, ...]]
+
+#: the narrowest a flex column is made, however little room there is
+FLEX_FLOOR = 8
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Which columns are shown (their indexes, in order) and their widths (in cells,
+    padding aside), in the same order."""
+
+    shown: tuple[int, ...]
+    widths: tuple[int, ...]
+
+
+def fit_columns(
+    columns: Sequence[Column[Any]], natural: Sequence[int], room: int, padding: int = 2
+) -> Fit:
+    """The columns to show in ``room`` cells and their widths, given each column's
+    ``natural`` width (its widest text, label included) and the ``padding`` each adds.
+
+    A column other than a flex one is at least its ``width`` (its natural width
+    when None). A flex column wants its natural width, or ``min_width`` (but not
+    less than its ``width``) if that is less; while the columns do not fit with
+    the flex ones at that, the droppable ones go, highest ``priority`` number first
+    (the later among equals); ids, flex columns and priority 0 stay. The spare
+    width then goes to the flex columns' text (up to its natural width), then to
+    the other columns whose text is wider than their ``width`` (in order, up to
+    their natural width), and the rest to the flex columns. A flex column is never
+    narrower than its ``width`` or ``FLEX_FLOOR``: a table that cannot fit scrolls.
+    """
+    flex = [c.flex for c in columns]
+
+    def base(i: int) -> int:
+        width = columns[i].width
+        return natural[i] if width is None else width
+
+    def floor(i: int) -> int:
+        return max(columns[i].width or 0, FLEX_FLOOR) if flex[i] else base(i)
+
+    def least(i: int) -> int:
+        return max(floor(i), min(natural[i], columns[i].min_width)) if flex[i] else base(i)
+
+    def needed(shown: Sequence[int]) -> int:
+        return sum(least(i) + padding for i in shown)
+
+    shown = list(range(len(columns)))
+    droppable = sorted(
+        (i for i, c in enumerate(columns) if c.priority > 0 and not c.ident and not c.flex),
+        key=lambda i: (columns[i].priority, i),
+        reverse=True,
+    )
+    for i in droppable:
+        if needed(shown) <= room:
+            break
+        shown.remove(i)
+    widths = {i: floor(i) for i in shown}
+    spare = room - sum(widths[i] + padding for i in shown)
+    flexes = [i for i in shown if flex[i]]
+    for i in flexes:  # the free text first, up to its whole length
+        grow = max(min(natural[i] - widths[i], spare // len(flexes)), 0)
+        widths[i] += grow
+        spare -= grow
+    for i in shown:  # then cut columns, up to their whole text
+        if not flex[i] and spare > 0 and natural[i] > widths[i]:
+            grow = min(natural[i] - widths[i], spare)
+            widths[i] += grow
+            spare -= grow
+    for n, i in enumerate(flexes):  # the rest to the free text
+        share = spare // (len(flexes) - n) if spare > 0 else 0
+        widths[i] += share
+        spare -= share
+    return Fit(tuple(shown), tuple(widths[i] for i in shown))
+
+
+class FittedText(Text):
+    """A cell's text that shortens itself, by its column's rule, to the width it is
+    drawn in (the column's width changes with the terminal's); never wider than that."""
+
+    def __init__(self, text: str, shorten: Callable[[str, int], str], **kwargs: Any) -> None:
+        super().__init__(text, **kwargs)
+        self.shorten = shorten
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
+        width = options.max_width
+        if cell_len(self.plain) <= width:
+            yield from super().__rich_console__(console, options)
+            return
+        shown = Text(
+            self.shorten(self.plain, width),
+            style=self.style,
+            justify=self.justify,
+            no_wrap=True,
+            overflow="ellipsis",
+            end=self.end,
+        )
+        yield from shown.__rich_console__(console, options)
 
 
 def printable_cell(cell: Cell) -> Cell:
@@ -71,34 +178,52 @@ class KeyedTable(DataTable[Text]):
         self._tones: dict[str, Style] = {}  # each tone's style, looked up once per update
         self.filter_text = ""
         self.marked: set[str] = set()  # keys of the rows marked with space
+        # each column's widest text, label included, over every row (filtered or not)
+        self._natural = [cell_len(c.label) for c in self.columns_spec]
+        self._visible: tuple[int, ...] = tuple(range(len(self.columns_spec)))
+        self._fit: Fit | None = None
 
     def on_mount(self) -> None:
-        for col in self.columns_spec:
+        self._add_columns()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self._fit_columns()
+
+    def _add_columns(self) -> None:
+        for i in self._visible:
+            col = self.columns_spec[i]
             label = Text(col.label, justify="right" if col.right else "left")
             self.add_column(label, key=col.key, width=col.width)
 
-    def on_resize(self, _event: events.Resize) -> None:
-        self._fit_flex()
-
-    def _fit_flex(self) -> None:
-        """Give the flex columns whatever width the fixed ones leave over."""
-        flex = [c for c in self.columns_spec if c.flex]
+    def _fit_columns(self) -> None:
+        """Lay the columns out for the table's width (:func:`fit_columns`)."""
         # leave room for a vertical scrollbar, present or not: rows come and go
-        width = self.size.width - self.styles.scrollbar_size_vertical - 1
-        if not flex or width <= 0 or not self.columns:
+        room = self.size.width - self.styles.scrollbar_size_vertical - 1
+        if room <= 0 or not self.columns:
             return
-        flex_keys = {c.key for c in flex}
-        fixed = sum(
-            col.get_render_width(self)
-            for key, col in self.columns.items()
-            if key.value not in flex_keys
-        )
-        spare = width - fixed - 2 * self.cell_padding * len(flex)
-        share = spare // len(flex)
-        for spec in flex:
-            self.columns[ColumnKey(spec.key)].width = max(spec.width or 8, share)
+        fit = fit_columns(self.columns_spec, self._natural, room, 2 * self.cell_padding)
+        if fit == self._fit:
+            return
+        self._fit = fit
+        if fit.shown != self._visible:
+            self._show_columns(fit.shown)
+        for i, width in zip(fit.shown, fit.widths, strict=True):
+            column = self.columns[ColumnKey(self.columns_spec[i].key)]
+            column.width = width
+            column.auto_width = False
+        self._update_count += 1  # the cells' renders depend on the widths: draw them again
         self._require_update_dimensions = True
         self.refresh()
+
+    def _show_columns(self, shown: tuple[int, ...]) -> None:
+        """Show only the columns ``shown`` (a narrower or wider terminal), rows kept."""
+        cursor_key = self.selected_key
+        self._visible = shown
+        self.clear(columns=True)
+        self._add_columns()
+        self._rebuild([(key, cells) for key, cells in self._shown.items()])
+        if cursor_key is not None:
+            self.select_key(cursor_key)
 
     # -- public ------------------------------------------------------------------
     @property
@@ -142,7 +267,15 @@ class KeyedTable(DataTable[Text]):
     def set_rows(self, rows: Sequence[Row]) -> None:
         self._all = [printable_row(r) for r in rows]
         self.marked &= {key for key, _ in self._all}  # a row that left takes its mark along
+        self._natural = list(self._widest(self._all))
         self._sync(self._filtered())
+        self._fit_columns()
+
+    def _widest(self, rows: Sequence[Row]) -> Iterator[int]:
+        """Each column's widest text in ``rows``, its label included."""
+        for i, col in enumerate(self.columns_spec):
+            texts = (cell_text(cells[i]) for _, cells in rows if i < len(cells))
+            yield max([cell_len(col.label), *(cell_len(t) for t in texts)])
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text.strip()
@@ -173,17 +306,21 @@ class KeyedTable(DataTable[Text]):
         style = self._tone_style(tone) if tone else Style()
         if marked:
             style += self._tone_style("marked")
-            if column is self.columns_spec[0]:
+            if column is self.columns_spec[self._visible[0]]:
                 text = self.MARK + text
-        return Text(text, style=style, justify="right" if column.right else "left", no_wrap=True)
+        justify: JustifyMethod = "right" if column.right else "left"
+        if column.fit is not None:
+            return FittedText(text, column.fit, style=style, justify=justify, no_wrap=True)
+        # cut at the column's width, and marked so: the text ends with "…"
+        return Text(text, style=style, justify=justify, no_wrap=True, overflow="ellipsis")
 
     def _redraw(self, key: str) -> None:
         """Draw a row again (its mark changed)."""
         cells = self._shown.get(key)
         if cells is None:
             return
-        for col, text in zip(self.columns_spec, self._cells(cells, key), strict=False):
-            self.update_cell(key, col.key, text, update_width=False)
+        for i, text in zip(self._visible, self._cells(cells, key), strict=True):
+            self.update_cell(key, self.columns_spec[i].key, text, update_width=False)
 
     def _tone_style(self, tone: str) -> Style:
         """The tone's style (a CSS lookup costs more than the rest of a cell)."""
@@ -222,7 +359,9 @@ class KeyedTable(DataTable[Text]):
                 self.add_row(*self._cells(cells, key), key=key)
             elif before != cells:
                 marked = key in self.marked
-                for col, old, cell in zip(self.columns_spec, before, cells, strict=False):
+                for i in self._visible:
+                    col = self.columns_spec[i]
+                    old, cell = _nth(before, i), _nth(cells, i)
                     if old != cell:
                         self.update_cell(
                             key,
@@ -244,6 +383,10 @@ class KeyedTable(DataTable[Text]):
     def _cells(self, cells: tuple[Cell, ...], key: str) -> list[Text]:
         marked = key in self.marked
         return [
-            self._cell_text(c, col, marked)
-            for col, c in zip(self.columns_spec, cells, strict=False)
+            self._cell_text(_nth(cells, i), self.columns_spec[i], marked) for i in self._visible
         ]
+
+
+def _nth(cells: tuple[Cell, ...], i: int) -> Cell:
+    """The row's cell of column ``i`` ("" for a row with fewer cells)."""
+    return cells[i] if i < len(cells) else ""
