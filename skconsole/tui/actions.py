@@ -291,7 +291,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "copy",
         "c",
         "Copy",
-        "Copy the job (fields, payload and full error) to the clipboard.",
+        "Copy the job (fields, payload and full error) to the clipboard and to a file the toast names.",
         scopes=frozenset({"job"}),
     ),
     ActionSpec(
