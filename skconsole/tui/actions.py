@@ -317,6 +317,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"job"}),
     ),
     ActionSpec(
+        "connection",
+        "C",
+        "DSN",
+        "Show the connection string (password masked) and copy it: the CLI reaches the same queue with --dsn.",
+        footer=False,
+    ),
+    ActionSpec(
         "engine",
         "e",
         "Engine",

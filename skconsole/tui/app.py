@@ -504,6 +504,9 @@ class ConsoleApp(App[int]):
                 title="Copied",
             )
 
+    def action_connection(self) -> None:
+        self.notify(clipboard.copy_connection(self, self.source.connection), title="Connection")
+
     def action_open(self) -> None:
         screen = self.screen
         if isinstance(screen, MainScreen):

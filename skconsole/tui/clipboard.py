@@ -74,3 +74,10 @@ def copy(app: App[Any], text: str, name: str, directory: Path | None = None) -> 
         return Copied(len(text), save(text, name, directory))
     except OSError as exc:
         return Copied(len(text), None, exc.strerror or str(exc))
+
+
+def copy_connection(app: App[Any], dsn: str) -> str:
+    """The console's connection string (its password already masked) to the clipboard;
+    returns the toast that shows it: the CLI reaches the same queue with ``--dsn``."""
+    app.copy_to_clipboard(dsn)
+    return f"{printable(dsn)}\ncopied (password masked); the CLI takes it as --dsn '...'"
