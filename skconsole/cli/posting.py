@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
+import uuid
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
@@ -17,7 +20,7 @@ from skconsole.cli.options import (
     check_text,
     options_of,
 )
-from skconsole.cli.output import out, progress_bar
+from skconsole.cli.output import err, out, progress_bar
 from skconsole.core.durations import parse_duration, parse_time
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.schema import setup_schema
@@ -106,8 +109,12 @@ def enqueue(
             " 'Namespace.Type, Assembly' (written as its \"$type\"; TYPE must be Namespace.Type)",
         ),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="A JSON list of the posted jobs: {id, type, outcome} each"),
+    ] = False,
 ) -> None:
-    """Post jobs."""
+    """Post jobs; prints their ids (one a line, or --json), as each chunk commits."""
     check_text("TYPE", task_type)
     check_text("--payload", payload)
     check_text("--key", key)
@@ -129,6 +136,7 @@ def enqueue(
         run_at=None if run_at is None else parse_time(run_at, option="--run-at"),
     )
     db = options_of(ctx).open("skconsole-enqueue", write=True)
+    shown = _PostedIds(task_type, as_json)
     with Producer(db) as producer:
         if count == 1:
             result = producer.post_many([job])
@@ -137,20 +145,65 @@ def enqueue(
                 if result.posted
                 else ("re-run requested" if result.rerun_requested else "already waiting (key)")
             )
-            out.print(f"{result.ids[0]} {state}")
+            if as_json:
+                shown.start()
+                shown.add([result.ids[0]], state)
+                shown.end()
+            else:
+                out.print(f"{result.ids[0]} {state}")
             return
-        copies = itertools.chain([job], (job.another() for _ in range(count - 1)))
+        pending: list[uuid.UUID] = []  # the ids of the chunk being posted
+
+        def tracked() -> Iterator[Job]:
+            for one in itertools.chain([job], (job.another() for _ in range(count - 1))):
+                pending.append(one.task_id)
+                yield one
+
         posted = 0  # committed so far: told after every chunk, the last one included
 
         def advance(done: PostCounts) -> None:
             nonlocal posted
             posted = done.posted
-            shown(posted)
+            shown.add(pending, "posted")  # copies have no key: every one of them posted
+            pending.clear()
+            bar(posted)
 
+        shown.start()
         try:
-            with progress_bar(count, f"posting {escape(task_type)}") as shown:
-                producer.post_stream(copies, progress=advance)
+            with progress_bar(count, f"posting {escape(task_type)}") as bar:
+                producer.post_stream(tracked(), progress=advance)
         except KeyboardInterrupt:
-            out.print(f"interrupted: {posted:,} job(s) posted, the rest not", highlight=False)
+            shown.end()
+            err.print(f"interrupted: {posted:,} job(s) posted, the rest not", highlight=False)
             raise typer.Exit(130) from None
-    out.print(f"posted {posted:,} job(s) of type {escape(task_type)}", highlight=False)
+    shown.end()
+    err.print(f"posted {posted:,} job(s) of type {escape(task_type)}", highlight=False)
+
+
+class _PostedIds:
+    """The posted jobs' ids on stdout as each chunk commits: one a line, or (``--json``)
+    one JSON list of ``{id, type, outcome}`` (closed even when interrupted: it then
+    holds the jobs committed)."""
+
+    def __init__(self, task_type: str, as_json: bool) -> None:
+        self.task_type = task_type
+        self.as_json = as_json
+        self.first = True
+
+    def start(self) -> None:
+        if self.as_json:
+            sys.stdout.write("[")
+
+    def add(self, ids: list[uuid.UUID], outcome: str) -> None:
+        if not self.as_json:
+            sys.stdout.write("".join(f"{i}\n" for i in ids))
+            return
+        for i in ids:
+            item = {"id": str(i), "type": self.task_type, "outcome": outcome}
+            sys.stdout.write(("" if self.first else ",") + "\n  " + json.dumps(item))
+            self.first = False
+
+    def end(self) -> None:
+        if self.as_json:
+            sys.stdout.write("\n]\n")
+        sys.stdout.flush()

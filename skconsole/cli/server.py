@@ -5,26 +5,32 @@ from __future__ import annotations
 import json
 import os
 from typing import Annotated
+from urllib.parse import quote
 
 import typer
 
 from skconsole.cli.app import db_app
-from skconsole.cli.options import (
-    options_of,
-)
+from skconsole.cli.options import check_text, options_of
 from skconsole.cli.output import err, out
 from skconsole.core.errors import ConfigError
 from skconsole.db.embedded import EmbeddedServer
 
 
 # -- db ------------------------------------------------------------------------------
-def _server(ctx: typer.Context) -> EmbeddedServer:
+def _server(ctx: typer.Context, *, demo: bool = False) -> EmbeddedServer:
+    """The embedded server of --data-dir; with ``demo``, the demo's unless --data-dir
+    names another (as ``skconsole demo`` chooses it)."""
     o = options_of(ctx)
     if o.dsn:
         raise ConfigError(
             "`skconsole db` manages the embedded server; it does not apply with --dsn"
         )
-    return EmbeddedServer(o.data_dir or os.environ.get("SKCONSOLE_DATA_DIR") or None)
+    where = o.data_dir or os.environ.get("SKCONSOLE_DATA_DIR") or None
+    if where is None and demo:
+        from skconsole.demo.scenario import demo_data_dir
+
+        where = demo_data_dir()
+    return EmbeddedServer(where)
 
 
 @db_app.command("start")
@@ -67,9 +73,34 @@ def db_status(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
 
 
 @db_app.command("uri")
-def db_uri(ctx: typer.Context) -> None:
-    """Print the embedded server's DSN (it must be running: `skconsole db start`)."""
-    st = _server(ctx).status()
+def db_uri(
+    ctx: typer.Context,
+    database: Annotated[
+        str | None,
+        typer.Option("--database", help="The database the DSN names [default: postgres]"),
+    ] = None,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo",
+            help="The running demo's queue: its database (skconsole_demo) on its server"
+            " (demo-pgdata beside the default data directory, or --data-dir)",
+        ),
+    ] = False,
+) -> None:
+    """Print the embedded server's DSN (it must be running: `skconsole db start`, or
+    `skconsole demo` with --demo)."""
+    from skconsole.demo.scenario import DEMO_DATABASE
+
+    check_text("--database", database)
+    server = _server(ctx, demo=demo)
+    name = database or (DEMO_DATABASE if demo else None)
+    st = server.status(database=None if name is None else quote(name, safe=""))
     if not st.running or not st.uri:
+        if demo:
+            raise ConfigError(
+                f"the demo is not running on {server.data_dir}: start it with `skconsole demo`"
+                " (and --data-dir if it was started with one)"
+            )
         raise ConfigError("the embedded server is not running: start it with `skconsole db start`")
     print(st.uri)

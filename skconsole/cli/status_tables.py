@@ -162,26 +162,27 @@ def show_failures(f: catalog.Failures, wide: bool) -> None:
         out.print("drill into a group: skconsole status failures --group ID", highlight=False)
 
 
+#: one population a row: the recent runs (catalog.exec_window); every run the
+#: processes reported is in the JSON
 _EXEC_COLUMNS: tuple[Column[read.TypeTimes], ...] = (
     column("type", lambda r: r.task_type),
-    column("runs", lambda r: f"{r.cycles:,}", 1, right=True),
-    column("avg", lambda r: _ms(r.avg_ms), 6, right=True),
+    column("runs", lambda r: f"{r.sample:,}", 1, right=True),
+    column("avg", lambda r: _ms(r.recent_avg_ms), 6, right=True),
     column("p50", lambda r: _ms(r.p50_ms), 2, right=True),
     column("p95", lambda r: _ms(r.p95_ms), 3, right=True),
     column("p99", lambda r: _ms(r.p99_ms), 4, right=True),
-    column("fastest", lambda r: _ms(r.fastest_ms), 8, right=True),
-    column("longest", lambda r: _ms(r.longest_ms), 7, right=True),
-    column("last", lambda r: _ms(r.last_ms), 9, right=True),
-    # the note below the table refers to it
-    column("sample", lambda r: f"{r.sample:,}", 5, right=True),
+    column("fastest", lambda r: _ms(r.recent_fastest_ms), 8, right=True),
+    column("longest", lambda r: _ms(r.recent_longest_ms), 7, right=True),
+    column("last", lambda r: _ms(r.recent_last_ms), 9, right=True),
 )
 
 
 def show_exec_times(e: catalog.ExecTimes, wide: bool) -> None:
-    print_items(_EXEC_COLUMNS, e.types, wide=wide, title="Execution time per type (ms)")
+    title = f"Execution time per type (ms), runs {e.window}"
+    print_items(_EXEC_COLUMNS, e.types, wide=wide, title=title)
     out.print(
-        f"percentiles: the last {read.RECENT_LIMIT:,} processed jobs within "
-        f"{format_age(read.RECENT_WINDOW_S)} (column sample)",
+        f"every run the processes reported: {sum(r.cycles for r in e.types):,}"
+        " (their count, average, fastest and longest: --json)",
         highlight=False,
     )
 

@@ -69,6 +69,22 @@ def masked_dsn(dsn: str) -> str:
     return f"{str(user) + '@' if user else ''}{where}/{db}"
 
 
+def shown_dsn(dsn: str) -> str:
+    """The DSN as a connection string to show and copy, its password masked: as it
+    is when it has none (the embedded server's), else every parameter with
+    ``password=****``. An empty DSN is libpq's environment, said in words."""
+    if not dsn:
+        return masked_dsn(dsn)
+    try:
+        params = conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "<unparseable DSN>"
+    if not params.get("password"):
+        return dsn
+    params["password"] = "****"
+    return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+
+
 def connect_error_message(dsn: str, exc: Exception) -> str:
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return f"cannot connect to PostgreSQL at {masked_dsn(dsn)}: {first}"

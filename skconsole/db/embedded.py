@@ -151,7 +151,9 @@ class EmbeddedServer:
             self._handle.cleanup()
             self._handle = None
 
-    def status(self) -> ServerStatus:
+    def status(self, database: str | None = None) -> ServerStatus:
+        """Whether the server runs, and its DSN: of its ``postgres`` database, or of
+        ``database``."""
         pg = _pgserver()
         info = None
         if (self.data_dir / "postmaster.pid").exists():
@@ -165,7 +167,7 @@ class EmbeddedServer:
             data_dir=self.data_dir,
             initialized=(self.data_dir / "PG_VERSION").exists(),
             running=running,
-            uri=info.get_uri() if running and info is not None else None,
+            uri=info.get_uri(database=database) if running and info is not None else None,
             server_pid=info.pid if running and info is not None else None,
             registered_pids=[p for p in self._registered() if _pid_alive(p)],
             holder_pid=holder,

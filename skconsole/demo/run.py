@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
-from skconsole.db.embedded import default_data_dir
+from skconsole.db.connect import shown_dsn
 from skconsole.db.schema import setup_schema
 from skconsole.db.target import resolve_database
 from skconsole.demo.handlers import tasks
-from skconsole.demo.scenario import DemoScenario, fresh_demo_database
+from skconsole.demo.scenario import DemoScenario, demo_data_dir, fresh_demo_database
 from skconsole.tui.launch import engine_database, run_app
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.thread import EngineThread
 
 
-def demo_data_dir() -> Path:
-    """The demo's own embedded server, so its jobs never mix with real ones."""
-    return default_data_dir().parent / "demo-pgdata"
+def demo_reach(dsn: str, data_dir: Path | None, *, own_server: bool) -> str:
+    """How to reach the demo's queue from another shell: its DSN (password masked),
+    and on its own server the command that prints it."""
+    text = f"the demo's queue: {shown_dsn(dsn)}"
+    if own_server:
+        where = f" --data-dir {shlex.quote(str(data_dir))}" if data_dir is not None else ""
+        text += (
+            f'\n  from another shell: skconsole --dsn "$(skconsole{where} db uri --demo)" status'
+        )
+    return text
 
 
 def run_demo(
@@ -39,6 +47,7 @@ def run_demo(
     else:  # a server the operator named: only add the schema, never drop anything
         with db.connect() as conn:
             setup_schema(conn)
+    print(demo_reach(db.dsn, data_dir, own_server=dsn is None), file=sys.stderr)
     worker_db = engine_database(db)
     scenario = DemoScenario(worker_db, rate=rate, seed=seed)
     posted = scenario.post_initial()

@@ -22,11 +22,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from psycopg import conninfo, sql
 
 from skconsole import read
 from skconsole.db.connect import Database
+from skconsole.db.embedded import default_data_dir
 from skconsole.db.schema import setup_schema
 from skconsole.producer import Job, Producer
 
@@ -36,6 +38,11 @@ DEMO_DATABASE = "skconsole_demo"
 SOURCES = ("checkout@web-1", "checkout@web-2", "billing@cron-1", "mailer@web-3")
 FAIL_KINDS = ("timeout", "timeout", "timeout", "declined", "declined", "keyerror", "value")
 HANG_JOBS = 3
+
+
+def demo_data_dir() -> Path:
+    """The demo's own embedded server, so its jobs never mix with real ones."""
+    return default_data_dir().parent / "demo-pgdata"
 
 
 def fresh_demo_database(server: Database) -> Database:

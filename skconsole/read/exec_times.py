@@ -1,5 +1,7 @@
-"""Execution times per task type (the ``stats`` view): the per-process aggregates
-Stakhanovise.NET's writers keep, summed, and percentiles of the latest processed jobs."""
+"""Execution times per task type (the ``stats`` view), from two populations kept apart:
+every run the processes reported (the per-process aggregates Stakhanovise.NET's
+writers keep, summed) and the latest processed jobs (their own count, average,
+percentiles, fastest, longest and latest)."""
 
 from __future__ import annotations
 
@@ -16,13 +18,19 @@ RECENT_LIMIT = 10_000
 
 @dataclass
 class TypeTimes:
-    """Execution times of one task type, in milliseconds.
+    """Execution times of one task type, in milliseconds, from two populations.
 
-    ``cycles`` to ``longest_ms`` sum the per-process rows of
-    sk_task_execution_time_stats_t. The percentiles come from the most recent
-    processed jobs (``sample`` of them: at most RECENT_LIMIT, within
-    RECENT_WINDOW_S, over all types). ``last_ms`` is the latest processed job's
-    time when one is in that sample, else the largest "last" a process reported.
+    Every run the processes reported (sk_task_execution_time_stats_t, summed
+    over processes, since they started counting): ``cycles``, ``total_ms``
+    (``avg_ms``), ``fastest_ms``, ``longest_ms`` and ``last_ms`` (the largest
+    "last" a process reported).
+
+    The recent runs: the type's processed jobs among the latest RECENT_LIMIT
+    of all types within RECENT_WINDOW_S (``sample`` of them): ``recent_avg_ms``,
+    the percentiles, ``recent_fastest_ms``, ``recent_longest_ms`` and
+    ``recent_last_ms`` (the latest one's). Every one of them is of the same
+    jobs, so a percentile never exceeds ``recent_longest_ms``; a face shows one
+    population a row, and says which.
     """
 
     task_type: str
@@ -35,6 +43,10 @@ class TypeTimes:
     p50_ms: float | None
     p95_ms: float | None
     p99_ms: float | None
+    recent_avg_ms: float | None = None
+    recent_fastest_ms: int | None = None
+    recent_longest_ms: int | None = None
+    recent_last_ms: int | None = None
 
     @property
     def avg_ms(self) -> float | None:
@@ -64,6 +76,10 @@ def _times(
         p50_ms=p50,
         p95_ms=p95,
         p99_ms=p99,
+        recent_avg_ms=cols["recent_avg_ms"],
+        recent_fastest_ms=_whole(cols["recent_fastest_ms"]),
+        recent_longest_ms=_whole(cols["recent_longest_ms"]),
+        recent_last_ms=_whole(cols["recent_last_ms"]),
     )
 
 

@@ -304,7 +304,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "copy",
         "c",
         "Copy",
-        "Copy the job (fields, payload and full error) to the clipboard.",
+        "Copy the job (fields, payload and full error) to the clipboard and to a file the toast names.",
         scopes=frozenset({"job"}),
     ),
     ActionSpec(
@@ -335,6 +335,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Posted",
         "Open the jobs this one posted: a pipeline's next stage, its ctx.post jobs (one: its detail).",
         scopes=frozenset({"job"}),
+    ),
+    ActionSpec(
+        "connection",
+        "C",
+        "DSN",
+        "Show the connection string (password masked) and copy it: the CLI reaches the same queue with --dsn.",
+        footer=False,
     ),
     ActionSpec(
         "engine",

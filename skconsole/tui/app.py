@@ -39,7 +39,7 @@ from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from skconsole.tui import actions as registry
-from skconsole.tui import cadences
+from skconsole.tui import cadences, clipboard
 from skconsole.tui.action_runner import ActionRunner, is_connection_error
 from skconsole.tui.actions import ActionSpec, spec_for
 from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
@@ -515,12 +515,15 @@ class ConsoleApp(App[int]):
             text = screen.copy_text()
             if text is None:
                 return
-            self.copy_to_clipboard(text)
+            done = clipboard.copy(self, text, f"skconsole-job-{short_id(screen.task_id)}.txt")
             self.notify(
-                f"Copied job {short_id(screen.task_id)} ({len(text):,} characters: "
-                "fields, payload and full error).",
+                f"Copied job {short_id(screen.task_id)} ({done.characters:,} characters: "
+                f"fields, payload and full error); {done.where()}.",
                 title="Copied",
             )
+
+    def action_connection(self) -> None:
+        self.notify(clipboard.copy_connection(self, self.source.connection), title="Connection")
 
     def action_open(self) -> None:
         """Enter: what the selected row stands for (see each panel's ``opening``)."""

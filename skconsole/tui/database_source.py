@@ -33,7 +33,7 @@ from skconsole.core.errors import ConfigError, ConnectError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import parse_term
 from skconsole.core.status import JobStatus
-from skconsole.db.connect import Database
+from skconsole.db.connect import Database, shown_dsn
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.read import health, type_settings
@@ -64,6 +64,7 @@ class DatabaseSource:
         self.db = db
         self.read_only = db.read_only
         self.description = db.description
+        self.connection = shown_dsn(db.dsn)
         self.clock = clock
         self._conns: dict[str, Conn | None] = {}
         self._locks: dict[str, threading.Lock] = {

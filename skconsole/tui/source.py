@@ -30,6 +30,7 @@ class SourceUnavailable(Exception):
 
 class DataSource(Protocol):
     description: str  # where the data comes from, never with a password
+    connection: str  # the connection string that reaches it, its password masked
     read_only: bool
 
     def snapshot(self) -> Snapshot:

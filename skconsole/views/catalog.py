@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skconsole import read
+from skconsole.core.durations import format_age
 from skconsole.core.json_types import JsonObject
 from skconsole.read import flow, health
 from skconsole.read.query import Conn
@@ -53,12 +54,39 @@ class Failures:
         return {"groups": [g.as_dict() for g in self.groups]}
 
 
+def exec_window(
+    window_s: float = read.RECENT_WINDOW_S, recent_limit: int = read.RECENT_LIMIT
+) -> str:
+    """Which runs a row of execution times is of, in words (the panel's title, the
+    table's): "in the last 1h, the latest 10,000 jobs at most"."""
+    whole = int(window_s)
+    span = (
+        f"{whole // 3600}h"
+        if whole % 3600 == 0 and whole
+        else (f"{whole // 60} min" if whole % 60 == 0 and whole else format_age(window_s))
+    )
+    return f"in the last {span}, the latest {recent_limit:,} jobs at most"
+
+
 @dataclass(frozen=True)
 class ExecTimes:
+    """Execution times per type. A row of the table is the recent runs alone
+    (:func:`exec_window`); the JSON also has every run the processes reported."""
+
     types: list[read.TypeTimes]
+    window_s: float = read.RECENT_WINDOW_S
+    recent_limit: int = read.RECENT_LIMIT
+
+    @property
+    def window(self) -> str:
+        return exec_window(self.window_s, self.recent_limit)
 
     def as_dict(self) -> JsonObject:
-        return {"types": [r.as_dict() for r in self.types]}
+        return {
+            "window_s": self.window_s,
+            "recent_limit": self.recent_limit,
+            "types": [r.as_dict() for r in self.types],
+        }
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,12 @@ def worker_text(j: InflightJob) -> str:
 
 def state_cell(j: InflightJob) -> Cell:
     """Hung jobs shout, a job running normally stays quiet, anything else warns: the
-    note says what ("control connection lost, heartbeat 0.2 s ago")."""
+    note says what ("control connection lost, heartbeat 0.2 s ago"). A running job
+    reads as its state's own word ("running", as the README says)."""
     if j.hung:
         return (f"HUNG: {j.note or j.hung_reason}", "bad")
     if j.state is InflightState.RUNNING:
-        return ("ok", "muted")
+        return (j.state.value, "muted")
     if j.state is InflightState.CANCEL_IGNORED:  # the handler ignores the cancel
         return (j.note or j.state.value, "bad")
     return (j.note or j.state.value, "warn")

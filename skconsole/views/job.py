@@ -70,6 +70,14 @@ def _iso(value: datetime | None) -> str:
     return value.isoformat() if value is not None else "-"
 
 
+def errors_text(job: JobDetail, *, sep: str = " ") -> str:
+    """How many errors the job has had and, when it has had one, whether the last was
+    recoverable (retried) or not: "0", "2 (last one recoverable: yes)"."""
+    if job.error_count == 0:
+        return "0"
+    return f"{job.error_count}{sep}(last one recoverable: {'yes' if job.recoverable else 'no'})"
+
+
 def job_text(job: JobDetail, owner: str) -> str:
     """The job as plain text, for the clipboard or a bug report."""
     lines = [
@@ -78,7 +86,7 @@ def job_text(job: JobDetail, owner: str) -> str:
         f"source: {job.source}",
         f"status: {JobStatus.label_of(job.status)}",
         f"priority: {job.priority}",
-        f"errors: {job.error_count} (last recoverable: {'yes' if job.recoverable else 'no'})",
+        f"errors: {errors_text(job)}",
         f"attempt: {job.attempt}  owner: {owner}",
         f"posted: {_iso(job.posted_at)}",
         f"first attempt: {_iso(job.first_attempt_at)}",

@@ -176,6 +176,57 @@ def test_execution_stats_sum_processes_and_add_recent_percentiles(conn: Conn) ->
     assert row.p99_ms is not None and 900 < row.p99_ms <= 1000
 
 
+def test_execution_stats_recent_figures_are_of_one_population_so_p95_stays_below_its_longest(
+    conn: Conn,
+) -> None:
+    """The processes reported a longest of 90 ms; the recent runs hold one of 1,000 ms.
+    A row's recent figures (count, average, percentiles, fastest, longest) are all of
+    the recent runs, so none contradicts another."""
+    conn.execute(
+        "INSERT INTO sk_task_execution_time_stats_t VALUES ('t.a', 'p1', 10, 30, 20, 5, 90, 200)"
+    )
+    for ms in (10, 20, 30, 40, 1000):
+        job = add_job(conn, 3)
+        conn.execute(
+            "UPDATE sk_task_results_t SET task_processing_time_milliseconds = %s WHERE task_id = %s",
+            (ms, job),
+        )
+
+    (row,) = read.execution_stats(conn)
+
+    assert (row.sample, row.recent_fastest_ms, row.recent_longest_ms) == (5, 10, 1000)
+    assert row.recent_avg_ms == 220.0
+    assert row.p95_ms is not None and row.p99_ms is not None
+    assert row.recent_fastest_ms <= row.p95_ms <= row.p99_ms <= row.recent_longest_ms
+    assert row.longest_ms == 90  # every run reported: another population, kept apart
+
+
+def test_status_stats_names_the_runs_its_rows_are_of_and_no_p95_passes_its_longest(
+    run_cli: CLI, conn: Conn
+) -> None:
+    conn.execute(
+        "INSERT INTO sk_task_execution_time_stats_t VALUES ('t.a', 'p1', 10, 30, 20, 5, 90, 200)"
+    )
+    for ms in (10, 20, 30, 40, 1000):
+        job = add_job(conn, 3)
+        conn.execute(
+            "UPDATE sk_task_results_t SET task_processing_time_milliseconds = %s WHERE task_id = %s",
+            (ms, job),
+        )
+
+    proc = run_cli("status", "stats", "--wide")
+
+    assert proc.returncode == 0, proc.stderr
+    assert "in the last 1h, the latest 10,000 jobs at most" in " ".join(proc.stdout.split())
+    lines = [line.replace("┃", " ").replace("│", " ") for line in proc.stdout.splitlines()]
+    header = next(line for line in lines if "p95" in line)
+    row = next(line for line in lines if "t.a" in line)
+    cells = dict(zip(header.split(), row.split(), strict=True))
+    assert cells["runs"] == "5"
+    assert float(cells["p95"].replace(",", "")) <= float(cells["longest"].replace(",", ""))
+    assert cells["longest"] == "1,000"
+
+
 def test_metrics_are_summed_over_processes_by_category(conn: Conn) -> None:
     conn.execute(
         "INSERT INTO sk_metrics_t (metric_id, metric_owner_process_id, metric_category, metric_value) "

@@ -32,6 +32,12 @@ def run_burst(db: Database) -> None:
     asyncio.run(Engine(db, tasks, config).run())
 
 
+@pytest.fixture(autouse=True)
+def private_state_home(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies the console saves (key c) go under the test's own directory."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 @pytest.fixture
 def seeded(db: Database) -> Database:
     """6 jobs failed with a timeout, 3 declined (fatal), 4 processed."""

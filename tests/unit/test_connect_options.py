@@ -136,3 +136,24 @@ def test_a_value_may_contain_equals_signs_and_be_empty() -> None:
 def test_anything_but_a_name_value_setting_cannot_be_read_as_a_setting(options: str) -> None:
     with pytest.raises(ValueError):
         option_settings(options)
+
+
+def test_shown_dsn_masks_a_password_and_keeps_the_rest_usable() -> None:
+    from psycopg import conninfo
+
+    from skconsole.db.connect import shown_dsn
+
+    shown = shown_dsn("postgresql://ops:s3cret@db.example:6432/queue?sslmode=require")
+
+    assert "s3cret" not in shown
+    assert conninfo.conninfo_to_dict(shown) == {
+        "user": "ops",
+        "password": "****",
+        "host": "db.example",
+        "port": "6432",
+        "dbname": "queue",
+        "sslmode": "require",
+    }
+    assert shown_dsn("user=postgres dbname=skconsole_demo host=/tmp/d") == (
+        "user=postgres dbname=skconsole_demo host=/tmp/d"
+    )

@@ -160,6 +160,7 @@ class FixedSource:
 
     read_only: bool = False
     description: str = "ops@db.prod.example:5432/queue"
+    connection: str = "host=db.prod.example port=5432 dbname=queue user=ops password=****"
     offline: bool = False
     missing: list[str] = field(default_factory=list)
     executed: list[PreviewInfo] = field(default_factory=list)

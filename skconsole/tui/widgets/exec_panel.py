@@ -1,4 +1,5 @@
-"""Panel 4: execution time per task type, with percentiles."""
+"""Panel 4: execution time per task type: every figure of a row is of the same runs,
+the type's recent processed jobs, and the title says which (``catalog.exec_window``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from skconsole.tui.formatting import fmt_int, fmt_ms
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, of_type, search
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.catalog import exec_window
 from skconsole.views.table import Column
 
 
@@ -19,14 +21,14 @@ class ExecPanel(Panel):
     short_title = "Exec times"
     COLUMNS: ClassVar[tuple[Column[TypeTimes], ...]] = (
         Column("type", "type", 24, flex=True, cell=lambda s, _: s.task_type),
-        Column("runs", "runs", 9, right=True, cell=lambda s, _: fmt_int(s.cycles)),
-        Column("avg", "avg", 8, right=True, cell=lambda s, _: fmt_ms(s.avg_ms)),
+        Column("runs", "runs", 9, right=True, cell=lambda s, _: fmt_int(s.sample)),
+        Column("avg", "avg", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_avg_ms)),
         Column("p50", "p50", 8, right=True, cell=lambda s, _: fmt_ms(s.p50_ms)),
         Column("p95", "p95", 8, right=True, cell=lambda s, _: fmt_ms(s.p95_ms)),
         Column("p99", "p99", 8, right=True, cell=lambda s, _: fmt_ms(s.p99_ms)),
-        Column("fastest", "fastest", 8, right=True, cell=lambda s, _: fmt_ms(s.fastest_ms)),
-        Column("longest", "longest", 8, right=True, cell=lambda s, _: fmt_ms(s.longest_ms)),
-        Column("last", "last", 8, right=True, cell=lambda s, _: fmt_ms(s.last_ms)),
+        Column("fastest", "fastest", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_fastest_ms)),
+        Column("longest", "longest", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_longest_ms)),
+        Column("last", "last", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_last_ms)),
     )
     opens = "the type's most recent jobs (a search)"
 
@@ -40,4 +42,5 @@ class ExecPanel(Panel):
         return search(of_type(key))
 
     def summarize(self, snapshot: Snapshot) -> str:
-        return f"{sum(s.cycles for s in snapshot.exec_stats):,} runs"
+        runs = sum(s.sample for s in snapshot.exec_stats)
+        return f"{runs:,} runs {exec_window()}"

@@ -21,6 +21,7 @@ from skconsole.read import JobDetail
 from skconsole.tui.formatting import fmt_ago, printable
 from skconsole.views.job import (
     attempt_lines,
+    errors_text,
     extra_fields,
     job_text,
     lineage_fields,
@@ -76,10 +77,7 @@ class JobView(VerticalScroll):
             ("type", job.task_type),
             ("status", status + ("  (waiting in the queue)" if job.queued else "")),
             ("priority", str(job.priority)),
-            (
-                "errors",
-                f"{job.error_count}  last one recoverable: {'yes' if job.recoverable else 'no'}",
-            ),
+            ("errors", errors_text(job, sep="  ")),
             ("attempt", f"{job.attempt}  owner: {owner}"),
             ("source", job.source),
             ("posted", when(job.posted_at)),
