@@ -1,5 +1,9 @@
 """Panel 2: jobs being processed now, hung ones first; each with what is known of
-its worker's liveness (sk_inflight_tasks: the one definition of "hung")."""
+its worker's liveness (sk_inflight_tasks: the one definition of "hung").
+
+The state ("HUNG: silent for 95 s, ...") is what an operator reads this panel for,
+so it comes right after the job: on an 80-column terminal the columns after it go
+under the table's scrollbar, never the state's first words."""
 
 from __future__ import annotations
 
@@ -9,12 +13,20 @@ from skconsole.read import InflightJob
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.panel import Panel, console_columns
 from skconsole.views.inflight import COLUMNS
+from skconsole.views.table import Column
+
+
+def state_first(columns: tuple[Column[InflightJob], ...]) -> tuple[Column[InflightJob], ...]:
+    """The columns with the state moved right after the job's id."""
+    state = tuple(c for c in columns if c.key == "state")
+    rest = tuple(c for c in columns if c.key != "state")
+    return rest[:1] + state + rest[1:]
 
 
 class InflightPanel(Panel):
     scope = "inflight"
     title = "In flight"
-    COLUMNS = console_columns(COLUMNS)
+    COLUMNS = state_first(console_columns(COLUMNS))
 
     def items(self, snapshot: Snapshot) -> Sequence[InflightJob]:
         """Hung jobs first, then the longest running."""
@@ -28,6 +40,9 @@ class InflightPanel(Panel):
     def tab_note(self, snapshot: Snapshot) -> str | None:
         hung = snapshot.hung_count
         return f"{len(snapshot.inflight):,}" + (f" · {hung} HUNG" if hung else "")
+
+    def alarm(self, snapshot: Snapshot) -> bool:
+        return snapshot.hung_count > 0
 
     def summarize(self, snapshot: Snapshot) -> str:
         hung = snapshot.hung_count
