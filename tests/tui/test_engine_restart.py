@@ -43,9 +43,11 @@ async def test_restarting_the_embedded_engine_keeps_one_worker_row(
             await until(pilot, lambda: registrations(conn) == 4)
             await until(
                 pilot,
-                lambda: app.snapshot is not None
-                and len(app.snapshot.workers) == 4
-                and any(w.alive for w in app.snapshot.workers),
+                lambda: (
+                    app.snapshot is not None
+                    and len(app.snapshot.workers) == 4
+                    and any(w.alive for w in app.snapshot.workers)
+                ),
             )
 
             assert panel.table.row_count == 1

@@ -100,10 +100,10 @@ async def test_at_80_columns_every_tab_is_on_the_tab_bar_from_panel_9() -> None:
     assert "2 HUNG" in line
 
 
-@pytest.mark.parametrize("width", [80, 120])
 @pytest.mark.parametrize("scene", ["main", "failure-drilldown", "job-detail"])
-async def test_the_footer_always_shows_quit(scene: str, width: int) -> None:
-    footer = (await drawn(scene, (width, 24)))[-1]
+async def test_at_80_columns_the_footer_still_shows_quit(scene: str) -> None:
+    """(At 120 it already did: the snapshots hold it.)"""
+    footer = (await drawn(scene))[-1]
 
     assert "q Quit" in footer, footer
 

@@ -47,9 +47,7 @@ def split_height(available: int, top_need: int, bottom_need: int) -> int:
     """Panel 1's height, the tabs taking the rest of ``available`` rows: each part
     gets what its content needs when both fit; else the one that needs less than half
     gets it all and the other the rest; else half each."""
-    if top_need + bottom_need <= available:
-        top = top_need
-    elif top_need <= available // 2:
+    if top_need + bottom_need <= available or top_need <= available // 2:
         top = top_need
     elif bottom_need <= available - available // 2:
         top = available - bottom_need
@@ -62,7 +60,9 @@ def table_need(panel: Panel) -> int:
     """The rows a panel's table needs to show every row: its rows, its header, its
     horizontal scrollbar when it has one, and the panel's border."""
     table = panel.table
-    scrollbar = table.scrollbar_size_horizontal if table.virtual_size.width > table.size.width else 0
+    scrollbar = (
+        table.scrollbar_size_horizontal if table.virtual_size.width > table.size.width else 0
+    )
     return table.row_count + (1 if table.show_header else 0) + scrollbar + 2
 
 

@@ -98,7 +98,9 @@ class JobView(VerticalScroll):
         self.query_one("#job-payload", Static).update(Content(pretty_payload(job.payload)))
         # a job with no error (waiting, processed) starts with its fields
         has_error = bool(job.last_error)
-        error = printable(readable_error(job.last_error), keep_newlines=True) if has_error else ""
+        error = (
+            printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else ""
+        )
         self.query_one("#job-error-heading", Static).display = has_error
         error_view = self.query_one("#job-error", Static)
         error_view.display = has_error

@@ -124,6 +124,7 @@ def fit_line(state: StatusState, width: int) -> Line:
         line := replace_line(line, brand=False),
         line := replace_line(line, server=without_user(state.server)),
     ]
+
     def room(form: Line) -> int:
         return width - form.width(state.paused) - 2  # the server's padding
 

@@ -30,9 +30,7 @@ def current_workers(workers: Sequence[WorkerInfo]) -> list[WorkerInfo]:
         if seen is None or w.started_at > seen.started_at:
             newest[(w.host, w.pid)] = w
     return [
-        w
-        for w in workers
-        if w.state is not WorkerState.STOPPED or newest[(w.host, w.pid)] is w
+        w for w in workers if w.state is not WorkerState.STOPPED or newest[(w.host, w.pid)] is w
     ]
 
 
