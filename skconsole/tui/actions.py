@@ -90,6 +90,8 @@ def _panel_actions() -> list[ActionSpec]:
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("help", "question_mark", "Help", "Show every key and action.", key_display="?"),
+    # second: the footer shows keys in this order, and q must stay in view at 80 columns
+    ActionSpec("quit", "q", "Quit", "Quit the console (the embedded engine finishes its jobs)."),
     ActionSpec(
         "open",
         "enter",
@@ -356,7 +358,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("faster", "plus", "Faster", "Refresh more often.", footer=False, key_display="+"),
     ActionSpec("slower", "minus", "Slower", "Refresh less often.", footer=False, key_display="-"),
     *_panel_actions(),
-    ActionSpec("quit", "q", "Quit", "Quit the console (the embedded engine finishes its jobs)."),
 )
 
 BY_ID: dict[str, ActionSpec] = {a.id: a for a in ACTIONS}

@@ -187,6 +187,7 @@ class ConsoleApp(App[int]):
             paused=self.paused,
             read_only=self.read_only,
             engine=None if engine is None else engine_text(engine),
+            engine_brief=None if engine is None else engine_text(engine, done=False),
             engine_state=None if engine is None else engine.state,
             degraded=self.snapshot is not None and self.snapshot.degraded,
         )

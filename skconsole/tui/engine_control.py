@@ -32,14 +32,13 @@ class EngineControl(Protocol):
     def stop(self) -> None: ...
 
 
-def engine_text(engine: EngineControl) -> str:
-    """The engine on the status line: "running 3/8 · 1,204 done", or why it failed."""
+def engine_text(engine: EngineControl, *, done: bool = True) -> str:
+    """The engine on the status line: "running 3/8 · 1,204 done", or why it failed;
+    without ``done`` (a narrow terminal), "running 3/8"."""
     if engine.state == "failed" and engine.error:
         return f"failed: {engine.error}"
-    return (
-        f"{engine.state} {engine.running_count}/{engine.concurrency}"
-        f" · {fmt_int(engine.processed)} done"
-    )
+    running = f"{engine.state} {engine.running_count}/{engine.concurrency}"
+    return f"{running} · {fmt_int(engine.processed)} done" if done else running
 
 
 def toggle(engine: EngineControl) -> str:

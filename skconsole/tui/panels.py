@@ -34,6 +34,19 @@ PANELS: tuple[type[Panel], ...] = (
 )
 PANEL_IDS: tuple[str, ...] = tuple(p.scope for p in PANELS)
 
+#: a tab's word on a narrow terminal (below 100 columns), where every tab must fit
+#: the bar at once: the number is the key, the panel's title names it in full
+NARROW_TAB_WORDS: dict[str, str] = {
+    "inflight": "Run",
+    "failures": "Fail",
+    "exec": "Exec",
+    "metrics": "Metr",
+    "workers": "Work",
+    "audit": "Log",
+    "schedules": "Sched",
+    "health": "Health",
+}
+
 
 def numbered() -> list[tuple[int, type[Panel]]]:
     """(number, panel class) of every panel, in order: the number is also its key."""

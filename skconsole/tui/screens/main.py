@@ -11,7 +11,8 @@ from textual.widgets import Footer, TabbedContent, TabPane, Tabs
 
 from skconsole.tui.model import Snapshot, Trends
 from skconsole.tui.opening import Opening
-from skconsole.tui.panels import PANEL_IDS, numbered, panel_class
+from skconsole.tui.panels import NARROW_TAB_WORDS, PANEL_IDS, numbered, panel_class
+from skconsole.tui.widgets.depth_panel import DepthPanel
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel, panel_of
@@ -19,9 +20,51 @@ from skconsole.tui.widgets.status_bar import StatusBar, StatusState
 from skconsole.tui.widgets.throughput import ThroughputBox
 
 
-def tab_label(number: int, panel: type[Panel], note: str | None = None) -> str:
-    """A tab's label: "3 Failures", with the panel's note ("3 Failures 6") when it has one."""
-    return f"{number} {panel.label()}" + (f" {note}" if note else "")
+def tab_label(
+    number: int, panel: type[Panel], note: str | None = None, *, narrow: bool = False
+) -> str:
+    """A tab's label: "3 Failures", with the panel's note ("3 Failures 6") when it has one.
+
+    ``narrow`` (below 100 columns, where all nine must fit 80): a short word, and the
+    note only as the panel's alarm has it, its last part ("2 Run 2 HUNG", "3 Fail 6"),
+    a sign alone when it starts with one ("9 Health ⚠")."""
+    if not narrow:
+        return f"{number} {panel.label()}" + (f" {note}" if note else "")
+    word = NARROW_TAB_WORDS.get(panel.scope, panel.label())
+    if not note:
+        return f"{number} {word}"
+    last = note.rpartition(" · ")[2]
+    return f"{number} {word} {last[0] if not last[0].isalnum() else last}"  # "⚠ 2h": "⚠"
+
+
+#: the least each part keeps: panel 1 its header and two rows, the tabs theirs too
+TOP_MIN = 5
+BOTTOM_MIN = 7
+#: the tab bar and its underline
+TAB_BAR = 2
+
+
+def split_height(available: int, top_need: int, bottom_need: int) -> int:
+    """Panel 1's height, the tabs taking the rest of ``available`` rows: each part
+    gets what its content needs when both fit; else the one that needs less than half
+    gets it all and the other the rest; else half each."""
+    if top_need + bottom_need <= available or top_need <= available // 2:
+        top = top_need
+    elif bottom_need <= available - available // 2:
+        top = available - bottom_need
+    else:
+        top = available // 2
+    return max(TOP_MIN, min(top, available - BOTTOM_MIN))
+
+
+def table_need(panel: Panel) -> int:
+    """The rows a panel's table needs to show every row: its rows, its header, its
+    horizontal scrollbar when it has one, and the panel's border."""
+    table = panel.table
+    scrollbar = (
+        table.scrollbar_size_horizontal if table.virtual_size.width > table.size.width else 0
+    )
+    return table.row_count + (1 if table.show_header else 0) + scrollbar + 2
 
 
 class MainScreen(Screen[None]):
@@ -101,6 +144,7 @@ class MainScreen(Screen[None]):
         scope = (event.pane.id or "").removeprefix("tab-")
         if scope in PANEL_IDS:
             self._catch_up(self.panel(scope))
+        self.call_after_refresh(self.share_height)
 
     # -- data --------------------------------------------------------------------
     def show_snapshot(self, snapshot: Snapshot) -> None:
@@ -110,6 +154,34 @@ class MainScreen(Screen[None]):
             self._show(panel, snapshot)
         self.query_one(ThroughputBox).show_snapshot(snapshot)
         self._label_tabs(snapshot)
+        self.call_after_refresh(self.share_height)
+
+    # -- height --------------------------------------------------------------------
+    def share_height(self) -> None:
+        """Panel 1 and the tabs share the rows between the status line and the footer
+        by what they show: the one with fewer rows to show gives the other its spare."""
+        top = self.query_one("#top")
+        available = self.size.height - 2  # the status line and the footer
+        if available <= 0:
+            return
+        top_need = max(table_need(self.query_one(DepthPanel)), self._trend_need())
+        scope = self.query_one(TabbedContent).active.removeprefix("tab-")
+        panel = self.panel(scope) if scope in PANEL_IDS else None
+        # the health tab is lists and text, not one table: it takes what it is given
+        bottom_need = (
+            available
+            if panel is None or isinstance(panel, HealthPanel)
+            else table_need(panel) + TAB_BAR
+        )
+        height = split_height(available, top_need, bottom_need)
+        if top.styles.height is None or top.styles.height.value != height:
+            top.styles.height = height
+
+    def _trend_need(self) -> int:
+        box = self.query_one(ThroughputBox)
+        if not box.display:
+            return 0
+        return sum(child.outer_size.height for child in box.children) + 2
 
     def show_failures(self, snapshot: Snapshot) -> None:
         """New failure groups (their own cadence) in ``snapshot``: only their panel changes."""
@@ -136,21 +208,31 @@ class MainScreen(Screen[None]):
     def show_trends(self, trends: Trends) -> None:
         self.query_one(ThroughputBox).show_trends(trends)
 
-    def _label_tabs(self, snapshot: Snapshot) -> None:
+    @property
+    def narrow(self) -> bool:
+        """Below 100 columns (the App's HORIZONTAL_BREAKPOINTS)."""
+        return self.has_class("-narrow")
+
+    def on_resize(self) -> None:
+        self._label_tabs(self._snapshot)
+        self.call_after_refresh(self.share_height)
+
+    def _label_tabs(self, snapshot: Snapshot | None) -> None:
         tabs = self.query_one(TabbedContent)
+        narrow = self.narrow
         relabelled = False
         for n, cls in numbered():
             if not cls.tabbed:
                 continue
             panel = self.panel(cls.scope)
-            note = panel.tab_note(snapshot)
+            alarm = snapshot is not None and panel.alarm(snapshot)
+            note = None if snapshot is None else panel.tab_note(snapshot)
+            label = tab_label(n, cls, note if alarm or not narrow else None, narrow=narrow)
             tab = tabs.get_tab(f"tab-{cls.scope}")
-            if note is not None:
-                label = tab_label(n, cls, note)
-                if tab.label.plain != label:
-                    tab.label = label
-                    relabelled = True
-            tab.set_class(panel.alarm(snapshot), "-alarm")
+            if tab.label.plain != label:
+                tab.label = label
+                relabelled = True
+            tab.set_class(alarm, "-alarm")
 
         if relabelled:
             # Tabs re-places its underline on a relabel, but (with animations off)

@@ -1,5 +1,9 @@
 """Panel 2: jobs being processed now, hung ones first; each with what is known of
-its worker's liveness (sk_inflight_tasks: the one definition of "hung")."""
+its worker's liveness (sk_inflight_tasks: the one definition of "hung").
+
+The state ("HUNG: silent for 95 s, ...") is what an operator reads this panel for,
+so it comes right after the job: on an 80-column terminal the columns after it go
+under the table's scrollbar, never the state's first words."""
 
 from __future__ import annotations
 
@@ -33,6 +37,9 @@ class InflightPanel(Panel):
     def tab_note(self, snapshot: Snapshot) -> str | None:
         hung = snapshot.hung_count
         return f"{len(snapshot.inflight):,}" + (f" · {hung} HUNG" if hung else "")
+
+    def alarm(self, snapshot: Snapshot) -> bool:
+        return snapshot.hung_count > 0
 
     def summarize(self, snapshot: Snapshot) -> str:
         hung = snapshot.hung_count

@@ -1,4 +1,4 @@
-"""One job in full: fields, payload and the whole error, scrollable and selectable.
+"""One job in full: the whole error first, then fields and payload, scrollable and selectable.
 
 Every field is shown printable (one line each); the payload and the error keep
 their line breaks and tabs, and any other control character in them is shown
@@ -55,11 +55,13 @@ class JobView(VerticalScroll):
     """The job detail body; the screen around it adds the title and keys."""
 
     def compose(self) -> ComposeResult:
+        # the error first: on an 80x24 terminal it is what the operator came for, and
+        # after the fields and the payload it would be below the fold
+        yield Static("last error", classes="job-heading", id="job-error-heading")
+        yield Static("", id="job-error")
         yield Static("", id="job-fields")
         yield Static("payload", classes="job-heading")
         yield Static("", id="job-payload")
-        yield Static("last error", classes="job-heading")
-        yield Static("", id="job-error")
         # only for a job with attempts recorded (a .NET consumer's have none: the
         # fields above say what the result row knows)
         yield Static("attempts", classes="job-heading", id="job-attempts-heading")
@@ -92,10 +94,15 @@ class JobView(VerticalScroll):
         text = "\n".join(f"{k.rjust(width)}  {v}" for k, v in shown)
         self.query_one("#job-fields", Static).update(Content(text))
         self.query_one("#job-payload", Static).update(Content(pretty_payload(job.payload)))
+        # a job with no error (waiting, processed) starts with its fields
+        has_error = bool(job.last_error)
         error = (
-            printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else "-"
+            printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else ""
         )
-        self.query_one("#job-error", Static).update(Content(error))
+        self.query_one("#job-error-heading", Static).display = has_error
+        error_view = self.query_one("#job-error", Static)
+        error_view.display = has_error
+        error_view.update(Content(error))
         shown_attempts = bool(job.attempts)
         self.query_one("#job-attempts-heading", Static).display = shown_attempts
         attempts = self.query_one("#job-attempts", Static)

@@ -4,13 +4,21 @@ Stale data must never look fresh, so the data age is always shown and turns
 amber, then red, as it grows; the connection state says "reconnecting" with
 the attempt count; PAUSED and READ-ONLY/WRITE are badges. Colours come from
 the classes set here and the .tcss file.
+
+While the refresh is paused nothing is read, so the line says PAUSED, never
+"live". On a narrow terminal (80 columns) the line gives way by priority, whole
+items at a time and never a counter cut in the middle: the refresh interval
+goes first, then the engine's done counter, the word "updated", the brand, the
+server's user name; the server itself always keeps a place, shortened last.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
@@ -31,6 +39,8 @@ class StatusState:
     read_only: bool
     engine: str | None  # None: no embedded engine
     engine_state: str | None
+    #: the engine without its done counter, for a narrow line ("running 3/8")
+    engine_brief: str | None = None
     #: Stakhanovise.NET's tables alone (read degraded: no workers, audit, schedules, ...)
     degraded: bool = False
 
@@ -58,6 +68,75 @@ def connection_text(state: StatusState) -> str:
     return f"✖ {state.error or 'error'} · attempt {state.attempt}"
 
 
+#: the least the server's name is cut to before other items give way
+SERVER_MIN = 16
+BRAND = " skconsole "
+
+
+@dataclass(frozen=True)
+class Line:
+    """What each item of the line says; None: not shown."""
+
+    brand: bool
+    server: str
+    conn: str | None
+    age: str
+    interval: str | None
+    mode: str
+    engine: str | None
+
+    def width(self, paused: bool) -> int:
+        """The cells every item but the server takes (each label has one cell of padding
+        a side, the mode badge a margin instead)."""
+        texts = [self.conn, self.age, self.interval, self.engine, "PAUSED" if paused else None]
+        cells = sum(cell_len(t) + 2 for t in texts if t)
+        return cells + (cell_len(BRAND) if self.brand else 0) + cell_len(self.mode) + 2
+
+
+def without_user(server: str) -> str:
+    """ "db.example:5432/queue" for "ops@db.example:5432/queue"."""
+    return server.rpartition("@")[2]
+
+
+def fit_line(state: StatusState, width: int) -> Line:
+    """The items shown in ``width`` cells: the full line, or the first of its shorter
+    forms in which the server keeps :data:`SERVER_MIN` cells; one form further when
+    that one shows the server whole."""
+    age = "no data yet" if state.age_s is None else fmt_age_s(state.age_s)
+    mode = " READ-ONLY " if state.read_only else " WRITE "
+    if state.degraded:
+        mode += "· STAKHANOVISE TABLES ONLY "
+    line = Line(
+        brand=True,
+        server=state.server,
+        conn=None if state.paused and state.connection == "live" else connection_text(state),
+        age=age if state.age_s is None else f"updated {age} ago",
+        interval=f"every {fmt_seconds(state.interval_s)}",
+        mode=mode,
+        engine=f"engine {state.engine}" if state.engine else None,
+    )
+    brief = f"engine {state.engine_brief}" if state.engine_brief else line.engine
+    forms = [
+        line,
+        line := replace_line(line, interval=None),
+        line := replace_line(line, engine=brief),
+        line := replace_line(line, age=age if state.age_s is None else f"{age} ago"),
+        line := replace_line(line, brand=False),
+        line := replace_line(line, server=without_user(state.server)),
+    ]
+
+    def room(form: Line) -> int:
+        return width - form.width(state.paused) - 2  # the server's padding
+
+    whole = next((f for f in forms if room(f) >= cell_len(f.server)), None)
+    cut = next((f for f in forms if room(f) >= min(SERVER_MIN, cell_len(f.server))), forms[-1])
+    return whole if whole is not None and forms.index(whole) <= forms.index(cut) + 1 else cut
+
+
+def replace_line(line: Line, **changes: object) -> Line:
+    return replace(line, **changes)  # type: ignore[arg-type]
+
+
 class StatusBar(Horizontal):
     """One line at the top of every screen; ``state`` tells it what to show (and is asked
     again every second, so the data age keeps counting)."""
@@ -65,9 +144,10 @@ class StatusBar(Horizontal):
     def __init__(self, state: Callable[[], StatusState]) -> None:
         super().__init__()
         self._state = state
+        self._shown: StatusState | None = None
 
     def compose(self) -> ComposeResult:
-        yield Label(" skconsole ", id="sb-brand")
+        yield Label(BRAND, id="sb-brand")
         yield Label("", id="sb-server")
         yield Label("", id="sb-conn")
         yield Label("", id="sb-age")
@@ -80,26 +160,33 @@ class StatusBar(Horizontal):
         self.show(self._state())
         self.set_interval(1.0, self._tick)
 
+    def on_resize(self, _event: events.Resize) -> None:
+        if self._shown is not None:
+            self.show(self._shown)
+
     def _tick(self) -> None:
         self.show(self._state())
 
     def show(self, state: StatusState) -> None:
-        self.query_one("#sb-server", Label).update(Content(state.server))
+        self._shown = state
+        line = fit_line(state, self.size.width or 1000)
+        self.query_one("#sb-brand", Label).display = line.brand
+        self.query_one("#sb-server", Label).update(Content(line.server))
         conn = self.query_one("#sb-conn", Label)
-        conn.update(Content(connection_text(state)))
+        conn.display = line.conn is not None
+        conn.update(Content(line.conn or ""))
         conn.set_classes(f"-{state.connection}")
         age = self.query_one("#sb-age", Label)
-        age.update(
-            "no data yet" if state.age_s is None else f"updated {fmt_age_s(state.age_s)} ago"
-        )
+        age.update(Content(line.age))
         age.set_classes(f"-{state.staleness}")
-        self.query_one("#sb-interval", Label).update(f"every {fmt_seconds(state.interval_s)}")
+        interval = self.query_one("#sb-interval", Label)
+        interval.display = line.interval is not None
+        interval.update(Content(line.interval or ""))
         self.query_one("#sb-paused", Label).display = state.paused
         mode = self.query_one("#sb-mode", Label)
-        text = " READ-ONLY " if state.read_only else " WRITE "
-        mode.update(text + ("· STAKHANOVISE TABLES ONLY " if state.degraded else ""))
+        mode.update(Content(line.mode))
         mode.set_classes("-read-only" if state.read_only else "-write")
         engine = self.query_one("#sb-engine", Label)
-        engine.display = state.engine is not None
-        engine.update(Content(f"engine {state.engine}" if state.engine else ""))
+        engine.display = line.engine is not None
+        engine.update(Content(line.engine or ""))
         engine.set_classes(f"-{state.engine_state or 'none'}")
