@@ -7,6 +7,12 @@ made-up data), and :func:`evaluate` to combine them:
   its SLO is CRITICAL; within 20% of it, WARNING (thresholds:
   :func:`skconsole.read.flow.slo_state`). A paused type's breach is only a WARNING:
   an operator stopped it on purpose, and the pause is what to look at.
+  A type with a max failure rate (``slo set --max-failure-rate``) whose jobs
+  finished in the last 5 minutes failed (5 Faulted, 6 Fatal) more often than
+  that is a WARNING; more than twice as often, or every one, CRITICAL
+  (:func:`skconsole.read.flow.failure_state`; judged from
+  ``FAILURE_RATE_MIN_FINISHED`` finished jobs, and a paused type's only a
+  WARNING, as above).
 - ``hung`` (:func:`check_hung`): jobs ``sk_inflight_tasks()`` calls hung
   (their worker's lease lapsed, or it is gone) are a WARNING from
   ``Thresholds.hung_warn`` of them: any live worker's reaper puts such a job
@@ -65,7 +71,14 @@ from skconsole.core.json_types import JsonObject
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read import health as health_model
-from skconsole.read.flow import SLO_WARN_SHARE, SloState, TypeFlow, flow
+from skconsole.read.flow import (
+    FAILURE_RATE_CRITICAL_FACTOR,
+    SLO_WARN_SHARE,
+    SloState,
+    TypeFlow,
+    flow,
+    percent_text,
+)
 
 Conn = psycopg.Connection[Any]
 
@@ -277,17 +290,42 @@ def check_slos(flows: Sequence[TypeFlow]) -> CheckResult:
                     f" ({f.slo_text})",
                 )
             )
+    with_rate = [f for f in flows if f.slo_max_failure_rate is not None]
+    for f in with_rate:
+        finding = _failure_finding(f)
+        if finding is not None:
+            findings.append(finding)
     breached = sum(1 for f in findings if f.level == Level.CRITICAL)
     near = len(findings) - breached
+    slos = len(with_slo) + len(with_rate)
     if breached:
         summary = f"{_plural(breached, 'SLO')} breached"
     elif near:
         summary = f"{_plural(near, 'SLO')} at risk"
-    elif with_slo:
-        summary = f"{_plural(len(with_slo), 'SLO')} met"
+    elif slos:
+        summary = f"{_plural(slos, 'SLO')} met"
     else:
         summary = "no SLO set"
     return CheckResult("slo", summary, tuple(findings))
+
+
+def _failure_finding(f: TypeFlow) -> Finding | None:
+    """A type's failure rate over its max: WARNING; BREACHED (over twice it, or all
+    failing): CRITICAL, but a paused type's only a WARNING."""
+    state, rate, limit = f.failure_state, f.failure_rate, f.slo_max_failure_rate
+    if state not in (SloState.WARNING, SloState.BREACHED):
+        return None
+    assert rate is not None and limit is not None
+    text = (
+        f"{f.task_type}: {f.failures:,} of {f.finished:,} jobs failed in the last"
+        f" {format_age(f.window_s)} ({percent_text(rate)}"
+    )
+    if state is SloState.BREACHED:
+        over = f" > {FAILURE_RATE_CRITICAL_FACTOR:g}x its max {percent_text(limit)})"
+        if f.paused:
+            return Finding("slo", Level.WARNING, f.task_type, text + over + " (paused)")
+        return Finding("slo", Level.CRITICAL, f.task_type, text + over)
+    return Finding("slo", Level.WARNING, f.task_type, text + f" > max {percent_text(limit)})")
 
 
 def check_schedules(schedules: Sequence[read.ScheduleInfo]) -> CheckResult:
@@ -411,8 +449,9 @@ def perfdata(
     workers: Sequence[read.WorkerInfo] | None,
     thresholds: Thresholds,
 ) -> tuple[Perf, ...]:
-    """The oldest ready job's age of each type with an SLO (warn and crit from it), the
-    hung jobs, and the alive and dead workers."""
+    """The oldest ready job's age of each type with a max wait and the failure rate (%)
+    of each with a max failure rate (warn and crit from them), the hung jobs, and the
+    alive and dead workers."""
     perf = [
         Perf(
             f"oldest_ready_{f.task_type}",
@@ -424,6 +463,20 @@ def perfdata(
         )
         for f in flows
         if f.slo_max_wait_s is not None
+    ]
+    perf += [
+        Perf(
+            f"failure_rate_{f.task_type}",
+            round(100.0 * (f.failure_rate or 0.0), 3),
+            "%",
+            warn=round(100.0 * f.slo_max_failure_rate, 3),
+            crit=round(
+                min(100.0, 100.0 * FAILURE_RATE_CRITICAL_FACTOR * f.slo_max_failure_rate), 3
+            ),
+            check="slo",
+        )
+        for f in flows
+        if f.slo_max_failure_rate is not None
     ]
     perf.append(Perf("hung_jobs", inflight.hung, warn=thresholds.hung_warn, check="hung"))
     if workers is not None:

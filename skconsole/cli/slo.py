@@ -1,9 +1,10 @@
-"""``skconsole slo``: show, set and clear the SLO of a task type (the longest a ready
-job of it should wait).
+"""``skconsole slo``: show, set and clear the SLOs of a task type (the longest a ready
+job of it should wait; the largest share of its finished jobs that may fail).
 
 Setting or clearing one is the ``slo`` operator action (:mod:`skconsole.ops.slo`):
 audited with the value before and after, refused in read-only mode, previewed by
-``--dry-run``. ``skconsole check`` turns a breach into a CRITICAL.
+``--dry-run``. ``skconsole check`` turns a breach into a CRITICAL (a failure rate
+over its max: WARNING; over twice it: CRITICAL).
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from skconsole.cli.output import out, print_json
 from skconsole.cli.view_table import column, print_items
 from skconsole.core.durations import format_age, parse_duration
 from skconsole.ops.model import seconds_in
-from skconsole.ops.slo import MAX_MAX_WAIT_S, MIN_MAX_WAIT_S
+from skconsole.ops.slo import MAX_MAX_WAIT_S, MIN_MAX_WAIT_S, parse_percent
 from skconsole.ops.slo import describe as describe_slo
 from skconsole.read import flow
 from skconsole.views import Column
 
 slo_app = typer.Typer(
-    help="The longest a ready job of a task type should wait (watched by `skconsole check`).",
+    help="The longest a ready job of a task type should wait, and the largest share of its"
+    " finished jobs that may fail (watched by `skconsole check`).",
     no_args_is_help=False,
 )
 app.add_typer(slo_app, name="slo")
@@ -36,19 +38,24 @@ TypeArg = Annotated[str, typer.Argument(metavar="TYPE", help="The task type")]
 
 @slo_app.callback(invoke_without_command=True)
 def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) -> None:
-    """The task types with an SLO, their oldest ready job and how long until it breaches."""
+    """The task types with an SLO: their oldest ready job and how long until it breaches,
+    their failure rate over the last 5 minutes against its max."""
     if ctx.invoked_subcommand is not None:
         return
     db = options_of(ctx).open("skconsole-slo")
     with db.connect() as conn:
-        rows = [f for f in flow.flow(conn) if f.slo_max_wait_s is not None]
+        rows = [
+            f
+            for f in flow.flow(conn)
+            if f.slo_max_wait_s is not None or f.slo_max_failure_rate is not None
+        ]
     if as_json:
         print_json({"slos": [f.as_dict() for f in rows]})
         return
     if not rows:
         out.print("no task type has an SLO (skconsole slo set TYPE --max-wait 30s)")
         return
-    print_items(_COLUMNS, rows, wide=wide, title="SLOs", style=lambda f: f.slo_state.style)
+    print_items(_COLUMNS, rows, wide=wide, title="SLOs", style=lambda f: f.worst_state.style)
 
 
 _COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
@@ -57,6 +64,8 @@ _COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
     column("ready", lambda f: ("≈" if f.ready_estimated else "") + f"{f.ready:,}", 2, right=True),
     column("oldest ready", lambda f: format_age(f.oldest_ready_s), 1, right=True),
     column("SLO", lambda f: f.slo_text + (" (paused)" if f.paused else ""), right=True),
+    column("max failed", lambda f: flow.percent_text(f.slo_max_failure_rate), 3, right=True),
+    column("failed 5m", lambda f: f.failures_text, 2, right=True),
 )
 
 
@@ -91,22 +100,43 @@ def set_slo(
     ctx: typer.Context,
     task_type: TypeArg,
     max_wait: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--max-wait",
             help="The longest a ready job should wait to be claimed, e.g. 30s, 5m"
             f" ({MIN_MAX_WAIT_S:g}s to {MAX_MAX_WAIT_S / 86_400:g}d)",
         ),
-    ],
+    ] = None,
+    max_failure_rate: Annotated[
+        str | None,
+        typer.Option(
+            "--max-failure-rate",
+            help="The largest share of the jobs finished in the last 5 minutes that may fail"
+            " (Faulted or Fatal), e.g. 10% (above 0%, below 100%); check: WARNING over it,"
+            " CRITICAL over twice it",
+        ),
+    ] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Set the SLO of a task type (audited)."""
-    seconds = parse_duration(
-        max_wait, option="--max-wait", minimum=MIN_MAX_WAIT_S, maximum=MAX_MAX_WAIT_S
+    """Set the SLOs of a task type (audited); the one not given stays as it is."""
+    seconds = (
+        None
+        if max_wait is None
+        else parse_duration(
+            max_wait, option="--max-wait", minimum=MIN_MAX_WAIT_S, maximum=MAX_MAX_WAIT_S
+        )
     )
-    _change(ctx, task_type, ops.SloParams(max_wait_s=seconds), dry_run, yes, as_json)
+    rate = None if max_failure_rate is None else parse_percent(max_failure_rate)
+    _change(
+        ctx,
+        task_type,
+        ops.SloParams(max_wait_s=seconds, max_failure_rate=rate),
+        dry_run,
+        yes,
+        as_json,
+    )
 
 
 @slo_app.command("clear")
@@ -117,5 +147,5 @@ def clear_slo(
     yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remove the SLO of a task type (audited)."""
+    """Remove the SLOs of a task type, max wait and max failure rate (audited)."""
     _change(ctx, task_type, ops.SloParams(clear=True), dry_run, yes, as_json)

@@ -105,21 +105,25 @@ def show_depth(depth: read.Depth, limits: list[read.TypeLimit], wide: bool) -> N
 _FLOW_COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
     column("type", lambda r: r.task_type + (" (paused)" if r.paused else "")),
     column("in/min", lambda r: flow.rate_text(r.arrivals_per_min), 2, right=True),
-    column("out/min", lambda r: flow.rate_text(r.completions_per_min), 2, right=True),
+    column("done/min", lambda r: flow.rate_text(r.completions_per_min), 2, right=True),
+    column("failed", lambda r: r.failures_text, 1, right=True),
     column("ready", lambda r: ("≈" if r.ready_estimated else "") + f"{r.ready:,}", 1, right=True),
     column("drain", lambda r: r.drain_text, 1, right=True),
     column("oldest ready", lambda r: format_age(r.oldest_ready_s), 3, right=True),
     column("max wait", lambda r: format_age(r.slo_max_wait_s), 4, right=True),
     column("SLO", lambda r: r.slo_text, 1, right=True),
+    column("max failed", lambda r: flow.percent_text(r.slo_max_failure_rate), 4, right=True),
 )
 
 
 def show_flow(f: catalog.Flow, wide: bool) -> None:
     estimated = any(r.ready_estimated for r in f.types)
-    title = f"Flow per type, rates over the last {format_age(f.window_s)}" + (
-        " (ready estimated from a sample)" if estimated else ""
+    title = (
+        f"Flow per type, rates over the last {format_age(f.window_s)}"
+        " (done: succeeded; the drain counts only those)"
+        + (" (ready estimated from a sample)" if estimated else "")
     )
-    print_items(_FLOW_COLUMNS, f.types, wide=wide, title=title, style=lambda r: r.slo_state.style)
+    print_items(_FLOW_COLUMNS, f.types, wide=wide, title=title, style=lambda r: r.worst_state.style)
 
 
 _GROUP_JOB_COLUMNS: tuple[Column[read.FailedJob], ...] = (

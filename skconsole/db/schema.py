@@ -48,8 +48,8 @@ SKCONSOLE_OBJECTS = (
 #: skconsole's columns of the results table, one per schema version that added some
 RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count", "sk_cancel_requested_at_ts")
 #: skconsole's columns of the task-types table added after 020 created it, one per
-#: schema version that added some
-TYPE_COLUMNS = ("tt_max_running", "tt_slo_max_wait_seconds")
+#: schema version (or later script) that added some
+TYPE_COLUMNS = ("tt_max_running", "tt_slo_max_wait_seconds", "tt_slo_max_failure_rate")
 #: skconsole's columns of the workers table added after 020 created it
 WORKER_COLUMNS = ("worker_app_version",)
 

@@ -32,6 +32,7 @@ from prometheus_client.metrics_core import (
 )
 
 from skconsole import read
+from skconsole.core.durations import format_age
 from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
 from skconsole.read import flow, health, type_settings
@@ -284,8 +285,9 @@ def limit_families(limits: Sequence[read.TypeLimit]) -> list[Metric]:
     return [concurrency, rate_jobs, rate_window]
 
 
-def slo_families(depth: read.Depth, slos: dict[str, float]) -> list[Metric]:
-    """Each SLO (``skconsole slo``) and where the type's oldest ready job stands against it."""
+def slo_families(depth: read.Depth, slos: dict[str, type_settings.TypeSlo]) -> list[Metric]:
+    """Each max wait (``skconsole slo``) and where the type's oldest ready job stands
+    against it; each max failure rate."""
     max_wait = _type_gauge(
         "skconsole_slo_max_wait_seconds",
         "The longest a ready job of the task type should wait (its SLO).",
@@ -300,15 +302,54 @@ def slo_families(depth: read.Depth, slos: dict[str, float]) -> list[Metric]:
         "skconsole_slo_breached",
         "1 when the task type's oldest ready job has waited past its SLO, else 0.",
     )
+    max_failure_rate = _type_gauge(
+        "skconsole_slo_max_failure_rate",
+        "The largest share (0 to 1) of the task type's jobs finished within the flow window"
+        " that may fail (its SLO).",
+    )
     oldest = {t.task_type: t.oldest_ready_s for t in depth.types}
-    for task_type, slo_s in sorted(slos.items()):
+    for task_type, slo in sorted(slos.items()):
+        if slo.max_failure_rate is not None:
+            max_failure_rate.add_metric([task_type], slo.max_failure_rate)
+        slo_s = slo.max_wait_s
+        if slo_s is None:
+            continue
         max_wait.add_metric([task_type], slo_s)
         left = flow.breach_in_s(slo_s, oldest.get(task_type))
         if left is not None:
             breach_in.add_metric([task_type], left)
         state = flow.slo_state(slo_s, oldest.get(task_type))
         breached.add_metric([task_type], 1.0 if state is flow.SloState.BREACHED else 0.0)
-    return [max_wait, breach_in, breached]
+    return [max_wait, breach_in, breached, max_failure_rate]
+
+
+def failure_rate_families(counts: dict[str, flow.TypeCounts], window_s: float) -> list[Metric]:
+    """Each task type's jobs finished within the flow window by outcome, and the share of
+    them that failed (types with a finished job only: no job, no rate)."""
+    minutes = format_age(window_s)
+    finished = GaugeMetricFamily(
+        "skconsole_recent_finished_jobs",
+        f"Jobs finished within the last {minutes} per task type and outcome (succeeded;"
+        " failed: Faulted or Fatal; cancelled).",
+        labels=["task_type", "outcome"],
+    )
+    rate = _type_gauge(
+        "skconsole_failure_rate",
+        f"Share (0 to 1) of the jobs finished within the last {minutes} that failed"
+        " (Faulted or Fatal) rather than succeeded, per task type (cancelled jobs count"
+        " in neither; types with a finished job only).",
+    )
+    for task_type, c in sorted(counts.items()):
+        for outcome, n in (
+            ("succeeded", c.succeeded),
+            ("failed", c.failed),
+            ("cancelled", c.cancelled),
+        ):
+            finished.add_metric([task_type, outcome], n)
+        share = flow.failure_rate(c.failed, c.finished)
+        if share is not None:
+            rate.add_metric([task_type], share)
+    return [finished, rate]
 
 
 # -- queue-table health -------------------------------------------------------------------
@@ -372,6 +413,10 @@ def read_depth(conn: Conn) -> list[Metric]:
     return [*depth_families(depth), *slo_families(depth, type_settings.slos(conn))]
 
 
+def read_failure_rates(conn: Conn) -> list[Metric]:
+    return failure_rate_families(flow.window_counts(conn, flow.WINDOW_S), flow.WINDOW_S)
+
+
 def read_statuses(conn: Conn) -> list[Metric]:
     return status_families(read.status_summary(conn))
 
@@ -408,6 +453,7 @@ def read_health(conn: Conn) -> list[Metric]:
 #: Everything a cycle reads. Add a source here to export more (see the module docstring).
 SOURCES: tuple[Source, ...] = (
     read_depth,
+    read_failure_rates,
     read_statuses,
     read_inflight,
     read_failures,

@@ -1,5 +1,9 @@
 """Queue depth per task type: ready, scheduled, in flight, and the oldest wait.
 
+Every known type has a row, nothing waiting or not (:func:`known_types`): a type
+whose jobs all failed, or one a worker runs but that has no job now, must still
+be on screen, so it can be selected, paused, limited or requeued.
+
 Stays fast on a big queue: beyond :data:`DEPTH_EXACT_LIMIT` waiting jobs (the
 planner's estimate, no scan) ready and scheduled are scaled up from a sample
 of the queue's pages, and the result says so (``estimated``).
@@ -29,6 +33,11 @@ class TypeDepth:
     in_flight: int
     oldest_ready_s: float | None
     paused: bool
+
+    @property
+    def idle(self) -> bool:
+        """Nothing ready, scheduled or in flight: a known type with nothing to do now."""
+        return self.ready == 0 and self.scheduled == 0 and self.in_flight == 0
 
 
 @dataclass
@@ -84,8 +93,19 @@ def _paused_types(conn: Conn) -> set[str]:
     return {str(r) for r in fetch(conn, "paused_types", lambda task_type: task_type)}
 
 
+def known_types(conn: Conn) -> set[str]:
+    """Every task type with a result row (any status), stored settings, a schedule or a
+    retention policy of its own (the results' types alone on Stakhanovise.NET's tables)."""
+    if has_skconsole_objects(conn):
+        rows = fetch(conn, "known_types", lambda task_type: task_type)
+    else:
+        rows = fetch(conn, "known_types_compat", lambda task_type: task_type)
+    return {str(r) for r in rows}
+
+
 def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
-    """Queue depth per task type; ready/scheduled are estimated beyond ``exact_limit`` jobs."""
+    """Queue depth of every known task type, by name (one with nothing waiting has a row
+    of zeros); ready/scheduled are estimated beyond ``exact_limit`` jobs."""
     queued = table_estimates(conn).get(active_mapping().table("sk_tasks_queue_t"), 0)
     paused = _paused_types(conn)
 
@@ -93,6 +113,13 @@ def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
         return TypeDepth(task_type=task_type, paused=task_type in paused, **counts)
 
     if queued <= exact_limit:
-        return Depth(fetch(conn, "depth", row), estimated=False)
-    pct = max(0.1, min(100.0, 100.0 * DEPTH_SAMPLE_ROWS / max(queued, 1)))
-    return Depth(fetch(conn, "depth_estimated", row, {"sample_pct": pct}), estimated=True)
+        rows, estimated = fetch(conn, "depth", row), False
+    else:
+        pct = max(0.1, min(100.0, 100.0 * DEPTH_SAMPLE_ROWS / max(queued, 1)))
+        rows, estimated = fetch(conn, "depth_estimated", row, {"sample_pct": pct}), True
+    seen = {r.task_type for r in rows}
+    rows += [
+        row(task_type=name, ready=0, scheduled=0, in_flight=0, oldest_ready_s=None)
+        for name in known_types(conn) - seen
+    ]
+    return Depth(sorted(rows, key=lambda r: r.task_type), estimated=estimated)

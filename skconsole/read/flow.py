@@ -14,16 +14,28 @@ between two reads, so one read gives them):
 - arrivals: results whose ``task_posted_at_ts`` falls in the window, i.e. jobs
   posted (a delayed job counts when it was posted, not when it becomes due;
   a retry is not a new arrival);
-- completions: results whose ``task_processing_finalized_at_ts`` falls in the
+- finished: results whose ``task_processing_finalized_at_ts`` falls in the
   window with a status that takes the job out of the queue for good
-  (:data:`DONE`: 3 Processed, 6 Fatal, 7 Cancelled, and 5 Faulted, which
-  waits for an operator and no longer for a worker).
+  (:data:`DONE`), told apart by how they ended: succeeded (3 Processed), failed
+  (:data:`FAILED_FINISHED`: 5 Faulted, parked for an operator, and 6 Fatal) and
+  cancelled (7, by an operator).
 
 Each rate is the window's count over the window's length: right in a steady
 state, low for a type that started less than a window ago. The drain estimate
-divides the ready backlog by the net rate (completions minus arrivals); a
-backlog fed as fast as it is worked off has no estimate ("steady"), nor one
-nobody works off ("stalled").
+divides the ready backlog by the net rate of *successful* completions minus
+arrivals: a job that failed left the queue but its work was not done, so a
+backlog that fails as fast as it arrives is not "draining" (the failures are
+said apart). A backlog fed as fast as it is worked off has no estimate
+("steady"), nor one nobody works off ("stalled").
+
+The failure rate is failed / (succeeded + failed) over the same window
+(cancellations are an operator's doing, not the code's, and count in neither):
+5 minutes by default, long enough that a type running a job every few seconds
+gives a rate worth reading, short enough that a fault that is fixed stops
+alarming within minutes. ``skconsole slo set TYPE --max-failure-rate 10%``
+sets a type's ceiling; :func:`failure_state` judges it (over it: WARNING; over
+twice it, or every job failing: BREACHED), from :data:`FAILURE_RATE_MIN_FINISHED`
+finished jobs in the window (below, one failure of two would read 50%).
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ from skconsole.core.status import JobStatus
 from skconsole.read import type_settings
 from skconsole.read.depth import Depth, depth
 from skconsole.read.query import fetch
+from skconsole.read.type_settings import TypeSlo
 
 Conn = psycopg.Connection[Any]
 
@@ -53,13 +66,27 @@ DONE: tuple[JobStatus, ...] = (
     JobStatus.FATAL,
     JobStatus.CANCELLED,
 )
+#: Finished statuses that count as failures in the failure rate (Error is an attempt
+#: that will be retried: the job has not finished).
+FAILED_FINISHED: tuple[JobStatus, ...] = (JobStatus.FAULTED, JobStatus.FATAL)
+#: Fewer finished jobs in the window than this give no failure-rate verdict (the rate
+#: is still shown): one failure of two is no 50% failure rate.
+FAILURE_RATE_MIN_FINISHED = 5
+#: Over this multiple of its max failure rate a type's failure SLO is BREACHED
+#: (`skconsole check`: CRITICAL); over the rate itself, WARNING.
+FAILURE_RATE_CRITICAL_FACTOR = 2.0
+#: Without a max failure rate, the console shows a type's rate amber from this share.
+FAILURE_RATE_NOTABLE = 0.5
 #: An SLO turns to WARNING once the oldest ready job has waited this share of it
 #: (within 20% of a breach); past all of it, BREACHED.
 SLO_WARN_SHARE = 0.8
 
 
 class SloState(enum.Enum):
-    """Where a type stands against its SLO (the console colours its depth row by it)."""
+    """Where a type stands against its SLO (the console colours its depth row by it).
+
+    Max wait: WARNING within 20% of it, BREACHED past it. Max failure rate: WARNING
+    over it, BREACHED over twice it (:func:`failure_state`)."""
 
     NONE = "none"  # no SLO set
     OK = "ok"  # no ready job, or the oldest is below SLO_WARN_SHARE of it
@@ -122,6 +149,44 @@ def drain_text(ready: int, arrivals_per_min: float, completions_per_min: float) 
     return "stalled" if completions_per_min == 0 else "steady"
 
 
+def failure_rate(failed: int, finished: int) -> float | None:
+    """The share of the finished jobs that failed (0.0 to 1.0); None when none finished."""
+    return failed / finished if finished > 0 else None
+
+
+def percent_text(share: float | None) -> str:
+    """A share as people read it: "14%", "0.5%", "100%"; "-" for None."""
+    if share is None:
+        return "-"
+    pct = share * 100.0
+    if pct == 0 or pct >= 10 or pct == round(pct):
+        return f"{pct:.0f}%"
+    return f"{pct:.1f}%"
+
+
+def failure_state(max_rate: float | None, failed: int, finished: int) -> SloState:
+    """The one judgement of a max failure rate: NONE without one; OK below
+    FAILURE_RATE_MIN_FINISHED finished jobs or at most the rate; WARNING over it;
+    BREACHED over FAILURE_RATE_CRITICAL_FACTOR times it, or when every job failed."""
+    rate = failure_rate(failed, finished)
+    if max_rate is None:
+        return SloState.NONE
+    if rate is None or finished < FAILURE_RATE_MIN_FINISHED or rate <= max_rate:
+        return SloState.OK
+    if rate > FAILURE_RATE_CRITICAL_FACTOR * max_rate or rate >= 1.0:
+        return SloState.BREACHED
+    return SloState.WARNING
+
+
+def failures_text(failed: int, finished: int) -> str:
+    """ "-" (none finished), "0 of 40", "12 of 40 (30%)"."""
+    if finished <= 0:
+        return "-"
+    if failed == 0:
+        return f"0 of {finished:,}"
+    return f"{failed:,} of {finished:,} ({percent_text(failure_rate(failed, finished))})"
+
+
 def breach_in_s(slo_s: float | None, oldest_ready_s: float | None) -> float | None:
     """Seconds until the oldest ready job breaches the SLO; negative: breached that long
     ago. None without an SLO or without a ready job."""
@@ -156,11 +221,32 @@ def slo_text(slo_s: float | None, oldest_ready_s: float | None, ready: int = 0) 
 # -- the read model ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class TypeCounts:
-    """A task type's jobs posted and finished within the window (flow.sql)."""
+    """A task type's jobs posted, and finished by how they ended, within the window
+    (flow.sql)."""
 
     task_type: str
     posted: int
-    done: int
+    succeeded: int
+    failed: int
+    cancelled: int
+
+    @property
+    def finished(self) -> int:
+        """Finished by running: succeeded or failed (cancelled jobs are left out)."""
+        return self.succeeded + self.failed
+
+
+def window_counts(conn: Conn, window_s: float = WINDOW_S) -> dict[str, TypeCounts]:
+    """Each task type's jobs posted and finished within the last ``window_s`` seconds
+    (types with neither are left out)."""
+    if window_s <= 0:
+        raise ValueError(f"the flow window must be positive, not {window_s!r}")
+    params = {
+        "window_s": window_s,
+        "done": [int(s) for s in DONE],
+        "failed": [int(s) for s in FAILED_FINISHED],
+    }
+    return {r.task_type: r for r in fetch(conn, "flow", TypeCounts, params)}
 
 
 @dataclass(frozen=True)
@@ -172,7 +258,7 @@ class TypeFlow:
     window_s: float
     #: jobs posted within the window
     arrivals: int
-    #: jobs that left the queue for good within the window (DONE)
+    #: jobs that succeeded within the window (3 Processed): what drains the backlog
     completions: int
     ready: int
     ready_estimated: bool
@@ -182,6 +268,35 @@ class TypeFlow:
     #: the type's SLO: the longest a ready job should wait (None: none set)
     slo_max_wait_s: float | None
     paused: bool
+    #: jobs that failed for good within the window (FAILED_FINISHED: Faulted, Fatal)
+    failures: int = 0
+    #: jobs an operator cancelled within the window
+    cancellations: int = 0
+    #: the type's max failure rate (0 to 1; ``skconsole slo set --max-failure-rate``)
+    slo_max_failure_rate: float | None = None
+
+    @property
+    def finished(self) -> int:
+        """Jobs that finished by running within the window: succeeded or failed."""
+        return self.completions + self.failures
+
+    @property
+    def failure_rate(self) -> float | None:
+        return failure_rate(self.failures, self.finished)
+
+    @property
+    def failure_state(self) -> SloState:
+        return failure_state(self.slo_max_failure_rate, self.failures, self.finished)
+
+    @property
+    def failures_text(self) -> str:
+        return failures_text(self.failures, self.finished)
+
+    @property
+    def worst_state(self) -> SloState:
+        """The worse of its two SLO states (a row's colour)."""
+        order = list(SloState)
+        return max(self.slo_state, self.failure_state, key=order.index)
 
     @property
     def arrivals_per_min(self) -> float:
@@ -190,6 +305,10 @@ class TypeFlow:
     @property
     def completions_per_min(self) -> float:
         return per_minute(self.completions, self.window_s)
+
+    @property
+    def failures_per_min(self) -> float:
+        return per_minute(self.failures, self.window_s)
 
     @property
     def drain_s(self) -> float | None:
@@ -223,6 +342,10 @@ class TypeFlow:
             "completions": self.completions,
             "arrivals_per_min": self.arrivals_per_min,
             "completions_per_min": self.completions_per_min,
+            "failures": self.failures,
+            "failures_per_min": self.failures_per_min,
+            "cancellations": self.cancellations,
+            "failure_rate": self.failure_rate,
             "ready": self.ready,
             "ready_estimated": self.ready_estimated,
             "oldest_ready_s": self.oldest_ready_s,
@@ -233,36 +356,41 @@ class TypeFlow:
             "breach_in_s": self.breach_in_s,
             "slo_state": self.slo_state.value,
             "slo": self.slo_text,
+            "slo_max_failure_rate": self.slo_max_failure_rate,
+            "failure_slo_state": self.failure_state.value,
             "paused": self.paused,
         }
 
 
 def flow(conn: Conn, window_s: float = WINDOW_S, *, queue: Depth | None = None) -> list[TypeFlow]:
-    """Every task type with jobs in the queue, posted or finished within the window, or
-    an SLO, by name. ``queue``: the depth read model if the caller has just read it."""
+    """Every known task type (the depth read model's, with those posted or finished within
+    the window, or with an SLO), by name. ``queue``: the depth read model if the caller
+    has just read it."""
     if window_s <= 0:
         raise ValueError(f"the flow window must be positive, not {window_s!r}")
     queue = queue if queue is not None else depth(conn)
-    rows = fetch(conn, "flow", TypeCounts, {"window_s": window_s, "done": [int(s) for s in DONE]})
-    counts = {r.task_type: (r.posted, r.done) for r in rows}
+    counts = window_counts(conn, window_s)
     slos = type_settings.slos(conn)
     by_type = {t.task_type: t for t in queue.types}
     result = []
     for name in sorted(by_type.keys() | counts.keys() | slos.keys()):
         d = by_type.get(name)
-        posted, done = counts.get(name, (0, 0))
-        slo = slos.get(name)
+        c = counts.get(name)
+        slo = slos.get(name, TypeSlo(name, None, None))
         result.append(
             TypeFlow(
                 task_type=name,
                 window_s=float(window_s),
-                arrivals=posted,
-                completions=done,
+                arrivals=c.posted if c else 0,
+                completions=c.succeeded if c else 0,
+                failures=c.failed if c else 0,
+                cancellations=c.cancelled if c else 0,
                 ready=d.ready if d else 0,
                 ready_estimated=queue.estimated,
                 oldest_ready_s=d.oldest_ready_s if d else None,
-                slo_max_wait_s=slo,
+                slo_max_wait_s=slo.max_wait_s,
                 paused=d.paused if d else False,
+                slo_max_failure_rate=slo.max_failure_rate,
             )
         )
     return result

@@ -69,15 +69,16 @@ def limits(conn: Conn) -> list[TypeLimit]:
 
 @dataclass(frozen=True)
 class TypeSlo:
-    """A task type's SLO: the longest a ready job may wait (seconds)."""
+    """A task type's SLOs (None: not set): the longest a ready job may wait (seconds), and
+    the largest share of its finished jobs that may fail (0 to 1, over the flow window)."""
 
     task_type: str
-    max_wait_s: float
+    max_wait_s: float | None
+    max_failure_rate: float | None
 
 
-def slos(conn: Conn) -> dict[str, float]:
-    """Each task type's SLO (max wait, seconds) by type; none on Stakhanovise.NET's
-    tables alone."""
+def slos(conn: Conn) -> dict[str, TypeSlo]:
+    """Each task type with an SLO, by type; none on Stakhanovise.NET's tables alone."""
     if not has_skconsole_objects(conn):
         return {}
-    return {s.task_type: float(s.max_wait_s) for s in fetch(conn, "slos", TypeSlo)}
+    return {s.task_type: s for s in fetch(conn, "slos", TypeSlo)}

@@ -36,7 +36,7 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database, shown_dsn
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.schema import missing_objects, setup_schema
-from skconsole.read import health, type_settings
+from skconsole.read import flow, health, type_settings
 from skconsole.read.factors import CommonFactors, common_factors
 from skconsole.tui import model
 from skconsole.tui.formatting import format_age, short_id
@@ -136,6 +136,7 @@ class DatabaseSource:
             depth = timed("depth", lambda: read.depth(conn))
             limits = timed("limits", lambda: read.limits(conn))
             slos = timed("slos", lambda: type_settings.slos(conn))
+            finished = timed("flow", lambda: flow.window_counts(conn))
             inflight = timed("inflight", lambda: read.inflight(conn, limit=INFLIGHT_SHOWN))
             times = timed("execution_stats", lambda: read.execution_stats(conn))
             metrics = timed("metrics", lambda: read.metrics(conn, taken_at=time.monotonic()))
@@ -152,7 +153,7 @@ class DatabaseSource:
         return model.Snapshot(
             taken_at=self.clock(),
             server_version=str(version[0]) if version else "",
-            depth=self._depth_rows(depth, limits, slos),
+            depth=self._depth_rows(depth, limits, slos, finished),
             inflight=tuple(inflight.jobs),
             exec_stats=tuple(times),
             metrics=self._metric_rows(metrics),
@@ -195,7 +196,11 @@ class DatabaseSource:
         return model.QueueHealth(read, taken_at=taken_at, read_ms=read_ms)
 
     def _depth_rows(
-        self, depth: read.Depth, limits: list[read.TypeLimit], slos: dict[str, float]
+        self,
+        depth: read.Depth,
+        limits: list[read.TypeLimit],
+        slos: dict[str, type_settings.TypeSlo],
+        finished: dict[str, flow.TypeCounts],
     ) -> tuple[model.DepthRow, ...]:
         by_type = {t.task_type: t for t in limits}
         seen = set()
@@ -204,13 +209,18 @@ class DatabaseSource:
             seen.add(t.task_type)
             trend = self._trends.setdefault(t.task_type, deque(maxlen=TREND_POINTS))
             trend.append(t.ready + t.scheduled)
+            slo = slos.get(t.task_type)
+            done = finished.get(t.task_type)
             rows.append(
                 model.DepthRow(
                     **asdict(t),
                     trend=tuple(trend),
                     estimated=depth.estimated,
                     limit=by_type.get(t.task_type),
-                    slo_s=slos.get(t.task_type),
+                    slo_s=slo.max_wait_s if slo else None,
+                    failed=done.failed if done else 0,
+                    finished=done.finished if done else 0,
+                    max_failure_rate=slo.max_failure_rate if slo else None,
                 )
             )
         for gone in set(self._trends) - seen:

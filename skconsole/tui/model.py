@@ -46,6 +46,12 @@ class DepthRow(TypeDepth):
     limit: TypeLimit | None = None
     #: the type's SLO, the longest a ready job should wait (``skconsole slo``); None: none
     slo_s: float | None = None
+    #: its jobs that failed for good (Faulted, Fatal) within the flow window (5 minutes)
+    failed: int = 0
+    #: its jobs that finished by running (succeeded or failed) within the flow window
+    finished: int = 0
+    #: its max failure rate (0 to 1; ``skconsole slo set --max-failure-rate``); None: none
+    max_failure_rate: float | None = None
 
 
 @dataclass(frozen=True)

@@ -283,3 +283,23 @@ def test_a_port_in_use_is_a_one_line_error(run_cli: CLI) -> None:
     assert proc.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_the_failure_rate_and_its_max_are_exported_per_type(dsn: str, conn: Conn) -> None:
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_posted_at_ts, task_processing_finalized_at_ts)"
+        " SELECT gen_random_uuid(), 't.failing', 'test', 'null', s, 0, now(), now()"
+        " FROM unnest(array[3, 3, 3, 6]) AS s"
+    )
+    conn.execute(
+        "INSERT INTO sk_task_types_t (task_type, tt_slo_max_failure_rate) VALUES ('t.failing', 0.1)"
+    )
+
+    samples = one_cycle(dsn)
+
+    assert samples["skconsole_failure_rate"] == {(("task_type", "t.failing"),): 0.25}
+    assert samples["skconsole_slo_max_failure_rate"] == {(("task_type", "t.failing"),): 0.1}
+    finished = samples["skconsole_recent_finished_jobs"]
+    assert finished[(("outcome", "failed"), ("task_type", "t.failing"))] == 1
+    assert finished[(("outcome", "succeeded"), ("task_type", "t.failing"))] == 3

@@ -18,7 +18,7 @@ import pytest
 from skconsole import ops
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.db.sqlfiles import load_sql
-from skconsole.read.flow import DONE, flow
+from skconsole.read.flow import DONE, FAILED_FINISHED, flow
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -186,9 +186,10 @@ def test_flow_counts_arrivals_and_completions_within_the_window(conn: Conn) -> N
     add_results(conn, "slow", 10, status=3, posted_ago_s=1200.0, finalized_ago_s=600.0)  # old
     add_results(conn, "slow", 7, status=4, posted_ago_s=1200.0, finalized_ago_s=30.0)  # retries
     add_ready(conn, "slow", 100)
-    # 30 in, 120 out (Faulted leaves the queue too): net 18/min, 90 ready drain in 5 min
+    # 30 in, 120 done (the Faulted ones are failures, not done): net 18/min, 90 ready
+    # drain in 5 min
     add_results(conn, "fast", 30, status=1, posted_ago_s=10.0)
-    add_results(conn, "fast", 100, status=3, posted_ago_s=900.0, finalized_ago_s=10.0)
+    add_results(conn, "fast", 120, status=3, posted_ago_s=900.0, finalized_ago_s=10.0)
     add_results(conn, "fast", 20, status=5, posted_ago_s=900.0, finalized_ago_s=10.0)
     add_ready(conn, "fast", 90)
 
@@ -230,7 +231,11 @@ def test_flow_reads_only_the_windows_rows_of_a_big_results_table(conn: Conn) -> 
         r[0]
         for r in conn.execute(
             "EXPLAIN " + load_sql("queries/flow"),
-            {"window_s": 300.0, "done": [int(s) for s in DONE]},
+            {
+                "window_s": 300.0,
+                "done": [int(s) for s in DONE],
+                "failed": [int(s) for s in FAILED_FINISHED],
+            },
         )
     )
 
@@ -255,10 +260,11 @@ def test_slo_set_and_clear_are_audited_with_the_old_and_new_values(
 
     assert cleared.returncode == 0, cleared.stderr
     clear_row, set_row = ops.audit.entries(conn, action="slo")[:2]
-    assert (set_row.details or {})["old"] == {"max_wait_s": None}
-    assert (set_row.details or {})["new"] == {"max_wait_s": 30.0}
-    assert (clear_row.details or {})["old"] == {"max_wait_s": 30.0}
-    assert (clear_row.details or {})["new"] == {"max_wait_s": None}
+    none = {"max_wait_s": None, "max_failure_rate": None}
+    assert (set_row.details or {})["old"] == none
+    assert (set_row.details or {})["new"] == {**none, "max_wait_s": 30.0}
+    assert (clear_row.details or {})["old"] == {**none, "max_wait_s": 30.0}
+    assert (clear_row.details or {})["new"] == none
     assert json.loads(run_cli("slo", "--json").stdout) == {"slos": []}
 
 
@@ -356,3 +362,134 @@ def test_a_schema_without_the_slo_column_is_incomplete(fresh_database: str) -> N
         assert missing_objects(c) == ["sk_task_types_t.tt_slo_max_wait_seconds"]
         assert setup_schema(c) is True
         assert missing_objects(c) == []
+
+
+# -- failure rates (issue 24, point 6) ---------------------------------------------------------
+FAULTED, FATAL = 5, 6
+
+
+def test_the_failure_rate_counts_the_failed_among_the_jobs_finished_in_the_window(
+    conn: Conn,
+) -> None:
+    add_results(conn, "t", 30, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 10, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 5, status=FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 4, status=7, posted_ago_s=900.0, finalized_ago_s=60.0)  # cancelled
+    add_results(conn, "t", 20, status=FATAL, posted_ago_s=900.0, finalized_ago_s=600.0)  # old
+    add_results(conn, "t", 7, status=4, posted_ago_s=900.0, finalized_ago_s=60.0)  # will retry
+
+    (t,) = flow(conn, 300.0)
+
+    assert (t.completions, t.failures, t.cancellations, t.finished) == (30, 15, 4, 45)
+    assert t.failure_rate == pytest.approx(15 / 45)
+    assert t.failures_text == "15 of 45 (33%)"
+
+
+def test_the_failure_rate_counts_a_real_workers_failed_and_processed_jobs(
+    run_cli: CLI, conn: Conn
+) -> None:
+    assert run_cli("enqueue", "fatal", "--count", "3").returncode == 0
+    assert run_cli("enqueue", OK_TYPE, "--count", "2").returncode == 0
+    done = run_cli(
+        "worker", "--tasks", "tests.support.tasks_faults", "--types", "ok,fatal", "--burst"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    by_type = {f.task_type: f for f in flow(conn)}
+
+    assert (by_type["fatal"].failures, by_type["fatal"].finished) == (3, 3)
+    assert (by_type[OK_TYPE].failures, by_type[OK_TYPE].finished) == (0, 2)
+    assert by_type["fatal"].failure_rate == 1.0
+
+
+def test_status_flow_does_not_count_failed_jobs_as_drained(run_cli: CLI, conn: Conn) -> None:
+    """82 jobs failed in the window and none succeeded: the backlog is not draining."""
+    add_ready(conn, "t", 40)
+    add_results(conn, "t", 82, status=FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
+
+    table = run_cli("status", "flow", "--wide")
+    doc = json.loads(run_cli("status", "flow", "--json").stdout)
+
+    assert table.returncode == 0, table.stderr
+    assert "drains in" not in table.stdout
+    assert "stalled" in table.stdout and "82 of 82 (100%)" in table.stdout
+    (row,) = doc["types"]
+    assert (row["completions"], row["failures"], row["drain_s"]) == (0, 82, None)
+    assert row["failure_rate"] == 1.0
+
+
+def _set_max_failure_rate(run_cli: CLI, task_type: str, value: str) -> None:
+    done = run_cli("slo", "set", task_type, "--max-failure-rate", value, "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_check_warns_when_a_types_failure_rate_is_over_its_max(run_cli: CLI, conn: Conn) -> None:
+    _set_max_failure_rate(run_cli, "t", "10%")
+    add_results(conn, "t", 85, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 15, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+
+    over = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
+
+    assert over.returncode == 1, over.stdout + over.stderr
+    assert over.stdout.startswith("SKCONSOLE WARNING - 1 SLO at risk (t: 15 of 100 jobs failed")
+    assert "failure_rate_t=15%;10;20;0" in over.stdout
+
+
+def test_check_is_critical_when_a_types_failure_rate_is_over_twice_its_max(
+    run_cli: CLI, conn: Conn
+) -> None:
+    _set_max_failure_rate(run_cli, "t", "10%")
+    add_results(conn, "t", 70, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 30, status=FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
+
+    over = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
+
+    assert over.returncode == 2, over.stdout + over.stderr
+    assert "CRITICAL slo: t: 30 of 100 jobs failed in the last 5m 00s (30% > 2x its max 10%)" in (
+        over.stdout
+    )
+
+
+def test_check_is_ok_while_the_failure_rate_is_within_its_max(run_cli: CLI, conn: Conn) -> None:
+    _set_max_failure_rate(run_cli, "t", "10%")
+    add_results(conn, "t", 95, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 5, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+
+    ok = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
+
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.startswith("SKCONSOLE OK - 1 SLO met")
+
+
+def test_a_max_failure_rate_is_listed_and_leaves_the_max_wait_as_it_was(
+    run_cli: CLI, conn: Conn
+) -> None:
+    assert run_cli("slo", "set", "t", "--max-wait", "30s", "--yes").returncode == 0
+    _set_max_failure_rate(run_cli, "t", "2.5%")
+    add_results(conn, "t", 3, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 1, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+
+    listed = json.loads(run_cli("slo", "--json").stdout)
+    table = run_cli("slo", "--wide")
+
+    (row,) = listed["slos"]
+    assert (row["slo_max_wait_s"], row["slo_max_failure_rate"]) == (30.0, 0.025)
+    assert (row["failures"], row["failure_rate"]) == (1, 0.25)
+    assert "2.5%" in table.stdout and "1 of 4 (25%)" in table.stdout
+
+
+@pytest.mark.parametrize("value", ["0%", "100%", "150%", "-5%", "ten", "%", "nan"])
+def test_a_bad_max_failure_rate_is_one_clear_line(run_cli: CLI, conn: Conn, value: str) -> None:
+    done = run_cli("slo", "set", "t", "--max-failure-rate", value, "--yes")
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--max-failure-rate takes a percentage above 0% and below 100%" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert conn.execute("SELECT count(*) FROM sk_task_types_t").fetchone() == (0,)
+
+
+def test_slo_set_needs_a_max_wait_or_a_max_failure_rate(run_cli: CLI) -> None:
+    done = run_cli("slo", "set", "t", "--yes")
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--max-failure-rate" in done.stderr and "Traceback" not in done.stderr

@@ -297,9 +297,22 @@ def fixed_snapshot() -> Snapshot:
             fixed_wave(30, 900, 300, 4),
             limit=TypeLimit("emails.send", 8, 600, 60.0, 8),
             slo_s=180.0,  # its oldest ready job waited 4m 12s: breached
+            failed=3,
+            finished=420,
         ),
+        # idle: nothing waiting (dimmed, listed last)
         DepthRow("invoices.import", 0, 0, 0, None, False, (0,) * 30),
-        DepthRow("orders.ship", 57, 2, 3, 8.5, False, fixed_wave(30, 50, 10, 3, 1), slo_s=10.0),
+        DepthRow(
+            "orders.ship",
+            57,
+            2,
+            3,
+            8.5,
+            False,
+            fixed_wave(30, 50, 10, 3, 1),
+            slo_s=10.0,
+            finished=40,
+        ),
         DepthRow(
             "payments.charge",
             312,
@@ -310,7 +323,12 @@ def fixed_snapshot() -> Snapshot:
             fixed_wave(30, 1200, 350, 5, 2),
             limit=TypeLimit("payments.charge", None, 10, 1.0, 2),
             slo_s=60.0,
+            failed=38,
+            finished=260,
+            max_failure_rate=0.1,  # 15% failed: over it
         ),
+        # nothing waiting, but every job of the last 5 minutes failed: dimmed, its rate red
+        DepthRow("pdf.render", 0, 0, 0, None, False, (0,) * 30, failed=72, finished=72),
         DepthRow("reports.nightly", 0, 14, 1, None, False, (15,) * 20 + (14,) * 10),
         DepthRow(
             "thumbnails.render", 5120, 0, 0, 2280.0, True, tuple(4000 + 40 * i for i in range(30))
@@ -324,6 +342,8 @@ def fixed_snapshot() -> Snapshot:
             False,
             fixed_wave(30, 90, 40, 2, 3),
             limit=TypeLimit("webhooks.deliver", 10, None, None, 6),
+            failed=9,
+            finished=120,
         ),
     )
     inflight = (

@@ -5,20 +5,38 @@ model says so): they show as "≈45.4k", never as exact-looking numbers. The
 state column says "paused", or shows a limited type's limits (``skconsole
 limit``, key L): running/limit, "limited 2/2" when full, and its rate ("10/min").
 The SLO column (``skconsole slo``) says when the oldest ready job breaches it,
-coloured as the oldest column is.
+coloured as the oldest column is. The "fail 5m" column is the share of the
+type's jobs finished in the last 5 minutes that failed (Faulted or Fatal),
+coloured by its max failure rate when it has one (amber over it, red over
+twice it), else amber from half and red when every one failed.
+
+Every known type has a row (the read model's): the types with nothing ready,
+scheduled or in flight come last and dimmed (the "muted" tone of app.tcss),
+but what still calls for attention in them (a failure rate, a pause, a limit
+that is full) keeps its colour.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from skconsole.read.flow import SloState, breach_in_s, slo_state
+from skconsole.read.flow import (
+    FAILURE_RATE_MIN_FINISHED,
+    FAILURE_RATE_NOTABLE,
+    SloState,
+    breach_in_s,
+    failure_rate,
+    failure_state,
+    percent_text,
+    slo_state,
+)
 from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.opening import Opening, waiting_of
+from skconsole.tui.widgets.keyed_table import Row
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column, Tone
+from skconsole.views.table import Cell, Column, Tone, cell_text, cell_tone
 
 
 def _state(d: DepthRow) -> Cell:
@@ -64,6 +82,32 @@ def _slo(d: DepthRow) -> Cell:
     return (text, _SLO_TONES[state])
 
 
+def _failed(d: DepthRow) -> Cell:
+    """The share of the jobs finished in the last 5 minutes that failed: "" when none
+    finished; coloured by the max failure rate (amber over it, red over twice it), or
+    without one amber from FAILURE_RATE_NOTABLE and red when every job failed (both
+    from FAILURE_RATE_MIN_FINISHED finished jobs)."""
+    rate = failure_rate(d.failed, d.finished)
+    if rate is None:
+        return ""
+    text = percent_text(rate)
+    state = failure_state(d.max_failure_rate, d.failed, d.finished)
+    if state is not SloState.NONE:
+        return (text, _SLO_TONES[state])
+    if d.finished < FAILURE_RATE_MIN_FINISHED or rate < FAILURE_RATE_NOTABLE:
+        return text
+    return (text, "bad" if rate >= 1.0 else "warn")
+
+
+#: tones an idle row keeps: what still calls for attention
+_KEPT_TONES = frozenset({"bad", "warn"})
+
+
+def _dimmed(cell: Cell) -> Cell:
+    """An idle row's cell: muted, unless its tone calls for attention."""
+    return cell if cell_tone(cell) in _KEPT_TONES else (cell_text(cell), "muted")
+
+
 class DepthPanel(Panel):
     scope = "depth"
     title = "Queue depth"
@@ -80,6 +124,9 @@ class DepthPanel(Panel):
         ),
         Column("in_flight", "in flight", 9, right=True, cell=lambda d, _: fmt_int(d.in_flight)),
         Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
+        # before state and SLO: on a 120-column screen the SLO is cut first, and the
+        # oldest column's colour already tells it; nothing else tells a failure rate
+        Column("failed", "fail 5m", 7, right=True, cell=lambda d, _: _failed(d)),
         Column("state", "state", 11, cell=lambda d, _: _state(d)),
         Column("slo", "SLO", 11, cell=lambda d, _: _slo(d)),
         Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent")),
@@ -87,7 +134,17 @@ class DepthPanel(Panel):
     opens = "the type's waiting jobs (a search)"
 
     def items(self, snapshot: Snapshot) -> Sequence[DepthRow]:
-        return snapshot.depth
+        """Every known type by name, those with nothing ready, scheduled or in flight last."""
+        return sorted(snapshot.depth, key=lambda d: d.idle)
+
+    def rows_of(self, items: Iterable[DepthRow], now: float) -> list[Row]:
+        """The rows, an idle type's dimmed (:func:`_dimmed`)."""
+        shown = list(items)
+        idle = {self.row_key(d) for d in shown if d.idle}
+        return [
+            (key, tuple(_dimmed(c) for c in cells) if key in idle else cells)
+            for key, cells in super().rows_of(shown, now)
+        ]
 
     def row_key(self, item: DepthRow) -> str:
         return item.task_type
