@@ -112,6 +112,9 @@ class DepthPanel(Panel):
     scope = "depth"
     title = "Queue depth"
     tabbed = False
+    # narrow, the trend goes first, then the SLO (the oldest column's colour still tells
+    # it), in flight (panel 2 lists them) and scheduled: what is ready, how old, failing
+    # and held (state) stay
     COLUMNS: ClassVar[tuple[Column[DepthRow], ...]] = (
         Column("type", "type", 17, flex=True, cell=lambda d, _: d.task_type),
         Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_count(d.ready, d.estimated)),
@@ -121,15 +124,21 @@ class DepthPanel(Panel):
             9,
             right=True,
             cell=lambda d, _: fmt_count(d.scheduled, d.estimated),
+            priority=2,
         ),
-        Column("in_flight", "in flight", 9, right=True, cell=lambda d, _: fmt_int(d.in_flight)),
+        Column(
+            "in_flight",
+            "in flight",
+            9,
+            right=True,
+            cell=lambda d, _: fmt_int(d.in_flight),
+            priority=3,
+        ),
         Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
-        # before state and SLO: on a 120-column screen the SLO is cut first, and the
-        # oldest column's colour already tells it; nothing else tells a failure rate
         Column("failed", "fail 5m", 7, right=True, cell=lambda d, _: _failed(d)),
         Column("state", "state", 11, cell=lambda d, _: _state(d)),
-        Column("slo", "SLO", 11, cell=lambda d, _: _slo(d)),
-        Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent")),
+        Column("slo", "SLO", 11, cell=lambda d, _: _slo(d), priority=4),
+        Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent"), priority=5),
     )
     opens = "the type's waiting jobs (a search)"
 
