@@ -222,7 +222,9 @@ def test_enqueue_count_above_a_chunk_posts_every_copy(run_cli: Any, conn: Conn) 
     proc = run_cli("enqueue", "bulk.cli", "--count", str(n), "--payload", '{"x": 1}')
 
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"posted {n:,} job(s) of type bulk.cli"
+    assert f"posted {n:,} job(s) of type bulk.cli" in proc.stderr
+    ids = proc.stdout.split()
+    assert len(ids) == len(set(ids)) == n  # every posted id, once
     assert conn.execute(
         "SELECT count(DISTINCT task_id), min(task_payload), max(task_payload) FROM sk_tasks_queue_t"
     ).fetchone() == (n, '{"x": 1}', '{"x": 1}')

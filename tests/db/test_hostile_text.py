@@ -206,7 +206,7 @@ def test_an_enqueue_result_line_shows_the_type_with_its_escapes_visible(run_cli:
 
     assert proc.returncode == 0, proc.stderr
     assert_nothing_raw(proc)
-    assert "posted 2 job(s) of type t.\\x1b[31mevil\\u202e" in proc.stdout
+    assert "posted 2 job(s) of type t.\\x1b[31mevil\\u202e" in proc.stderr
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.showcase.fake_source import FixedSource
-from skconsole.tui.showcase.fixed_data import FrozenClock
+from skconsole.tui.showcase.fixed_data import FrozenClock, fixed_snapshot
 from skconsole.tui.showcase.scenes import settle
 from skconsole.tui.widgets.depth_panel import DepthPanel
 from skconsole.tui.widgets.failures_panel import FailuresPanel
@@ -126,7 +126,7 @@ async def test_the_first_paint_does_not_wait_for_the_failure_groups(
     async with app.run_test(size=SIZE) as pilot:
         failures = app.main_screen.query_one(FailuresPanel)
         depth = app.main_screen.query_one(DepthPanel)
-        await until(pilot, lambda: depth.table.total_rows == 7)
+        await until(pilot, lambda: depth.table.total_rows == len(fixed_snapshot().depth))
         assert source.groups_read == 0
         assert failures.loading and failures.table.total_rows == 0
         assert "reading…" in _title(app)
