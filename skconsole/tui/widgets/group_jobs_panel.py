@@ -23,7 +23,12 @@ def _beyond(job: FailedJob) -> Cell:
 
 
 ERROR: Column[FailedJob] = Column(
-    "error", "error, where it differs from the group", 44, flex=True, cell=lambda j, _: _beyond(j)
+    "error",
+    "error, where it differs from the group",
+    44,
+    flex=True,
+    cell=lambda j, _: _beyond(j),
+    min_width=30,
 )
 
 

@@ -31,16 +31,24 @@ def _status(job: FailedJob) -> Cell:
 class JobsPanel(Panel):
     scope = "jobs"
     title = "Jobs"
+    # narrow, the columns a list's rows often share give way to the error first
     COLUMNS: ClassVar[tuple[Column[FailedJob], ...]] = (
         Column("job", "job", 8, cell=lambda j, _: short_id(str(j.task_id))),
-        Column("type", "type", 16, cell=lambda j, _: j.task_type),
+        Column("type", "type", 16, cell=lambda j, _: j.task_type, priority=2),
         Column("status", "status", 11, cell=lambda j, _: _status(j)),
-        Column("errors", "errors", 6, right=True, cell=lambda j, _: fmt_int(j.error_count)),
-        Column("priority", "prio", 5, right=True, cell=lambda j, _: str(j.priority)),
         Column(
-            "last", "last attempt", 12, right=True, cell=lambda j, now: fmt_ago(j.failed_at, now)
+            "errors", "errors", 6, right=True, cell=lambda j, _: fmt_int(j.error_count), priority=3
         ),
-        Column("error", "error", 44, flex=True, cell=lambda j, _: j.error_line),
+        Column("priority", "prio", 5, right=True, cell=lambda j, _: str(j.priority), priority=4),
+        Column(
+            "last",
+            "last attempt",
+            12,
+            right=True,
+            cell=lambda j, now: fmt_ago(j.failed_at, now),
+            priority=1,
+        ),
+        Column("error", "error", 44, flex=True, cell=lambda j, _: j.error_line, min_width=30),
     )
 
     def row_key(self, item: FailedJob) -> str:
