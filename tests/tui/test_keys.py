@@ -5,6 +5,7 @@ is tested on a real one (test_console.py, test_actions.py)."""
 from __future__ import annotations
 
 from textual.pilot import Pilot
+from textual.widgets.data_table import ColumnKey
 
 from skconsole.tui import actions, opening
 from skconsole.tui.app import ConsoleApp
@@ -246,6 +247,9 @@ async def test_space_marks_jobs_and_requeue_confirms_exactly_the_marked_ones() -
         marked = table.marked_keys
         assert len(marked) == 2 and marked[0] == first
         assert "2 marked" in str(screen.body.border_title)
+        await pilot.pause()
+        # the mark widens the id column: a marked job's short id stays whole
+        assert table.columns[ColumnKey("job")].width >= len(table.MARK) + 8
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
         await pilot.press("enter")

@@ -62,7 +62,7 @@ def fit_columns(
     ``natural`` width (its widest text, label included) and the ``padding`` each adds.
 
     A column other than a flex one is at least its ``width`` (its natural width
-    when None). A flex column wants its natural width, or ``min_width`` (but not
+    when None; the first column, a row's id or name, at least its natural width). A flex column wants its natural width, or ``min_width`` (but not
     less than its ``width``) if that is less; while the columns do not fit with
     the flex ones at that, the droppable ones go, highest ``priority`` number first
     (the later among equals); ids, flex columns and priority 0 stay. The spare
@@ -75,7 +75,9 @@ def fit_columns(
 
     def base(i: int) -> int:
         width = columns[i].width
-        return natural[i] if width is None else width
+        if width is None or i == 0:  # the first column (a row's id or name) is never cut
+            return max(width or 0, natural[i])
+        return width
 
     def floor(i: int) -> int:
         return max(columns[i].width or 0, FLEX_FLOOR) if flex[i] else base(i)
@@ -257,25 +259,33 @@ class KeyedTable(DataTable[Text]):
             return
         self.marked ^= {key}
         self._redraw(key)
+        self._refit()
         self.action_cursor_down()
 
     def clear_marks(self) -> None:
         marked, self.marked = self.marked, set()
         for key in marked & self._shown.keys():
             self._redraw(key)
+        self._refit()
+
+    def _refit(self) -> None:
+        """Lay the columns out again: a mark widens the first column's text."""
+        self._natural = list(self._widest(self._all))
+        self._fit_columns()
 
     def set_rows(self, rows: Sequence[Row]) -> None:
         self._all = [printable_row(r) for r in rows]
         self.marked &= {key for key, _ in self._all}  # a row that left takes its mark along
-        self._natural = list(self._widest(self._all))
         self._sync(self._filtered())
-        self._fit_columns()
+        self._refit()
 
     def _widest(self, rows: Sequence[Row]) -> Iterator[int]:
-        """Each column's widest text in ``rows``, its label included."""
+        """Each column's widest text in ``rows``, its label included (and the first
+        column's mark, while a row is marked)."""
         for i, col in enumerate(self.columns_spec):
             texts = (cell_text(cells[i]) for _, cells in rows if i < len(cells))
-            yield max([cell_len(col.label), *(cell_len(t) for t in texts)])
+            mark = cell_len(self.MARK) if i == 0 and self.marked else 0
+            yield max([cell_len(col.label), *(cell_len(t) + mark for t in texts)])
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text.strip()
@@ -306,7 +316,7 @@ class KeyedTable(DataTable[Text]):
         style = self._tone_style(tone) if tone else Style()
         if marked:
             style += self._tone_style("marked")
-            if column is self.columns_spec[self._visible[0]]:
+            if column is self.columns_spec[0]:
                 text = self.MARK + text
         justify: JustifyMethod = "right" if column.right else "left"
         if column.fit is not None:
