@@ -160,6 +160,7 @@ SCREENSHOTS = {
     "job-detail.svg": "job-detail",
     "schedules.svg": "schedules",
     "confirm.svg": "confirm",
+    "requeue.svg": "requeue-jobs-options",
     "cancel-running.svg": "cancel-running-confirm",
     "health.svg": "health",
     "read-only.svg": "read-only",
