@@ -30,6 +30,7 @@ from rich.text import Text
 
 from skconsole.core.json_types import Json
 from skconsole.core.text import printable
+from skconsole.views.table import drop_until_fits
 
 
 class PrintableConsole(Console):
@@ -159,18 +160,12 @@ def pick_columns(
         )
         return fixed + least + table_overhead(len(shown), edge=edge)
 
-    shown = list(range(len(columns)))
-    if wide or needed(shown) <= available:
-        return Layout(tuple(shown))
-    droppable = sorted(
-        (i for i, c in enumerate(columns) if c.priority > 0 and not c.key and not c.flexible),
-        key=lambda i: (columns[i].priority, i),
-        reverse=True,
+    if wide or needed(range(len(columns))) <= available:
+        return Layout(tuple(range(len(columns))))
+    shown = drop_until_fits(
+        [0 if c.key or c.flexible else c.priority for c in columns],
+        lambda shown: needed(shown) <= available,
     )
-    for i in droppable:
-        if needed(shown) <= available:
-            break
-        shown.remove(i)
     if flex is None:
         return Layout(tuple(shown))
     room = available - table_overhead(len(shown), edge=edge)

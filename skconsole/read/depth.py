@@ -95,11 +95,11 @@ def _paused_types(conn: Conn) -> set[str]:
 
 def known_types(conn: Conn) -> set[str]:
     """Every task type with a result row (any status), stored settings, a schedule or a
-    retention policy of its own (the results' types alone on Stakhanovise.NET's tables)."""
+    retention policy of its own (the results' types alone on Stakhanovise.NET's tables:
+    an idle type, or one whose jobs all failed, can still be selected and acted on)."""
+    rows = fetch(conn, "result_types", lambda task_type: task_type)
     if has_skconsole_objects(conn):
-        rows = fetch(conn, "known_types", lambda task_type: task_type)
-    else:
-        rows = fetch(conn, "known_types_compat", lambda task_type: task_type)
+        rows += fetch(conn, "setting_types", lambda task_type: task_type)
     return {str(r) for r in rows}
 
 

@@ -10,7 +10,7 @@ maps to its colours (the console's in its .tcss, the CLI's red and yellow).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
@@ -70,3 +70,20 @@ def cell_tone(cell: Cell) -> Tone:
 def shown_in(columns: tuple[Column[T], ...], face: Face) -> tuple[Column[T], ...]:
     """The columns ``face`` shows."""
     return tuple(c for c in columns if face in c.faces)
+
+
+def drop_until_fits(priorities: Sequence[int], fits: Callable[[Sequence[int]], bool]) -> list[int]:
+    """The columns to show (their indices): all of them, less the droppable ones
+    (priority above 0) while the rest do not ``fit``, the highest priority number first
+    (the later column among equals). The CLI's tables and the console's share the rule."""
+    shown = list(range(len(priorities)))
+    droppable = sorted(
+        (i for i, p in enumerate(priorities) if p > 0),
+        key=lambda i: (priorities[i], i),
+        reverse=True,
+    )
+    for i in droppable:
+        if fits(shown):
+            break
+        shown.remove(i)
+    return shown

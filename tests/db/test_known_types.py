@@ -73,7 +73,7 @@ def test_the_known_types_are_read_by_index_probes_not_a_scan_of_the_results(
         )
     conn.execute("ANALYZE sk_task_results_t")
 
-    plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + load_sql("queries/known_types")))
+    plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + load_sql("queries/result_types")))
 
     assert "idx_sk_task_results_t_task_type" in plan, plan
     assert "Seq Scan on sk_task_results_t" not in plan, plan

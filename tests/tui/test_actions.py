@@ -56,6 +56,16 @@ async def _through_the_requeue_dialog(pilot: Any, app: ConsoleApp) -> None:
     await pilot.press("enter")
 
 
+async def _confirming(pilot: Any, app: ConsoleApp, key: str) -> ConfirmScreen:
+    """Press a write key and wait for its confirmation (R's dialog answered as it opens)."""
+    await pilot.press(key)
+    if key == "R":
+        await _through_the_requeue_dialog(pilot, app)
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    assert isinstance(app.screen, ConfirmScreen)
+    return app.screen
+
+
 async def test_requeue_group_confirms_scope_and_acts(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
@@ -63,11 +73,7 @@ async def test_requeue_group_confirms_scope_and_acts(
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
-        await pilot.press("R")
-        await _through_the_requeue_dialog(pilot, app)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        dialog = app.screen
-        assert isinstance(dialog, ConfirmScreen)
+        dialog = await _confirming(pilot, app, "R")
         assert dialog.question.startswith(f"Requeue 6 jobs in group `{TIMEOUT_SIGNATURE_PREFIX}")
         assert dialog.question.endswith(", error counts kept?")
         assert len(dialog.sample) == 5
@@ -85,9 +91,7 @@ async def test_enter_on_an_audit_row_finds_the_jobs_the_action_was_on(
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
-        await pilot.press("R")
-        await _through_the_requeue_dialog(pilot, app)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await _confirming(pilot, app, "R")
         await pilot.press("y")
         await until(pilot, lambda: app.snapshot is not None and bool(app.snapshot.audit))
         await pilot.press("7", "enter")
@@ -110,9 +114,7 @@ async def test_requeue_acts_on_the_marked_jobs_only(
         assert isinstance(app.screen, GroupJobsScreen)
         await pilot.press("space", "space")
         marked = set(app.screen.body.table.marked_keys)
-        await pilot.press("R")
-        await _through_the_requeue_dialog(pilot, app)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await _confirming(pilot, app, "R")
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 2") for m in notices(app)))
     queued = {r[0] for r in conn.execute("SELECT task_id::text FROM sk_tasks_queue_t")}
@@ -169,11 +171,8 @@ async def test_requeue_one_job_from_the_drilldown(
         screen = app.screen
         assert isinstance(screen, GroupJobsScreen)
         chosen = screen.selected_job()
-        await pilot.press("R")
-        await _through_the_requeue_dialog(pilot, app)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.question.startswith(  # type: ignore[index]
+        dialog = await _confirming(pilot, app, "R")
+        assert dialog.question.startswith(  # type: ignore[index]
             f"Requeue job {chosen[:8]} (tui.timeout, Faulted), error counts kept?"  # type: ignore[index]
         )
         await pilot.press("y")
@@ -245,10 +244,8 @@ async def test_cancel_a_type(db: Database, make_app: MakeApp, conn: Conn) -> Non
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         await _select_type(pilot, app, "tui.ok")
-        await pilot.press("X")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.question == (
+        dialog = await _confirming(pilot, app, "X")
+        assert dialog.question == (
             "Cancel 3 waiting jobs of type `tui.ok`? A cancelled job never runs again;"
             " a running one is stopped by its worker."
         )
@@ -271,19 +268,15 @@ async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Co
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         await _select_type(pilot, app, "tui.ok")
-        await pilot.press("P")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        dialog = app.screen
-        assert isinstance(dialog, ConfirmScreen)
+        dialog = await _confirming(pilot, app, "P")
         assert dialog.question.startswith("Pause type `tui.ok`?")
         assert dialog.sample == ("now not paused: 2 waiting, 0 running",)
         await pilot.press("y")
         await until(pilot, lambda: paused() is True)
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.depth[0].paused)
         await pilot.pause(1.0)
-        await pilot.press("P")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.screen.question.startswith("Resume type `tui.ok`?")  # type: ignore[attr-defined]
+        resume = await _confirming(pilot, app, "P")
+        assert resume.question.startswith("Resume type `tui.ok`?")
         await pilot.press("y")
         await until(pilot, lambda: paused() is False)
     assert [a for a, _, _ in _audit(conn)] == ["pause", "resume"]
@@ -298,8 +291,7 @@ async def test_pause_answered_no_leaves_the_type_running(
         await loaded(pilot)
         await _select_type(pilot, app, "tui.ok")
         said = record_notices(app)
-        await pilot.press("P")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await _confirming(pilot, app, "P")
         await pilot.press("n")
         await until(pilot, lambda: "Nothing was changed." in said)
     assert conn.execute("SELECT count(*) FROM sk_task_types_t WHERE tt_paused").fetchone() == (0,)

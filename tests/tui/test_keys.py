@@ -4,6 +4,7 @@ is tested on a real one (test_console.py, test_actions.py)."""
 
 from __future__ import annotations
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets.data_table import ColumnKey
 
@@ -176,13 +177,25 @@ async def _enter_on(pilot: Pilot[int], app: ConsoleApp, panel: str, key: str | N
     await pilot.press("enter")
 
 
-async def test_enter_on_a_type_searches_its_waiting_jobs() -> None:
+@pytest.mark.parametrize(
+    ("panel", "key", "line"),
+    [
+        ("depth", "payments.charge", "type=payments.charge status=1 status=4 status=5"),
+        ("exec", "emails.send", "type=emails.send"),
+        ("schedules", "invoices.import", "type=invoices.import"),
+        ("audit", "11", "type=thumbnails.render"),
+    ],
+    ids=["a type: its waiting jobs", "a type's times: its jobs", "a schedule", "an audit row"],
+)
+async def test_enter_on_a_row_searches_the_jobs_it_stands_for(
+    panel: str, key: str, line: str
+) -> None:
     app = fixed_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await _enter_on(pilot, app, "depth", "payments.charge")
+        await _enter_on(pilot, app, panel, key)
         await until(pilot, lambda: isinstance(app.screen, SearchScreen))
-        assert app.screen.line == "type=payments.charge status=1 status=4 status=5"  # type: ignore[attr-defined]
+        assert app.screen.line == line  # type: ignore[attr-defined]
 
 
 async def test_enter_on_a_running_job_opens_its_detail() -> None:
@@ -207,15 +220,6 @@ async def test_enter_on_a_worker_shows_the_jobs_it_runs() -> None:
         assert table.filter_text == "web-1 pid 2200"
         theirs = {str(j.task_id) for j in fixed_snapshot().inflight if j.worker_host == "web-1"}
         assert theirs and set(table.visible_keys) == theirs
-
-
-async def test_enter_on_an_audit_row_searches_the_jobs_it_was_on() -> None:
-    app = fixed_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await _enter_on(pilot, app, "audit", "11")
-        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
-        assert app.screen.line == "type=thumbnails.render"  # type: ignore[attr-defined]
 
 
 async def test_d_on_a_job_opens_the_job_it_posted() -> None:

@@ -38,7 +38,7 @@ from textual.widgets.data_table import ColumnKey, RowDoesNotExist
 
 from skconsole.core.text import printable
 from skconsole.tui.moves import TABLE_MOVES
-from skconsole.views.table import Cell, Column, cell_text
+from skconsole.views.table import Cell, Column, cell_text, drop_until_fits
 
 Row = tuple[str, tuple[Cell, ...]]
 
@@ -88,16 +88,10 @@ def fit_columns(
     def needed(shown: Sequence[int]) -> int:
         return sum(least(i) + padding for i in shown)
 
-    shown = list(range(len(columns)))
-    droppable = sorted(
-        (i for i, c in enumerate(columns) if c.priority > 0 and not c.ident and not c.flex),
-        key=lambda i: (columns[i].priority, i),
-        reverse=True,
+    shown = drop_until_fits(
+        [0 if c.ident or c.flex else c.priority for c in columns],
+        lambda shown: needed(shown) <= room,
     )
-    for i in droppable:
-        if needed(shown) <= room:
-            break
-        shown.remove(i)
     widths = {i: floor(i) for i in shown}
     spare = room - sum(widths[i] + padding for i in shown)
     flexes = [i for i in shown if flex[i]]
