@@ -56,6 +56,17 @@ async def _through_the_requeue_dialog(pilot: Any, app: ConsoleApp) -> None:
     await pilot.press("enter")
 
 
+async def _timeout_group_jobs(pilot: Any, app: ConsoleApp) -> GroupJobsScreen:
+    """Open the timeout group's jobs (once they are read)."""
+    _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+    await pilot.press("enter")
+    await until(
+        pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
+    )
+    assert isinstance(app.screen, GroupJobsScreen)
+    return app.screen
+
+
 async def _confirming(pilot: Any, app: ConsoleApp, key: str) -> ConfirmScreen:
     """Press a write key and wait for its confirmation (R's dialog answered as it opens)."""
     await pilot.press(key)
@@ -108,12 +119,9 @@ async def test_requeue_acts_on_the_marked_jobs_only(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs)
-        assert isinstance(app.screen, GroupJobsScreen)
+        screen = await _timeout_group_jobs(pilot, app)
         await pilot.press("space", "space")
-        marked = set(app.screen.body.table.marked_keys)
+        marked = set(screen.body.table.marked_keys)
         await _confirming(pilot, app, "R")
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 2") for m in notices(app)))
@@ -163,13 +171,7 @@ async def test_requeue_one_job_from_the_drilldown(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
-        await pilot.press("enter")
-        await until(
-            pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
-        )
-        screen = app.screen
-        assert isinstance(screen, GroupJobsScreen)
+        screen = await _timeout_group_jobs(pilot, app)
         chosen = screen.selected_job()
         dialog = await _confirming(pilot, app, "R")
         assert dialog.question.startswith(  # type: ignore[index]
@@ -188,14 +190,8 @@ async def test_requeue_all_shown_acts_on_the_filter(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
-        await pilot.press("enter")
-        await until(
-            pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
-        )
+        screen = await _timeout_group_jobs(pilot, app)
         await pilot.press("slash", *"orders/3", "1", "enter")  # "orders/31" matches one job
-        screen = app.screen
-        assert isinstance(screen, GroupJobsScreen)
         shown = screen.query_one("#panel-jobs").table.visible_keys  # type: ignore[attr-defined]
         assert len(shown) == 1
         await pilot.press("A")
