@@ -195,6 +195,8 @@ class ConsoleApp(App[int]):
     def _status_changed(self) -> None:
         from skconsole.tui.widgets.status_bar import StatusBar
 
+        if not self.is_running:  # quitting: the status bars are being removed
+            return
         state = self.status_state()
         stale = self.snapshot is not None and self.connection != "live"
         for screen in self.screen_stack:
@@ -229,10 +231,12 @@ class ConsoleApp(App[int]):
         return self.refresh_loop.failures
 
     def on_poll_loop_done(self, message: PollLoop.Done) -> None:
-        message.loop.finished(message.value, message.elapsed_ms)
+        if self.is_running:  # not while quitting: the screens' widgets are being removed
+            message.loop.finished(message.value, message.elapsed_ms)
 
     def on_poll_loop_failed(self, message: PollLoop.Failed) -> None:
-        message.loop.failed(message.error)
+        if self.is_running:
+            message.loop.failed(message.error)
 
     def _snapshot_read(self, snapshot: Snapshot, elapsed_ms: float) -> None:
         was = self.connection
