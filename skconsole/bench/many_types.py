@@ -18,7 +18,7 @@ import subprocess
 import sys
 from typing import Any
 
-from skconsole.bench.throughput import _set_paused, _wait_for
+from skconsole.bench.throughput import _set_paused, _wait_for, clean_types
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
@@ -43,11 +43,7 @@ one.task(BUSY)(noop)
 
 def drain(db: Database, registry: str, jobs: int) -> float:
     """Jobs per second for one drain of ``jobs`` by a worker of ``registry``."""
-    with db.connect() as c:
-        c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = ANY(%s)", (TYPES,))
-        c.execute("DELETE FROM sk_task_results_t WHERE task_type = ANY(%s)", (TYPES,))
-        c.execute("VACUUM ANALYZE sk_tasks_queue_t")
-        c.execute("VACUUM ANALYZE sk_task_results_t")
+    clean_types(db, TYPES)
     _set_paused(db, True, BUSY)
     with Producer(db) as producer:
         producer.post_many([Job(BUSY, None) for _ in range(jobs)])

@@ -16,6 +16,7 @@ import uuid
 
 import psycopg
 
+from skconsole.bench.throughput import clean_types
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
 
@@ -37,11 +38,7 @@ SELECT pg_notify('sk_task_queue_item_added', '')
 
 
 def clean(db: Database) -> None:
-    with db.connect() as c:
-        c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = %s", (TYPE,))
-        c.execute("DELETE FROM sk_task_results_t WHERE task_type = %s", (TYPE,))
-        c.execute("VACUUM ANALYZE sk_tasks_queue_t")
-        c.execute("VACUUM ANALYZE sk_task_results_t")
+    clean_types(db, [TYPE])
 
 
 def server_version(dsn: str) -> str:

@@ -86,10 +86,11 @@ def _spread(values: list[int]) -> dict[str, float | None]:
     }
 
 
-def _clean(db: Database) -> None:
+def clean_types(db: Database, task_types: list[str]) -> None:
+    """Delete the jobs and results of a benchmark's types, then vacuum, for a fresh round."""
     with db.connect() as c:
-        c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = ANY(%s)", (BENCH_TYPES,))
-        c.execute("DELETE FROM sk_task_results_t WHERE task_type = ANY(%s)", (BENCH_TYPES,))
+        c.execute("DELETE FROM sk_tasks_queue_t WHERE task_type = ANY(%s)", (task_types,))
+        c.execute("DELETE FROM sk_task_results_t WHERE task_type = ANY(%s)", (task_types,))
         c.execute("VACUUM ANALYZE sk_tasks_queue_t")
         c.execute("VACUUM ANALYZE sk_task_results_t")
 
@@ -156,7 +157,7 @@ def run_bench(
             "SELECT current_setting('server_version'), current_setting('synchronous_commit')"
         ).fetchone()
         assert version is not None
-    _clean(db)
+    clean_types(db, BENCH_TYPES)
     _set_paused(db, True, cfg.task_type)
     env = {**os.environ, "SKCONSOLE_DSN": db.dsn}
     cmd = [
@@ -240,7 +241,7 @@ def run_bench(
         except subprocess.TimeoutExpired:
             os.killpg(procs.pid, signal.SIGKILL)
         _set_paused(db, False, cfg.task_type)
-    _clean(db)
+    clean_types(db, BENCH_TYPES)
     return {
         "server_version": version[0],
         "synchronous_commit": version[1],

@@ -44,6 +44,19 @@ def parse_duration(
     return seconds
 
 
+def check_seconds(
+    value: object, *, option: str, maximum: float, shown_maximum: str | None = None
+) -> None:
+    """Refuse a number of seconds given as a number (not typed as a duration) that is
+    none, or outside 0 to ``maximum`` (written ``shown_maximum``, else as typed: 7d),
+    with a ConfigError that names ``option`` (e.g. ``--spread``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{option} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value) or not 0 <= value <= maximum:
+        shown = shown_maximum or format_limit(maximum)
+        raise ConfigError(f"{option} must be between 0s and {shown}, got {value:g}s")
+
+
 def format_limit(seconds: float) -> str:
     """A bound as typed: 0s, 10ms, 1h, 36500d."""
     if seconds == 0:

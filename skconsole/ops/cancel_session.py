@@ -173,15 +173,7 @@ class SessionAction(ServerAction[CancelSessionParams]):
 
 
 CANCEL_SESSION = SessionAction(
-    Wording(
-        "cancel-session",
-        "cancelled the statement of",
-        "session",
-        question="{Verb} {scope}?",
-        outcome="{Done} {target}.",
-        left_alone="Left alone: {target} changed meanwhile (gone, or no longer qualifies).",
-        nothing="Nothing to {verb}: {target} is gone or no longer qualifies.",
-    ),
+    Wording.of_one("cancel-session", "cancelled the statement of", "session"),
     params_type=CancelSessionParams,
     read=TARGET_QUERY,
     write=TARGET_QUERY,  # the same statement, with cancel set: see SessionAction

@@ -144,13 +144,7 @@ def describe(limits: Mapping[str, Json]) -> str:
 
 
 LIMIT = TypeSetting(
-    Wording(
-        "limit",
-        "limited",
-        "task type",
-        outcome="{Done} {target}{phrase}.",
-        nothing="Nothing changed: {target} already has these settings.",
-    ),
+    Wording.of_settings("limit", "limited"),
     params_type=LimitParams,
     read="ops_limit_state",
     lock="ops_limit_lock",

@@ -8,13 +8,13 @@ reports the ones that changed state in the meantime as left alone.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TypeAlias
 from uuid import UUID
 
+from skconsole.core.durations import check_seconds
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import Json, JsonObject
 from skconsole.core.payload_terms import PayloadTerm
@@ -83,13 +83,12 @@ class Selection:
             shown = ", ".join(str(s) for s in unknown[:5])
             raise ConfigError(f"unknown status code(s) {shown}: use 0-7")
         if self.older_than_seconds is not None:
-            seconds = self.older_than_seconds
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-                raise ConfigError(f"--older-than must be a number of seconds, got {seconds!r}")
-            if not math.isfinite(seconds) or not 0 <= seconds <= MAX_OLDER_THAN_S:
-                raise ConfigError(
-                    f"--older-than must be between 0s and 36500d (100 years), got {seconds:g}s"
-                )
+            check_seconds(
+                self.older_than_seconds,
+                option="--older-than",
+                maximum=MAX_OLDER_THAN_S,
+                shown_maximum="36500d (100 years)",
+            )
 
     @property
     def is_empty(self) -> bool:

@@ -22,14 +22,12 @@ engine's and Stakhanovise.NET's) waits for, as for any delayed job.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from skconsole.core.durations import format_limit
-from skconsole.core.errors import ConfigError
+from skconsole.core.durations import check_seconds, format_limit
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
@@ -185,15 +183,8 @@ class RequeueParams(Params):
     spread_s: float | None = None
 
     def __post_init__(self) -> None:
-        spread = self.spread_s
-        if spread is None:
-            return
-        if isinstance(spread, bool) or not isinstance(spread, int | float):
-            raise ConfigError(f"--spread must be a number of seconds, got {spread!r}")
-        if not math.isfinite(spread) or not 0 <= spread <= MAX_SPREAD_S:
-            raise ConfigError(
-                f"--spread must be between 0s and {format_limit(MAX_SPREAD_S)}, got {spread:g}s"
-            )
+        if self.spread_s is not None:
+            check_seconds(self.spread_s, option="--spread", maximum=MAX_SPREAD_S)
 
     @property
     def spread(self) -> float:

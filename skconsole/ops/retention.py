@@ -136,13 +136,9 @@ def eligible(conn: psycopg.Connection[Any], policy: Policy) -> int:
 
 
 RETENTION = RetentionSetting(
-    Wording(
-        "retention",
-        "set the retention of",
-        "task type",
-        question="{Done} {target}{phrase}?",
-        outcome="{Done} {target}{phrase}.",
-        nothing="Nothing changed: {target} already has this retention.",
+    replace(
+        Wording.of_settings("retention", "set the retention of", held="this retention"),
+        question="{Done} {target}{phrase}?",  # "Set the retention of task type `x` to ...?"
     ),
     params_type=RetentionParams,
     read="ops_retention_state",

@@ -136,13 +136,7 @@ def describe(slo: Mapping[str, Json]) -> str:
 
 
 SLO = TypeSetting(
-    Wording(
-        "slo",
-        "set the SLO of",
-        "task type",
-        outcome="{Done} {target}{phrase}.",
-        nothing="Nothing changed: {target} already has these settings.",
-    ),
+    Wording.of_settings("slo", "set the SLO of"),
     params_type=SloParams,
     read="ops_slo_state",
     lock="ops_slo_lock",

@@ -194,6 +194,32 @@ class Wording:
     #: the notice when the preview finds nothing to act on
     nothing: str = "Nothing to {verb} for {target}: nothing there qualifies now."
 
+    @classmethod
+    def of_settings(cls, verb: str, done: str, held: str = "these settings") -> Wording:
+        """How an action setting a task type's settings speaks: "Limited task type `x` to
+        concurrency 2.", "Nothing changed: task type `x` already has these settings."."""
+        return cls(
+            verb,
+            done,
+            "task type",
+            outcome="{Done} {target}{phrase}.",
+            nothing=f"Nothing changed: {{target}} already has {held}.",
+        )
+
+    @classmethod
+    def of_one(cls, verb: str, done: str, noun: str) -> Wording:
+        """How an action on one thing of the server (a session, a table) speaks: "Vacuum
+        table `x`?", "Vacuumed table `x`.", and of a target gone or no longer qualifying."""
+        return cls(
+            verb,
+            done,
+            noun,
+            question="{Verb} {scope}?",
+            outcome="{Done} {target}.",
+            left_alone="Left alone: {target} changed meanwhile (gone, or no longer qualifies).",
+            nothing="Nothing to {verb}: {target} is gone or no longer qualifies.",
+        )
+
 
 @dataclass(frozen=True)
 class StatusRule:

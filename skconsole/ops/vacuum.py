@@ -78,15 +78,7 @@ def _vacuum(conn: Conn, params: VacuumParams, target: Row) -> JsonObject:
 
 
 VACUUM = ServerAction(
-    Wording(
-        "vacuum",
-        "vacuumed",
-        "table",
-        question="{Verb} {scope}?",
-        outcome="{Done} {target}.",
-        left_alone="Left alone: {target} changed meanwhile (gone, or no longer qualifies).",
-        nothing="Nothing to {verb}: {target} is gone or no longer qualifies.",
-    ),
+    Wording.of_one("vacuum", "vacuumed", "table"),
     params_type=VacuumParams,
     read="health_vacuum_target",
     write="health_vacuum_target",  # re-read at execution: is it still there, may we

@@ -20,7 +20,7 @@ import tempfile
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import psycopg
 from psycopg import conninfo, sql
@@ -38,7 +38,7 @@ from skconsole.testing.asserts import (
     posted,
 )
 from skconsole.testing.results import APPLICATION_NAME, JobResult, RunReport
-from skconsole.testing.run import DEFAULT_TIMEOUT, arun_until_idle, run_until_idle
+from skconsole.testing.run import RunOptions, arun_until_idle, run_until_idle
 from skconsole.worker.registry import TaskRegistry
 
 #: The server to use instead of an embedded one (the same variable as skconsole's own tests).
@@ -167,47 +167,13 @@ class ScratchQueue(Closing):
             self._default = self.producer()
         return self._default.post(task_type, payload, **kw)
 
-    def run(
-        self,
-        registry: TaskRegistry,
-        *,
-        types: Iterable[str] | str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        horizon: float = 0.0,
-        backoff: float | None = None,
-        concurrency: int = 1,
-    ) -> RunReport:
+    def run(self, registry: TaskRegistry, **options: Unpack[RunOptions]) -> RunReport:
         """:func:`~skconsole.testing.run_until_idle` on this queue."""
-        return run_until_idle(
-            self.db,
-            registry,
-            types=types,
-            timeout=timeout,
-            horizon=horizon,
-            backoff=backoff,
-            concurrency=concurrency,
-        )
+        return run_until_idle(self.db, registry, **options)
 
-    async def arun(
-        self,
-        registry: TaskRegistry,
-        *,
-        types: Iterable[str] | str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        horizon: float = 0.0,
-        backoff: float | None = None,
-        concurrency: int = 1,
-    ) -> RunReport:
+    async def arun(self, registry: TaskRegistry, **options: Unpack[RunOptions]) -> RunReport:
         """:func:`~skconsole.testing.arun_until_idle` on this queue."""
-        return await arun_until_idle(
-            self.db,
-            registry,
-            types=types,
-            timeout=timeout,
-            horizon=horizon,
-            backoff=backoff,
-            concurrency=concurrency,
-        )
+        return await arun_until_idle(self.db, registry, **options)
 
     def posted(
         self, task_type: str | None = None, payload: Any = None, status: StatusFilter = None

@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypedDict, Unpack
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.text import printable
@@ -90,25 +91,30 @@ class _Outcome:
     error: BaseException | None = None
 
 
+class RunOptions(TypedDict, total=False):
+    """The options of a run, as :func:`run_until_idle` and the helpers that call it pass
+    them on (the defaults are :func:`arun_until_idle`'s)."""
+
+    types: Iterable[str] | str | None
+    timeout: float | None
+    horizon: float
+    backoff: float | None
+    concurrency: int
+
+
 def run_until_idle(
-    db: Database | str,
-    registry: TaskRegistry,
-    *,
-    types: Iterable[str] | str | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    horizon: float = 0.0,
-    backoff: float | None = None,
-    concurrency: int = 1,
+    db: Database | str, registry: TaskRegistry, **options: Unpack[RunOptions]
 ) -> RunReport:
     """Run ``registry``'s handlers until the queue is idle; return what ran.
 
     ``types``: run only these of the registry's types (the others stay
-    queued). ``timeout``: seconds before the run is stopped and
-    :class:`IdleTimeout` raised (None: no limit). ``horizon``: also wait for
-    jobs due within this many seconds. ``backoff``: the retry back-off of
-    every type, in place of its own (0: retries run at once, so each job ends
-    3 Processed, 5 Faulted or 6 Fatal). ``concurrency``: jobs run at once; 1
-    runs them one by one in claim order (priority, then time due).
+    queued; default: all). ``timeout``: seconds before the run is stopped and
+    :class:`IdleTimeout` raised (default 30; None: no limit). ``horizon``: also
+    wait for jobs due within this many seconds (default 0). ``backoff``: the
+    retry back-off of every type, in place of its own (0: retries run at once,
+    so each job ends 3 Processed, 5 Faulted or 6 Fatal). ``concurrency``: jobs
+    run at once; 1 (the default) runs them one by one in claim order
+    (priority, then time due).
 
     Whatever the handlers raise is recorded on their jobs, never raised here.
     The engine runs on an event loop of its own in a helper thread, so this
@@ -120,15 +126,7 @@ def run_until_idle(
 
     async def main() -> None:
         try:
-            outcome.report = await arun_until_idle(
-                db,
-                registry,
-                types=types,
-                timeout=timeout,
-                horizon=horizon,
-                backoff=backoff,
-                concurrency=concurrency,
-            )
+            outcome.report = await arun_until_idle(db, registry, **options)
         except BaseException as exc:
             outcome.error = exc
         finally:
