@@ -21,6 +21,7 @@ from skconsole import ops, read
 from skconsole.cli.app import app
 from skconsole.cli.ops import confirm_or_exit, job_ids
 from skconsole.cli.options import (
+    ActionFlags,
     DryRunOpt,
     IdsOpt,
     JsonOpt,
@@ -157,27 +158,25 @@ def _change(
     ctx: typer.Context,
     action: ops.ServerAction[FindIndexParams],
     params: FindIndexParams,
-    dry_run: bool,
-    yes: bool,
-    as_json: bool,
+    flags: ActionFlags,
 ) -> None:
-    db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
+    db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
     with db.connect() as conn:
         p = action.preview(conn, params=params)
-        if dry_run or not p.count:
-            if as_json:
+        if flags.dry_run or not p.count:
+            if flags.as_json:
                 print_json(p.as_dict())
             elif p.count:
                 out.print(f"would {action.wording.question.format(phrase=params.phrase())}")
             else:
                 out.print(escape(action.wording.nothing.format(phrase=params.phrase())))
-            if not p.count and not dry_run:
+            if not p.count and not flags.dry_run:
                 raise typer.Exit(1)
             return
         question = action.wording.question.format(phrase=params.phrase())
-        confirm_or_exit(f"{question} {action.warning}".strip(), yes)
+        confirm_or_exit(f"{question} {action.warning}".strip(), flags.yes)
         result = action.execute(conn, params=params, actor=ops.Actor.current())
-    if as_json:
+    if flags.as_json:
         print_json(result.as_dict())
     elif result.changed:
         out.print(
@@ -202,7 +201,7 @@ def add(
 ) -> None:
     """Add an index on a payload path (CREATE INDEX CONCURRENTLY; audited)."""
     params = FindIndexParams(parse_path(path), task_type, adding=True)
-    _change(ctx, FIND_INDEX_ADD, params, dry_run, yes, as_json)
+    _change(ctx, FIND_INDEX_ADD, params, ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json))
 
 
 @find_index_app.command("drop")
@@ -216,7 +215,7 @@ def drop(
 ) -> None:
     """Drop the index on a payload path (DROP INDEX CONCURRENTLY; audited)."""
     params = FindIndexParams(parse_path(path), task_type, adding=False)
-    _change(ctx, FIND_INDEX_DROP, params, dry_run, yes, as_json)
+    _change(ctx, FIND_INDEX_DROP, params, ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json))
 
 
 @find_index_app.command("list")

@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from skconsole import ops
 from skconsole.cli.app import app
-from skconsole.cli.ops import confirm_or_exit
+from skconsole.cli.ops import confirm_or_exit, show_dry_run
 from skconsole.cli.options import DryRunOpt, JsonOpt, YesOpt, options_of
 from skconsole.cli.output import err, out, print_json
 from skconsole.core.durations import format_age, format_limit, parse_duration
@@ -30,7 +30,7 @@ from skconsole.ops.cancel_session import (
     other_database,
     reason,
 )
-from skconsole.ops.model import Preview, Selection, seconds_in
+from skconsole.ops.model import Selection, seconds_in
 from skconsole.ops.vacuum import VACUUM, VacuumParams
 from skconsole.read.health import HORIZON_WARN_S, HOT_TABLES
 
@@ -42,13 +42,6 @@ def _text(value: Any) -> str:
 def _say(lines: list[str]) -> None:
     for line in lines:
         out.print(line, highlight=False)
-
-
-def _dry_run(preview: Preview, as_json: bool, lines: list[str]) -> None:
-    if as_json:
-        print_json(preview.as_dict())
-    else:
-        _say(lines)
 
 
 @app.command()
@@ -76,7 +69,7 @@ def vacuum(
             + ("" if d["may_vacuum"] else "; this role may not vacuum it")
         ]
         if dry_run:
-            _dry_run(p, as_json, lines)
+            show_dry_run(p, as_json, *lines)
             return
         if not as_json:
             _say(lines)
@@ -138,7 +131,7 @@ def cancel_session(
                 " (end it from its application, or set idle_in_transaction_session_timeout)"
             )
         if dry_run:
-            _dry_run(p, as_json, lines)
+            show_dry_run(p, as_json, *lines)
             return
         if not as_json:
             _say(lines)

@@ -26,6 +26,7 @@ from skconsole import ops, read
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
+    ActionFlags,
     DryRunOpt,
     GroupOpt,
     IdsOpt,
@@ -195,47 +196,53 @@ def confirm_or_exit(prompt: str, yes: bool, *, type_count: int | None = None) ->
         raise typer.Exit(1)
 
 
+def _print_outcome(result: ActionResult, selection: Selection) -> None:
+    """An action's result as one JSON document, with the selection it was given."""
+    print_json({**result.as_dict(), "selection": selection.as_dict()})
+
+
+def show_dry_run(preview: Preview, as_json: bool, *lines: str) -> None:
+    """What --dry-run prints: the preview as one JSON document, else ``lines`` (their text
+    already escaped)."""
+    if as_json:
+        print_json(preview.as_dict())
+    else:
+        for line in lines:
+            out.print(line, highlight=False)
+
+
 def _run(
     ctx: typer.Context,
     action: ops.JobAction[P],
     selection: Selection,
     params: P,
-    *,
-    dry_run: bool,
-    yes: bool,
-    as_json: bool,
-    wide: bool,
+    flags: ActionFlags,
 ) -> None:
     """Preview, then (unless --dry-run) confirm, execute on the previewed ids and report."""
     verb, noun = action.wording.verb, action.wording.noun
-    db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
+    db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
     with db.connect() as conn:
         p = action.preview(conn, selection, params)
-        if dry_run:
-            if as_json:
+        if flags.dry_run:
+            if flags.as_json:
                 print_json(p.as_dict())
             else:
-                _show_preview(p, verb, noun, wide, params.phrase())
+                _show_preview(p, verb, noun, flags.wide, params.phrase())
             return
         if p.count == 0:
-            if as_json:
-                print_json(
-                    {
-                        **ActionResult(action.name, 0, 0, 0).as_dict(),
-                        "selection": p.selection.as_dict(),
-                    }
-                )
+            if flags.as_json:
+                _print_outcome(ActionResult(action.name, 0, 0, 0), p.selection)
             else:
                 out.print(f"nothing to {verb} ({escape(p.selection.describe())})", highlight=False)
             return
-        if not as_json:
-            _show_preview(p, verb, noun, wide, params.phrase())
+        if not flags.as_json:
+            _show_preview(p, verb, noun, flags.wide, params.phrase())
         confirm_or_exit(
             f"{verb.capitalize()} {p.count:,} {noun}{params.phrase()}?",
-            yes,
+            flags.yes,
             type_count=p.count if action.confirm is ops.Confirm.TYPE_COUNT else None,
         )
-        with _progress(p.count, action.name, enabled=not as_json) as on_progress:
+        with _progress(p.count, action.name, enabled=not flags.as_json) as on_progress:
             result = action.execute(
                 conn,
                 p.selection,
@@ -244,8 +251,8 @@ def _run(
                 ids=p.ids,
                 on_progress=on_progress,
             )
-    if as_json:
-        print_json({**result.as_dict(), "selection": p.selection.as_dict()})
+    if flags.as_json:
+        _print_outcome(result, p.selection)
     else:
         _show_result(result, action)
 
@@ -290,16 +297,8 @@ def requeue(
     )
     params = ops.RequeueParams(reset_errors=reset_errors, spread_s=spread_s)
     sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    _run(
-        ctx,
-        ops.REQUEUE,
-        sel,
-        params,
-        dry_run=dry_run,
-        yes=yes,
-        as_json=as_json,
-        wide=wide,
-    )
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
+    _run(ctx, ops.REQUEUE, sel, params, flags)
 
 
 @app.command()
@@ -328,16 +327,8 @@ def bump(
     make them due at once (--now)."""
     params = ops.BumpParams(by=by, to=to, now=now)
     sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    _run(
-        ctx,
-        ops.BUMP,
-        sel,
-        params,
-        dry_run=dry_run,
-        yes=yes,
-        as_json=as_json,
-        wide=wide,
-    )
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
+    _run(ctx, ops.BUMP, sel, params, flags)
 
 
 @app.command()
@@ -359,16 +350,8 @@ def purge(
 ) -> None:
     """Delete old final results (3, 6, 7; 5 with --include-faulted), in short batches."""
     sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    _run(
-        ctx,
-        ops.PURGE,
-        sel,
-        ops.PurgeParams(include_faulted=include_faulted),
-        dry_run=dry_run,
-        yes=yes,
-        as_json=as_json,
-        wide=wide,
-    )
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
+    _run(ctx, ops.PURGE, sel, ops.PurgeParams(include_faulted=include_faulted), flags)
 
 
 @app.command()
@@ -392,16 +375,8 @@ def reap(
     lapsed, so it has stopped them or is dead), recording why."""
     policy = HungPolicy(parse_duration(unowned_after, option="--unowned-after", minimum=1.0))
     sel = selection_from(ctx, ids, None, task_type, None, older_than)
-    _run(
-        ctx,
-        ops.REAP,
-        sel,
-        ops.ReapParams(policy=policy),
-        dry_run=dry_run,
-        yes=yes,
-        as_json=as_json,
-        wide=wide,
-    )
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
+    _run(ctx, ops.REAP, sel, ops.ReapParams(policy=policy), flags)
 
 
 @app.command()
@@ -428,16 +403,8 @@ def cancel(
     stopped by their worker, or at once if their worker is gone. All end 7 Cancelled."""
     params = ops.CancelParams(wait_s=parse_duration(wait, option="--wait", maximum=MAX_WAIT_S))
     sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    _run(
-        ctx,
-        ops.CANCEL,
-        sel,
-        params,
-        dry_run=dry_run,
-        yes=yes,
-        as_json=as_json,
-        wide=wide,
-    )
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
+    _run(ctx, ops.CANCEL, sel, params, flags)
 
 
 def _side(value: object) -> Mapping[str, Json]:
@@ -500,8 +467,8 @@ def edit(
             return
         if p.details["no_change"]:
             if as_json:
-                result = ActionResult("edit", 0, 0, 0, {**p.json_details(), "unchanged": 1})
-                print_json({**result.as_dict(), "selection": sel.as_dict()})
+                details = {**p.json_details(), "unchanged": 1}
+                _print_outcome(ActionResult("edit", 0, 0, 0, details), sel)
             else:
                 out.print(f"job {job} already has that payload and priority: nothing changed")
             return
@@ -510,7 +477,7 @@ def edit(
         confirm_or_exit(f"Edit job {job}{params.phrase()}?", yes)
         result = ops.EDIT.execute(conn, sel, params, actor=ops.Actor.current(), ids=p.ids)
     if as_json:
-        print_json({**result.as_dict(), "selection": sel.as_dict()})
+        _print_outcome(result, sel)
     elif result.changed:
         again = " and posted it again, ready now" if result.details.get("requeued") else ""
         out.print(f"edited job {job}{again} (audit #{result.audit_id})", highlight=False)
@@ -523,37 +490,30 @@ def edit(
 
 
 def _switch(
-    ctx: typer.Context,
-    action: ops.TypeAction,
-    task_type: str | None,
-    dry_run: bool,
-    yes: bool,
-    as_json: bool,
+    ctx: typer.Context, action: ops.TypeAction, task_type: str | None, flags: ActionFlags
 ) -> None:
     name = action.name
     if not task_type:
         raise ConfigError(f"{name} needs a task type: skconsole {name} TYPE")
     sel = Selection(task_type=task_type)
-    db = options_of(ctx).open(f"skconsole-{name}", write=not dry_run)
+    db = options_of(ctx).open(f"skconsole-{name}", write=not flags.dry_run)
     with db.connect() as conn:
         p = action.preview(conn, sel)
         state = "paused" if p.details["paused"] else "running"
-        if dry_run:
-            if as_json:
-                print_json(p.as_dict())
-            else:
-                out.print(
-                    f"{escape(task_type)} is {state} ({p.details['waiting']:,} waiting, "
-                    f"{p.details['in_flight']:,} in flight); {name} would "
-                    f"{'change it' if p.count else 'change nothing'}",
-                    highlight=False,
-                )
+        if flags.dry_run:
+            show_dry_run(
+                p,
+                flags.as_json,
+                f"{escape(task_type)} is {state} ({p.details['waiting']:,} waiting, "
+                f"{p.details['in_flight']:,} in flight); {name} would "
+                f"{'change it' if p.count else 'change nothing'}",
+            )
             return
         if p.count:
-            confirm_or_exit(f"{name.capitalize()} task type {task_type}?", yes)
+            confirm_or_exit(f"{name.capitalize()} task type {task_type}?", flags.yes)
         result = action.execute(conn, sel, actor=ops.Actor.current())
-    if as_json:
-        print_json({**result.as_dict(), "selection": sel.as_dict()})
+    if flags.as_json:
+        _print_outcome(result, sel)
     elif result.changed:
         out.print(
             f"{escape(task_type)} {action.wording.done} (audit #{result.audit_id})",
@@ -576,7 +536,8 @@ def pause(
     as_json: JsonOpt = False,
 ) -> None:
     """Stop workers claiming a task type (running jobs finish)."""
-    _switch(ctx, ops.PAUSE, task_type_arg or task_type, dry_run, yes, as_json)
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json)
+    _switch(ctx, ops.PAUSE, task_type_arg or task_type, flags)
 
 
 @app.command()
@@ -589,7 +550,8 @@ def resume(
     as_json: JsonOpt = False,
 ) -> None:
     """Let workers claim a paused task type again."""
-    _switch(ctx, ops.RESUME, task_type_arg or task_type, dry_run, yes, as_json)
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json)
+    _switch(ctx, ops.RESUME, task_type_arg or task_type, flags)
 
 
 def _show_limits(ctx: typer.Context, as_json: bool, wide: bool) -> None:
@@ -660,9 +622,7 @@ def limit(
         describe=describe_limits,
         context=lambda d: f"{d['running']:,} running, {d['waiting']:,} waiting",
         question=f"Limit task type {name}",
-        dry_run=dry_run,
-        yes=yes,
-        as_json=as_json,
+        flags=ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json),
     )
 
 
@@ -675,42 +635,33 @@ def run_type_setting(
     describe: Callable[[Mapping[str, Json]], str],
     context: Callable[[Mapping[str, object]], str],
     question: str,
-    dry_run: bool,
-    yes: bool,
-    as_json: bool,
+    flags: ActionFlags,
 ) -> None:
     """Preview, confirm and store one type's settings (limit, slo): old -> new, audited.
     ``describe`` words the settings, ``context`` what the type holds now."""
     sel = Selection(task_type=name)
-    db = options_of(ctx).open(f"skconsole-{action.name}", write=not dry_run)
+    db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
     with db.connect() as conn:
         p = action.preview(conn, sel, params)
         old, new = describe(_side(p.details["old"])), describe(_side(p.details["new"]))
-        if dry_run:
-            if as_json:
-                print_json(p.as_dict())
-            else:
-                out.print(
-                    f"{escape(name)}: {old} ({escape(context(p.details))}); {action.name} would "
-                    + (f"set {new}" if p.count else "change nothing"),
-                    highlight=False,
-                )
+        if flags.dry_run:
+            show_dry_run(
+                p,
+                flags.as_json,
+                f"{escape(name)}: {old} ({escape(context(p.details))}); {action.name} would "
+                + (f"set {new}" if p.count else "change nothing"),
+            )
             return
         if not p.count:
-            if as_json:
-                print_json(
-                    {
-                        **ActionResult(action.name, 0, 0, 0, p.json_details()).as_dict(),
-                        "selection": sel.as_dict(),
-                    }
-                )
+            if flags.as_json:
+                _print_outcome(ActionResult(action.name, 0, 0, 0, p.json_details()), sel)
             else:
                 out.print(f"{escape(name)} already has {new}: nothing changed", highlight=False)
             return
-        confirm_or_exit(f"{question}: {old} -> {new}?", yes)
+        confirm_or_exit(f"{question}: {old} -> {new}?", flags.yes)
         result = action.execute(conn, sel, params, actor=ops.Actor.current())
-    if as_json:
-        print_json({**result.as_dict(), "selection": sel.as_dict()})
+    if flags.as_json:
+        _print_outcome(result, sel)
         return
     now = describe(_side(result.details.get("new", p.details["new"])))
     audit_note = f" (audit #{result.audit_id})" if result.audit_id is not None else ""

@@ -157,3 +157,15 @@ WhereOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+# -- what an action command's options make of its run -------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class ActionFlags:
+    """How an action command runs and reports, from its --dry-run, --yes, --json and
+    --wide (``wide`` stays False for a command without that option)."""
+
+    dry_run: bool
+    yes: bool
+    as_json: bool
+    wide: bool = False

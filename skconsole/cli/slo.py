@@ -16,7 +16,15 @@ import typer
 from skconsole import ops
 from skconsole.cli.app import app
 from skconsole.cli.ops import run_type_setting
-from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
+from skconsole.cli.options import (
+    ActionFlags,
+    DryRunOpt,
+    JsonOpt,
+    WideOpt,
+    YesOpt,
+    check_text,
+    options_of,
+)
 from skconsole.cli.output import out, print_json
 from skconsole.cli.view_table import column, print_items
 from skconsole.core.durations import format_age, parse_duration
@@ -69,14 +77,7 @@ _COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
 )
 
 
-def _change(
-    ctx: typer.Context,
-    name: str,
-    params: ops.SloParams,
-    dry_run: bool,
-    yes: bool,
-    as_json: bool,
-) -> None:
+def _change(ctx: typer.Context, name: str, params: ops.SloParams, flags: ActionFlags) -> None:
     """Preview, confirm and set (or clear) one type's SLO, as `limit` does its limits."""
     check_text("TYPE", name)
     run_type_setting(
@@ -89,9 +90,7 @@ def _change(
             f"{d['ready']:,} ready, oldest {format_age(seconds_in(d, 'oldest_ready_s'))}"
         ),
         question=f"SLO of task type {name}",
-        dry_run=dry_run,
-        yes=yes,
-        as_json=as_json,
+        flags=flags,
     )
 
 
@@ -129,14 +128,8 @@ def set_slo(
         )
     )
     rate = None if max_failure_rate is None else parse_percent(max_failure_rate)
-    _change(
-        ctx,
-        task_type,
-        ops.SloParams(max_wait_s=seconds, max_failure_rate=rate),
-        dry_run,
-        yes,
-        as_json,
-    )
+    params = ops.SloParams(max_wait_s=seconds, max_failure_rate=rate)
+    _change(ctx, task_type, params, ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json))
 
 
 @slo_app.command("clear")
@@ -148,4 +141,5 @@ def clear_slo(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove the SLOs of a task type, max wait and max failure rate (audited)."""
-    _change(ctx, task_type, ops.SloParams(clear=True), dry_run, yes, as_json)
+    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json)
+    _change(ctx, task_type, ops.SloParams(clear=True), flags)
