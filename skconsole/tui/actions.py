@@ -22,7 +22,7 @@ from textual.binding import Binding
 from skconsole import ops
 from skconsole.tui import asks, targets
 from skconsole.tui.model import Dialog
-from skconsole.tui.operation import Operation
+from skconsole.tui.operation import Asker, Operation
 from skconsole.tui.panels import PANEL_IDS, PANELS, numbered
 
 TABLE_SCOPES = frozenset({*PANEL_IDS, "jobs"})
@@ -88,6 +88,37 @@ def _panel_actions() -> list[ActionSpec]:
     ]
 
 
+@dataclass(frozen=True)
+class WriteKey(ActionSpec):
+    """A write key: hidden in read-only mode, dimmed while disconnected, and destructive
+    (its confirmation defaults to No) unless it says otherwise."""
+
+    destructive: bool = True
+    needs_write: bool = True
+
+
+@dataclass(frozen=True)
+class TypeKey(WriteKey):
+    """A write key on the task type selected on the depth panel: it changes how the type
+    is run and deletes nothing."""
+
+    scopes: frozenset[str] = frozenset({"depth"})
+    destructive: bool = False
+    home: str | None = "depth"
+
+
+def _type_setting(action: ops.OperatorAction, ask: Asker) -> Operation:
+    """Set or clear a stored setting of the selected type: a dialog asks for the change,
+    the confirmation names the type."""
+    return Operation(
+        action,
+        targets.type_to_set,
+        missing="Select a task type first.",
+        ask=ask,
+        dialog=Dialog.TARGET,
+    )
+
+
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("help", "question_mark", "Help", "Show every key and action.", key_display="?"),
     # second: the footer shows keys in this order, and q must stay in view at 80 columns
@@ -128,157 +159,116 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Clear the filter, then the marks, or go back from a drill-down.",
         key_display="esc",
     ),
-    ActionSpec(
+    WriteKey(
         "requeue",
         "R",
         "Requeue",
         "Requeue the selected job, group or type's failed jobs (reset attempts or not, spread or not).",
         scopes=SELECTED,
-        destructive=True,
-        needs_write=True,
         home="failures",
         op=Operation(ops.REQUEUE, targets.jobs("failed"), ask=asks.requeue),
     ),
-    ActionSpec(
+    WriteKey(
         "requeue_shown",
         "A",
         "Requeue shown",
         "Requeue every job the (filtered) list of a failure group shows.",
         scopes=frozenset({"jobs"}),
-        destructive=True,
-        needs_write=True,
         op=Operation(ops.REQUEUE, targets.shown_jobs, missing="No jobs shown."),
     ),
-    ActionSpec(
+    WriteKey(
         "bump",
         "B",
         "Bump",
         "Move waiting jobs to the front: priority 0 (the selected job, group or type).",
         scopes=SELECTED,
-        destructive=True,
-        needs_write=True,
         home="depth",
         op=Operation(ops.BUMP, targets.jobs("waiting"), params=ops.BumpParams(to=0)),
     ),
-    ActionSpec(
+    WriteKey(
         "bump_now",
         "N",
         "Run now",
         "Make waiting jobs that are not due yet (a delay, a retry's back-off, a snooze) due at once"
         " (the selected job, group or type).",
         scopes=SELECTED,
-        destructive=True,
-        needs_write=True,
         footer=False,
         home="depth",
         op=Operation(ops.BUMP, targets.jobs("waiting"), params=ops.BumpParams(now=True)),
     ),
-    ActionSpec(
+    WriteKey(
         "cancel",
         "X",
         "Cancel",
         "Cancel the selected job (a running one is stopped by its worker), group, or waiting jobs of a type.",
         scopes=SELECTED | {"inflight"},
-        destructive=True,
-        needs_write=True,
         home="failures",
         op=Operation(ops.CANCEL, targets.jobs("waiting")),
     ),
-    ActionSpec(
+    WriteKey(
         "edit",
         "E",
         "Edit",
         "Edit the job's payload and priority (a waiting or failed job), then optionally run it again.",
         scopes=frozenset({"job"}),
-        destructive=True,
-        needs_write=True,
         op=Operation(
             ops.EDIT, targets.job_to_edit, missing=None, ask=asks.edit, dialog=Dialog.DIFF
         ),
     ),
-    ActionSpec(
+    WriteKey(
         "reap",
         "H",
         "Reap hung",
         "Send hung jobs (their worker's lease has lapsed: dead, cut off or stopped) back to the queue.",
         scopes=frozenset({"inflight"}),
-        destructive=True,
-        needs_write=True,
         home="inflight",
         op=Operation(ops.REAP, targets.hung_jobs),
     ),
-    ActionSpec(
+    TypeKey(
         "pause_type",
         "P",
         "Pause/resume type",
         "Pause or resume the selected task type: paused types are not claimed.",
-        scopes=frozenset({"depth"}),
-        needs_write=True,
-        home="depth",
         op=Operation(ops.PAUSE, targets.type_to_pause, missing=None, dialog=Dialog.TARGET),
     ),
-    ActionSpec(
+    TypeKey(
         "limit_type",
         "L",
         "Limit type",
         "Set or clear the selected type's limits across all workers: jobs running at once, claims per interval.",
-        scopes=frozenset({"depth"}),
-        needs_write=True,
-        home="depth",
-        op=Operation(
-            ops.LIMIT,
-            targets.type_to_set,
-            missing="Select a task type first.",
-            ask=asks.limit,
-            dialog=Dialog.TARGET,
-        ),
+        op=_type_setting(ops.LIMIT, asks.limit),
     ),
-    ActionSpec(
+    TypeKey(
         "retention_type",
         "T",
         "Retention",
         "Set or clear how long the selected type's finished results are kept before the workers purge them.",
-        scopes=frozenset({"depth"}),
-        needs_write=True,
         footer=False,
-        home="depth",
-        op=Operation(
-            ops.RETENTION,
-            targets.type_to_set,
-            missing="Select a task type first.",
-            ask=asks.retention,
-            dialog=Dialog.TARGET,
-        ),
+        op=_type_setting(ops.RETENTION, asks.retention),
     ),
-    ActionSpec(
+    WriteKey(
         "purge",
         "D",
         "Purge",
         "Delete finished results older than an age you give; you type the count to confirm.",
         scopes=MAIN,
-        destructive=True,
-        needs_write=True,
         op=Operation(ops.PURGE, targets.old_results, ask=asks.purge_age),
     ),
-    ActionSpec(
+    WriteKey(
         "vacuum",
         "V",
         "Vacuum",
         "VACUUM (ANALYZE) the selected queue table now; it cannot remove the dead rows an open transaction still sees.",
         scopes=frozenset({"health"}),
-        destructive=True,
-        needs_write=True,
         home="health",
         op=Operation(ops.VACUUM, targets.table, dialog=Dialog.TARGET),
     ),
-    ActionSpec(
+    WriteKey(
         "cancel_session",
         "K",
         "Cancel session",
         "Cancel the statement of the selected session that blocks the queue or holds its xmin horizon (pg_cancel_backend).",
         scopes=frozenset({"health"}),
-        destructive=True,
-        needs_write=True,
         home="health",
         op=Operation(
             ops.CANCEL_SESSION,

@@ -42,7 +42,7 @@ from skconsole.tui import actions as registry
 from skconsole.tui import cadences, clipboard
 from skconsole.tui.action_runner import ActionRunner, is_connection_error
 from skconsole.tui.actions import ActionSpec, spec_for
-from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences
+from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences, following
 from skconsole.tui.commands import ActionCommands
 from skconsole.tui.context import Opens, Scoped
 from skconsole.tui.engine_control import EngineControl, engine_text, toggle
@@ -651,30 +651,30 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
         error=ConsoleApp._refresh_failed,
         retry=lambda app, failures: backoff(failures, app.interval, MAX_BACKOFF_S),
     ),
-    Cadence(
+    following(
+        "refresh",
         "trends",
         lambda source: source.trends(),
-        lambda _app: cadences.TRENDS_EVERY_S,
+        cadences.TRENDS_EVERY_S,
         ConsoleApp._show_trends,
         done=ConsoleApp._trends_read,
-        follows="refresh",
     ),
-    Cadence(
+    following(
+        "refresh",
         "failures",
         lambda source: source.failure_groups(),
-        lambda _app: cadences.FAILURES_EVERY_S,
+        cadences.FAILURES_EVERY_S,
         ConsoleApp._show_failures,
         done=ConsoleApp._failures_read,
         error=ConsoleApp._failures_failed,
-        follows="refresh",
     ),
-    Cadence(
+    following(
+        "refresh",
         "health",
         lambda source: source.health(),
-        lambda _app: cadences.HEALTH_EVERY_S,
+        cadences.HEALTH_EVERY_S,
         ConsoleApp._show_health,
         done=ConsoleApp._health_read,
         error=ConsoleApp._health_failed,
-        follows="refresh",
     ),
 )

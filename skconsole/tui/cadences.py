@@ -52,6 +52,21 @@ class Cadence(Generic[H]):
     follows: str | None = None
 
 
+def following(
+    leader: str,
+    name: str,
+    read: Callable[[DataSource], Any],
+    every_s: float,
+    show: Callable[[H, Any], None],
+    *,
+    done: Callable[[H, Any, float], None],
+    error: Callable[[H, BaseException], None] | None = None,
+) -> Cadence[H]:
+    """A slower read on a fixed cycle of ``every_s`` seconds, made right after a read of
+    ``leader`` once it is due."""
+    return Cadence(name, read, lambda _host: every_s, show, done=done, error=error, follows=leader)
+
+
 class Cadences(Generic[H]):
     """The loops of a table of cadences, by name, and what is done to all of them at once."""
 

@@ -62,10 +62,8 @@ class LimitTypeScreen(InputDialog[LimitParams]):
             yield Input(conc, placeholder="no limit", id="limit-concurrency")
             yield Static(Content("and at most this many claims (N/s or N/min):"))
             yield Input(rate, placeholder="no limit", id="limit-rate")
-            yield Static("", id="limit-error", classes="dialog-error")
-            yield Static(
-                Content("Empty clears a limit · Enter sets it · Tab next field · Esc cancels"),
-                classes="dialog-hint",
+            yield from self.error_and_hint(
+                "Empty clears a limit · Enter sets it · Tab next field · Esc cancels"
             )
 
     def parse(self) -> LimitParams:

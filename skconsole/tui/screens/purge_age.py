@@ -25,10 +25,8 @@ class PurgeAgeScreen(InputDialog[float]):
                 Content("Delete finished results (Processed, Fatal, Cancelled) older than:"),
             )
             yield Input(DEFAULT_AGE, id="purge-age-input")
-            yield Static("", id="purge-age-error", classes="dialog-error")
-            yield Static(
-                Content("Enter counts them first (nothing is deleted yet) · Esc cancels"),
-                classes="dialog-hint",
+            yield from self.error_and_hint(
+                "Enter counts them first (nothing is deleted yet) · Esc cancels"
             )
 
     def parse(self) -> float:

@@ -78,13 +78,9 @@ class RequeueJobsScreen(InputDialog[RequeueParams]):
             yield Static(Content("Spread their due times over (e.g. 10m; empty: all at once):"))
             yield Input(placeholder="all at once", id="requeue-spread")
             yield Static("", id="requeue-effect")
-            yield Static("", id="requeue-error", classes="dialog-error")
-            yield Static(
-                Content(
-                    "Space toggles the reset · Enter previews (a confirmation shows the jobs"
-                    " first) · Tab next field · Esc cancels"
-                ),
-                classes="dialog-hint",
+            yield from self.error_and_hint(
+                "Space toggles the reset · Enter previews (a confirmation shows the jobs"
+                " first) · Tab next field · Esc cancels"
             )
 
     def on_mount(self) -> None:
@@ -130,16 +126,8 @@ class RequeueJobsScreen(InputDialog[RequeueParams]):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        self.query_one("#requeue-error", Static).update("")
+        self.show_error("")
         self.show_effect()
-
-    def action_submit(self) -> None:
-        try:
-            answer = self.parse()
-        except ConfigError as exc:
-            self.query_one("#requeue-error", Static).update(Content(printable(str(exc))))
-            return
-        self.dismiss(answer)
 
     def parse(self) -> RequeueParams:
         return params_from(self.reset, self.query_one("#requeue-spread", Input).value)

@@ -50,13 +50,9 @@ class RetentionTypeScreen(InputDialog[RetentionParams]):
             yield Input(placeholder="empty: clear the type's policy", id="retention-keep")
             yield Static(Content("Purge 5 Faulted results too (y/n):"))
             yield Input("n", id="retention-faulted")
-            yield Static("", id="retention-error", classes="dialog-error")
-            yield Static(
-                Content(
-                    "Enter previews the change (the current policy and what it makes"
-                    " eligible now) · Tab next field · Esc cancels"
-                ),
-                classes="dialog-hint",
+            yield from self.error_and_hint(
+                "Enter previews the change (the current policy and what it makes"
+                " eligible now) · Tab next field · Esc cancels"
             )
 
     def parse(self) -> RetentionParams:

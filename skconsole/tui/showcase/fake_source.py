@@ -166,19 +166,21 @@ class FixedSource:
     executed: list[PreviewInfo] = field(default_factory=list)
     why_causes: tuple[Cause, ...] | None = None
 
-    def snapshot(self) -> Snapshot:
+    def _reach(self) -> None:
+        """Every read and write first: offline, it fails the way a lost server does."""
         if self.offline:
             raise SourceUnavailable("connection refused")
+
+    def snapshot(self) -> Snapshot:
+        self._reach()
         return fixed_snapshot()
 
     def failure_groups(self) -> FailureGroups:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         return FailureGroups(GROUPS, taken_at=FROZEN_AT.timestamp(), read_ms=21.0)
 
     def trends(self) -> Trends:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         return Trends(
             processed=fixed_wave(60, 1100, 250, 6),
             failed=fixed_wave(60, 30, 25, 3, 2),
@@ -186,13 +188,11 @@ class FixedSource:
         )
 
     def health(self) -> QueueHealth:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         return QueueHealth(fixed_health(), taken_at=FROZEN_AT.timestamp(), read_ms=38.0)
 
     def group_jobs(self, signature: str, limit: int) -> GroupJobs:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         group = next(g for g in GROUPS if g.signature == signature)
         jobs = fixed_group_jobs(group)
         return replace(jobs, jobs=jobs.jobs[:limit])
@@ -200,8 +200,7 @@ class FixedSource:
     def find_jobs(self, query: FindQuery) -> list[FoundJob]:
         """The first group's jobs as found jobs, each with a small payload; the filters
         apply (payload terms on top-level fields only)."""
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         found = []
         for i, j in enumerate(fixed_group_jobs(GROUPS[0]).jobs):
             payload = {"order_id": str(48213 + i * 7), "region": "eu" if i % 4 else "us"}
@@ -228,8 +227,7 @@ class FixedSource:
         return found[: query.limit]
 
     def common_factors(self, signature: str) -> CommonFactors:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         return CommonFactors(
             signature,
             40,
@@ -241,8 +239,7 @@ class FixedSource:
         )
 
     def job_detail(self, task_id: str) -> JobDetail | None:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         if task_id == PARENT_JOB:
             return fixed_parent_job()
         job = fixed_failed_job(task_id)
@@ -267,8 +264,7 @@ class FixedSource:
 
     def jobs_by_prefix(self, text: str) -> list[JobMatch]:
         """Among the fixed jobs that have a detail of their own: the parent and the stage."""
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         low, high = prefix_range(text)
         return [
             JobMatch(UUID(i), "checkout.validate", JobStatus.PROCESSED, None)
@@ -277,8 +273,7 @@ class FixedSource:
         ]
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         target = request.target
         server = SERVER_TARGETS.get(target.kind)
         if server is not None:  # one table or session, as it is now
@@ -323,8 +318,7 @@ class FixedSource:
         return PreviewInfo(request, count, sample, None)
 
     def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:
-        if self.offline:
-            raise SourceUnavailable("connection refused")
+        self._reach()
         self.executed.append(preview)
         skipped = 5 if preview.count > 10 else 0
         details: dict[str, object] = {}

@@ -568,51 +568,69 @@ def fixed_group_jobs(group: FailureGroup) -> GroupJobs:
     return GroupJobs(group.signature, group.count, jobs)
 
 
-def fixed_failed_job(task_id: str) -> JobDetail:
+def _checkout_job(
+    task_id: str,
+    task_type: str,
+    payload: str,
+    status: JobStatus,
+    tries: tuple[int, int],
+    ages: tuple[float, float, float, float],
+    processing_ms: int,
+    last_error: str | None = None,
+    child_jobs: tuple[ChildJob, ...] = (),
+) -> JobDetail:
+    """A job of the checkout pipeline, posted from web-2 and last run by ``OWNER``
+    (recoverable if it failed); ``tries``: its attempt and its error count; ``ages``: how
+    many seconds ago it was posted, first tried, last tried and finalized."""
+    attempt, error_count = tries
+    posted, first_attempt, last_attempt, finalized = ages
     return JobDetail(
         task_id=UUID(task_id),
-        task_type="payments.charge",
+        task_type=task_type,
         source="checkout@web-2:2201",
-        payload='{"order_id": 48213, "amount": "129.90", "currency": "EUR", "customer": "cus_00048213"}',
-        status=JobStatus.FAULTED,
+        payload=payload,
+        status=status,
         priority=1,
-        error_count=5,
-        last_error=TRACEBACK,
-        recoverable=True,
-        processing_ms=155_210,
-        posted_at=_ago(3 * 3600 + 240),
-        first_attempt_at=_ago(3 * 3600 + 239),
-        last_attempt_at=_ago(35),
-        finalized_at=_ago(4),
+        error_count=error_count,
+        last_error=last_error,
+        recoverable=last_error is not None,
+        processing_ms=processing_ms,
+        posted_at=_ago(posted),
+        first_attempt_at=_ago(first_attempt),
+        last_attempt_at=_ago(last_attempt),
+        finalized_at=_ago(finalized),
         owner_worker_id=UUID(OWNER),
-        attempt=5,
+        attempt=attempt,
         signature=None,
         queued_until=None,
+        children=len(child_jobs),
+        child_jobs=child_jobs,
+    )
+
+
+def fixed_failed_job(task_id: str) -> JobDetail:
+    return _checkout_job(
+        task_id,
+        "payments.charge",
+        '{"order_id": 48213, "amount": "129.90", "currency": "EUR", "customer": "cus_00048213"}',
+        JobStatus.FAULTED,
+        (5, 5),
+        (3 * 3600 + 240, 3 * 3600 + 239, 35, 4),
+        155_210,
+        last_error=TRACEBACK,
     )
 
 
 def fixed_parent_job() -> JobDetail:
     """The first stage of the checkout pipeline: it succeeded and posted the next one."""
-    return JobDetail(
-        task_id=UUID(PARENT_JOB),
-        task_type="checkout.validate",
-        source="checkout@web-2:2201",
-        payload='{"order_id": 48213, "cart": "c_88412"}',
-        status=JobStatus.PROCESSED,
-        priority=1,
-        error_count=0,
-        last_error=None,
-        recoverable=False,
-        processing_ms=184,
-        posted_at=_ago(3 * 3600 + 242),
-        first_attempt_at=_ago(3 * 3600 + 241),
-        last_attempt_at=_ago(3 * 3600 + 241),
-        finalized_at=_ago(3 * 3600 + 240),
-        owner_worker_id=UUID(OWNER),
-        attempt=1,
-        signature=None,
-        queued_until=None,
-        children=1,
+    return _checkout_job(
+        PARENT_JOB,
+        "checkout.validate",
+        '{"order_id": 48213, "cart": "c_88412"}',
+        JobStatus.PROCESSED,
+        (1, 0),
+        (3 * 3600 + 242, 3 * 3600 + 241, 3 * 3600 + 241, 3 * 3600 + 240),
+        184,
         child_jobs=(ChildJob(UUID(STAGE_JOB), "checkout.charge", JobStatus.FAULTED),),
     )
 

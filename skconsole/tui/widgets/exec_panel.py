@@ -3,7 +3,7 @@ the type's recent processed jobs, and the title says which (``catalog.exec_windo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from skconsole.read import TypeTimes
@@ -15,6 +15,11 @@ from skconsole.views.catalog import exec_window
 from skconsole.views.table import Column
 
 
+def _ms(key: str, of: Callable[[TypeTimes], float | None]) -> Column[TypeTimes]:
+    """One of a type's figures in milliseconds, headed by its key."""
+    return Column(key, key, 8, right=True, cell=lambda s, _: fmt_ms(of(s)))
+
+
 class ExecPanel(Panel):
     scope = "exec"
     title = "Execution time"
@@ -22,13 +27,13 @@ class ExecPanel(Panel):
     COLUMNS: ClassVar[tuple[Column[TypeTimes], ...]] = (
         Column("type", "type", 24, flex=True, cell=lambda s, _: s.task_type),
         Column("runs", "runs", 9, right=True, cell=lambda s, _: fmt_int(s.sample)),
-        Column("avg", "avg", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_avg_ms)),
-        Column("p50", "p50", 8, right=True, cell=lambda s, _: fmt_ms(s.p50_ms)),
-        Column("p95", "p95", 8, right=True, cell=lambda s, _: fmt_ms(s.p95_ms)),
-        Column("p99", "p99", 8, right=True, cell=lambda s, _: fmt_ms(s.p99_ms)),
-        Column("fastest", "fastest", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_fastest_ms)),
-        Column("longest", "longest", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_longest_ms)),
-        Column("last", "last", 8, right=True, cell=lambda s, _: fmt_ms(s.recent_last_ms)),
+        _ms("avg", lambda s: s.recent_avg_ms),
+        _ms("p50", lambda s: s.p50_ms),
+        _ms("p95", lambda s: s.p95_ms),
+        _ms("p99", lambda s: s.p99_ms),
+        _ms("fastest", lambda s: s.recent_fastest_ms),
+        _ms("longest", lambda s: s.recent_longest_ms),
+        _ms("last", lambda s: s.recent_last_ms),
     )
     opens = "the type's most recent jobs (a search)"
 

@@ -6,7 +6,7 @@ in :mod:`skconsole.tui.app`), so the title says how old they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import ClassVar
 
@@ -25,9 +25,19 @@ def statuses_text(group: FailureGroup) -> str:
     return ", ".join(f"{JobStatus.label_of(s)} {n:,}" for s, n in counts)
 
 
-def _ago(at: datetime | None, now: float) -> str:
-    """How long ago, without "ago": the headers say "first seen" and "last seen"."""
-    return fmt_ago(at, now, suffix=False)
+def _seen(
+    key: str, label: str, priority: int, at: Callable[[FailureGroup], datetime | None]
+) -> Column[FailureGroup]:
+    """When the group's jobs were first or last seen: how long ago, without "ago" (the
+    header says "seen")."""
+    return Column(
+        key,
+        label,
+        10,
+        right=True,
+        priority=priority,
+        cell=lambda g, now: fmt_ago(at(g), now, suffix=False),
+    )
 
 
 class FailuresPanel(Panel):
@@ -51,22 +61,8 @@ class FailuresPanel(Panel):
         Column("count", "jobs", 7, right=True, cell=lambda g, _: fmt_int(g.count)),
         Column("types", "types", 16, priority=2, cell=lambda g, _: ", ".join(g.task_types)),
         Column("statuses", "statuses", 20, priority=3, cell=lambda g, _: statuses_text(g)),
-        Column(
-            "first",
-            "first seen",
-            10,
-            right=True,
-            priority=4,
-            cell=lambda g, now: _ago(g.first_seen, now),
-        ),
-        Column(
-            "last",
-            "last seen",
-            10,
-            right=True,
-            priority=1,
-            cell=lambda g, now: _ago(g.last_seen, now),
-        ),
+        _seen("first", "first seen", 4, lambda g: g.first_seen),
+        _seen("last", "last seen", 1, lambda g: g.last_seen),
     )
     opens = "the group's jobs"
 
