@@ -23,6 +23,12 @@ class ConnectError(SkconsoleError):
     exit_code = 3
 
 
+class ServerUnreachable(ConnectError):
+    """The server did not answer (refused, timed out, not resolvable, starting up,
+    out of connection slots): trying again later may work, unlike a server that
+    answered and refused us (a wrong password, no such database)."""
+
+
 class PoolerError(ConnectError):
     """The server path is a connection pooler that does not keep sessions (transaction
     or statement pooling): session advisory locks, LISTEN, prepared statements and

@@ -31,7 +31,7 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
-from skconsole.core.errors import ConnectError, PoolerError
+from skconsole.core.errors import ConnectError, PoolerError, ServerUnreachable
 from skconsole.db.rows import one
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.timestamps import tolerate_odd_timestamps
@@ -83,6 +83,46 @@ def shown_dsn(dsn: str) -> str:
         return dsn
     params["password"] = "****"
     return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+
+
+# What libpq (and psycopg's host resolution) say when no server answered: no
+# listener, a silent path, a name that does not resolve (yet: a container's
+# service name before its container starts), a server going up or down, or one
+# with no connection slot free. Trying again later may work. A server that
+# answered and refused (FATAL: password authentication failed, role or database
+# does not exist, no pg_hba.conf entry) or a DSN libpq cannot parse is a mistake
+# that waiting does not fix.
+_UNREACHABLE = (
+    "connection refused",
+    "timeout expired",
+    "timed out",
+    "failed to resolve host",
+    "could not translate host name",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "no route to host",
+    "network is unreachable",
+    "host is down",
+    "connection reset",
+    "server closed the connection unexpectedly",
+    "no such file or directory",  # a Unix socket not there (yet)
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "the database system is not yet accepting connections",
+    "the database system is not accepting connections",
+    "too many clients",
+    "remaining connection slots are reserved",
+)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a failed connection attempt found no server to talk to (worth trying
+    again later), rather than a server that refused us or a DSN that is wrong."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False  # a ProgrammingError: the DSN itself is wrong
+    text = str(exc).lower()
+    return any(cause in text for cause in _UNREACHABLE)
 
 
 def connect_error_message(dsn: str, exc: Exception) -> str:
@@ -250,7 +290,8 @@ class Database:
         }
 
     def _error(self, exc: Exception) -> ConnectError:
-        return ConnectError(connect_error_message(self.dsn, exc))
+        kind = ServerUnreachable if unreachable(exc) else ConnectError
+        return kind(connect_error_message(self.dsn, exc))
 
     def _settings_error(self, exc: Exception) -> ConnectError:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

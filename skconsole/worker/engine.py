@@ -23,8 +23,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 import uuid
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -44,7 +46,7 @@ from skconsole.worker.registry import JobContext, TaskRegistry
 from skconsole.worker.results import FINISH_SETTINGS, ResultWriter, count_settled
 from skconsole.worker.retention import Retention
 from skconsole.worker.schedules import Scheduler
-from skconsole.worker.shutdown import drain, final_writes
+from skconsole.worker.shutdown import CLOSE_BOUND, drain, final_writes
 from skconsole.worker.upkeep import UPKEEP_SETTINGS, Upkeep
 
 #: what callers import from here (the config lives in worker/config.py, the claim's
@@ -52,6 +54,12 @@ from skconsole.worker.upkeep import UPKEEP_SETTINGS, Upkeep
 __all__ = ["CLAIM_SETTINGS", "LEASE_MARGIN_SHARE", "Engine", "WorkerConfig"]
 
 log = logging.getLogger("skconsole.worker")
+T = TypeVar("T")
+
+
+class StepAbandoned(Exception):
+    """A step of start-up or of the claim loop still waiting on the database when the
+    stop deadline passed: it was cancelled, its outcome unknown."""
 
 
 class Engine:
@@ -161,6 +169,11 @@ class Engine:
         self._wake = asyncio.Event()
         self._stopping = False
         self._stop_now = False
+        #: monotonic time by which what runs when stop() came must be done (grace period)
+        self._stop_deadline: float | None = None
+        self._stop_changed = asyncio.Event()
+        #: a claim abandoned at the stop deadline: what it took is left to the lease
+        self._claim_abandoned = False
         self._crashed: BaseException | None = None
 
     # -- public --------------------------------------------------------------
@@ -168,8 +181,11 @@ class Engine:
         """Stop claiming; running jobs get the grace period (``now``: none), the rest
         go back to the queue. Call it on the engine's loop."""
         self._stopping = True
+        deadline = time.monotonic() + (0.0 if now else self.config.grace_period)
+        self._stop_deadline = min(deadline, self._stop_deadline or deadline)
         if now:
             self._stop_now = True
+        self._stop_changed.set()
         if self.upkeep.scheduler is not None:
             self.upkeep.scheduler.active = False
         self._nudge()
@@ -179,8 +195,13 @@ class Engine:
         return sum(1 for r in self.runs.values() if not r.lingering)
 
     async def run(self) -> None:
-        await self.keeper.register()
-        await self.links["upkeep"].run(self._publish_types)
+        try:
+            await self._step(self._start_up())
+        except StepAbandoned:
+            log.info("stopped before the worker could register: nothing was claimed")
+            await self._close_links()
+            self.state = "stopped"
+            return
         self.state = "running"
         loops = {
             "renew": self.keeper.renew_forever(),
@@ -192,20 +213,20 @@ class Engine:
         background = {n: asyncio.create_task(c, name=f"sk-{n}") for n, c in loops.items()}
         for t in background.values():
             t.add_done_callback(self._background_done)
+        left: list[Claimed] = []
         try:
             await self._claim_loop()
             self.state = "stopping"
             background["listen"].cancel()
             await drain(
                 self.runs,
-                grace_period=self.config.grace_period,
+                deadline=lambda: self._stop_deadline or time.monotonic(),
                 own_process=self.config.own_process,
                 lease=self.lease,
                 wait=self._wait_wake,
                 stop_now=lambda: self._stop_now,
             )
-            await self.results.stop()
-            await final_writes(
+            left = await final_writes(
                 held=self.held,
                 runs=self.runs,
                 results=self.results,
@@ -213,23 +234,78 @@ class Engine:
                 link=self.links["upkeep"],
                 worker_id=self.worker_id,
             )
-            if self.config.own_process and self.threads.busy:
+            if self._claim_abandoned:
                 log.warning(
-                    "ending the process: %d sync handler thread(s) still run and end with it",
-                    self.threads.busy,
+                    "a claim got no answer before the stop deadline: any job it took is "
+                    "left to the lease"
                 )
+            abandoned = bool(left) or self._claim_abandoned
+            if self.config.own_process and (self.threads.busy or abandoned):
+                if self.threads.busy:
+                    log.warning(
+                        "ending the process: %d sync handler thread(s) still run and end with it",
+                        self.threads.busy,
+                    )
+                # nothing left to wait for: no statement abandoned on a silent
+                # connection (psycopg cancels it for up to 10 s) may hold the exit
+                await self._stop_background(background)
+                await self._close_links()
                 logging.shutdown()
                 os._exit(0)
         finally:
-            for t in background.values():
-                await _cancel(t)
+            await self._stop_background(background)
             self.fence.cancel_exit()
-            for link in self.links.values():
-                await link.close()
+            await self._close_links()
             self.threads.close()
             self.state = "stopped"
         if self._crashed is not None:
             raise self._crashed
+
+    async def _start_up(self) -> None:
+        await self.keeper.register()
+        await self.links["upkeep"].run(self._publish_types)
+
+    async def _step(self, step: Awaitable[T]) -> T:
+        """Await a step of start-up or of the claim loop. Once :meth:`stop` is called
+        it may take until the stop deadline (the grace period, as running jobs);
+        still waiting then (a silent network path), it is cancelled and
+        :class:`StepAbandoned` raised."""
+        task = asyncio.ensure_future(step)
+        try:
+            while True:
+                changed = asyncio.ensure_future(self._stop_changed.wait())
+                timeout = (
+                    None
+                    if self._stop_deadline is None
+                    else max(0.0, self._stop_deadline - time.monotonic())
+                )
+                done, _ = await asyncio.wait(
+                    {task, changed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                changed.cancel()
+                if task in done:
+                    return task.result()
+                if changed in done:
+                    self._stop_changed.clear()
+                    continue
+                task.cancel()
+                await asyncio.wait({task}, timeout=CLOSE_BOUND)
+                raise StepAbandoned
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+
+    async def _stop_background(self, background: dict[str, asyncio.Task[None]]) -> None:
+        """Cancel the loops; wait for them at most CLOSE_BOUND (a loop cancelled on a
+        silent connection abandons its statement: Link._abandon)."""
+        tasks = [t for t in background.values() if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=CLOSE_BOUND)
+
+    async def _close_links(self) -> None:
+        await asyncio.gather(*(link.close(CLOSE_BOUND) for link in self.links.values()))
 
     def _background_done(self, task: asyncio.Task[None]) -> None:
         """A loop that dies takes the engine down (the process restarts) rather than
@@ -272,43 +348,57 @@ class Engine:
 
     # -- claiming --------------------------------------------------------------
     async def _claim_loop(self) -> None:
-        cfg = self.config
-        claimer = self.claimer
         backoff = Backoff(0.2, 5.0)
         while not self._stopping:
-            if claimer.reconcile_due() and not await claimer.reconcile():
-                await self._wait_wake(backoff.next())
-                continue
-            if self.fence.fenced or not self.lease.good_for_claims:
-                await self._wait_wake(0.2)
-                continue
-            free = free_slots(
-                cfg, running=self.running_count, held=len(self.held), threads=self.threads.busy
-            )
-            if free <= 0:
-                await self._wait_wake(cfg.poll_interval)  # a finished job or write wakes it sooner
-                continue
-            self._wake.clear()
-            want = min(free, cfg.batch_size)
-            rows = await claimer.claim(want)
-            if rows is None:
-                await self._wait_wake(backoff.next())
-                continue
-            backoff.reset()
-            if rows and (self.fence.fenced or self.lease.expired):
-                # the lease lapsed while this claim was on its way: do not start them
-                for job in rows:
-                    self.results.add(Outcome(job, Ending.HAND_BACK))
-                continue
-            for job in rows:
-                self._start(job)
-            if len(rows) == want:  # a full batch: more may be waiting
-                continue
-            idle = not rows and not self.runs and not self.held
-            if cfg.burst and idle and not await claimer.work_pending(cfg.burst_horizon):
-                log.info("burst: no eligible job left; stopping")
+            try:
+                if await self._claim_round(backoff):
+                    return
+            except StepAbandoned:
+                # a claim may have committed with its answer lost: whatever it took is
+                # this worker's in the database but not in ``held``, left to the lease
+                self._claim_abandoned = True
                 return
-            await self._wait_wake(cfg.poll_interval)
+
+    async def _claim_round(self, backoff: Backoff) -> bool:
+        """One round of the claim loop; True: (burst mode) no eligible job is left.
+        Every wait on the database is a :meth:`_step`, bounded once stop() is asked."""
+        cfg = self.config
+        claimer = self.claimer
+        if claimer.reconcile_due() and not await self._step(claimer.reconcile()):
+            await self._wait_wake(backoff.next())
+            return False
+        if self.fence.fenced or not self.lease.good_for_claims:
+            await self._wait_wake(0.2)
+            return False
+        free = free_slots(
+            cfg, running=self.running_count, held=len(self.held), threads=self.threads.busy
+        )
+        if free <= 0:
+            await self._wait_wake(cfg.poll_interval)  # a finished job or write wakes it sooner
+            return False
+        self._wake.clear()
+        want = min(free, cfg.batch_size)
+        rows = await self._step(claimer.claim(want))
+        if rows is None:
+            await self._wait_wake(backoff.next())
+            return False
+        backoff.reset()
+        if rows and (self.fence.fenced or self.lease.expired or self._stopping):
+            # the lease lapsed (or a stop came) while this claim was on its way: do not
+            # start them
+            for job in rows:
+                self.results.add(Outcome(job, Ending.HAND_BACK))
+            return False
+        for job in rows:
+            self._start(job)
+        if len(rows) == want:  # a full batch: more may be waiting
+            return False
+        idle = not rows and not self.runs and not self.held
+        if cfg.burst and idle and not await self._step(claimer.work_pending(cfg.burst_horizon)):
+            log.info("burst: no eligible job left; stopping")
+            return True
+        await self._wait_wake(cfg.poll_interval)
+        return False
 
     # -- running ---------------------------------------------------------------
     def _start(self, job: Claimed) -> None:
@@ -351,9 +441,3 @@ class Engine:
             self.held.pop(o.job.claim_id, None)
         self.processed += count_settled(self.metrics, outcomes, written)
         self._nudge()
-
-
-async def _cancel(task: asyncio.Task[Any]) -> None:
-    task.cancel()
-    with contextlib.suppress(BaseException):
-        await task

@@ -281,12 +281,22 @@ class Link:
         self._abandoned.add(closer)
         closer.add_done_callback(self._abandoned.discard)
 
-    async def close(self) -> None:
+    async def close(self, bound: float = 5.0) -> None:
+        """Close the connection and give up on the statements abandoned on it, within
+        ``bound`` seconds. psycopg answers a cancelled statement by asking the server
+        to cancel it (up to 5 s) and waiting for it (5 s more): over a silent path,
+        10 s. Cancelled a second time, it closes the connection at once, which is
+        what an abandoned statement on a closing link needs."""
         self.closing = True
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.close(), 5)
+                await asyncio.wait_for(conn.close(), bound)
+        pending = [t for t in self._abandoned if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=bound)
 
 
 class _NoAnswer(Exception):

@@ -4,6 +4,10 @@ Signals: the first SIGTERM/SIGINT stops claiming and lets running jobs finish
 within the grace period; a second one hands them back at once. A child
 process that dies unexpectedly is restarted (its jobs are reaped by the
 others within seconds, since its liveness lock died with it).
+
+A worker that cannot reach the server when it starts keeps trying
+(:mod:`~skconsole.worker.startup`); a signal meanwhile ends it with exit code 0
+(it never claimed anything).
 """
 
 from __future__ import annotations
@@ -19,12 +23,17 @@ import time
 from dataclasses import dataclass, field, replace
 from multiprocessing.process import BaseProcess
 
+import psycopg
+
+from skconsole.core.errors import ServerUnreachable
 from skconsole.core.text import printable
+from skconsole.db.connect import connect_error_message, unreachable
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.sqlfiles import use_mapping
 from skconsole.db.target import open_database
 from skconsole.worker.engine import Engine, WorkerConfig
-from skconsole.worker.registry import load_registry
+from skconsole.worker.registry import TaskRegistry, load_registry
+from skconsole.worker.startup import StopRequested, StopSignals, until_connected
 
 log = logging.getLogger("skconsole.worker")
 
@@ -43,7 +52,9 @@ class WorkerSpec:
     mapping: TableMapping = DEFAULT_MAPPING
 
 
-async def run_engine(engine: Engine) -> None:
+async def run_engine(engine: Engine, signals_before: int = 0) -> None:
+    """Run ``engine`` until it stops, stopping it on SIGTERM/SIGINT; ``signals_before``:
+    how many came before it ran (after the server was reached, StopSignals)."""
     loop = asyncio.get_running_loop()
     signals_seen = 0
     first_at = 0.0
@@ -66,6 +77,9 @@ async def run_engine(engine: Engine) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
+    for _ in range(min(signals_before, 2)):
+        signals_seen += 1
+        engine.stop(now=signals_seen > 1)
     try:
         await engine.run()
     finally:
@@ -73,22 +87,52 @@ async def run_engine(engine: Engine) -> None:
             loop.remove_signal_handler(sig)
 
 
-def build_engine(spec: WorkerSpec) -> Engine:
+def build_engine(spec: WorkerSpec, registry: TaskRegistry | None = None) -> Engine:
+    """The engine ``spec`` describes, its database reached and its schema set up.
+    Raises ServerUnreachable when no server answered (worth trying again)."""
     use_mapping(spec.mapping)
-    registry = load_registry(spec.tasks)
-    if spec.types:
-        registry = registry.subset(list(spec.types))
-    db = open_database(
-        spec.dsn, spec.data_dir, setup=spec.setup, application_name="skconsole-worker"
-    )
+    if registry is None:
+        registry = load_registry(spec.tasks)
+        if spec.types:
+            registry = registry.subset(list(spec.types))
+    try:
+        db = open_database(
+            spec.dsn, spec.data_dir, setup=spec.setup, application_name="skconsole-worker"
+        )
+    except psycopg.OperationalError as exc:  # the server went away during the setup
+        if not unreachable(exc):
+            raise
+        raise ServerUnreachable(connect_error_message(spec.dsn or "", exc)) from None
     # a process of its own: a handler that will not stop when it must (its lease is
     # lapsing, or shutdown's grace period is over) ends with the process
     return Engine(db, registry, replace(spec.config, own_process=True))
 
 
+def start_engine(spec: WorkerSpec, signals: StopSignals) -> Engine | None:
+    """The engine, once the server is reached (retried while it cannot be: startup.py);
+    None if SIGTERM/SIGINT came first. Errors other than an unreachable server
+    (a bad task module, a wrong password, no such database) are raised at once."""
+    registry = load_registry(spec.tasks)
+    if spec.types:
+        registry = registry.subset(list(spec.types))
+    with signals.installed():
+        try:
+            return until_connected(lambda: build_engine(spec, registry))
+        except StopRequested as stop:
+            log.info("stopping (%s) before the server was reached: nothing was claimed", stop)
+            signals.restore()
+            return None
+
+
 def run_in_process(spec: WorkerSpec) -> int:
-    engine = build_engine(spec)
-    asyncio.run(run_engine(engine))
+    signals = StopSignals()
+    try:
+        engine = start_engine(spec, signals)
+        if engine is None:
+            return 0
+        asyncio.run(run_engine(engine, signals.seen))
+    finally:
+        signals.restore()
     return 0
 
 
@@ -116,7 +160,12 @@ def _child_main(spec: WorkerSpec) -> None:
 
 def run_supervised(spec: WorkerSpec, processes: int) -> int:
     """Run ``processes`` engine processes until a signal (or, in burst mode, until all are idle)."""
-    build_engine(spec)  # fail fast, in the parent, on bad options, module or server
+    # fail fast, in the parent, on bad options, module or credentials; wait for a server
+    # that cannot be reached yet
+    signals = StopSignals()
+    if start_engine(spec, signals) is None or signals.seen:
+        signals.restore()
+        return 0
     ctx = multiprocessing.get_context("spawn")
     children: dict[int, BaseProcess] = {}
     stopping = False

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg import conninfo
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/x"
 
@@ -153,10 +154,12 @@ def test_the_password_of_an_unreachable_server_is_never_printed(run_cli: Any) ->
     assert "s3cr3t-pw" not in proc.stderr + proc.stdout
 
 
-def test_a_worker_pointed_at_an_unreachable_server_fails_with_one_line(run_cli: Any) -> None:
+def test_a_worker_refused_by_the_server_fails_with_one_line(run_cli: Any, dsn: str) -> None:
+    """A server that answers and refuses (here: no such database) is not waited for, as an
+    unreachable one is (tests/faults/test_startup_unreachable.py): exit code 3 at once."""
     proc = run_cli(
         "--dsn",
-        UNREACHABLE,
+        conninfo.make_conninfo(dsn, dbname="sk_no_such_database"),
         "worker",
         "--tasks",
         "tests.support.tasks_retry",
@@ -165,7 +168,7 @@ def test_a_worker_pointed_at_an_unreachable_server_fails_with_one_line(run_cli: 
         process=True,  # a worker is a process of its own
     )
 
-    assert_one_line_error(proc, "cannot connect to PostgreSQL")
+    assert_one_line_error(proc, "cannot connect to PostgreSQL", "does not exist")
     assert proc.returncode == 3
 
 

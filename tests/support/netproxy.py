@@ -4,7 +4,9 @@ Frozen, it stops forwarding in both directions but closes nothing: both ends
 see silence, no RST, exactly as behind a network partition that drops packets
 (the worker's kernel even acknowledges what it sends, so only the client's own
 timeouts notice). New connections are accepted but not forwarded until it is
-thawed. It runs an asyncio loop on a daemon thread of its own.
+thawed. Down (:meth:`down`), it does not listen at all: a connection attempt is
+refused, as by a host whose server is not running; :meth:`up` listens again on
+the same port. It runs an asyncio loop on a daemon thread of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class FreezableProxy:
         self._server: asyncio.AbstractServer | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.port = 0
+        #: connections accepted so far (forwarded or not)
+        self.accepted = 0
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 
     def start(self) -> FreezableProxy:
@@ -52,6 +56,21 @@ class FreezableProxy:
     def thaw(self) -> None:
         self._loop.call_soon_threadsafe(self._thawed.set)
 
+    def down(self) -> None:
+        """Stop listening: new connection attempts are refused."""
+
+        async def stop_listening() -> None:
+            if self._server is not None:
+                self._server.close()
+                await self._server.wait_closed()
+                self._server = None
+
+        asyncio.run_coroutine_threadsafe(stop_listening(), self._loop).result(10)
+
+    def up(self) -> None:
+        """Listen again, on the same port."""
+        asyncio.run_coroutine_threadsafe(self._listen(self.port), self._loop).result(10)
+
     def close(self) -> None:
         async def stop() -> None:
             if self._server is not None:
@@ -66,11 +85,15 @@ class FreezableProxy:
 
     async def _start(self) -> None:
         self._thawed.set()
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        await self._listen(0)
+
+    async def _listen(self, port: int) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        self.accepted += 1
         try:
             await self._thawed.wait()
             if self._unix is not None:
