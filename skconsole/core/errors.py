@@ -56,7 +56,8 @@ class InvalidJobError(SkconsoleError):
 class FatalTaskError(Exception):
     """Raise from a handler to fail the job at once (6 Fatal), with no retry.
 
-    Any other exception is treated as recoverable and retried with back-off.
+    Any other exception is treated as recoverable and retried with back-off,
+    unless its type's ``retry_on=`` / ``fatal_on=`` options say otherwise.
     """
 
 

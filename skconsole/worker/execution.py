@@ -34,7 +34,7 @@ from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import StoredError
 from skconsole.producer.job import Job
 from skconsole.worker.jobs import Ending, JobRun, Outcome
-from skconsole.worker.registry import JobStopped, Task
+from skconsole.worker.registry import BackoffError, JobStopped, Task
 
 
 class HandlerRaised(Exception):
@@ -255,21 +255,25 @@ class Executor:
     @staticmethod
     def _raised(run: JobRun, exc: BaseException, started: float) -> Outcome:
         if isinstance(exc, JobStopped) and run.ctx.stop.reason == "timeout":
-            return failure(run, started, StoredError("TimeoutError", str(exc)), True)
+            return timeout_failure(run, started, StoredError("TimeoutError", str(exc)))
         if isinstance(exc, Snooze):
             return Outcome(
                 run.job, Ending.HAND_BACK, ms(started), delay_ms=exc.seconds * 1000.0, snoozed=True
             )
         if isinstance(exc, FatalTaskError):
             return fatal(run, started, StoredError.from_exception(exc))
+        error = StoredError.from_exception(exc)
         if isinstance(exc, asyncio.CancelledError):
-            own = StoredError(
+            error = StoredError(
                 "skconsole.HandlerCancelled",
                 "the handler raised CancelledError on its own (the engine did not cancel it)",
-                StoredError.from_exception(exc).stack_trace,
+                error.stack_trace,
             )
-            return failure(run, started, own, True)
-        return failure(run, started, StoredError.from_exception(exc), True)
+        # retry_on= / fatal_on=: the handler's exception may be fatal by its type's policy
+        why = run.spec.options.why_fatal(type(exc)) if run.spec is not None else None
+        if why is not None:
+            return fatal(run, started, fatal_by_policy(error, why))
+        return failure(run, started, error, True)
 
 
 def succeeded(run: JobRun, task: Task, started: float, result: Any) -> Outcome:
@@ -334,19 +338,63 @@ def fatal(run: JobRun, started: float, error: StoredError) -> Outcome:
     return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FATAL, error, False)
 
 
+def fatal_by_policy(error: StoredError, why: str) -> StoredError:
+    """``error`` with a last line in its message saying the type's policy made it
+    6 Fatal (its type and first line, which name and group it, are kept)."""
+    note = f"{POLICY_NOTE}: {why}: 6 Fatal at once, not retried"
+    return StoredError(error.type, f"{error.message}\n{note}", error.stack_trace)
+
+
+#: how the stored error of a job made 6 Fatal by retry_on= / fatal_on= says so
+POLICY_NOTE = "skconsole.RetryPolicy"
+
+
 def failure(run: JobRun, started: float, error: StoredError, recoverable: bool) -> Outcome:
-    """A failed attempt: retried with back-off (4 Error) until max attempts, then 5 Faulted."""
+    """A failed attempt: retried with back-off (4 Error) until max attempts, then 5 Faulted.
+
+    A ``backoff`` callable that fails (raises, returns -1, NaN or no number) parks
+    the job as 5 Faulted with a ``skconsole.BackoffError`` naming that and the
+    handler's error: never lost (requeue it once the policy is fixed), never
+    retried at once in a loop, and the bug is in the failure groups, not a log line.
+    """
     if not recoverable:
         return fatal(run, started, error)
     errors = run.job.error_count + 1
     if run.spec is not None and errors < run.spec.options.max_attempts:
-        delay = run.spec.options.retry_delay(errors) * 1000.0
+        try:
+            delay = run.spec.options.retry_delay(errors) * 1000.0
+        except BackoffError as exc:
+            parked = StoredError(
+                "skconsole.BackoffError",
+                f"the backoff= callable of {run.spec.name!r} failed: {exc}; the job is"
+                f" parked as 5 Faulted (requeue it once the policy is fixed);"
+                f" the attempt failed with {error.headline}",
+                _with_cause(error.stack_trace, exc),
+            )
+            return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FAULTED, parked, True)
         return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.ERROR, error, True, delay)
     return Outcome(run.job, Ending.FAILURE, ms(started), JobStatus.FAULTED, error, True)
+
+
+def _with_cause(stack_trace: str | None, exc: BackoffError) -> str | None:
+    """The attempt's stack trace, then the traceback of the backoff callable's exception."""
+    if exc.__cause__ is None:
+        return stack_trace
+    cause = StoredError.from_exception(exc.__cause__).stack_trace or ""
+    return f"{stack_trace or ''}\n\nThe backoff= callable raised:\n{cause}".strip()
+
+
+def timeout_failure(run: JobRun, started: float, error: StoredError) -> Outcome:
+    """The engine's timeout: retried, unless the type's ``fatal_on`` names TimeoutError
+    (``retry_on`` does not apply: a timeout is not an exception the handler raised)."""
+    why = run.spec.options.why_timeout_fatal() if run.spec is not None else None
+    if why is not None:
+        return fatal(run, started, fatal_by_policy(error, why))
+    return failure(run, started, error, True)
 
 
 def timed_out(run: JobRun, task: Task, started: float, ending: str | None) -> Outcome:
     message = f"job exceeded its timeout of {task.options.timeout or 0:g}s"
     if ending:
         message += f"; a sync handler cannot be interrupted: {ending}"
-    return failure(run, started, StoredError("TimeoutError", message), True)
+    return timeout_failure(run, started, StoredError("TimeoutError", message))

@@ -13,10 +13,36 @@ from uuid import UUID
 
 from skconsole.core.errors import ConfigError, InvalidJobError
 from skconsole.core.schedule import Schedule
+from skconsole.core.stored_error import exception_type_name
 from skconsole.producer.job import Job
 
 Handler = Callable[..., Any]
 _DEFAULT: Any = object()  # "use the registry's default" (None means "no timeout")
+
+
+BackoffFn = Callable[[int], float]
+ExceptionClasses = tuple[type[BaseException], ...]
+#: the longest any retry waits, whatever ``max_backoff`` or a ``backoff`` callable say
+MAX_RETRY_DELAY = 36_500 * 86_400.0
+
+
+class BackoffError(Exception):
+    """A ``backoff=`` callable raised, or returned something other than a number of
+    seconds >= 0: the job is parked as 5 Faulted with this as its error."""
+
+
+def _exception_classes(name: str, value: Any) -> ExceptionClasses | None:
+    if value is None:
+        return None
+    items = tuple(value) if isinstance(value, tuple | list | set | frozenset) else (value,)
+    for item in items:
+        if not (isinstance(item, type) and issubclass(item, BaseException)):
+            raise ConfigError(f"{name} takes exception classes, got {item!r}")
+    return items
+
+
+def _is_seconds(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
 
 
 @dataclass(frozen=True)
@@ -24,26 +50,110 @@ class TaskOptions:
     """How a type is retried and when a run counts as hung.
 
     max_attempts counts every attempt, the first included: a job that fails
-    recoverably that many times is parked as 5 Faulted. The n-th retry waits
-    ``backoff * 2**(n-1)`` seconds, at most ``max_backoff``.
+    recoverably that many times is parked as 5 Faulted. ``backoff`` is a
+    number of seconds: the n-th retry waits ``backoff * 2**(n-1)``; or a
+    callable ``backoff(n) -> seconds`` (``n``: the failed attempts so far, 1
+    before the first retry). Either way a retry waits at most ``max_backoff``.
+    A callable that raises or returns no number >= 0 parks the job as
+    5 Faulted with a ``skconsole.BackoffError`` (see :meth:`retry_delay`).
+
+    ``retry_on``: only these exception classes (and their subclasses) are
+    retried, any other is 6 Fatal at once. ``fatal_on``: these are 6 Fatal at
+    once, others follow the policy. A class both name is fatal (``fatal_on``
+    wins). :class:`~skconsole.core.errors.FatalTaskError` is always fatal and
+    ``Snooze`` always a snooze. The engine's timeout is retried (whatever
+    ``retry_on`` says) unless ``fatal_on`` names ``TimeoutError`` itself.
     """
 
     max_attempts: int = 5
-    backoff: float = 1.0
+    backoff: float | BackoffFn = 1.0
     max_backoff: float = 300.0
     timeout: float | None = 300.0
+    retry_on: ExceptionClasses | None = None
+    fatal_on: ExceptionClasses = ()
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ConfigError("max_attempts must be at least 1")
-        if self.backoff < 0 or self.max_backoff < 0:
-            raise ConfigError("backoff must not be negative")
+        if _is_seconds(self.backoff):
+            if not (0 <= self.backoff <= MAX_RETRY_DELAY):  # type: ignore[operator]
+                raise ConfigError(f"backoff must be a number of seconds >= 0, got {self.backoff!r}")
+        elif not callable(self.backoff):
+            raise ConfigError(
+                f"backoff must be a number of seconds or a callable (attempt) -> seconds,"
+                f" got {self.backoff!r}"
+            )
+        if not (_is_seconds(self.max_backoff) and 0 <= self.max_backoff <= MAX_RETRY_DELAY):
+            raise ConfigError(
+                f"max_backoff must be a number of seconds >= 0, got {self.max_backoff!r}"
+            )
         if self.timeout is not None and self.timeout <= 0:
             raise ConfigError("timeout must be positive (or None for no timeout)")
+        retry_on = _exception_classes("retry_on", self.retry_on)
+        if retry_on == ():
+            raise ConfigError("retry_on is empty: nothing would be retried (use max_attempts=1)")
+        object.__setattr__(self, "retry_on", retry_on)
+        object.__setattr__(self, "fatal_on", _exception_classes("fatal_on", self.fatal_on) or ())
 
     def retry_delay(self, error_count: int) -> float:
-        """Seconds before the retry that follows the ``error_count``-th failure."""
-        return float(min(self.max_backoff, self.backoff * 2 ** max(error_count - 1, 0)))
+        """Seconds before the retry that follows the ``error_count``-th failure.
+
+        Raises :class:`BackoffError` when a ``backoff`` callable raises or returns
+        anything but a number of seconds >= 0 (NaN, a negative number, a bool,
+        None): a bug in the policy, which the caller must not turn into a
+        retry storm (0 s) nor a job lost.
+        """
+        if _is_seconds(self.backoff):
+            seconds = float(self.backoff) * 2 ** max(error_count - 1, 0)  # type: ignore[arg-type]
+        else:
+            fn: BackoffFn = self.backoff  # type: ignore[assignment]
+            try:
+                value: Any = fn(error_count)
+            except BaseException as exc:
+                raise BackoffError(
+                    f"backoff({error_count}) raised {exception_type_name(exc)}: {_safe_str(exc)}"
+                ) from exc
+            if not (_is_seconds(value) and value >= 0):  # NaN >= 0 is False
+                raise BackoffError(
+                    f"backoff({error_count}) returned {_safe_repr(value)}:"
+                    " not a number of seconds >= 0"
+                )
+            seconds = float(value)
+        return float(min(self.max_backoff, seconds))
+
+    def why_fatal(self, kind: type[BaseException]) -> str | None:
+        """Why an exception of class ``kind`` is 6 Fatal by this policy, or None if
+        it follows the policy (retried up to ``max_attempts``)."""
+        if self.fatal_on and issubclass(kind, self.fatal_on):
+            return f"{kind.__name__} is in fatal_on={_names(self.fatal_on)}"
+        if self.retry_on is not None and not issubclass(kind, self.retry_on):
+            return f"{kind.__name__} is not in retry_on={_names(self.retry_on)}"
+        return None
+
+    def why_timeout_fatal(self) -> str | None:
+        """Why the engine's timeout is 6 Fatal by this policy (``fatal_on`` names
+        ``TimeoutError`` itself), or None: a timeout is retried."""
+        if TimeoutError in self.fatal_on:
+            return f"a timeout is fatal: TimeoutError is in fatal_on={_names(self.fatal_on)}"
+        return None
+
+
+def _names(classes: ExceptionClasses) -> str:
+    return "(" + ", ".join(c.__name__ for c in classes) + ("," if len(classes) == 1 else "") + ")"
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except BaseException:
+        return "<the exception could not be formatted>"
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)[:200]
+    except BaseException:
+        return f"<a {type(value).__name__}>"
 
 
 StopReason = Literal["timeout", "shutdown", "fence", "cancel"]
@@ -230,9 +340,11 @@ class TaskRegistry:
         name: str,
         *,
         max_attempts: int | None = None,
-        backoff: float | None = None,
+        backoff: float | BackoffFn | None = None,
         max_backoff: float | None = None,
         timeout: float | None = _DEFAULT,
+        retry_on: type[BaseException] | tuple[type[BaseException], ...] | None = None,
+        fatal_on: type[BaseException] | tuple[type[BaseException], ...] | None = None,
         cron: str | None = None,
         every: str | float | None = None,
         timezone: str | None = None,
@@ -249,6 +361,11 @@ class TaskRegistry:
         missed while no worker ran it. ``then=`` names the next stage of a
         pipeline: when this handler succeeds, a job of that type is posted with
         its return value as payload, in the transaction that records the success.
+
+        ``backoff=`` is seconds (doubled each retry) or a callable
+        ``(attempt) -> seconds``; ``retry_on=`` / ``fatal_on=`` are exception
+        classes: only ``retry_on`` ones are retried, ``fatal_on`` ones are
+        6 Fatal at once (it wins over ``retry_on``). See :class:`TaskOptions`.
         """
         schedule = None
         if cron is not None or every is not None:
@@ -269,6 +386,12 @@ class TaskRegistry:
                 backoff=backoff if backoff is not None else d.backoff,
                 max_backoff=max_backoff if max_backoff is not None else d.max_backoff,
                 timeout=d.timeout if timeout is _DEFAULT else timeout,
+                retry_on=_exception_classes("retry_on", retry_on)
+                if retry_on is not None
+                else d.retry_on,
+                fatal_on=_exception_classes("fatal_on", fatal_on) or ()
+                if fatal_on is not None
+                else d.fatal_on,
             )
             self.register(name, fn, options, schedule=schedule, then=then, pipeline=pipeline)
             return fn

@@ -21,7 +21,7 @@ from skconsole.producer import Producer
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import wait_until
-from tests.support.tasks_retry import LONG_BACKOFF, EngineThread, tasks
+from tests.support.tasks_retry import BACKOFF_CALLS, LONG_BACKOFF, EngineThread, tasks
 
 Conn = psycopg.Connection[Any]
 
@@ -448,3 +448,135 @@ def test_a_late_write_of_older_totals_changes_nothing(conn: Conn) -> None:
         "SELECT et_n_execution_cycles FROM sk_task_execution_time_stats_t"
         " WHERE et_owner_process_id = 'p'"
     ).fetchone() == (2,)
+
+
+# -- retry_on= / fatal_on= / a backoff= callable ---------------------------------------------
+def attempts_recorded(conn: Conn, task_id: uuid.UUID) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM sk_attempts_t WHERE task_id = %s", (task_id,)
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def queue_delay_s(conn: Conn, task_id: uuid.UUID) -> float:
+    """The back-off a failure set: the re-posted queue row's due time minus its re-post time."""
+    row = conn.execute(
+        "SELECT extract(epoch FROM task_locked_until_ts - task_posted_at_ts)"
+        " FROM sk_tasks_queue_t WHERE task_id = %s",
+        (task_id,),
+    ).fetchone()
+    assert row is not None, "a job that will be retried is back in the queue"
+    return float(row[0])
+
+
+def test_an_exception_in_fatal_on_ends_the_job_fatal_after_one_attempt(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.fatal_on")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert (r["sk_attempt"], r["task_error_count"], attempts_recorded(conn, task_id)) == (1, 1, 1)
+    assert r["task_last_error_is_recoverable"] is False
+    error = readable_error(r["task_last_error"])
+    assert "skconsole.RetryPolicy: RecipientRejected is in fatal_on=(RecipientRejected,)" in error
+    assert final_exception_line(r["task_last_error"]).endswith(
+        "RecipientRejected: mailbox does not exist"
+    )  # named and grouped by the handler's error
+    assert not in_queue(conn, task_id)
+
+
+def test_an_exception_not_in_retry_on_ends_the_job_fatal_after_one_attempt(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.not_in_retry_on")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert (r["sk_attempt"], r["task_error_count"], attempts_recorded(conn, task_id)) == (1, 1, 1)
+    assert "KeyError is not in retry_on=(UpstreamUnavailable,)" in readable_error(
+        r["task_last_error"]
+    )
+    assert not in_queue(conn, task_id)
+
+
+def test_an_exception_in_retry_on_is_retried_up_to_max_attempts_then_faulted(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.in_retry_on")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == FAULTED, timeout=30)
+
+    r = result_row(conn, task_id)
+    assert (r["sk_attempt"], r["task_error_count"], attempts_recorded(conn, task_id)) == (3, 3, 3)
+    assert r["task_last_error_is_recoverable"] is True
+    assert "RetryPolicy" not in readable_error(r["task_last_error"])
+
+
+def test_a_backoff_callable_sets_the_next_due_time(dsn: str, db: Database, conn: Conn) -> None:
+    BACKOFF_CALLS.clear()
+    task_id = post(db, "retry.callable_backoff")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+
+    assert BACKOFF_CALLS == [1]  # called with the failed attempts so far
+    assert queue_delay_s(conn, task_id) == pytest.approx(41.0, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("task_type", "says"),
+    [
+        ("retry.backoff_raises", "backoff(1) raised ZeroDivisionError: division by zero"),
+        ("retry.backoff_negative", "backoff(1) returned -1: not a number of seconds >= 0"),
+    ],
+)
+def test_a_failing_backoff_callable_parks_the_job_as_faulted_with_both_errors(
+    dsn: str, db: Database, conn: Conn, task_type: str, says: str
+) -> None:
+    task_id = post(db, task_type)
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == FAULTED, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert (r["sk_attempt"], r["task_error_count"]) == (1, 1)
+    assert r["task_last_error_is_recoverable"] is True  # parked for an operator: requeue works
+    error = readable_error(r["task_last_error"])
+    assert final_exception_line(r["task_last_error"]).startswith("skconsole.BackoffError")
+    assert says in error
+    assert "UpstreamUnavailable: upstream unavailable" in error  # the handler's error is kept
+    assert not in_queue(conn, task_id)
+
+
+def test_a_timeout_is_fatal_when_fatal_on_names_timeout_error(
+    dsn: str, db: Database, conn: Conn
+) -> None:
+    task_id = post(db, "retry.slow_fatal_on_timeout")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert r["task_error_count"] == 1
+    error = readable_error(r["task_last_error"])
+    assert "timeout of 0.2s" in error
+    assert "TimeoutError is in fatal_on=(TimeoutError,)" in error
+
+
+def test_a_timeout_is_retried_whatever_retry_on_names(dsn: str, db: Database, conn: Conn) -> None:
+    task_id = post(db, "retry.slow_retry_on")
+
+    with EngineThread(dsn):
+        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+
+    r = result_row(conn, task_id)
+    assert final_exception_line(r["task_last_error"]).startswith("TimeoutError")
+    assert r["task_last_error_is_recoverable"] is True
+    assert in_queue(conn, task_id)

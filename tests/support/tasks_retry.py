@@ -57,6 +57,75 @@ async def exceed_timeout(payload: Any) -> None:
     await asyncio.sleep(30)
 
 
+# -- retry_on= / fatal_on= / a backoff= callable -------------------------------------------
+class RecipientRejected(Exception):
+    pass
+
+
+class UpstreamTimedOut(UpstreamUnavailable):
+    pass
+
+
+@tasks.task("retry.fatal_on", fatal_on=RecipientRejected)
+async def reject_recipient(payload: Any) -> None:
+    raise RecipientRejected("mailbox does not exist")
+
+
+@tasks.task("retry.not_in_retry_on", retry_on=(UpstreamUnavailable,))
+async def fail_with_a_bug(payload: Any) -> None:
+    raise KeyError("amount")
+
+
+@tasks.task("retry.in_retry_on", retry_on=(UpstreamUnavailable,))
+def time_out_upstream(payload: Any) -> None:
+    """Fails with a subclass of a retry_on class: retried (sync handler)."""
+    raise UpstreamTimedOut("upstream timed out")
+
+
+#: what the backoff callable of retry.callable_backoff was called with
+BACKOFF_CALLS: list[int] = []
+
+
+def backoff_seconds(attempt: int) -> float:
+    BACKOFF_CALLS.append(attempt)
+    return 40.0 + attempt
+
+
+@tasks.task("retry.callable_backoff", backoff=backoff_seconds, max_backoff=100.0)
+async def fail_then_wait_a_chosen_time(payload: Any) -> None:
+    raise UpstreamUnavailable("upstream unavailable")
+
+
+def backoff_that_raises(attempt: int) -> float:
+    return 1 / 0
+
+
+@tasks.task("retry.backoff_raises", backoff=backoff_that_raises)
+async def fail_under_a_broken_backoff(payload: Any) -> None:
+    raise UpstreamUnavailable("upstream unavailable")
+
+
+@tasks.task("retry.backoff_negative", backoff=lambda attempt: -1)
+async def fail_under_a_negative_backoff(payload: Any) -> None:
+    raise UpstreamUnavailable("upstream unavailable")
+
+
+@tasks.task("retry.slow_fatal_on_timeout", timeout=0.2, fatal_on=(TimeoutError,))
+async def exceed_a_fatal_timeout(payload: Any) -> None:
+    await asyncio.sleep(30)
+
+
+@tasks.task(
+    "retry.slow_retry_on",
+    timeout=0.2,
+    retry_on=(UpstreamUnavailable,),
+    backoff=LONG_BACKOFF,
+    max_backoff=LONG_BACKOFF,
+)
+async def exceed_a_timeout_under_retry_on(payload: Any) -> None:
+    await asyncio.sleep(30)
+
+
 TEST_CONFIG = WorkerConfig(
     concurrency=4,
     batch_size=10,
