@@ -43,6 +43,7 @@ SKCONSOLE_OBJECTS = (
     "sk_retention_t",
     "sk_schema_version_t",
     "sk_attempts_t",
+    "sk_task_progress_t",
 )
 
 #: skconsole's columns of the results table, one per schema version that added some

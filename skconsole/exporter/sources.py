@@ -111,6 +111,12 @@ class TypeInflight:
     task_type: str
     in_flight: int
     hung: int
+    #: of its running attempts, those that reported progress (ctx.progress)
+    reporting: int = 0
+    #: the least advanced fraction reported (None: none reported a fraction)
+    progress_min: float | None = None
+    #: seconds since the oldest of their last reports (a stalled job shows here)
+    progress_age_max_s: float | None = None
 
 
 def inflight_counts(conn: Conn, policy: HungPolicy | None = None) -> list[TypeInflight]:
@@ -130,10 +136,27 @@ def inflight_families(counts: Sequence[TypeInflight]) -> list[Metric]:
         "skconsole_hung_jobs",
         "Jobs being processed that are hung (their owner's lease lapsed) per task type.",
     )
+    reporting = _type_gauge(
+        "skconsole_inflight_progress_jobs",
+        "Jobs being processed whose handler reported progress (ctx.progress) per task type.",
+    )
+    least = _type_gauge(
+        "skconsole_inflight_progress_min_ratio",
+        "The least advanced progress (0 to 1) reported by a job being processed per task type.",
+    )
+    age = _type_gauge(
+        "skconsole_inflight_progress_age_max_seconds",
+        "Seconds since the oldest last progress report of a job being processed per task type.",
+    )
     for c in counts:
         inflight.add_metric([c.task_type], c.in_flight)
         hung.add_metric([c.task_type], c.hung)
-    return [inflight, hung]
+        reporting.add_metric([c.task_type], c.reporting)
+        if c.progress_min is not None:
+            least.add_metric([c.task_type], c.progress_min)
+        if c.progress_age_max_s is not None:
+            age.add_metric([c.task_type], max(0.0, c.progress_age_max_s))
+    return [inflight, hung, reporting, least, age]
 
 
 # -- failure groups -----------------------------------------------------------------------

@@ -30,7 +30,7 @@ from skconsole.read.failures import (
 )
 from skconsole.read.find import FindIndex, FoundJob, explain, find, find_indexes
 from skconsole.read.history import History, Minute, history
-from skconsole.read.inflight import Inflight, InflightJob, inflight
+from skconsole.read.inflight import Inflight, InflightJob, Progress, inflight
 from skconsole.read.job import JobDetail, job
 from skconsole.read.job_lookup import JobMatch, JobNotFoundError, jobs_with_prefix, resolve_job
 from skconsole.read.metrics import Metric, MetricKind, MetricsSnapshot, metric_rates, metrics
@@ -71,6 +71,7 @@ __all__ = [
     "MetricsSnapshot",
     "Minute",
     "Overview",
+    "Progress",
     "ScheduleInfo",
     "StatusCounts",
     "TypeDepth",

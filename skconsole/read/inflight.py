@@ -20,6 +20,28 @@ from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch, iso
 
 
+@dataclass(frozen=True)
+class Progress:
+    """How far a running attempt has got, as its handler last reported it
+    (``ctx.progress``): written at most once a second, so ``at`` may be that old."""
+
+    #: from 0 to 1; None: the handler reported a message alone
+    fraction: float | None
+    #: as the handler wrote it (at most 200 characters): shown printable
+    message: str | None
+    at: datetime
+
+    def as_dict(self) -> JsonObject:
+        return {"fraction": self.fraction, "message": self.message, "at": iso(self.at)}
+
+
+def progress_of(
+    fraction: float | None, message: str | None, at: datetime | None
+) -> Progress | None:
+    """The progress read from a row's three columns (None: nothing reported)."""
+    return None if at is None else Progress(fraction, message, at)
+
+
 @dataclass
 class InflightJob:
     task_id: UUID
@@ -41,6 +63,8 @@ class InflightJob:
     hung_reason: str | None
     #: seconds until the owner's lease lapses and the job may be reaped
     reapable_in_s: float | None
+    #: what its handler last reported (ctx.progress); None: nothing
+    progress: Progress | None = None
 
     @property
     def hung(self) -> bool:
@@ -53,6 +77,7 @@ class InflightJob:
         d["started_at"] = iso(self.started_at)
         d["state"] = self.state.value
         d["hung"] = self.hung
+        d["progress"] = self.progress.as_dict() if self.progress is not None else None
         return d
 
 
@@ -80,10 +105,20 @@ class _Listed:
     hung: int
 
 
-def _listed(*, total: int, hung: int, state: str, **job: Any) -> _Listed:
+def _listed(
+    *,
+    total: int,
+    hung: int,
+    state: str,
+    progress_fraction: float | None,
+    progress_message: str | None,
+    progress_at: datetime | None,
+    **job: Any,
+) -> _Listed:
     if job["worker_host"] is None:  # no worker known: nothing to say of its connection
         job["worker_connected"] = None
-    return _Listed(InflightJob(state=InflightState(state), **job), total, hung)
+    progress = progress_of(progress_fraction, progress_message, progress_at)
+    return _Listed(InflightJob(state=InflightState(state), progress=progress, **job), total, hung)
 
 
 def inflight(conn: Conn, policy: HungPolicy | None = None, *, limit: int = 500) -> Inflight:

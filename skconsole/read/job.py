@@ -13,6 +13,7 @@ from skconsole.core.signature import read_error
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.attempts import ChildJob, JobAttempt, job_attempts, job_children
+from skconsole.read.inflight import Progress, progress_of
 from skconsole.read.query import Conn, fetch
 
 
@@ -53,6 +54,8 @@ class JobDetail:
     attempts: tuple[JobAttempt, ...] = ()
     #: the first of the jobs it posted (``children`` counts them all)
     child_jobs: tuple[ChildJob, ...] = ()
+    #: what its running attempt's handler last reported (ctx.progress); None: nothing
+    progress: Progress | None = None
 
     @property
     def queued(self) -> bool:
@@ -77,12 +80,26 @@ class JobDetail:
         d["error"] = error.as_dict() if error is not None else None
         d["attempts"] = [a.as_dict() for a in self.attempts]
         d["child_jobs"] = [c.as_dict() for c in self.child_jobs]
+        d["progress"] = self.progress.as_dict() if self.progress is not None else None
         return d
 
 
-def _detail(*, recoverable: bool | None, snooze_count: int | None, **cols: Any) -> JobDetail:
+def _detail(
+    *,
+    recoverable: bool | None,
+    snooze_count: int | None,
+    progress_fraction: float | None = None,
+    progress_message: str | None = None,
+    progress_at: datetime | None = None,
+    **cols: Any,
+) -> JobDetail:
     # another application may leave these NULL
-    return JobDetail(recoverable=bool(recoverable), snooze_count=snooze_count or 0, **cols)
+    return JobDetail(
+        recoverable=bool(recoverable),
+        snooze_count=snooze_count or 0,
+        progress=progress_of(progress_fraction, progress_message, progress_at),
+        **cols,
+    )
 
 
 def job(conn: Conn, task_id: UUID) -> JobDetail | None:

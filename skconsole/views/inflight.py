@@ -12,6 +12,7 @@ from datetime import datetime
 from skconsole.core.durations import format_age
 from skconsole.core.states import InflightState
 from skconsole.read import Inflight, InflightJob, inflight
+from skconsole.read.inflight import Progress
 from skconsole.read.query import Conn
 from skconsole.views.registry import Table, View, ViewArgs
 from skconsole.views.table import Cell, Column, Face
@@ -37,6 +38,19 @@ def state_cell(j: InflightJob) -> Cell:
     return (j.note or j.state.value, "warn")
 
 
+def progress_text(progress: Progress | None) -> str:
+    """What a handler last reported: "42% copying rows", "42%", "copying rows"; "-"
+    when nothing. The message as written: each face makes it printable."""
+    if progress is None:
+        return "-"
+    parts = []
+    if progress.fraction is not None:
+        parts.append(f"{int(progress.fraction * 100)}%")  # never 100% before it is
+    if progress.message:
+        parts.append(progress.message)
+    return " ".join(parts) or "-"
+
+
 def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
 
@@ -58,6 +72,7 @@ COLUMNS: tuple[Column[InflightJob], ...] = (
         priority=3,
     ),
     Column("attempt", "try", 3, right=True, cell=lambda j, _: str(j.attempt), priority=5),
+    Column("progress", "progress", 16, cell=lambda j, _: progress_text(j.progress), priority=6),
     Column("state", "state", 36, flex=True, cell=lambda j, _: state_cell(j)),
 )
 

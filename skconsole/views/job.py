@@ -13,6 +13,7 @@ from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.read import JobAttempt, JobDetail, WorkerInfo
 from skconsole.read.attempts import ATTEMPTS_KEPT
+from skconsole.views.inflight import progress_text
 
 
 def owner_text(job: JobDetail, workers: Iterable[WorkerInfo] = ()) -> str:
@@ -56,9 +57,13 @@ def lineage_fields(job: JobDetail) -> list[tuple[str, str]]:
 
 
 def extra_fields(job: JobDetail) -> list[tuple[str, str]]:
-    """The fields shown only when known: its lineage and snoozes, its failure group,
-    when it becomes eligible."""
-    out = lineage_fields(job)
+    """The fields shown only when known: its running attempt's progress, its lineage
+    and snoozes, its failure group, when it becomes eligible."""
+    out = []
+    if job.progress is not None:
+        at = job.progress.at.strftime("%Y-%m-%d %H:%M:%S")
+        out.append(("progress", f"{progress_text(job.progress)} (reported {at})"))
+    out += lineage_fields(job)
     if job.signature:
         out.append(("failure group", job.signature))
     if job.queued_until is not None:

@@ -42,6 +42,7 @@ from skconsole.worker.lease import Lease, LeaseKeeper, registration
 from skconsole.worker.links import Backoff, Link
 from skconsole.worker.listener import Listener
 from skconsole.worker.metrics import MetricsBuffer
+from skconsole.worker.progress import ProgressBoard, ProgressSink, ProgressWriter
 from skconsole.worker.registry import JobContext, TaskRegistry
 from skconsole.worker.results import FINISH_SETTINGS, ResultWriter, count_settled
 from skconsole.worker.retention import Retention
@@ -144,6 +145,9 @@ class Engine:
             if cfg.reap
             else None,
         )
+        #: the latest progress of running attempts, written once a second (upkeep link)
+        self.progress = ProgressBoard()
+        self.progress_writer = ProgressWriter(self.links["upkeep"], self.progress)
         self.fence = Fence(
             self.lease, self.runs, self.metrics, own_process=cfg.own_process, on_lifted=self._nudge
         )
@@ -209,6 +213,7 @@ class Engine:
             "listen": self.listener.run(),
             "results": self.results.run(),
             "upkeep": self.upkeep.run(),
+            "progress": self.progress_writer.run(),
         }
         background = {n: asyncio.create_task(c, name=f"sk-{n}") for n, c in loops.items()}
         for t in background.values():
@@ -410,7 +415,9 @@ class Engine:
             attempt=job.attempt,
             error_count=job.error_count,
             posted_at=job.posted_at,
+            progress_sink=ProgressSink(self.progress, job.task_id, job.claim_id),
         )
+        self.progress.begin(job.claim_id)
         run = JobRun(job, ctx, self.registry.get(job.task_type))
         self.runs[job.claim_id] = run
         run.task = asyncio.create_task(self._run_job(run))
@@ -421,6 +428,7 @@ class Engine:
         at once) never reached :meth:`_run_job`: it goes back (or, cancelled, ends 7)."""
         if self.runs.get(run.job.claim_id) is run:
             del self.runs[run.job.claim_id]
+            self.progress.end(run.job.claim_id)
             self.results.add(Outcome(run.job, Ending.HAND_BACK))
             self._nudge()
 
@@ -430,6 +438,7 @@ class Engine:
         except BaseException:
             outcome = Outcome(run.job, Ending.HAND_BACK)
         self.runs.pop(run.job.claim_id, None)
+        self.progress.end(run.job.claim_id)
         if outcome.ending is Ending.HAND_BACK and run.ctx.stop.reason == "fence":
             self.metrics.add("worker@stopped-by-fence-count")
         self.results.add(outcome)

@@ -15,6 +15,7 @@ from skconsole.core.errors import ConfigError, InvalidJobError
 from skconsole.core.schedule import Schedule
 from skconsole.core.stored_error import exception_type_name
 from skconsole.producer.job import Job
+from skconsole.worker.progress import checked_fraction, checked_message
 
 Handler = Callable[..., Any]
 _DEFAULT: Any = object()  # "use the registry's default" (None means "no timeout")
@@ -237,6 +238,10 @@ class JobContext:
     stop: StopSignal = field(default_factory=StopSignal, repr=False, compare=False)
     #: jobs posted with :meth:`post`, written only if this attempt succeeds
     posts: list[Job] = field(default_factory=list, repr=False, compare=False)
+    #: where :meth:`progress` reports (the engine's board; None: kept nowhere)
+    progress_sink: Callable[[float | None, str | None], None] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def stop_requested(self) -> bool:
@@ -267,6 +272,21 @@ class JobContext:
         """Sleep (in a sync handler), waking early with :class:`JobStopped` on a stop request."""
         if self.stop.wait(seconds):
             self.check_stop()
+
+    def progress(self, fraction: float | None, message: str | None = None) -> None:
+        """Say how far this attempt has got: ``fraction`` from 0 to 1 (None: unknown)
+        and a short message (at most 200 characters kept).
+
+        Cheap enough to call in a loop, from a sync handler's thread or an async
+        one: the engine keeps the latest value and writes it at most once a
+        second (the in-flight panel, ``status inflight``, the job detail and the
+        exporter show it while the attempt runs). A bad fraction raises
+        :class:`~skconsole.core.errors.InvalidJobError`.
+        """
+        value = checked_fraction(fraction)
+        text = checked_message(message)
+        if self.progress_sink is not None:
+            self.progress_sink(value, text)
 
     def post(
         self,

@@ -33,6 +33,8 @@ SELECT v.task_id, v.task_type, v.attempt, v.task_error_count AS error_count,
     coalesce(v.hung_reason,
         'hung after ' || round(%(unowned_s)s::numeric)::text || ' s without an owner') AS note,
     v.hung_reason, NULL::double precision AS reapable_in_s,
+    NULL::double precision AS progress_fraction, NULL::text AS progress_message,
+    NULL::timestamptz AS progress_at,
     count(*) OVER () AS total,
     count(*) FILTER (WHERE v.hung_reason IS NOT NULL) OVER () AS hung
 FROM v

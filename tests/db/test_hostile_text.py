@@ -51,6 +51,7 @@ RAW_CONTROL = re.compile(
 
 PIPELINE = f"check{SGR}out{RLO}"
 CRON = f"0 3 * * *{OSC}"
+PROGRESS = f"rows{SGR}copied{RLO}"
 
 
 def seed_hostile_text(conn: Conn) -> None:
@@ -83,7 +84,12 @@ def seed_hostile_text(conn: Conn) -> None:
         "VALUES (%s, %s, %s, 42, 4, %s, now() - interval '1 hour')",
         (worker, f"proc{SGR}", WORKER_HOST, [TASK_TYPE]),
     )
-    add_job(conn, 2, task_type=OTHER_TYPE, owner=worker)
+    running = add_job(conn, 2, task_type=OTHER_TYPE, owner=worker)
+    conn.execute("UPDATE sk_task_results_t SET sk_claim_id = 77 WHERE task_id = %s", (running,))
+    conn.execute(
+        "INSERT INTO sk_task_progress_t VALUES (%s, 77, 0.5, %s, now())",
+        (running, PROGRESS),
+    )
     conn.execute(
         "INSERT INTO sk_task_execution_time_stats_t VALUES (%s, %s, 10, 30, 20, 5, 90, 200)",
         (TASK_TYPE, f"proc{OSC}"),

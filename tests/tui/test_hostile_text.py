@@ -27,6 +27,7 @@ from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from skconsole.tui.widgets.inflight_panel import InflightPanel
 from skconsole.tui.widgets.job_view import JobView
 from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.schedules_panel import SchedulesPanel
@@ -91,6 +92,19 @@ async def test_the_schedules_panel_draws_types_and_definitions_with_visible_esca
         text = assert_nothing_raw(app, "schedules panel", panel)
     assert "t.\\x1b[31mevil\\u202e" in text  # a task type
     assert "cron 0 3 * * *\\x1b]0;pwned\\x07 (Europe/\\u202eParis)" in text  # as stored
+
+
+async def test_the_inflight_panel_draws_a_progress_message_with_visible_escapes(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    seed_hostile_text(conn)
+    app = make_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await loaded(pilot)
+        await _show_panel(pilot, "2")
+        panel = app.main_screen.query_one(InflightPanel)
+        text = assert_nothing_raw(app, "in-flight panel", panel)
+    assert "50% rows\\x1b[31mcopied\\u202e" in text
 
 
 async def _open_group(pilot: Pilot[Any], app: ConsoleApp) -> GroupJobsScreen:

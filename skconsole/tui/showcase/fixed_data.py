@@ -20,6 +20,7 @@ from skconsole.read import (
     GroupJobs,
     InflightJob,
     JobDetail,
+    Progress,
     ScheduleInfo,
     StatusCounts,
     TypeLimit,
@@ -95,6 +96,7 @@ def _inflight(
     state: InflightState,
     note: str,
     hung_reason: str | None,
+    progress: Progress | None = None,
 ) -> InflightJob:
     host, pid = worker
     return InflightJob(
@@ -114,6 +116,7 @@ def _inflight(
         note=note,
         hung_reason=hung_reason,
         reapable_in_s=None,
+        progress=progress,
     )
 
 
@@ -357,6 +360,7 @@ def fixed_snapshot() -> Snapshot:
             InflightState.HUNG,
             "silent for 95.4 s, still connected",
             "worker unresponsive (batch-2 pid 3310): no heartbeat for 95.4 s, connection still open",
+            Progress(0.18, "scanning orders", _ago(96.0)),
         ),
         _inflight(
             102,
@@ -390,6 +394,7 @@ def fixed_snapshot() -> Snapshot:
             InflightState.CANCEL_IGNORED,
             "cancel requested 42.3 s ago, still running",
             None,
+            Progress(0.62, "page 31 of 50", _ago(0.8)),
         ),
         _inflight(
             104,
