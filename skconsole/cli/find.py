@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from skconsole import ops, read
 from skconsole.cli.app import app
-from skconsole.cli.ops import confirm_or_exit, job_ids
+from skconsole.cli.ops import confirm_or_exit, job_ids, show_dry_run
 from skconsole.cli.options import (
     ActionFlags,
     DryRunOpt,
@@ -163,17 +163,13 @@ def _change(
     db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
     with db.connect() as conn:
         p = action.preview(conn, params=params)
+        question = action.wording.question.format(phrase=params.phrase())
         if flags.dry_run or not p.count:
-            if flags.as_json:
-                print_json(p.as_dict())
-            elif p.count:
-                out.print(f"would {action.wording.question.format(phrase=params.phrase())}")
-            else:
-                out.print(escape(action.wording.nothing.format(phrase=params.phrase())))
+            nothing = action.wording.nothing.format(phrase=params.phrase())
+            show_dry_run(p, flags.as_json, escape(f"would {question}" if p.count else nothing))
             if not p.count and not flags.dry_run:
                 raise typer.Exit(1)
             return
-        question = action.wording.question.format(phrase=params.phrase())
         confirm_or_exit(f"{question} {action.warning}".strip(), flags.yes)
         result = action.execute(conn, params=params, actor=ops.Actor.current())
     if flags.as_json:

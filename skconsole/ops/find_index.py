@@ -156,7 +156,7 @@ FIND_INDEX_ADD = ServerAction(
     ),
     params_type=FindIndexParams,
     read="find_index_state",
-    write="find_index_check",
+    write="find_index_state",  # re-read at execution: acts only while eligible
     needs=Needs(),  # CREATE INDEX needs the table's ownership: the target query checks it
     then=_add,
     confirm=Confirm.ASK,
@@ -175,7 +175,7 @@ FIND_INDEX_DROP = ServerAction(
     ),
     params_type=FindIndexParams,
     read="find_index_state",
-    write="find_index_check",
+    write="find_index_state",  # re-read at execution: acts only while eligible
     needs=Needs(),
     then=_drop,
     confirm=Confirm.ASK,

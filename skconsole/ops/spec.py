@@ -701,6 +701,11 @@ def _jsonable(row: Row) -> JsonObject:
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
 
 
+def _qualifies(row: Row | None) -> bool:
+    """A server action's target is there and qualifies (its ``eligible`` column, if any)."""
+    return row is not None and row.get("eligible", True) is not False
+
+
 @dataclass(frozen=True)
 class ServerAction(Action[P]):
     """An action on the server around the queue rather than on jobs (vacuum a queue table,
@@ -734,12 +739,18 @@ class ServerAction(Action[P]):
         with conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query(name), params.sql(), prepare=False).fetchone()
 
+    def _target(self, conn: Conn, params: P) -> Row | None:
+        """The write query's row, when the target is there and still qualifies: a write
+        that re-reads its target (``write`` the read query) acts only then."""
+        row = self._row(conn, self.write, params)
+        return row if _qualifies(row) else None
+
     def _preview(self, conn: Conn, selection: Selection, params: P, sample_size: int) -> Preview:
         """The target as it is now: count 1, or 0 when there is none or it does not qualify
         (the read query's ``eligible`` column, when it has one, says)."""
         params.check(self.name, selection)
         row = self._row(conn, self.read, params)
-        count = int(row is not None and row.get("eligible", True) is not False)
+        count = int(_qualifies(row))
         return Preview(self.name, selection, count, (), None, {**params.details(), **(row or {})})
 
     def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
@@ -751,14 +762,14 @@ class ServerAction(Action[P]):
 
         def in_transaction(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the action and its audit row
-                row = self._row(conn, self.write, params)
+                row = self._target(conn, params)
                 batch.add(int(row is not None))
             progress.report(batch.changed, 1)
             return Done(batch.changed, _jsonable(row or {}))
 
         def outside(progress: ActionProgress) -> Done:
             assert then is not None
-            row = self._row(conn, self.write, params)  # autocommit: no transaction open
+            row = self._target(conn, params)  # autocommit: no transaction open
             extra = then(conn, params, row) if row is not None else {}
             # the statement ran outside any transaction (it must); its audit row follows
             # at once, in a transaction of its own

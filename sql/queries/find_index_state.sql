@@ -2,8 +2,11 @@
 -- table and the index exist, whether the index is valid (a CREATE INDEX
 -- CONCURRENTLY that failed leaves an invalid one), its size, and whether this
 -- role may create or drop it (the table's owner or a superuser). eligible:
--- adding, the index is missing or invalid; dropping, it exists.
+-- adding, the index is missing or invalid; dropping, it exists. Read again at
+-- execution: an index added or dropped meanwhile is left alone (schema: where
+-- the index lives, its table's).
 SELECT %(index)s::text AS index,
+    (SELECT n.nspname::text FROM pg_namespace n WHERE n.oid = c.relnamespace) AS schema,
     t.oid IS NOT NULL AS table_exists,
     i.oid IS NOT NULL AS index_exists,
     coalesce(x.indisvalid, false) AS valid,
