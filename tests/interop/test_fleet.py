@@ -263,3 +263,27 @@ def test_a_requeued_job_with_a_plain_error_reaches_dotnet_as_json(
     assert got.returncode == 0, got.stderr
     assert app.run_one() is not None and app.crashed is None
     assert result_row(net_db, task_id)["task_status"] == PROCESSED
+
+
+def test_a_dotnet_consumer_takes_a_spread_requeue_only_as_each_job_falls_due(
+    net_db: str, net_apps: Callable[..., DotNetApp]
+) -> None:
+    """skconsole requeue --spread sets each job's due time in the queue row: a .NET
+    consumer's dequeue honours it (the first job is due at once, the rest later)."""
+    app = net_apps(net_db, executors={SYNC_LEDGER: lambda task: None})
+    ids = [_legacy_failure(net_db, app, 5, queued=False) for _ in range(3)]
+    got = subprocess.run(
+        skconsole_cmd(
+            "--dsn", net_db, "requeue", "--type", SYNC_LEDGER, "--status", "5",
+            "--spread", "1h", "--yes",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    first = app.run_one()
+    assert first is not None and first.task_id in ids and app.crashed is None
+    assert app.run_one() is None  # the other two are due 20 and 40 minutes from now
+    assert sorted(result_row(net_db, i)["task_status"] for i in ids) == [1, 1, PROCESSED]
