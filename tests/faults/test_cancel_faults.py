@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +33,6 @@ from tests.support.tasks_faults import (
 pytestmark = pytest.mark.server
 
 Conn = psycopg.Connection[Any]
-
-
-@pytest.fixture
-def proxy(dsn: str) -> Iterator[FreezableProxy]:
-    p = FreezableProxy(dsn).start()
-    yield p
-    p.thaw()
-    p.close()
 
 
 def _running(conn: Conn, ids: list[Any]) -> int:

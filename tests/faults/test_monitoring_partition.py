@@ -36,14 +36,6 @@ CYCLE_S = 1.0
 TIMEOUT_S = 3.0
 
 
-@pytest.fixture
-def proxy(dsn: str) -> Iterator[FreezableProxy]:
-    p = FreezableProxy(dsn).start()
-    yield p
-    p.thaw()
-    p.close()
-
-
 @contextlib.contextmanager
 def queue_table_locked(dsn: str) -> Iterator[psycopg.Connection[Any]]:
     """The queue table locked by a session of the test (ACCESS EXCLUSIVE) until the block

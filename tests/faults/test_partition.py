@@ -18,7 +18,7 @@ may overlap.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +46,6 @@ LEASE = "5s"
 #: long enough to be running when A fences itself (4 s) and when B reaps (6 s)
 JOB_S = 9.0
 EXIT_FENCED = 75
-
-
-@pytest.fixture
-def proxy(dsn: str) -> Iterator[FreezableProxy]:
-    p = FreezableProxy(dsn).start()
-    yield p
-    p.thaw()
-    p.close()
 
 
 def _a_behind_the_proxy_and_b(

@@ -13,7 +13,7 @@ once, and no two executions of a job overlap.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,6 @@ LEASE = "5s"
 GRACE_S = 2.0
 #: far longer than the grace period: A can only stop them, never finish them
 JOB_S = 8.0
-
-
-@pytest.fixture
-def proxy(dsn: str) -> Iterator[FreezableProxy]:
-    p = FreezableProxy(dsn).start()
-    yield p
-    p.thaw()
-    p.close()
 
 
 def _held_by(conn: psycopg.Connection[Any], pid: int) -> set[str]:

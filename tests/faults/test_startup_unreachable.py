@@ -8,7 +8,7 @@ hears nothing until it times out).
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,6 @@ from tests.support.tasks_faults import (
 
 #: the path to the server is cut: the server is part of what this checks
 pytestmark = pytest.mark.server
-
-
-@pytest.fixture
-def proxy(dsn: str) -> Iterator[FreezableProxy]:
-    p = FreezableProxy(dsn).start()
-    yield p
-    p.thaw()
-    p.close()
 
 
 def _attempts(w: Any) -> int:
