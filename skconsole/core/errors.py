@@ -53,6 +53,10 @@ class InvalidJobError(SkconsoleError):
     exit_code = 2
 
 
+class UnknownJobError(InvalidJobError):
+    """A post's ``after=`` names a job that does not exist (nothing was written)."""
+
+
 class FatalTaskError(Exception):
     """Raise from a handler to fail the job at once (6 Fatal), with no retry.
 

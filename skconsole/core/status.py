@@ -56,3 +56,6 @@ FAILED: tuple[JobStatus, ...] = (JobStatus.ERROR, JobStatus.FAULTED, JobStatus.F
 WAITING: tuple[JobStatus, ...] = (JobStatus.UNPROCESSED, JobStatus.ERROR, JobStatus.FAULTED)
 #: Over: what purge deletes by default (Faulted results only when asked).
 FINAL: tuple[JobStatus, ...] = (JobStatus.PROCESSED, JobStatus.FATAL, JobStatus.CANCELLED)
+#: Over without success: a job posted ``after=`` one of these is cancelled (unless
+#: it was posted with ``after_failure="run"``, when such a job counts as done).
+UNSUCCESSFUL: tuple[JobStatus, ...] = (JobStatus.FATAL, JobStatus.CANCELLED)

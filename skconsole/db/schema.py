@@ -44,6 +44,7 @@ SKCONSOLE_OBJECTS = (
     "sk_schema_version_t",
     "sk_attempts_t",
     "sk_task_progress_t",
+    "sk_task_after_t",
 )
 
 #: skconsole's columns of the results table, one per schema version that added some
@@ -87,6 +88,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_try_jsonb",
         "sk_payload_term",
         "sk_payload_matches",
+        "sk_release_after",
     )
     present: list[bool] = value(
         conn,

@@ -33,7 +33,7 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.datetime import TimestamptzLoader
 
 from skconsole.core.closing import Closing
-from skconsole.core.errors import ConfigError, ConnectError, PostInterrupted
+from skconsole.core.errors import ConfigError, ConnectError, PostInterrupted, UnknownJobError
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer.job import Job, PostCounts, PostResult, default_source
@@ -223,6 +223,12 @@ class Producer(Closing):
         """The post's statements over ``conn``, in whatever transaction it is in."""
         done = PostCounts()
         prepare = _prepare(own)
+        if writes.after_parents:
+            with _cursor(psycopg.Cursor(conn, row_factory=scalar_row), own) as check:
+                named = {"ids": writes.after_parents}
+                unknown = check.execute(query("after_unknown"), named).fetchall()
+            if unknown:
+                raise unknown_after(unknown)
         with _cursor(psycopg.Cursor(conn, row_factory=class_row(PostAnswer)), own) as cur:
             if writes.lone is not None:
                 done.add(
@@ -247,6 +253,9 @@ class Producer(Closing):
             for params in writes.statements:
                 answer = cur.execute(query("post_jobs"), params, prepare=prepare).fetchone()
                 done.add(counts(answer, len(params["ids"])))
+            for waiting in writes.after:
+                answer = cur.execute(query("post_after"), waiting, prepare=prepare).fetchone()
+                done.add(counts(answer, len(waiting["ids"])))
         return done
 
     def close(self) -> None:
@@ -318,6 +327,12 @@ class AsyncProducer:
     async def _write(self, conn: AConn, writes: Plan, *, own: bool = True) -> PostCounts:
         done = PostCounts()
         prepare = _prepare(own)
+        if writes.after_parents:
+            async with _cursor(psycopg.AsyncCursor(conn, row_factory=scalar_row), own) as check:
+                named = {"ids": writes.after_parents}
+                unknown = await (await check.execute(query("after_unknown"), named)).fetchall()
+            if unknown:
+                raise unknown_after(unknown)
         async with _cursor(
             psycopg.AsyncCursor(conn, row_factory=class_row(PostAnswer)), own
         ) as cur:
@@ -340,6 +355,9 @@ class AsyncProducer:
             for params in writes.statements:
                 await cur.execute(query("post_jobs"), params, prepare=prepare)
                 done.add(counts(await cur.fetchone(), len(params["ids"])))
+            for waiting in writes.after:
+                await cur.execute(query("post_after"), waiting, prepare=prepare)
+                done.add(counts(await cur.fetchone(), len(waiting["ids"])))
         return done
 
     async def close(self) -> None:
@@ -386,6 +404,14 @@ def _cursor(cur: Cur, own: bool) -> Cur:
     if not own:  # the producer's own connection has psycopg's loaders already
         cur.adapters.register_loader("timestamptz", TimestamptzLoader)
     return cur
+
+
+def unknown_after(ids: Sequence[uuid.UUID]) -> UnknownJobError:
+    """The one-line error of a post whose after= names jobs that do not exist."""
+    shown = ", ".join(str(i) for i in ids)
+    return UnknownJobError(
+        f"after= names no job: {shown} (no result row and no queue row); nothing was posted"
+    )
 
 
 def _server_now(now: dt.datetime | None) -> dt.datetime:

@@ -12,6 +12,7 @@ import os
 import re
 import socket
 import uuid
+from collections.abc import Iterable, Sequence
 from copy import copy
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -56,7 +57,8 @@ class Job:
     """One job to post. ``payload`` is any JSON-serialisable value, or use ``payload_json``.
 
     When it may run: ``delay`` seconds after the server's time of the post, or at
-    ``run_at`` (a timezone-aware datetime; a past one means now), not both.
+    ``run_at`` (a timezone-aware datetime; a past one means now), not both; with
+    ``after`` (job ids), not before every one of those jobs has succeeded.
     """
 
     task_type: str
@@ -67,6 +69,10 @@ class Job:
     source: str | None = None
     payload_json: str | None = None
     run_at: datetime | None = None
+    #: the jobs this one waits for: it runs once every one of them has succeeded
+    after: Sequence[uuid.UUID | str] = ()
+    #: what a parent ending Fatal or Cancelled does to it: "cancel" it, or "run" it anyway
+    after_failure: str = "cancel"
     task_id: uuid.UUID = field(init=False)
 
     def __post_init__(self) -> None:
@@ -123,6 +129,8 @@ class Job:
                 "payload must not contain NUL characters (PostgreSQL text cannot hold them)"
             )
         self.task_id = job_id_for_key(self.key) if self.key is not None else uuid.uuid4()
+        if self.after or self.after_failure != "cancel":
+            self.after = _checked_after(self.after, self.after_failure, self.task_id, self.key)
 
     def another(self) -> Job:
         """The same job under a new id, without checking it again: ``enqueue --count``
@@ -133,6 +141,38 @@ class Job:
         twin = copy(self)
         twin.task_id = uuid.uuid4()
         return twin
+
+
+#: The most jobs one job may wait for.
+MAX_AFTER = 1_000
+
+
+def _checked_after(
+    after: object, after_failure: object, task_id: uuid.UUID, key: str | None
+) -> tuple[uuid.UUID, ...]:
+    """``after`` as distinct job ids in their order (duplicates ignored), or a clear error."""
+    if after_failure not in ("cancel", "run"):
+        raise InvalidJobError(f'after_failure must be "cancel" or "run", got {after_failure!r}')
+    if isinstance(after, str | uuid.UUID) or not isinstance(after, Iterable):
+        raise InvalidJobError("after must be a list of job ids (after=[id1, id2])")
+    ids: dict[uuid.UUID, None] = {}
+    for item in after:
+        if isinstance(item, uuid.UUID):
+            ids[item] = None
+            continue
+        if not isinstance(item, str):
+            raise InvalidJobError(f"after holds {type(item).__name__}, not a job id")
+        try:
+            ids[uuid.UUID(item)] = None
+        except ValueError:
+            raise InvalidJobError(f"after holds {item[:40]!r}, which is no job id") from None
+    if task_id in ids:
+        raise InvalidJobError("a job cannot wait for itself (its own id is in after=)")
+    if ids and key is not None:
+        raise InvalidJobError("a keyed job cannot wait for others (after=): post it without key=")
+    if len(ids) > MAX_AFTER:
+        raise InvalidJobError(f"a job may wait for at most {MAX_AFTER} jobs, got {len(ids)}")
+    return tuple(ids)
 
 
 def _check_run_at(run_at: object, delay: float) -> None:

@@ -9,6 +9,11 @@ and unpack, no conflict checks, half the cost per row. Below COPY_MIN_ROWS
 the five round trips of a COPY post (clock, two COPYs, NOTIFY, COMMIT) cost
 more than they save, and the statement is used.
 
+Jobs posted ``after=`` others go by a statement of their own (post_after.sql):
+it writes each one's edges and decides, from its parents' result rows, whether
+it runs at once, waits, or is cancelled already; it is never keyed, so it needs
+none of post_jobs.sql's conflict rules, and the other paths stay as they were.
+
 The sync and async producers share this module and differ only in how they
 await their round trips.
 """
@@ -19,7 +24,7 @@ import datetime as dt
 import itertools
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from skconsole.core.errors import InvalidJobError
@@ -74,6 +79,21 @@ class BatchParams(TypedDict):
     keyed: list[bool]
 
 
+class AfterParams(TypedDict):
+    """post_after.sql's parameters: jobs that wait for others, and their edges."""
+
+    ids: list[uuid.UUID]
+    types: list[str]
+    sources: list[str]
+    payloads: list[str | None]
+    priorities: list[int]
+    delays_ms: list[float]
+    run_ats: list[dt.datetime | None]
+    runs: list[bool]
+    edge_jobs: list[uuid.UUID]
+    edge_ids: list[uuid.UUID]
+
+
 @dataclass(frozen=True)
 class PostAnswer:
     """What post_new_job.sql and post_jobs.sql return: jobs queued, the NOTIFY's
@@ -86,20 +106,60 @@ class PostAnswer:
 
 @dataclass
 class Plan:
-    """The writes of one post: a lone job, COPY rows, statements, or a mix."""
+    """The writes of one post: a lone job, COPY rows, statements, or a mix; then
+    the jobs that wait for others (``after``: written last, so a job may wait for
+    one posted earlier in the same post)."""
 
     lone: LoneParams | None
     copied: Sequence[Job]
     statements: list[BatchParams]
+    after: list[AfterParams] = field(default_factory=list)
+    #: the ids ``after`` names that this post does not write itself (checked first)
+    after_parents: list[uuid.UUID] = field(default_factory=list)
 
     @property
     def one_round_trip(self) -> bool:
         """Whether the post is one statement, needing no transaction of its own."""
-        return self.lone is not None or (not self.copied and len(self.statements) == 1)
+        writes = (self.lone is not None) + bool(self.copied) + len(self.statements)
+        return writes + len(self.after) == 1 and not self.copied
 
 
 def plan(jobs: Sequence[Job], default_source: str) -> Plan:
     """Split a post into its writes (see the module docstring)."""
+    if any(j.after for j in jobs):
+        return _with_after(jobs, default_source)
+    return _plain(jobs, default_source)
+
+
+def _with_after(jobs: Sequence[Job], default_source: str) -> Plan:
+    waiting = [j for j in jobs if j.after]
+    rest = [j for j in jobs if not j.after]
+    writes = _plain(rest, default_source) if rest else Plan(None, (), [])
+    ours = {j.task_id for j in jobs}
+    named = dict.fromkeys(a for j in waiting for a in j.after)
+    writes.after_parents = [a for a in named if isinstance(a, uuid.UUID) and a not in ours]
+    for start in range(0, len(waiting), BATCH_ROWS):
+        chunk = waiting[start : start + BATCH_ROWS]
+        edges = [(j.task_id, a) for j in chunk for a in j.after if isinstance(a, uuid.UUID)]
+        writes.after.append(
+            {
+                "ids": [j.task_id for j in chunk],
+                "types": [j.task_type for j in chunk],
+                "sources": [j.source or default_source for j in chunk],
+                "payloads": [j.payload_json for j in chunk],
+                "priorities": [j.priority for j in chunk],
+                "delays_ms": [j.delay * 1000.0 for j in chunk],
+                "run_ats": [j.run_at for j in chunk],
+                "runs": [j.after_failure == "run" for j in chunk],
+                "edge_jobs": [job for job, _ in edges],
+                "edge_ids": [parent for _, parent in edges],
+            }
+        )
+    return writes
+
+
+def _plain(jobs: Sequence[Job], default_source: str) -> Plan:
+    """The writes of jobs that wait for nothing."""
     if len(jobs) == 1 and jobs[0].key is None:
         return Plan(_lone(jobs[0], default_source), (), [])
     keyless = [j for j in jobs if j.key is None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -296,6 +296,8 @@ class JobContext:
         priority: int = 0,
         delay: float = 0.0,
         run_at: datetime | None = None,
+        after: Sequence[UUID | str] = (),
+        after_failure: str = "cancel",
     ) -> UUID:
         """Queue a job to be posted if, and only if, this attempt succeeds.
 
@@ -303,14 +305,25 @@ class JobContext:
         failure, a retry, a snooze or a late finisher fenced off posts nothing,
         and a success never loses it), with this job as its parent. Checked
         now: a bad job raises :class:`~skconsole.core.errors.InvalidJobError` here.
-        Keys are not taken: a child is always a new job.
+        Keys are not taken: a child is always a new job. ``after``: it runs only
+        once every one of those jobs has succeeded (this job counts as succeeded);
+        ``after_failure`` as in :class:`~skconsole.producer.job.Job`. An id of
+        ``after`` that is no job makes the child cancelled at once, saying so.
         """
         if len(self.posts) >= MAX_POSTS_PER_JOB:
             raise InvalidJobError(
                 f"a job may post at most {MAX_POSTS_PER_JOB} jobs with ctx.post;"
                 " post more with a Producer"
             )
-        job = Job(task_type, payload, priority=priority, delay=delay, run_at=run_at)
+        job = Job(
+            task_type,
+            payload,
+            priority=priority,
+            delay=delay,
+            run_at=run_at,
+            after=after,
+            after_failure=after_failure,
+        )
         self.posts.append(job)
         return job.task_id
 

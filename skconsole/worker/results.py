@@ -82,7 +82,8 @@ LOCK_NOT_AVAILABLE = "55P03"
 
 def children_params(group: list[Outcome]) -> dict[str, list[Any]]:
     """finish_success.sql's child rows: the jobs each success posts (ctx.post,
-    then the pipeline's next stage, which alone carries a pipeline name)."""
+    then the pipeline's next stage, which alone carries a pipeline name), and the
+    edges of those posted ``after=`` other jobs."""
     rows = [
         (o.job.task_id, job, pipeline)
         for o in group
@@ -100,6 +101,12 @@ def children_params(group: list[Outcome]) -> dict[str, list[Any]]:
         "child_delays_ms": [job.delay * 1000.0 for _, job, _ in rows],
         "child_run_ats": [job.run_at for _, job, _ in rows],
         "child_pipelines": [pipeline for _, _, pipeline in rows],
+        # None: it waits for nothing; else whether a failed parent lets it run
+        "child_after_runs": [
+            (job.after_failure == "run") if job.after else None for _, job, _ in rows
+        ],
+        "child_edge_jobs": [job.task_id for _, job, _ in rows for _ in job.after],
+        "child_edge_ids": [parent for _, job, _ in rows for parent in job.after],
     }
 
 

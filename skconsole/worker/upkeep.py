@@ -1,7 +1,8 @@
 """A worker's housekeeping: reaping other workers' hung jobs, writing its
 metrics, forgetting long-gone workers, posting the ticks of its periodic
 types (:mod:`~skconsole.worker.schedules`), purging results past their
-retention (:mod:`~skconsole.worker.retention`). On a connection of its own with a
+retention (:mod:`~skconsole.worker.retention`), sweeping fan-in jobs (``after=``)
+whose last parent finished where no finish statement released them. On a connection of its own with a
 short lock timeout: a stats row locked for a minute, or a reap waiting on an
 operator's transaction, delays only the next round of this loop, never a
 result write or a lease renewal.
@@ -31,6 +32,12 @@ log = logging.getLogger("skconsole.worker")
 
 UPKEEP_SETTINGS = {"lock_timeout": "2s"}
 FORGET_AFTER_S = 86_400
+#: How often the fan-in sweep runs (after_sweep.sql): the longest a job posted
+#: after= waits past its last parent's success when its release was missed (a
+#: post racing that parent's finish, a Stakhanovise.NET finisher).
+AFTER_SWEEP_S = 2.0
+#: The most finished parents one sweep decides the waiters of.
+AFTER_SWEEP_LIMIT = 1000
 
 
 @dataclass(eq=False)
@@ -56,7 +63,7 @@ class Upkeep:
     _throttle: Throttle = field(default_factory=Throttle, init=False)
 
     async def run(self) -> None:
-        last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0}
+        last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0, "after": 0.0}
         while True:
             now = time.monotonic()
             if self.reap and now - last["reap"] >= self.reap_interval:
@@ -65,6 +72,9 @@ class Upkeep:
             if now - last["metrics"] >= self.metrics_interval:
                 last["metrics"] = now
                 await self._guarded("metrics", self.flush_metrics)
+            if now - last["after"] >= AFTER_SWEEP_S:
+                last["after"] = now
+                await self._guarded("after sweep", self.sweep_after)
             if now - last["forget"] >= 60:
                 last["forget"] = now
                 await self._guarded("forget", self._forget)
@@ -103,6 +113,20 @@ class Upkeep:
             self.metrics.add("reaper@reaped-count", len(reaped))
             self.reaped += len(reaped)
         return len(reaped)
+
+    async def sweep_after(self) -> int:
+        """Release or cancel the fan-in jobs whose parents ended without their
+        finish deciding them (after_sweep.sql); returns how many it decided."""
+        params = {"limit": AFTER_SWEEP_LIMIT}
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> int:
+            done = await aone(conn, query("after_sweep"), Swept, params)
+            return done.changed if done is not None else 0
+
+        changed: int = await self.link.run(op, retry=False)
+        if changed:
+            log.info("the fan-in sweep released or cancelled %d waiting job(s)", changed)
+        return changed
 
     async def flush_metrics(self) -> None:
         """Write this process's totals, if they changed since the last write."""
@@ -152,6 +176,13 @@ class Reaped:
     task_type: str
     task_status: int
     hung_reason: str
+
+
+@dataclass(frozen=True)
+class Swept:
+    """What after_sweep.sql did: fan-in jobs released or cancelled."""
+
+    changed: int
 
 
 @dataclass(frozen=True)

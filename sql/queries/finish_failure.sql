@@ -95,9 +95,21 @@ retried AS (
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
 ),
+-- the jobs waiting (after=) for one that ended Fatal or Cancelled here: cancelled
+-- (and theirs), or run with after_failure="run" (sk_release_after,
+-- 130_skconsole_after.sql); the function is called only when one has waiters
+ended AS MATERIALIZED (
+    SELECT ARRAY(SELECT task_id FROM failed WHERE task_status IN (6, 7)) AS ids
+),
+released AS MATERIALIZED (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.after_id = ANY(x.ids))
+        THEN sk_release_after(x.ids, false) END AS n
+    FROM ended x
+),
 notified AS (
-    SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n
-    FROM retried
+    SELECT CASE WHEN (SELECT count(*) FROM retried) > 0
+        THEN pg_notify('sk_task_queue_item_added', '') END AS n
+    FROM released
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
 SELECT failed.task_id, failed.task_status, (SELECT n FROM notified) AS notified FROM failed

@@ -7,6 +7,8 @@
 -- The jobs a success posts (the handler's ctx.post, a pipeline's next stage)
 -- are written here, with it: only for a row this statement moved to 3
 -- Processed, so a fenced late finisher, or a re-run by key, posts nothing.
+-- A job waiting (after=) for one that this statement moves to 3 is released
+-- here too, when that was the last it waited for (sk_release_after).
 WITH d AS (
     SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(ms)s::bigint[])
         AS d(task_id, claim_id, ms)
@@ -71,19 +73,58 @@ born AS (
     FROM unnest(%(child_parents)s::uuid[], %(child_ids)s::uuid[], %(child_types)s::varchar[],
         %(child_payloads)s::text[], %(child_priorities)s::integer[],
         %(child_delays_ms)s::double precision[], %(child_run_ats)s::timestamptz[],
-        %(child_pipelines)s::varchar[])
-        AS c(parent_id, task_id, task_type, task_payload, task_priority, delay_ms, run_at, pipeline)
+        %(child_pipelines)s::varchar[], %(child_after_runs)s::boolean[])
+        AS c(parent_id, task_id, task_type, task_payload, task_priority, delay_ms, run_at, pipeline,
+            after_runs)
     JOIN done ON done.task_id = c.parent_id AND done.task_status = 3
+),
+-- a child posted with after= (ctx.post): decided like post_after.sql, counting
+-- the jobs this statement moved to 3 as succeeded; never read without one
+born_after AS MATERIALIZED (
+    SELECT b.task_id, a.after_ids, v.pending + a.new_parents AS pending, v.reason,
+        CASE WHEN v.reason IS NOT NULL AND NOT b.after_runs THEN 'cancel'
+             WHEN v.pending + a.new_parents = 0 THEN 'run' ELSE 'wait' END AS how
+    FROM born b
+    CROSS JOIN LATERAL (
+        -- a job posted by this same statement (a sibling) is new: pending
+        SELECT array_agg(DISTINCT x.after_id) AS after_ids,
+            array_agg(DISTINCT x.after_id)
+                FILTER (WHERE x.after_id <> ALL(%(child_ids)s::uuid[])) AS known,
+            count(DISTINCT x.after_id)
+                FILTER (WHERE x.after_id = ANY(%(child_ids)s::uuid[]))::integer AS new_parents
+        FROM unnest(%(child_edge_jobs)s::uuid[], %(child_edge_ids)s::uuid[]) AS x(task_id, after_id)
+        WHERE x.task_id = b.task_id
+    ) AS a
+    CROSS JOIN LATERAL sk_after_verdict(coalesce(a.known, '{}'::uuid[]),
+        ARRAY(SELECT task_id FROM done WHERE task_status = 3)) AS v
+    WHERE b.after_runs IS NOT NULL
 ),
 born_results AS (
     INSERT INTO sk_task_results_t (
         task_id, task_type, task_source, task_payload, task_status, task_priority,
         task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
-        task_posted_at_ts, sk_parent_task_id, sk_pipeline, sk_stage)
-    SELECT b.task_id, b.task_type, done.task_type, b.task_payload, 1, b.task_priority,
-        0, false, 0, now(), b.parent_id, b.child_pipeline, b.child_stage
+        task_posted_at_ts, sk_parent_task_id, sk_pipeline, sk_stage,
+        task_processing_finalized_at_ts, task_last_error, sk_after_ids, sk_after_failure_runs,
+        sk_after_run_at)
+    SELECT b.task_id, b.task_type, done.task_type, b.task_payload,
+        CASE WHEN ba.how = 'cancel' THEN 7 ELSE 1 END, b.task_priority,
+        0, false, 0, now(), b.parent_id, b.child_pipeline, b.child_stage,
+        CASE WHEN ba.how = 'cancel' THEN now() END,
+        CASE WHEN ba.how = 'cancel' THEN sk_task_error('skconsole.JobCancelled', ba.reason) END,
+        ba.after_ids, b.after_runs,
+        CASE WHEN ba.task_id IS NOT NULL
+            THEN coalesce(b.run_at, now() + b.delay_ms * interval '1 millisecond') END
     FROM born b JOIN done ON done.task_id = b.parent_id
+    LEFT JOIN born_after ba ON ba.task_id = b.task_id
     ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+),
+born_edges AS (
+    INSERT INTO sk_task_after_t (task_id, after_id)
+    SELECT ba.task_id, unnest(ba.after_ids)
+    FROM born_after ba JOIN born_results USING (task_id)
+    WHERE ba.how = 'wait'
+    ON CONFLICT DO NOTHING
     RETURNING task_id
 ),
 born_queue AS (
@@ -92,6 +133,8 @@ born_queue AS (
     SELECT b.task_id, b.task_type, done.task_type, b.task_payload, b.task_priority, now(),
         coalesce(b.run_at, now() + b.delay_ms * interval '1 millisecond')
     FROM born b JOIN born_results USING (task_id) JOIN done ON done.task_id = b.parent_id
+    LEFT JOIN born_after ba ON ba.task_id = b.task_id
+    WHERE ba.task_id IS NULL OR ba.how = 'run'
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
 ),
@@ -103,9 +146,22 @@ rerun AS (
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
 ),
+-- the jobs waiting (after=) for a job this statement moved to 3: released, or
+-- cancelled by another parent's failure (sk_release_after, 130_skconsole_after.sql).
+-- One probe of sk_task_after_t's index per finished job; the function is called
+-- only when one of them has waiters.
+succeeded AS MATERIALIZED (
+    SELECT ARRAY(SELECT task_id FROM done WHERE task_status = 3) AS ids
+),
+released AS MATERIALIZED (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.after_id = ANY(s.ids))
+        THEN sk_release_after(s.ids, true) END AS n
+    FROM succeeded s
+),
 notified AS (
     SELECT CASE WHEN (SELECT count(*) FROM rerun) + (SELECT count(*) FROM born_queue) > 0
         THEN pg_notify('sk_task_queue_item_added', '') END AS n
+    FROM released
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
 SELECT done.task_id, done.task_status, (SELECT n FROM notified) AS notified FROM done

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from skconsole.core.status import FAILED, FINAL, WAITING, JobStatus
+from skconsole.core.status import FAILED, FINAL, UNSUCCESSFUL, WAITING, JobStatus
 from skconsole.db.sqlfiles import sql_root
 
 S = JobStatus
@@ -38,6 +38,10 @@ SETS: dict[frozenset[JobStatus], str] = {
     ),
     (frozenset(FINAL) - {S.PROCESSED}) | {S.FAULTED}: (
         "ended by a failed attempt: it will not be retried, so it is finalized now"
+    ),
+    frozenset(UNSUCCESSFUL): (
+        "over without success: a job waiting for it (after=) is cancelled, or runs with"
+        " after_failure='run'"
     ),
 }
 

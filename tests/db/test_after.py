@@ -1,0 +1,279 @@
+"""Fan-in: a job posted ``after=`` others exists at once and runs only once every one
+of them has succeeded; a parent that ends Fatal or Cancelled cancels it (and the
+jobs that wait for it), unless it was posted with ``after_failure="run"``."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from skconsole.core.errors import FatalTaskError, InvalidJobError, UnknownJobError
+from skconsole.db.connect import Database
+from skconsole.producer import Job, Producer
+from skconsole.worker import upkeep
+from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
+from tests.conftest import wait_until
+from tests.support.tasks_retry import EngineThread
+
+Conn = psycopg.Connection[Any]
+
+tasks = TaskRegistry(TaskOptions(max_attempts=1, timeout=30.0))
+#: a gate per name: a "fanin.gate" job waits for its gate, then succeeds or fails
+gates: dict[str, threading.Event] = {}
+#: every run of a "fanin.child" job: its id
+runs: list[uuid.UUID] = []
+runs_lock = threading.Lock()
+
+
+@tasks.task("fanin.gate")
+def gate(payload: dict[str, Any], ctx: JobContext) -> None:
+    if not gates.setdefault(payload["gate"], threading.Event()).wait(30):
+        raise RuntimeError("the gate never opened")
+    if payload.get("fail"):
+        raise FatalTaskError("payment declined")
+
+
+@tasks.task("fanin.child")
+def child(payload: Any, ctx: JobContext) -> None:
+    with runs_lock:
+        runs.append(ctx.task_id)
+
+
+@tasks.task("fanin.split")
+def split(payload: Any, ctx: JobContext) -> None:
+    """Posts two parts and a job after both: the usual fan-out, fan-in."""
+    parts = [ctx.post("fanin.gate", {"gate": name}) for name in payload["parts"]]
+    ctx.post("fanin.child", {"joined": True}, after=parts)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_gates() -> Iterator[None]:
+    gates.clear()
+    runs.clear()
+    yield
+    for event in gates.values():
+        event.set()
+
+
+def open_gate(name: str) -> None:
+    gates.setdefault(name, threading.Event()).set()
+
+
+def status(conn: Conn, task_id: uuid.UUID) -> int:
+    row = conn.execute(
+        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def queued(conn: Conn, task_id: uuid.UUID) -> bool:
+    row = conn.execute("SELECT count(*) FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,))
+    return row.fetchone() == (1,)
+
+
+def edges(conn: Conn, task_id: uuid.UUID) -> int:
+    row = conn.execute("SELECT count(*) FROM sk_task_after_t WHERE task_id = %s", (task_id,))
+    found = row.fetchone()
+    assert found is not None
+    return int(found[0])
+
+
+def error_of(conn: Conn, task_id: uuid.UUID) -> str:
+    row = conn.execute(
+        "SELECT task_last_error::json ->> 'Message' FROM sk_task_results_t WHERE task_id = %s",
+        (task_id,),
+    ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+@pytest.fixture
+def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upkeep sweep off: what happens is the finish statements' own doing."""
+    monkeypatch.setattr(upkeep, "AFTER_SWEEP_S", 3600.0)
+
+
+def test_a_job_after_others_waits_without_a_queue_row_until_the_last_succeeds(
+    db: Database, conn: Conn, no_sweep: None
+) -> None:
+    with Producer(db) as p:
+        first = p.post("fanin.gate", {"gate": "a"})
+        second = p.post("fanin.gate", {"gate": "b"})
+        joined = p.post("fanin.child", {}, after=[first, second, first])
+    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 2)
+    with EngineThread(db.dsn, tasks):
+        open_gate("a")
+        wait_until(lambda: status(conn, first) == 3, timeout=30)
+        # one parent succeeded: the worker, claiming all along, has taken nothing
+        assert (status(conn, joined), queued(conn, joined), runs) == (1, False, [])
+        open_gate("b")
+        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+    assert runs == [joined]
+    assert edges(conn, joined) == 0
+    row = conn.execute(
+        "SELECT sk_after_ids FROM sk_task_results_t WHERE task_id = %s", (joined,)
+    ).fetchone()
+    assert row is not None and sorted(row[0]) == sorted([first, second])
+
+
+def test_a_parent_ending_fatal_cancels_the_job_naming_it(
+    db: Database, conn: Conn, no_sweep: None
+) -> None:
+    with Producer(db) as p:
+        ok = p.post("fanin.gate", {"gate": "ok"})
+        bad = p.post("fanin.gate", {"gate": "bad", "fail": True})
+        joined = p.post("fanin.child", {}, after=[ok, bad])
+    with EngineThread(db.dsn, tasks):
+        open_gate("bad")
+        wait_until(lambda: status(conn, joined) == 7, timeout=30)
+        open_gate("ok")
+        wait_until(lambda: status(conn, ok) == 3, timeout=30)
+    assert error_of(conn, joined) == (
+        f"cancelled: waited for job {str(bad)[:8]} (fanin.gate), which ended Fatal"
+    )
+    assert (runs, queued(conn, joined), edges(conn, joined)) == ([], False, 0)
+
+
+def test_the_cancel_cascades_to_the_jobs_that_wait_for_the_cancelled_one(
+    db: Database, conn: Conn, no_sweep: None
+) -> None:
+    with Producer(db) as p:
+        bad = p.post("fanin.gate", {"gate": "bad", "fail": True})
+        middle = p.post("fanin.child", {}, after=[bad])
+        last = p.post("fanin.child", {}, after=[middle])
+    with EngineThread(db.dsn, tasks):
+        open_gate("bad")
+        wait_until(lambda: status(conn, last) == 7, timeout=30)
+    assert status(conn, middle) == 7
+    assert error_of(conn, last) == (
+        f"cancelled: waited for job {str(middle)[:8]} (fanin.child), which ended Cancelled"
+    )
+    assert runs == []
+
+
+def test_after_failure_run_counts_a_failed_parent_as_done(
+    db: Database, conn: Conn, no_sweep: None
+) -> None:
+    with Producer(db) as p:
+        bad = p.post("fanin.gate", {"gate": "bad", "fail": True})
+        cleanup = p.post("fanin.child", {}, after=[bad], after_failure="run")
+    with EngineThread(db.dsn, tasks):
+        open_gate("bad")
+        wait_until(lambda: status(conn, cleanup) == 3, timeout=30)
+    assert status(conn, bad) == 6
+    assert runs == [cleanup]
+
+
+def test_parents_that_already_succeeded_make_the_job_claimable_at_once(
+    db: Database, conn: Conn
+) -> None:
+    with Producer(db) as p:
+        done = p.post("fanin.gate", {"gate": "a"})
+    conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (done,))
+    conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (done,))
+    with Producer(db) as p:
+        joined = p.post("fanin.child", {}, after=[done])
+    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, True, 0)
+
+
+def test_a_parent_already_fatal_at_post_cancels_the_job_at_once(db: Database, conn: Conn) -> None:
+    with Producer(db) as p:
+        bad = p.post("fanin.gate", {"gate": "a"})
+    conn.execute("UPDATE sk_task_results_t SET task_status = 6 WHERE task_id = %s", (bad,))
+    conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (bad,))
+    with Producer(db) as p:
+        joined = p.post("fanin.child", {}, after=[bad])
+    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (7, False, 0)
+    assert error_of(conn, joined).endswith("which ended Fatal")
+
+
+def test_an_unknown_id_is_a_clear_error_and_nothing_is_written(db: Database, conn: Conn) -> None:
+    ghost = uuid.uuid4()
+    with Producer(db) as p:
+        real = p.post("fanin.gate", {"gate": "a"})
+        with pytest.raises(UnknownJobError, match=f"after= names no job: {ghost}"):
+            p.post_many([Job("fanin.child", {"n": 1}), Job("fanin.child", {}, after=[real, ghost])])
+    count = conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone()
+    assert count == (1,)
+
+
+def test_a_job_cannot_wait_for_itself_nor_be_keyed() -> None:
+    with pytest.raises(InvalidJobError, match="cannot wait for itself"):
+        Job("fanin.child", key="k", after=[Job("fanin.child", key="k").task_id])
+    with pytest.raises(InvalidJobError, match="keyed job cannot wait"):
+        Job("fanin.child", key="k", after=[uuid.uuid4()])
+    with pytest.raises(InvalidJobError, match="after_failure"):
+        Job("fanin.child", after=[uuid.uuid4()], after_failure="ignore")
+
+
+def test_a_job_may_wait_for_one_posted_earlier_in_the_same_post(db: Database, conn: Conn) -> None:
+    first = Job("fanin.gate", {"gate": "a"})
+    second = Job("fanin.child", {}, after=[first.task_id])
+    third = Job("fanin.child", {}, after=[second.task_id])
+    with Producer(db) as p:
+        p.post_many([third, second, first])
+    assert [edges(conn, j.task_id) for j in (first, second, third)] == [0, 1, 1]
+    assert [queued(conn, j.task_id) for j in (first, second, third)] == [True, False, False]
+
+
+def test_a_bulk_post_of_jobs_after_others_goes_by_statement(db: Database, conn: Conn) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+        result = p.post_many([Job("fanin.child", {"n": n}, after=[parent]) for n in range(500)])
+    assert result.posted == 500
+    found = conn.execute("SELECT count(*) FROM sk_task_after_t WHERE after_id = %s", (parent,))
+    assert found.fetchone() == (500,)
+
+
+def test_a_handler_posts_parts_and_a_job_after_them(
+    db: Database, conn: Conn, no_sweep: None
+) -> None:
+    with Producer(db) as p:
+        root = p.post("fanin.split", {"parts": ["x", "y"]})
+    with EngineThread(db.dsn, tasks):
+        wait_until(lambda: status(conn, root) == 3, timeout=30)
+        (joined,) = [
+            r[0]
+            for r in conn.execute(
+                "SELECT task_id FROM sk_task_results_t WHERE task_type = 'fanin.child'"
+            ).fetchall()
+        ]
+        assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 2)
+        open_gate("x")
+        open_gate("y")
+        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+    assert runs == [joined]
+
+
+def test_a_parent_finished_by_a_dotnet_consumer_is_released_by_the_sweep(
+    db: Database, conn: Conn
+) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+        joined = p.post("fanin.child", {}, after=[parent])
+    # as Stakhanovise.NET finishes a job: its own UPDATE, no skconsole SQL
+    conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (parent,))
+    conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (parent,))
+    assert (status(conn, joined), queued(conn, joined)) == (1, False)
+    with EngineThread(db.dsn, tasks):
+        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+    assert runs == [joined]
+
+
+def test_a_transactional_post_after_others_commits_with_the_callers_rows(
+    db: Database, conn: Conn, dsn: str
+) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+    with psycopg.connect(dsn) as caller, Producer() as p:
+        joined = p.post("fanin.child", {}, after=[parent], connection=caller)
+        caller.rollback()
+    found = conn.execute("SELECT count(*) FROM sk_task_results_t WHERE task_id = %s", (joined,))
+    assert found.fetchone() == (0,)
+    assert edges(conn, joined) == 0
