@@ -79,25 +79,31 @@ born AS (
     JOIN done ON done.task_id = c.parent_id AND done.task_status = 3
 ),
 -- a child posted with after= (ctx.post): decided like post_after.sql, counting
--- the jobs this statement moved to 3 as succeeded; never read without one
+-- the jobs this statement moved to 3 as succeeded and a sibling (posted by this
+-- statement too) as pending; nothing is read without one. No lateral joins:
+-- the finish connection has no nested loops.
+succeeded AS MATERIALIZED (
+    SELECT ARRAY(SELECT task_id FROM done WHERE task_status = 3) AS ids
+),
+born_wants AS MATERIALIZED (
+    SELECT x.task_id, array_agg(DISTINCT x.after_id) AS after_ids,
+        array_agg(DISTINCT x.after_id)
+            FILTER (WHERE x.after_id <> ALL(%(child_ids)s::uuid[])) AS known,
+        count(DISTINCT x.after_id)
+            FILTER (WHERE x.after_id = ANY(%(child_ids)s::uuid[]))::integer AS new_parents
+    FROM unnest(%(child_edge_jobs)s::uuid[], %(child_edge_ids)s::uuid[]) AS x(task_id, after_id)
+    GROUP BY x.task_id
+),
+born_verdicts AS MATERIALIZED (
+    SELECT w.task_id, w.after_ids, w.new_parents,
+        sk_after_verdict(coalesce(w.known, '{}'::uuid[]), (SELECT ids FROM succeeded)) AS v
+    FROM born_wants w
+),
 born_after AS MATERIALIZED (
-    SELECT b.task_id, a.after_ids, v.pending + a.new_parents AS pending, v.reason,
-        CASE WHEN v.reason IS NOT NULL AND NOT b.after_runs THEN 'cancel'
-             WHEN v.pending + a.new_parents = 0 THEN 'run' ELSE 'wait' END AS how
-    FROM born b
-    CROSS JOIN LATERAL (
-        -- a job posted by this same statement (a sibling) is new: pending
-        SELECT array_agg(DISTINCT x.after_id) AS after_ids,
-            array_agg(DISTINCT x.after_id)
-                FILTER (WHERE x.after_id <> ALL(%(child_ids)s::uuid[])) AS known,
-            count(DISTINCT x.after_id)
-                FILTER (WHERE x.after_id = ANY(%(child_ids)s::uuid[]))::integer AS new_parents
-        FROM unnest(%(child_edge_jobs)s::uuid[], %(child_edge_ids)s::uuid[]) AS x(task_id, after_id)
-        WHERE x.task_id = b.task_id
-    ) AS a
-    CROSS JOIN LATERAL sk_after_verdict(coalesce(a.known, '{}'::uuid[]),
-        ARRAY(SELECT task_id FROM done WHERE task_status = 3)) AS v
-    WHERE b.after_runs IS NOT NULL
+    SELECT bv.task_id, bv.after_ids, (bv.v).reason AS reason,
+        CASE WHEN (bv.v).reason IS NOT NULL AND NOT b.after_runs THEN 'cancel'
+             WHEN (bv.v).pending + bv.new_parents = 0 THEN 'run' ELSE 'wait' END AS how
+    FROM born_verdicts bv JOIN born b ON b.task_id = bv.task_id
 ),
 born_results AS (
     INSERT INTO sk_task_results_t (
@@ -150,9 +156,6 @@ rerun AS (
 -- cancelled by another parent's failure (sk_release_after, 130_skconsole_after.sql).
 -- One probe of sk_task_after_t's index per finished job; the function is called
 -- only when one of them has waiters.
-succeeded AS MATERIALIZED (
-    SELECT ARRAY(SELECT task_id FROM done WHERE task_status = 3) AS ids
-),
 released AS MATERIALIZED (
     SELECT CASE WHEN EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.after_id = ANY(s.ids))
         THEN sk_release_after(s.ids, true) END AS n
