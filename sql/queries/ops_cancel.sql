@@ -9,6 +9,10 @@
 -- sk_inflight_tasks() judges it: it can no longer run) becomes 7 here, unless
 -- a keyed re-post arrived while it ran: that takes precedence, as it does over
 -- every other ending of the attempt, and the newest payload runs afresh.
+-- A fan-in job waiting for others (after=: 1 Unprocessed, no queue row) is
+-- cancelled like a waiting one, its edges deleted. Every job this statement
+-- ends 7 Cancelled cancels the jobs that wait for it in turn (sk_release_after:
+-- or runs them, with after_failure="run").
 -- Returns each job changed with how (waiting, running: asked, gone, or rerun:
 -- posted again for its re-post) and, for a running one, the claim it concerns.
 WITH lq AS (
@@ -41,6 +45,29 @@ cancelled AS (
         task_processing_finalized_at_ts = now(),
         sk_rerun_requested = false
     RETURNING r.task_id
+),
+-- a fan-in job waiting for its parents: no queue row to delete
+waited AS (
+    UPDATE sk_task_results_t r SET
+        task_status = 7,
+        task_processing_finalized_at_ts = now(),
+        task_last_error = sk_task_error('skconsole.JobCancelled',
+            'cancelled by an operator while it waited for other jobs (after=)')
+    WHERE r.task_id IN (
+            SELECT w.task_id FROM sk_task_results_t w
+            WHERE w.task_id = ANY(%(ids)s::uuid[]) AND w.task_status = 1
+                AND w.task_status = ANY(%(statuses)s::integer[])
+                AND EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.task_id = w.task_id)
+                AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = w.task_id)
+                AND (%(task_type)s::text IS NULL OR w.task_type = %(task_type)s::text)
+                AND sk_signature_matches(w.sk_error_signature, %(signature)s::text, true)
+                AND (%(cutoff)s::timestamptz IS NULL OR w.task_posted_at_ts < %(cutoff)s::timestamptz)
+            FOR UPDATE SKIP LOCKED)
+    RETURNING r.task_id
+),
+unlinked AS (
+    DELETE FROM sk_task_after_t e USING waited WHERE e.task_id = waited.task_id
+    RETURNING e.task_id
 ),
 -- MATERIALIZED: the verdict is computed once, not again for each row updated
 running AS MATERIALIZED (
@@ -96,10 +123,26 @@ asked AS (
 told AS (
     SELECT count(pg_notify(sk_worker_channel(w.worker), '')) AS n
     FROM (SELECT DISTINCT sk_owner_worker_id AS worker FROM asked) AS w
+),
+-- the jobs waiting (after=) for one cancelled here; called only when one has waiters
+ended AS MATERIALIZED (
+    SELECT ARRAY(
+        SELECT task_id FROM cancelled UNION ALL SELECT task_id FROM waited
+        UNION ALL SELECT task_id FROM gone WHERE task_status = 7) AS ids
+),
+released AS MATERIALIZED (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.after_id = ANY(x.ids))
+        THEN sk_release_after(x.ids, false) END AS n
+    FROM ended x
 )
 SELECT task_id, 'waiting' AS how, NULL::bigint AS claim_id FROM cancelled
+UNION ALL
+SELECT task_id, 'waiting', NULL FROM waited
 UNION ALL
 SELECT task_id, CASE WHEN task_status = 1 THEN 'rerun' ELSE 'gone' END, NULL
 FROM gone CROSS JOIN woken
 UNION ALL
 SELECT asked.task_id, 'running', asked.sk_claim_id FROM asked CROSS JOIN told
+UNION ALL
+-- never a row (a count is never negative): read so that released always runs
+SELECT NULL, 'released', NULL FROM released WHERE released.n < 0

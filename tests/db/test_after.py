@@ -277,3 +277,32 @@ def test_a_transactional_post_after_others_commits_with_the_callers_rows(
     found = conn.execute("SELECT count(*) FROM sk_task_results_t WHERE task_id = %s", (joined,))
     assert found.fetchone() == (0,)
     assert edges(conn, joined) == 0
+
+
+def test_cancelling_a_waiting_job_deletes_its_edges_and_cascades(
+    db: Database, conn: Conn, run_cli: Any
+) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+        waiting = p.post("fanin.child", {}, after=[parent])
+        behind = p.post("fanin.child", {}, after=[waiting])
+    done = run_cli("cancel", "--id", str(waiting), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (status(conn, waiting), edges(conn, waiting)) == (7, 0)
+    assert status(conn, behind) == 7
+    assert error_of(conn, behind) == (
+        f"cancelled: waited for job {str(waiting)[:8]} (fanin.child), which ended Cancelled"
+    )
+    assert status(conn, parent) == 1 and queued(conn, parent)
+
+
+def test_cancelling_a_queued_parent_cancels_the_jobs_after_it(
+    db: Database, conn: Conn, run_cli: Any
+) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+        waiting = p.post("fanin.child", {}, after=[parent])
+    done = run_cli("cancel", "--id", str(parent), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert status(conn, waiting) == 7
+    assert error_of(conn, waiting).endswith("which ended Cancelled")

@@ -39,9 +39,7 @@ SETS: dict[frozenset[JobStatus], str] = {
     (frozenset(FINAL) - {S.PROCESSED}) | {S.FAULTED}: (
         "ended by a failed attempt: it will not be retried, so it is finalized now"
     ),
-    frozenset(FINAL): (
-        "over: a job posted after= it is decided now (released, or cancelled)"
-    ),
+    frozenset(FINAL): ("over: a job posted after= it is decided now (released, or cancelled)"),
     frozenset(UNSUCCESSFUL): (
         "over without success: a job waiting for it (after=) is cancelled, or runs with"
         " after_failure='run'"
