@@ -15,6 +15,7 @@ This module is the layer's face: ``from skconsole import read`` and then
 ``read.depth(conn)``, ``read.WorkerInfo``.
 """
 
+from skconsole.read.after import AfterJob
 from skconsole.read.attempts import ATTEMPTS_KEPT, ChildJob, JobAttempt
 from skconsole.read.depth import DEPTH_EXACT_LIMIT, Depth, TypeDepth, depth, table_estimates
 from skconsole.read.exec_times import RECENT_LIMIT, RECENT_WINDOW_S, TypeTimes, execution_stats
@@ -49,6 +50,7 @@ __all__ = [
     "RECENT_WINDOW_S",
     "SCHEDULE_LATE_AFTER_S",
     "STATUS_EXACT_LIMIT",
+    "AfterJob",
     "Cause",
     "CauseCode",
     "ChildJob",

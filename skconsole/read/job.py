@@ -12,6 +12,7 @@ from skconsole.core.json_types import JsonObject
 from skconsole.core.signature import read_error
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
+from skconsole.read.after import AfterJob, after_jobs, pending
 from skconsole.read.attempts import ChildJob, JobAttempt, job_attempts, job_children
 from skconsole.read.inflight import Progress, progress_of
 from skconsole.read.query import Conn, fetch
@@ -56,6 +57,9 @@ class JobDetail:
     child_jobs: tuple[ChildJob, ...] = ()
     #: what its running attempt's handler last reported (ctx.progress); None: nothing
     progress: Progress | None = None
+    #: how many jobs it was posted after= (fan-in), and those jobs as they stand now
+    after_count: int = 0
+    after: tuple[AfterJob, ...] = ()
 
     @property
     def queued(self) -> bool:
@@ -81,6 +85,8 @@ class JobDetail:
         d["attempts"] = [a.as_dict() for a in self.attempts]
         d["child_jobs"] = [c.as_dict() for c in self.child_jobs]
         d["progress"] = self.progress.as_dict() if self.progress is not None else None
+        d["after"] = [a.as_dict() for a in self.after]
+        d["waits_for"] = [str(a.task_id) for a in pending(self.after)]
         return d
 
 
@@ -113,4 +119,7 @@ def job(conn: Conn, task_id: UUID) -> JobDetail | None:
         return None
     found = rows[0]
     children = tuple(job_children(conn, task_id)) if found.children else ()
-    return replace(found, attempts=tuple(job_attempts(conn, task_id)), child_jobs=children)
+    after = tuple(after_jobs(conn, task_id)) if found.after_count else ()
+    return replace(
+        found, attempts=tuple(job_attempts(conn, task_id)), child_jobs=children, after=after
+    )

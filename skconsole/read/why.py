@@ -8,7 +8,8 @@ up), the workers registered for its type (``worker_task_types``), the due jobs a
 it in the claim's order (``claim.sql``), a transaction holding the xmin horizon (claims
 slow down on dead rows: :mod:`skconsole.read.health`'s model and advice) and a row lock
 on its queue or result row. :func:`why` reads each (``sql/queries/why_*.sql``) and says
-which apply, in the order of :data:`RANK`: what stops a claim outright first, what only
+which apply, in the order of :data:`RANK`: a job posted after= others that have not
+all succeeded yet first (it has no queue row to claim), then what stops a claim outright, what only
 slows it last. A running job gets its worker's state and its run time against its
 type's p95; a finished one says so. Every cause names the command and the console key
 that fix it. Evidence is made safe for a terminal here (:func:`printable`), and kept
@@ -31,6 +32,7 @@ from skconsole.core.states import WorkerState
 from skconsole.core.status import FAILED, JobStatus
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
+from skconsole.read.after import AfterJob, after_jobs, pending
 from skconsole.read.exec_times import execution_stats
 from skconsole.read.health import HORIZON_WARN_S, Thresholds, health
 from skconsole.read.query import Conn, fetch, iso
@@ -48,6 +50,8 @@ CLAIMING = frozenset({WorkerState.ALIVE, WorkerState.LEASE_EXPIRING, WorkerState
 class CauseCode(enum.Enum):
     """What holds a job back (the ``code`` of the JSON)."""
 
+    #: posted after= other jobs, some not yet succeeded: it has no queue row until then
+    AFTER = "after"
     PAUSED = "paused"
     NO_WORKER = "no_worker"
     NOT_DUE = "not_due"
@@ -376,6 +380,27 @@ def _running(conn: Conn, j: WhyJob) -> Cause:
     )
 
 
+def _after(j: WhyJob, waits_for: list[AfterJob], of: int) -> Cause:
+    named = ", ".join(
+        f"{a.task_id} ({a.task_type or '?'}) {a.state}" for a in waits_for[:HOLDERS_SHOWN]
+    )
+    more = f" (and {len(waits_for) - HOLDERS_SHOWN} more)" if len(waits_for) > HOLDERS_SHOWN else ""
+    return Cause(
+        CauseCode.AFTER,
+        printable(
+            f"waits for {len(waits_for)} job(s) (posted after= {of}): it is queued only once"
+            f" every one has succeeded; still waiting for: {named}{more}"
+        ),
+        f"cancel it ({_cmd('skconsole', 'cancel', '--id', str(j.task_id))} / key X),"
+        " or post it without after",
+        {
+            "waits_for": [str(a.task_id) for a in waits_for],
+            "states": [a.state for a in waits_for],
+            "after_count": of,
+        },
+    )
+
+
 def _not_waiting(j: WhyJob) -> Cause:
     label = JobStatus.label_of(j.status)
     if j.status == JobStatus.FAULTED:
@@ -446,7 +471,14 @@ def why(conn: Conn, task_id: UUID, *, horizon_s: float = HORIZON_WARN_S) -> Why 
     if not rows:
         return None
     j = rows[0]
-    if j.queued:
+    after = after_jobs(conn, j.task_id) if j.status == JobStatus.UNPROCESSED else []
+    waits_for = pending(after)
+    if not j.queued and waits_for:
+        causes = [_after(j, waits_for, len(after))]
+        lock = _lock_wait(conn, j)
+        if lock is not None:
+            causes.append(lock)
+    elif j.queued:
         causes = _waiting_causes(conn, j, horizon_s)
     elif j.status == JobStatus.PROCESSING:
         causes = [_running(conn, j)]

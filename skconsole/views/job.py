@@ -12,6 +12,7 @@ from skconsole.core.attempt import AttemptOutcome
 from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.read import JobAttempt, JobDetail, WorkerInfo
+from skconsole.read.after import AfterJob, pending
 from skconsole.read.attempts import ATTEMPTS_KEPT
 from skconsole.views.inflight import progress_text
 
@@ -43,9 +44,35 @@ def lineage_text(job: JobDetail) -> str | None:
     return f"posted by {parent}"
 
 
+#: The jobs an after= line names before it says "and N more".
+AFTER_SHOWN = 5
+
+
+def _after_list(jobs: list[AfterJob]) -> str:
+    named = ", ".join(f"{str(a.task_id)[:8]} {a.state}" for a in jobs[:AFTER_SHOWN])
+    more = f", and {len(jobs) - AFTER_SHOWN:,} more" if len(jobs) > AFTER_SHOWN else ""
+    return named + more
+
+
+def after_text(job: JobDetail) -> str | None:
+    """What a fan-in job waits for: "waits for 2 of 3: 1a2b3c4d Processing, 5e6f7a8b
+    Unprocessed" while it waits, "posted after 3 jobs: ..." once released or
+    cancelled; None when it was posted after nothing."""
+    if not job.after:
+        return None
+    waiting = pending(job.after)
+    if waiting:
+        return f"waits for {len(waiting)} of {len(job.after)}: {_after_list(waiting)}"
+    return f"posted after {_times(len(job.after), 'job', 'jobs')}: {_after_list(list(job.after))}"
+
+
 def lineage_fields(job: JobDetail) -> list[tuple[str, str]]:
-    """Its parent, the jobs it posted and its snoozes: each only when there is one."""
+    """What it waits for, its parent, the jobs it posted and its snoozes: each only
+    when there is one."""
     out = []
+    after = after_text(job)
+    if after is not None:
+        out.append(("after", after))
     lineage = lineage_text(job)
     if lineage is not None:
         out.append(("lineage", lineage))

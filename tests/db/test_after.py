@@ -4,6 +4,7 @@ jobs that wait for it), unless it was posted with ``after_failure="run"``."""
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -306,3 +307,42 @@ def test_cancelling_a_queued_parent_cancels_the_jobs_after_it(
     assert done.returncode == 0, done.stderr
     assert status(conn, waiting) == 7
     assert error_of(conn, waiting).endswith("which ended Cancelled")
+
+
+def test_job_and_why_say_what_a_waiting_job_waits_for(
+    db: Database, conn: Conn, run_cli: Any
+) -> None:
+    with Producer(db) as p:
+        done = p.post("fanin.gate", {"gate": "a"})
+        pending = p.post("fanin.gate", {"gate": "b"})
+        joined = p.post("fanin.child", {}, after=[done, pending])
+    conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (done,))
+    shown = run_cli("job", str(joined)[:8])
+    assert shown.returncode == 0, shown.stderr
+    assert f"waits for 1 of 2: {str(pending)[:8]} Unprocessed" in shown.stdout
+    why = run_cli("why", str(joined), "--json")
+    assert why.returncode == 0, why.stderr
+    found = json.loads(why.stdout)
+    (first, *_) = found["causes"]
+    assert first["code"] == "after"
+    assert first["evidence"].startswith("waits for 1 job(s)")
+    assert f"{pending} (fanin.gate) Unprocessed" in first["evidence"]
+    assert "post it without after" in first["fix"]
+    assert found["facts"]["after"]["waits_for"] == [str(pending)]
+
+
+def test_job_says_what_a_released_job_was_posted_after(
+    db: Database, conn: Conn, run_cli: Any
+) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+    conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (parent,))
+    with Producer(db) as p:
+        joined = p.post("fanin.child", {}, after=[parent])
+    shown = run_cli("job", str(joined), "--json")
+    assert shown.returncode == 0, shown.stderr
+    found = json.loads(shown.stdout)
+    assert found["after"] == [
+        {"task_id": str(parent), "task_type": "fanin.gate", "status": 3, "status_name": "Processed"}
+    ]
+    assert found["waits_for"] == []
