@@ -34,6 +34,7 @@ from skconsole.producer import (
     dotnet_type_name,
     validate_payload_json,
 )
+from skconsole.read.job_lookup import resolve_job
 
 
 # -- setup -------------------------------------------------------------------------
@@ -109,6 +110,22 @@ def enqueue(
             " 'Namespace.Type, Assembly' (written as its \"$type\"; TYPE must be Namespace.Type)",
         ),
     ] = None,
+    after: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--after",
+            metavar="ID",
+            help="Run only once this job has succeeded (repeatable; an id or a unique prefix,"
+            " as skconsole job takes); cancelled if it ends Fatal or Cancelled",
+        ),
+    ] = None,
+    after_failure: Annotated[
+        str,
+        typer.Option(
+            "--after-failure",
+            help="With --after: 'cancel' (default) or 'run' when one of them ends Fatal or Cancelled",
+        ),
+    ] = "cancel",
     as_json: Annotated[
         bool,
         typer.Option("--json", help="A JSON list of the posted jobs: {id, type, outcome} each"),
@@ -126,6 +143,13 @@ def enqueue(
     if dotnet_type is not None:
         text = _dotnet_payload_json(task_type, text, dotnet_type)
     seconds = parse_duration(delay, option="--delay")
+    for prefix in after or ():
+        check_text("--after", prefix)
+    db = options_of(ctx).open("skconsole-enqueue", write=True)
+    parents: list[uuid.UUID] = []
+    if after:
+        with db.connect() as conn:
+            parents = [resolve_job(conn, prefix) for prefix in after]
     job = Job(
         task_type,
         priority=priority,
@@ -134,8 +158,9 @@ def enqueue(
         source=source,
         payload_json=text,
         run_at=None if run_at is None else parse_time(run_at, option="--run-at"),
+        after=parents,
+        after_failure=after_failure,
     )
-    db = options_of(ctx).open("skconsole-enqueue", write=True)
     shown = _PostedIds(task_type, as_json)
     with Producer(db) as producer:
         if count == 1:

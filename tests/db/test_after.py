@@ -346,3 +346,25 @@ def test_job_says_what_a_released_job_was_posted_after(
         {"task_id": str(parent), "task_type": "fanin.gate", "status": 3, "status_name": "Processed"}
     ]
     assert found["waits_for"] == []
+
+
+def test_enqueue_after_takes_ids_and_prefixes(db: Database, conn: Conn, run_cli: Any) -> None:
+    with Producer(db) as p:
+        first = p.post("fanin.gate", {"gate": "a"})
+        second = p.post("fanin.gate", {"gate": "b"})
+    posted = run_cli(
+        "enqueue", "fanin.child", "--after", str(first)[:8], "--after", str(second), "--json"
+    )
+    assert posted.returncode == 0, posted.stderr
+    (job,) = json.loads(posted.stdout)
+    joined = uuid.UUID(job["id"])
+    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 2)
+
+
+def test_enqueue_after_an_unknown_prefix_says_so_and_posts_nothing(
+    db: Database, conn: Conn, run_cli: Any
+) -> None:
+    posted = run_cli("enqueue", "fanin.child", "--after", "abcdef12")
+    assert posted.returncode != 0
+    assert "no job id starts with" in posted.stderr
+    assert conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone() == (0,)
