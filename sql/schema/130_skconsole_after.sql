@@ -110,9 +110,15 @@ BEGIN
                 FROM sk_task_results_t r
                 WHERE r.task_id = waiter AND r.task_status = 1
                 FOR UPDATE;
-                CONTINUE WHEN NOT FOUND
-                    OR NOT EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.task_id = waiter)
-                    OR EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = waiter);
+                IF NOT FOUND
+                    OR EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = waiter)
+                THEN
+                    -- no longer a waiting job (purged, or queued by other means):
+                    -- its edges are stale, and would be swept again and again
+                    DELETE FROM sk_task_after_t WHERE task_id = waiter;
+                    CONTINUE;
+                END IF;
+                CONTINUE WHEN NOT EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.task_id = waiter);
                 v := sk_after_verdict(
                     coalesce(w.sk_after_ids,
                         ARRAY(SELECT e.after_id FROM sk_task_after_t e WHERE e.task_id = waiter)),

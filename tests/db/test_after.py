@@ -15,6 +15,7 @@ import pytest
 
 from skconsole.core.errors import FatalTaskError, InvalidJobError, UnknownJobError
 from skconsole.db.connect import Database
+from skconsole.db.sqlfiles import load_sql
 from skconsole.producer import Job, Producer
 from skconsole.worker import upkeep
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
@@ -368,3 +369,15 @@ def test_enqueue_after_an_unknown_prefix_says_so_and_posts_nothing(
     assert posted.returncode != 0
     assert "no job id starts with" in posted.stderr
     assert conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone() == (0,)
+
+
+def test_the_edges_of_a_purged_waiting_job_are_swept_away(db: Database, conn: Conn) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+        waiting = p.post("fanin.child", {}, after=[parent])
+    conn.execute("DELETE FROM sk_task_results_t WHERE task_id = %s", (waiting,))
+    conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (parent,))
+    conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (parent,))
+    swept = conn.execute(load_sql("queries/after_sweep"), {"limit": 10}).fetchone()
+    assert swept == (0,)
+    assert edges(conn, waiting) == 0
