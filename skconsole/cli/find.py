@@ -94,6 +94,12 @@ def find(
         str | None,
         typer.Option("--group", help="Only the jobs of this failure group (its signature)"),
     ] = None,
+    after: Annotated[
+        str | None,
+        typer.Option(
+            "--after", help="Only the jobs still waiting for this job (an id or unique prefix)"
+        ),
+    ] = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -109,6 +115,7 @@ def find(
         ids=job_ids(ctx, ids),
         parent=job_ids(ctx, [parent])[0] if parent is not None else None,
         group=group,
+        after=job_ids(ctx, [after])[0] if after is not None else None,
     )
     db = options_of(ctx).open("skconsole-find", degraded_ok=False)
     with db.connect() as conn:

@@ -24,7 +24,7 @@ MAX_LIMIT = 10_000
 #: Longest --error text searched for.
 MAX_ERROR_TEXT = 1_000
 
-_KEYS = ("type", "status", "since", "error", "limit", "id", "parent", "group")
+_KEYS = ("type", "status", "since", "error", "limit", "id", "parent", "group", "after")
 #: Most ids one search names (an audit row keeps 100 of a big selection's).
 MAX_IDS = 100
 
@@ -45,6 +45,8 @@ class FindQuery:
     parent: UUID | None = None
     #: only the jobs of this failure group (its signature, as the failures panel keys it)
     group: str | None = None
+    #: only the jobs still waiting for this job (posted after= it; fan-in)
+    after: UUID | None = None
 
     def __post_init__(self) -> None:
         if len(self.where) > MAX_TERMS:
@@ -77,6 +79,8 @@ class FindQuery:
             parts.append(f"parent={self.parent}")
         if self.group is not None:
             parts.append(f"group={shlex.quote(self.group)}")
+        if self.after is not None:
+            parts.append(f"after={self.after}")
         if self.limit != DEFAULT_LIMIT:
             parts.append(f"limit={self.limit}")
         return " ".join(parts)
@@ -85,7 +89,7 @@ class FindQuery:
 def parse_line(line: str) -> FindQuery:
     """The console's search line: space-separated ``KEY=VALUE`` terms, shell-quoted when a
     value holds spaces. Keys: ``payload.PATH``, type, status (repeatable), since, error,
-    limit, id (repeatable), parent, group."""
+    limit, id (repeatable), parent, group, after."""
     try:
         words = shlex.split(line)
     except ValueError as exc:
@@ -102,7 +106,8 @@ def parse_line(line: str) -> FindQuery:
         if not eq or key not in _KEYS:
             raise ConfigError(
                 f"unknown search term {quoted(word)}: use payload.PATH=VALUE, type=T,"
-                " status=N, since=1h, error=TEXT, limit=N, id=ID, parent=ID or group=SIGNATURE"
+                " status=N, since=1h, error=TEXT, limit=N, id=ID, parent=ID, group=SIGNATURE"
+                " or after=ID"
             )
         if key == "status":
             statuses.append(_integer(value, "status"))
@@ -123,6 +128,7 @@ def parse_line(line: str) -> FindQuery:
         ids=tuple(dict.fromkeys(ids)),
         parent=_uuid(found["parent"], "parent") if "parent" in found else None,
         group=found.get("group") or None,
+        after=_uuid(found["after"], "after") if "after" in found else None,
     )
 
 

@@ -103,6 +103,7 @@ def find_params(conn: Conn, q: FindQuery) -> dict[str, object]:
         "ids": list(q.ids) or None,
         "parent": q.parent,
         "group": q.group,
+        "after": q.after,
         **payload_params(q.where),
     }
 

@@ -6,7 +6,8 @@
 -- case-insensitive substring of the stored last error, escaped for LIKE by the
 -- caller. --since: last activity (finalized, else last attempt, else posted).
 -- ids, parent (the jobs one job posted: the parent index) and group (a failure
--- group's signature) narrow it to the jobs an audit row, a job or a group names.
+-- group's signature) narrow it to the jobs an audit row, a job or a group names;
+-- after: the jobs still waiting for one job (fan-in edges, on their after_id index).
 SELECT r.task_id, r.task_type::text AS task_type, r.task_status AS status,
     r.task_priority AS priority, r.task_error_count AS error_count,
     r.task_posted_at_ts AS posted_at,
@@ -22,6 +23,8 @@ WHERE (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
     AND (%(error)s::text IS NULL OR r.task_last_error ILIKE %(error)s::text)
     AND (%(ids)s::uuid[] IS NULL OR r.task_id = ANY(%(ids)s::uuid[]))
     AND (%(parent)s::uuid IS NULL OR r.sk_parent_task_id = %(parent)s::uuid)
+    AND (%(after)s::uuid IS NULL OR r.task_id IN (
+            SELECT e.task_id FROM sk_task_after_t e WHERE e.after_id = %(after)s::uuid))
     AND (%(group)s::text IS NULL OR sk_signature_matches(r.sk_error_signature, %(group)s::text))
     AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
     AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from skconsole.core.errors import FatalTaskError, InvalidJobError, UnknownJobError
+from skconsole.core.find_query import parse_line
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import load_sql
 from skconsole.producer import Job, Producer
@@ -381,3 +382,18 @@ def test_the_edges_of_a_purged_waiting_job_are_swept_away(db: Database, conn: Co
     swept = conn.execute(load_sql("queries/after_sweep"), {"limit": 10}).fetchone()
     assert swept == (0,)
     assert edges(conn, waiting) == 0
+
+
+def test_find_after_lists_the_jobs_still_waiting_for_a_job(
+    db: Database, conn: Conn, run_cli: Any
+) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+        other = p.post("fanin.gate", {"gate": "b"})
+        waiting = p.post("fanin.child", {}, after=[parent, other])
+        p.post("fanin.child", {}, after=[other])
+    found = run_cli("find", "--after", str(parent)[:8], "--json")
+    assert found.returncode == 0, found.stderr
+    assert [j["task_id"] for j in json.loads(found.stdout)["jobs"]] == [str(waiting)]
+    line = parse_line(f"after={parent}")
+    assert (line.after, parse_line(line.describe()).after) == (parent, parent)
