@@ -5,7 +5,8 @@ not due yet (a delay, a retry's back-off, a snooze) due at once
 (``task_locked_until_ts`` = now), leaving their priority and the jobs already
 due alone. Only jobs that still wait in the queue change; a job being claimed
 at that instant is left alone (its queue row is locked: SKIP LOCKED), and a
-running job has no queue row. The result's ``details["unchanged"]`` counts jobs
+running job has no queue row. A fan-in job waiting for others (``after=``, no
+queue row yet) has its result row changed, which its release copies. The result's ``details["unchanged"]`` counts jobs
 that still matched but already had the priority asked for (at 0, or at ``to``).
 """
 

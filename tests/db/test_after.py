@@ -397,3 +397,27 @@ def test_find_after_lists_the_jobs_still_waiting_for_a_job(
     assert [j["task_id"] for j in json.loads(found.stdout)["jobs"]] == [str(waiting)]
     line = parse_line(f"after={parent}")
     assert (line.after, parse_line(line.describe()).after) == (parent, parent)
+
+
+def test_bump_and_edit_of_a_waiting_job_are_what_its_release_queues(
+    db: Database, conn: Conn, run_cli: Any, no_sweep: None
+) -> None:
+    with Producer(db) as p:
+        parent = p.post("fanin.gate", {"gate": "a"})
+        waiting = p.post("fanin.child", {"v": 1}, priority=9, delay=3600, after=[parent])
+    bumped = run_cli("bump", "--id", str(waiting), "--to", "2", "--yes", "--json")
+    assert bumped.returncode == 0, bumped.stderr
+    due = run_cli("bump", "--id", str(waiting), "--now", "--yes")
+    assert due.returncode == 0, due.stderr
+    edited = run_cli("edit", "--id", str(waiting), "--payload", '{"v": 2}', "--yes")
+    assert edited.returncode == 0, edited.stderr
+    assert (status(conn, waiting), queued(conn, waiting)) == (1, False)
+    with EngineThread(db.dsn, tasks):
+        open_gate("a")
+        wait_until(lambda: status(conn, waiting) == 3, timeout=30)
+    row = conn.execute(
+        "SELECT task_priority, task_payload::jsonb, task_first_processing_attempted_at_ts"
+        " < task_posted_at_ts + interval '1 hour' FROM sk_task_results_t WHERE task_id = %s",
+        (waiting,),
+    ).fetchone()
+    assert row == (2, {"v": 2}, True)
