@@ -36,8 +36,8 @@ FORGET_AFTER_S = 86_400
 #: after= waits past its last parent's success when its release was missed (a
 #: post racing that parent's finish, a Stakhanovise.NET finisher).
 AFTER_SWEEP_S = 2.0
-#: The most finished parents one sweep decides the waiters of.
-AFTER_SWEEP_LIMIT = 1000
+#: The most parents (jobs others wait for) one sweep looks at.
+AFTER_SWEEP_SCAN = 10_000
 
 
 @dataclass(eq=False)
@@ -60,6 +60,8 @@ class Upkeep:
     scheduler: Scheduler | None = None
     retention: Retention | None = None
     reaped: int = field(default=0, init=False)
+    #: where the next fan-in sweep starts (None: from the first parent)
+    _after_from: uuid.UUID | None = field(default=None, init=False)
     _throttle: Throttle = field(default_factory=Throttle, init=False)
 
     async def run(self) -> None:
@@ -116,17 +118,21 @@ class Upkeep:
 
     async def sweep_after(self) -> int:
         """Release or cancel the fan-in jobs whose parents ended without their
-        finish deciding them (after_sweep.sql); returns how many it decided."""
-        params = {"limit": AFTER_SWEEP_LIMIT}
+        finish deciding them (after_sweep.sql: one worker at a time, at most
+        AFTER_SWEEP_SCAN parents a round, going on where the last round stopped);
+        returns how many jobs it decided."""
+        params = {"scan": AFTER_SWEEP_SCAN, "from": self._after_from}
 
-        async def op(conn: psycopg.AsyncConnection[Any]) -> int:
-            done = await aone(conn, query("after_sweep"), Swept, params)
-            return done.changed if done is not None else 0
+        async def op(conn: psycopg.AsyncConnection[Any]) -> Swept | None:
+            return await aone(conn, query("after_sweep"), Swept, params)
 
-        changed: int = await self.link.run(op, retry=False)
-        if changed:
-            log.info("the fan-in sweep released or cancelled %d waiting job(s)", changed)
-        return changed
+        done = await self.link.run(op, retry=False)
+        if done is None:
+            return 0
+        self._after_from = done.last_seen if done.seen >= AFTER_SWEEP_SCAN else None
+        if done.changed:
+            log.info("the fan-in sweep released or cancelled %d waiting job(s)", done.changed)
+        return done.changed
 
     async def flush_metrics(self) -> None:
         """Write this process's totals, if they changed since the last write."""
@@ -180,9 +186,12 @@ class Reaped:
 
 @dataclass(frozen=True)
 class Swept:
-    """What after_sweep.sql did: fan-in jobs released or cancelled."""
+    """What after_sweep.sql did: fan-in jobs released or cancelled, the last parent
+    it looked at and how many it looked at."""
 
     changed: int
+    last_seen: uuid.UUID | None
+    seen: int
 
 
 @dataclass(frozen=True)

@@ -379,8 +379,8 @@ def test_the_edges_of_a_purged_waiting_job_are_swept_away(db: Database, conn: Co
     conn.execute("DELETE FROM sk_task_results_t WHERE task_id = %s", (waiting,))
     conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (parent,))
     conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (parent,))
-    swept = conn.execute(load_sql("queries/after_sweep"), {"limit": 10}).fetchone()
-    assert swept == (0,)
+    swept = conn.execute(load_sql("queries/after_sweep"), {"scan": 10, "from": None}).fetchone()
+    assert swept == (0, parent, 1)
     assert edges(conn, waiting) == 0
 
 
@@ -421,3 +421,22 @@ def test_bump_and_edit_of_a_waiting_job_are_what_its_release_queues(
         (waiting,),
     ).fetchone()
     assert row == (2, {"v": 2}, True)
+
+
+def test_the_sweep_looks_at_a_bounded_number_of_parents_a_round_and_goes_on(
+    db: Database, conn: Conn
+) -> None:
+    with Producer(db) as p:
+        parents = sorted([p.post("fanin.gate", {"gate": str(n)}) for n in range(3)], key=str)
+        waiting = [p.post("fanin.child", {"n": n}, after=[parents[n]]) for n in range(3)]
+        p.post_many([Job("fanin.child", {"n": n}, after=[parents[0]]) for n in range(50)])
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = ANY(%s)", (parents[1:],)
+    )
+    sweep = load_sql("queries/after_sweep")
+    first = conn.execute(sweep, {"scan": 2, "from": None}).fetchone()
+    assert first == (1, parents[1], 2)  # parents[0] still waits: 50 children, one step
+    assert [queued(conn, w) for w in waiting] == [False, True, False]
+    second = conn.execute(sweep, {"scan": 2, "from": parents[1]}).fetchone()
+    assert second == (1, parents[2], 1)  # fewer than 2: the next round starts over
+    assert [queued(conn, w) for w in waiting] == [False, True, True]
