@@ -4,6 +4,7 @@ jobs that wait for it), unless it was posted with ``after_failure="run"``."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import uuid
@@ -17,7 +18,7 @@ from skconsole.core.errors import FatalTaskError, InvalidJobError, UnknownJobErr
 from skconsole.core.find_query import parse_line
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import load_sql
-from skconsole.producer import Job, Producer
+from skconsole.producer import AsyncProducer, Job, Producer
 from skconsole.worker import upkeep
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
@@ -52,6 +53,11 @@ def split(payload: Any, ctx: JobContext) -> None:
     """Posts two parts and a job after both: the usual fan-out, fan-in."""
     parts = [ctx.post("fanin.gate", {"gate": name}) for name in payload["parts"]]
     ctx.post("fanin.child", {"joined": True}, after=parts)
+
+
+@tasks.task("fanin.posts_after")
+def posts_after(payload: dict[str, Any], ctx: JobContext) -> None:
+    ctx.post("fanin.child", {}, after=payload["after"])
 
 
 @pytest.fixture(autouse=True)
@@ -440,3 +446,40 @@ def test_the_sweep_looks_at_a_bounded_number_of_parents_a_round_and_goes_on(
     second = conn.execute(sweep, {"scan": 2, "from": parents[1]}).fetchone()
     assert second == (1, parents[2], 1)  # fewer than 2: the next round starts over
     assert [queued(conn, w) for w in waiting] == [False, True, True]
+
+
+def test_the_async_producer_posts_after_others_too(db: Database, conn: Conn) -> None:
+    async def post() -> tuple[uuid.UUID, uuid.UUID]:
+        async with AsyncProducer(db) as p:
+            parent = await p.post("fanin.gate", {"gate": "a"})
+            return parent, await p.post("fanin.child", {}, after=[parent])
+
+    parent, joined = asyncio.run(post())
+    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 1)
+    assert status(conn, parent) == 1
+    with pytest.raises(UnknownJobError):
+        asyncio.run(_post_after_ghost(db))
+
+
+async def _post_after_ghost(db: Database) -> None:
+    async with AsyncProducer(db) as p:
+        await p.post("fanin.child", {}, after=[uuid.uuid4()])
+
+
+def test_a_handler_posting_after_an_unknown_id_gets_a_cancelled_child_saying_so(
+    db: Database, conn: Conn
+) -> None:
+    ghost = uuid.uuid4()
+    with Producer(db) as p:
+        root = p.post("fanin.posts_after", {"after": [str(ghost)]})
+    with EngineThread(db.dsn, tasks):
+        wait_until(lambda: status(conn, root) == 3, timeout=30)
+    (child,) = [
+        r[0]
+        for r in conn.execute(
+            "SELECT task_id FROM sk_task_results_t WHERE sk_parent_task_id = %s", (root,)
+        ).fetchall()
+    ]
+    assert (status(conn, child), queued(conn, child)) == (7, False)
+    assert error_of(conn, child) == f"cancelled: waited for job {str(ghost)[:8]}, which is gone"
+    assert runs == []
