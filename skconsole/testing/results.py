@@ -249,7 +249,8 @@ class RunReport:
     Unprocessed when it was handed back (a handler that snoozed it, or a run
     stopped by its timeout). ``pending``: the jobs of the call's types still
     waiting in the queue when it ended (posted with a delay, retries backing
-    off, types paused), in claim order.
+    off, types paused) or waiting for other jobs (posted ``after=`` jobs not all
+    succeeded), in claim order.
     """
 
     jobs: tuple[JobResult, ...]

@@ -25,6 +25,8 @@ FULL JOIN sk_tasks_queue_t q ON q.task_id = r.task_id
 WHERE (%(owner)s::uuid IS NULL OR r.sk_owner_worker_id = %(owner)s::uuid)
     AND (%(types)s::text[] IS NULL OR coalesce(r.task_type, q.task_type) = ANY(%(types)s::text[]))
     AND (%(statuses)s::integer[] IS NULL OR coalesce(r.task_status, 1) = ANY(%(statuses)s::integer[]))
-    AND (NOT %(queued)s OR q.task_id IS NOT NULL)
+    -- queued: in the queue, or waiting for other jobs (after=: no queue row yet)
+    AND (NOT %(queued)s OR q.task_id IS NOT NULL
+         OR (r.task_status = 1 AND EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.task_id = r.task_id)))
     AND (%(due_within)s::double precision IS NULL
         OR q.task_locked_until_ts < now() + %(due_within)s::double precision * interval '1 second')

@@ -19,6 +19,7 @@ from skconsole.core.find_query import parse_line
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import load_sql
 from skconsole.producer import AsyncProducer, Job, Producer
+from skconsole.testing import run_until_idle
 from skconsole.worker import upkeep
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
@@ -483,3 +484,17 @@ def test_a_handler_posting_after_an_unknown_id_gets_a_cancelled_child_saying_so(
     assert (status(conn, child), queued(conn, child)) == (7, False)
     assert error_of(conn, child) == f"cancelled: waited for job {str(ghost)[:8]}, which is gone"
     assert runs == []
+
+
+def test_run_until_idle_lists_a_job_still_waiting_for_others_as_pending(
+    db: Database, conn: Conn
+) -> None:
+    with Producer(db) as p:
+        bad = p.post("fanin.gate", {"gate": "a"})
+        waiting = p.post("fanin.child", {}, after=[bad])
+    # parked for an operator (5 Faulted): the job after it keeps waiting
+    conn.execute("UPDATE sk_task_results_t SET task_status = 5 WHERE task_id = %s", (bad,))
+    conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (bad,))
+    report = run_until_idle(db, tasks, types=["fanin.child"])
+    assert [j.task_id for j in report.pending] == [waiting]
+    assert report.jobs == ()
