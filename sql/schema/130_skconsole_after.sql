@@ -72,16 +72,73 @@ AS $$
     FROM s
 $$;
 
+-- Decide one waiting job (locking its result row: at once when the caller
+-- already holds it): 1 released (its queue row inserted from its result row,
+-- due at its run_at or now), 2 cancelled (a parent ended Fatal or Cancelled,
+-- or is gone, and it does not run anyway), 0 nothing (a parent still pending,
+-- or it no longer waits: then its stale edges go). p_succeeded: jobs the caller
+-- has just moved to 3 Processed (see sk_after_verdict).
+CREATE OR REPLACE FUNCTION sk_after_decide(p_waiter uuid, p_succeeded uuid[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+AS $fn$
+DECLARE
+    w record;
+    v record;
+BEGIN
+    SELECT r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority,
+        r.sk_after_ids, coalesce(r.sk_after_failure_runs, false) AS runs, r.sk_after_run_at
+    INTO w
+    FROM sk_task_results_t r
+    WHERE r.task_id = p_waiter AND r.task_status = 1
+    FOR UPDATE;
+    IF NOT FOUND OR EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = p_waiter) THEN
+        -- no longer a waiting job (purged, or queued by other means): its edges
+        -- are stale, and would be swept again and again
+        DELETE FROM sk_task_after_t WHERE task_id = p_waiter;
+        RETURN 0;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.task_id = p_waiter) THEN
+        RETURN 0;  -- decided by someone else since the caller read its edges
+    END IF;
+    v := sk_after_verdict(
+        coalesce(w.sk_after_ids,
+            ARRAY(SELECT e.after_id FROM sk_task_after_t e WHERE e.task_id = p_waiter)),
+        p_succeeded);
+    IF v.reason IS NOT NULL AND NOT w.runs THEN
+        UPDATE sk_task_results_t SET
+            task_status = 7,
+            task_processing_finalized_at_ts = now(),
+            task_last_error = sk_task_error('skconsole.JobCancelled', v.reason)
+        WHERE task_id = p_waiter;
+        DELETE FROM sk_task_after_t WHERE task_id = p_waiter;
+        RETURN 2;
+    END IF;
+    IF v.pending = 0 THEN
+        INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload,
+            task_priority, task_posted_at_ts, task_locked_until_ts)
+        VALUES (w.task_id, w.task_type, w.task_source, w.task_payload,
+            w.task_priority, now(), coalesce(w.sk_after_run_at, now()))
+        ON CONFLICT (task_id) DO NOTHING;
+        DELETE FROM sk_task_after_t WHERE task_id = p_waiter;
+        RETURN 1;
+    END IF;
+    RETURN 0;
+END
+$fn$;
+
 -- Release (or cancel) the jobs waiting for any of p_done, which have just
 -- ended (p_succeeded: all of them succeeded, whatever this transaction's
 -- snapshots show; else each one's status is read). VOLATILE plpgsql: each query
 -- takes a fresh snapshot, so a waiter another finish has just released is seen
--- as such. Each waiter is locked (in task_id order: no two callers deadlock on
--- two waiters) and re-checked: still 1 Unprocessed, still with edges, no queue
--- row. A waiter someone else holds locked past the caller's lock_timeout (the
--- finish connection waits 200 ms) is left to the upkeep sweep: a finish never
--- fails for it. A cancelled waiter's own waiters are decided next (the cascade).
--- Returns how many jobs it released or cancelled.
+-- as such. First every waiter no one else holds is locked at once (SKIP
+-- LOCKED, in task_id order) and decided: no waiting, and no subtransaction
+-- however many jobs wait. Then each waiter someone else held is locked in
+-- task_id order (no two callers deadlock on two waiters), each in a
+-- subtransaction of its own: one held past the caller's lock_timeout (the
+-- finish connection waits 200 ms) is left to the upkeep sweep, so a finish
+-- never fails for it. A cancelled waiter's own waiters are decided next (the
+-- cascade). Returns how many jobs it released or cancelled.
 CREATE OR REPLACE FUNCTION sk_release_after(p_done uuid[], p_succeeded boolean)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
@@ -89,62 +146,47 @@ AS $fn$
 DECLARE
     parents uuid[] := p_done;
     trusted uuid[] := CASE WHEN p_succeeded THEN p_done ELSE '{}'::uuid[] END;
+    got uuid[];
     ended uuid[];
     waiter uuid;
-    w record;
-    v record;
+    outcome integer;
     changed integer := 0;
     released integer := 0;
 BEGIN
     WHILE cardinality(parents) > 0 LOOP
         ended := '{}';
+        SELECT coalesce(array_agg(x.task_id ORDER BY x.task_id), '{}') INTO got
+        FROM (
+            SELECT r.task_id FROM sk_task_results_t r
+            WHERE r.task_id IN (
+                SELECT e.task_id FROM sk_task_after_t e WHERE e.after_id = ANY(parents))
+            ORDER BY r.task_id
+            FOR UPDATE OF r SKIP LOCKED
+        ) AS x;
+        FOREACH waiter IN ARRAY got LOOP
+            outcome := sk_after_decide(waiter, trusted);
+            IF outcome = 2 THEN
+                ended := ended || waiter;
+            END IF;
+            changed := changed + (outcome > 0)::integer;
+            released := released + (outcome = 1)::integer;
+        END LOOP;
         FOR waiter IN
             SELECT DISTINCT e.task_id FROM sk_task_after_t e
-            WHERE e.after_id = ANY(parents) ORDER BY e.task_id
+            WHERE e.after_id = ANY(parents)
+                AND NOT EXISTS (SELECT 1 FROM unnest(got) AS g(id) WHERE g.id = e.task_id)
+            ORDER BY e.task_id
         LOOP
             BEGIN
-                SELECT r.task_id, r.task_type, r.task_source, r.task_payload, r.task_priority,
-                    r.sk_after_ids, coalesce(r.sk_after_failure_runs, false) AS runs,
-                    r.sk_after_run_at
-                INTO w
-                FROM sk_task_results_t r
-                WHERE r.task_id = waiter AND r.task_status = 1
-                FOR UPDATE;
-                IF NOT FOUND
-                    OR EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = waiter)
-                THEN
-                    -- no longer a waiting job (purged, or queued by other means):
-                    -- its edges are stale, and would be swept again and again
-                    DELETE FROM sk_task_after_t WHERE task_id = waiter;
-                    CONTINUE;
-                END IF;
-                CONTINUE WHEN NOT EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.task_id = waiter);
-                v := sk_after_verdict(
-                    coalesce(w.sk_after_ids,
-                        ARRAY(SELECT e.after_id FROM sk_task_after_t e WHERE e.task_id = waiter)),
-                    trusted);
-                IF v.reason IS NOT NULL AND NOT w.runs THEN
-                    UPDATE sk_task_results_t SET
-                        task_status = 7,
-                        task_processing_finalized_at_ts = now(),
-                        task_last_error = sk_task_error('skconsole.JobCancelled', v.reason)
-                    WHERE task_id = waiter;
-                    DELETE FROM sk_task_after_t WHERE task_id = waiter;
-                    ended := ended || waiter;
-                    changed := changed + 1;
-                ELSIF v.pending = 0 THEN
-                    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload,
-                        task_priority, task_posted_at_ts, task_locked_until_ts)
-                    VALUES (w.task_id, w.task_type, w.task_source, w.task_payload,
-                        w.task_priority, now(), coalesce(w.sk_after_run_at, now()))
-                    ON CONFLICT (task_id) DO NOTHING;
-                    DELETE FROM sk_task_after_t WHERE task_id = waiter;
-                    changed := changed + 1;
-                    released := released + 1;
-                END IF;
+                outcome := sk_after_decide(waiter, trusted);
             EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
-                NULL;  -- held by someone else: the upkeep sweep decides it later
+                outcome := 0;  -- held by someone else: the upkeep sweep decides it later
             END;
+            IF outcome = 2 THEN
+                ended := ended || waiter;
+            END IF;
+            changed := changed + (outcome > 0)::integer;
+            released := released + (outcome = 1)::integer;
         END LOOP;
         parents := ended;
     END LOOP;

@@ -232,13 +232,20 @@ def test_a_job_may_wait_for_one_posted_earlier_in_the_same_post(db: Database, co
     assert [queued(conn, j.task_id) for j in (first, second, third)] == [True, False, False]
 
 
-def test_a_bulk_post_of_jobs_after_others_goes_by_statement(db: Database, conn: Conn) -> None:
+def test_a_bulk_post_after_one_job_is_released_by_its_success_all_at_once(
+    db: Database, conn: Conn, no_sweep: None
+) -> None:
     with Producer(db) as p:
         parent = p.post("fanin.gate", {"gate": "a"})
         result = p.post_many([Job("fanin.child", {"n": n}, after=[parent]) for n in range(500)])
     assert result.posted == 500
     found = conn.execute("SELECT count(*) FROM sk_task_after_t WHERE after_id = %s", (parent,))
     assert found.fetchone() == (500,)
+    with EngineThread(db.dsn, tasks):
+        open_gate("a")
+        wait_until(lambda: len(runs) == 500, timeout=60)
+    assert sorted(runs) == sorted(result.ids)
+    assert conn.execute("SELECT count(*) FROM sk_task_after_t").fetchone() == (0,)
 
 
 def test_a_handler_posts_parts_and_a_job_after_them(
