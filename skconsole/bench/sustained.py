@@ -11,9 +11,9 @@ rate (minimum, 5th percentile, median, and min / median: the goal is >= 0.8
 with default autovacuum), the pickup latency measured right after, and what
 vacuum did meanwhile, and what the server was doing in its slowest seconds
 (``drain_sampler``: vacuums running, backends' waits, WAL, autovacuum CPU).
-``--vacuum-cost-delay`` sets the queue tables' ``autovacuum_vacuum_cost_delay``
-for the run (the schema sets 0: unthrottled) and puts it back after, to
-compare a throttled vacuum with an unthrottled one. ``--hold-xmin`` keeps a repeatable-read transaction open
+``--vacuum-cost-delay TABLE=MS`` (repeatable) sets a queue table's
+``autovacuum_vacuum_cost_delay`` for the run (the schema sets 0: unthrottled)
+and puts it back after, to compare a throttled vacuum with an unthrottled one. ``--hold-xmin`` keeps a repeatable-read transaction open
 through the run, as a forgotten session or a long report would: vacuum can then
 remove nothing, which is the worst case.
 """
@@ -47,9 +47,9 @@ def vacuum_stats(dsn: str) -> list[tuple[Any, ...]]:
 TABLES = ("sk_tasks_queue_t", "sk_task_results_t")
 
 
-def set_vacuum_cost_delay(dsn: str, ms: float) -> None:
+def set_vacuum_cost_delay(dsn: str, delays: dict[str, float]) -> None:
     with psycopg.connect(dsn, autocommit=True) as c:
-        for table in TABLES:
+        for table, ms in delays.items():
             c.execute(
                 sql.SQL("ALTER TABLE {} SET (autovacuum_vacuum_cost_delay = {})").format(
                     sql.Identifier(table), sql.Literal(ms)
@@ -65,11 +65,17 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=WorkerConfig.concurrency)
     parser.add_argument("--batch-size", type=int, default=WorkerConfig.batch_size)
     parser.add_argument("--hold-xmin", action="store_true")
-    parser.add_argument("--vacuum-cost-delay", type=float, default=None, metavar="MS")
+    parser.add_argument("--vacuum-cost-delay", action="append", default=[], metavar="TABLE=MS")
     args = parser.parse_args()
-    if args.vacuum_cost_delay is not None:
-        set_vacuum_cost_delay(args.dsn, args.vacuum_cost_delay)
-        print(f"queue tables' autovacuum_vacuum_cost_delay = {args.vacuum_cost_delay} ms")
+    delays: dict[str, float] = {}
+    for item in args.vacuum_cost_delay:
+        table, _, ms = item.partition("=")
+        if table not in TABLES:
+            parser.error(f"--vacuum-cost-delay: TABLE is one of {', '.join(TABLES)}")
+        delays[table] = float(ms)
+    if delays:
+        set_vacuum_cost_delay(args.dsn, delays)
+        print(f"autovacuum_vacuum_cost_delay for this run: {delays}")
     with psycopg.connect(args.dsn, autocommit=True) as c:
         settings = c.execute(
             "SELECT current_setting('server_version'), current_setting('autovacuum')"
@@ -96,8 +102,8 @@ def main() -> None:
         sampler.stop()
         if holder is not None:
             holder.close()
-        if args.vacuum_cost_delay is not None:
-            set_vacuum_cost_delay(args.dsn, 0)
+        if delays:
+            set_vacuum_cost_delay(args.dsn, dict.fromkeys(delays, 0.0))
     series = result["drain_per_second_series"][1:-1]  # the first and last second are partial
     median = statistics.median(series)
     print(f"posted at {result['enqueue_jobs_per_s']:,.0f} jobs/s")
