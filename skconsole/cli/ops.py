@@ -657,7 +657,10 @@ def run_type_setting(
     with db.connect() as conn:
         p = action.preview(conn, sel, params)
         # escaped: a per-key limit's path is text an operator typed
-        old, new = escape(describe(_side(p.details["old"]))), escape(describe(_side(p.details["new"])))
+        old, new = (
+            escape(describe(_side(p.details["old"]))),
+            escape(describe(_side(p.details["new"]))),
+        )
         if flags.dry_run:
             show_dry_run(
                 p,

@@ -122,16 +122,16 @@ def sync(conn: Conn, task_type: str, path: tuple[str, ...] | None) -> JsonObject
         for old in found:
             if old.index != wanted or not old.valid:
                 _drop(conn, old)
-        if wanted is not None and path is not None:
-            if not any(f.index == wanted and f.valid for f in found):
-                _without_timeout(conn, create_statement(wanted, task_type, path))
-                comment = json.dumps({"task_type": task_type, "path": "payload." + ".".join(path)})
-                conn.execute(
-                    sql.SQL("COMMENT ON INDEX {} IS {}").format(
-                        sql.Identifier(schema, wanted), sql.Literal(comment)
-                    )
+        present = any(f.index == wanted and f.valid for f in found)
+        if wanted is not None and path is not None and not present:
+            _without_timeout(conn, create_statement(wanted, task_type, path))
+            comment = json.dumps({"task_type": task_type, "path": "payload." + ".".join(path)})
+            conn.execute(
+                sql.SQL("COMMENT ON INDEX {} IS {}").format(
+                    sql.Identifier(schema, wanted), sql.Literal(comment)
                 )
-                done["key_index_built"] = True
+            )
+            done["key_index_built"] = True
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         done["key_index_note"] = f"not built: {first}; the limit holds, its claims are slower"

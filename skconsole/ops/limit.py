@@ -158,9 +158,14 @@ class LimitParams(SettingParams[Limits]):
     def shown(self, settings: Limits) -> JsonObject:
         count, seconds = settings.rate_count, settings.rate_seconds
         key_count, key_seconds = settings.key_rate_count, settings.key_rate_seconds
-        return {
+        shown: JsonObject = {
             "concurrency": settings.max_running,
             "rate": rate_text(count, seconds) if count is not None and seconds else None,
+        }
+        if settings.per is None:  # the per-key fields only where there is a key path
+            return shown
+        return {
+            **shown,
             "per": settings.per,
             "concurrency_per_key": settings.key_max_running,
             "rate_per_key": (

@@ -50,35 +50,14 @@ CREATE TABLE IF NOT EXISTS sk_task_key_windows_t (
 -- running of the type), whatever the backlog. Without the index (dropped, or
 -- its build still running) the same query is correct and slower.
 --
--- The statement is built with the path and type as literals (format %L), so
--- the planner sees the index's exact expression and proves its predicate.
-CREATE OR REPLACE FUNCTION sk_claim_keyed(p_type varchar, p_want integer)
-RETURNS SETOF uuid LANGUAGE plpgsql VOLATILE ROWS 10 AS $$
-DECLARE
-    lim record;
-    k text;
-BEGIN
-    IF p_want <= 0 THEN
-        RETURN;
-    END IF;
-    SELECT tt_key_path, tt_key_max_running, tt_key_rate_count, tt_key_rate_seconds
-    INTO lim FROM sk_task_types_t WHERE task_type = p_type FOR UPDATE;
-    IF NOT FOUND OR lim.tt_key_path IS NULL THEN  -- cleared since the claim began
-        RETURN QUERY
-            SELECT q.task_id FROM sk_tasks_queue_t q
-            WHERE q.task_type = p_type AND q.task_locked_until_ts < now()
-            ORDER BY q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
-            LIMIT p_want
-            FOR UPDATE SKIP LOCKED;
-        RETURN;
-    END IF;
-    IF lim.tt_key_rate_count IS NOT NULL THEN
-        DELETE FROM sk_task_key_windows_t w
-        WHERE w.task_type = p_type
-            AND w.window_start_ts + make_interval(secs => lim.tt_key_rate_seconds) <= clock_timestamp();
-    END IF;
-    k := format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', lim.tt_key_path);
-    RETURN QUERY EXECUTE format($q$
+-- The statement sk_claim_keyed() runs for a type and its key path, built
+-- with both as literals (format %L), so the planner sees the key index's exact
+-- expression and proves its predicate (tests/db/test_query_plans.py EXPLAINs
+-- it). Its parameters: $1 the most to take, $2 the concurrency per key, $3 and
+-- $4 the rate per key (count, seconds); NULL: no such limit.
+CREATE OR REPLACE FUNCTION sk_claim_keyed_statement(p_type varchar, p_path text[])
+RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT format($q$
         WITH RECURSIVE keys(key) AS (
             (SELECT %1$s FROM sk_tasks_queue_t q
              WHERE q.task_type = %2$L AND %1$s IS NOT NULL ORDER BY %1$s LIMIT 1)
@@ -139,7 +118,34 @@ BEGIN
         WHERE q.task_id IN (SELECT b.task_id FROM best b)
             AND q.task_type = %2$L AND q.task_locked_until_ts < now()
         FOR UPDATE OF q SKIP LOCKED
-    $q$, k, p_type)
+    $q$, format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path), p_type)
+$fn$;
+
+CREATE OR REPLACE FUNCTION sk_claim_keyed(p_type varchar, p_want integer)
+RETURNS SETOF uuid LANGUAGE plpgsql VOLATILE ROWS 10 AS $$
+DECLARE
+    lim record;
+BEGIN
+    IF p_want <= 0 THEN
+        RETURN;
+    END IF;
+    SELECT tt_key_path, tt_key_max_running, tt_key_rate_count, tt_key_rate_seconds
+    INTO lim FROM sk_task_types_t WHERE task_type = p_type FOR UPDATE;
+    IF NOT FOUND OR lim.tt_key_path IS NULL THEN  -- cleared since the claim began
+        RETURN QUERY
+            SELECT q.task_id FROM sk_tasks_queue_t q
+            WHERE q.task_type = p_type AND q.task_locked_until_ts < now()
+            ORDER BY q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
+            LIMIT p_want
+            FOR UPDATE SKIP LOCKED;
+        RETURN;
+    END IF;
+    IF lim.tt_key_rate_count IS NOT NULL THEN
+        DELETE FROM sk_task_key_windows_t w
+        WHERE w.task_type = p_type
+            AND w.window_start_ts + make_interval(secs => lim.tt_key_rate_seconds) <= clock_timestamp();
+    END IF;
+    RETURN QUERY EXECUTE sk_claim_keyed_statement(p_type, lim.tt_key_path)
     USING p_want, lim.tt_key_max_running, lim.tt_key_rate_count, lim.tt_key_rate_seconds;
 END
 $$;

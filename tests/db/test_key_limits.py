@@ -23,6 +23,7 @@ from skconsole.core.errors import ConfigError
 from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Rate, Selection
 from skconsole.ops.key_index import index_name, key_indexes
+from skconsole.worker.engine import CLAIM_SETTINGS
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -143,7 +144,7 @@ def test_the_keys_jobs_are_taken_in_claim_order(conn: Conn) -> None:
 
 
 def test_jobs_without_the_path_share_one_limited_key(conn: Conn) -> None:
-    post(conn, "raw:{\"other\": 1}", 3)
+    post(conn, 'raw:{"other": 1}', 3)
     post(conn, "raw:not json", 3)
     post(conn, "acme", 3)
     per_key(conn, 1)
@@ -291,36 +292,87 @@ def test_a_bad_per_path_is_refused_on_creation() -> None:
 
 
 # -- the CLI --------------------------------------------------------------------------------
-def test_the_cli_sets_shows_and_clears_a_per_key_limit(cli: CLI, conn: Conn) -> None:
-    set_out = cli("limit", KEYED, "--concurrency", "1", "--per", "payload.customer", "--yes")
-    shown = cli("limit", "--json")
-    cleared = cli("limit", KEYED, "--clear", "--per", "payload.customer", "--yes")
+def test_the_cli_sets_shows_and_clears_a_per_key_limit(run_cli: CLI, conn: Conn) -> None:
+    set_out = run_cli("limit", KEYED, "--concurrency", "1", "--per", "payload.customer", "--yes")
+    shown = run_cli("limit", "--json")
+    cleared = run_cli("limit", KEYED, "--clear", "--per", "payload.customer", "--yes")
 
     assert set_out.returncode == 0, set_out.stderr
-    assert "concurrency 1 per payload.customer" in set_out.stdout
+    assert "concurrency 1 per payload.customer" in " ".join(set_out.stdout.split())
     [row] = json.loads(shown.stdout)["limits"]
     assert (row["per"], row["concurrency_per_key"]) == ("payload.customer", 1)
     assert cleared.returncode == 0 and "no limits" in cleared.stdout
     assert key_indexes(conn, KEYED) == []
 
 
-def test_the_cli_lists_a_per_key_limit(cli: CLI, conn: Conn) -> None:
-    cli("limit", KEYED, "--rate", "5/s", "--per", "payload.customer", "--yes")
+def test_the_cli_lists_a_per_key_limit(run_cli: CLI, conn: Conn) -> None:
+    run_cli("limit", KEYED, "--rate", "5/s", "--per", "payload.customer", "--yes")
 
-    out = cli("limit", "--wide").stdout
+    out = run_cli("limit", "--wide").stdout
 
     assert KEYED in out and "5/s per payload.customer" in out
 
 
-def test_a_dry_run_sets_no_per_key_limit(cli: CLI, conn: Conn) -> None:
-    out = cli("limit", KEYED, "--concurrency", "2", "--per", "payload.customer", "--dry-run")
+def test_a_dry_run_sets_no_per_key_limit(run_cli: CLI, conn: Conn) -> None:
+    out = run_cli("limit", KEYED, "--concurrency", "2", "--per", "payload.customer", "--dry-run")
 
-    assert out.returncode == 0 and "concurrency 2 per payload.customer" in out.stdout
+    assert out.returncode == 0
+    assert "concurrency 2 per payload.customer" in " ".join(out.stdout.split())
     assert read.limits(conn) == []
 
 
-def test_a_bad_per_gives_a_one_line_error(cli: CLI) -> None:
-    out = cli("limit", KEYED, "--concurrency", "1", "--per", "customer")
+def test_a_bad_per_gives_a_one_line_error(run_cli: CLI) -> None:
+    out = run_cli("limit", KEYED, "--concurrency", "1", "--per", "customer")
 
     assert out.returncode != 0
     assert "payload path" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+# -- plans ----------------------------------------------------------------------------------
+def _keyed_plan(conn: Conn) -> str:
+    """The plan of the statement sk_claim_keyed() runs, as it runs it (a one-off plan with
+    the type and path as literals; a concurrency of 1 per key)."""
+    statement = conn.execute(
+        "SELECT sk_claim_keyed_statement(%s, %s::text[])", (KEYED, list(PER))
+    ).fetchone()
+    assert statement is not None
+    conn.execute("PREPARE keyed(integer, integer, integer, double precision) AS " + statement[0])
+    conn.execute("SET plan_cache_mode = force_custom_plan")
+    try:
+        rows = conn.execute("EXPLAIN EXECUTE keyed(10, 1, NULL, NULL)").fetchall()
+    finally:
+        conn.execute("RESET plan_cache_mode")
+        conn.execute("DEALLOCATE keyed")
+    return "\n".join(r[0] for r in rows)
+
+
+def test_the_keyed_claim_enumerates_keys_and_heads_through_the_key_index(conn: Conn) -> None:
+    """One customer's backlog must cost one index descent, not a walk through it."""
+    post(conn, "acme", 20_000)
+    post(conn, "globex", 1)
+    post(conn, OTHER, 20_000, task_type=OTHER)
+    per_key(conn, 1)
+    conn.execute("ANALYZE sk_tasks_queue_t")
+
+    plan = _keyed_plan(conn)
+
+    assert index_name(KEYED, PER) in plan, plan
+    assert "Seq Scan on sk_tasks_queue_t" not in plan, plan
+    assert "Bitmap Heap Scan on sk_tasks_queue_t" not in plan, plan
+
+
+def test_a_claim_of_unlimited_types_calls_no_key_function(conn: Conn) -> None:
+    """Unlimited types keep their plan: the per-type head from the claim-order index; the
+    keyed branch is there but runs for no type (its filter is on kinds' flag)."""
+    post(conn, None, 100, task_type=OTHER)
+    conn.execute("ANALYZE sk_tasks_queue_t")
+    for name, value in CLAIM_SETTINGS.items():  # the worker's claim connection
+        conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+    params = {"types": [OTHER], "limit": 10, "worker_id": uuid.uuid4()}
+    plan = "\n".join(
+        r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + query("claim"), params)
+    )
+
+    assert "idx_sk_tasks_queue_type_claim_order" in plan, plan
+    keyed = [line for line in plan.splitlines() if "sk_claim_keyed" in line]
+    assert keyed and all("never executed" in line for line in keyed), plan
