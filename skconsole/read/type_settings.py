@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from skconsole.core.json_types import JsonObject
+from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
 
@@ -57,11 +58,11 @@ class TypeLimit:
     @property
     def per_key(self) -> str | None:
         """The per-key limits in words: "1 per payload.customer", "1 · 5/s per
-        payload.customer"; None without any."""
+        payload.customer" (the path made printable: an operator typed it); None without any."""
         if self.per is None:
             return None
         parts = [str(p) for p in (self.key_concurrency, self.key_rate) if p is not None]
-        return f"{' · '.join(parts)} per {self.per}" if parts else None
+        return f"{' · '.join(parts)} per {printable(self.per)}" if parts else None
 
     @property
     def keys_note(self) -> str | None:

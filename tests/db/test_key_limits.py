@@ -291,6 +291,65 @@ def test_a_bad_per_path_is_refused_on_creation() -> None:
         LimitParams(concurrency=1, per=("customer", ""))
 
 
+# -- why ------------------------------------------------------------------------------------
+def _waiting_id(conn: Conn, key: str) -> uuid.UUID:
+    row = conn.execute(
+        "SELECT task_id FROM sk_tasks_queue_t WHERE task_type = %s"
+        " AND sk_try_jsonb(task_payload) ->> 'customer' = %s LIMIT 1",
+        (KEYED, key),
+    ).fetchone()
+    assert row is not None
+    return uuid.UUID(str(row[0]))
+
+
+def test_why_names_the_key_at_its_limit_and_the_job_holding_it(conn: Conn) -> None:
+    post(conn, "acme", 2)
+    per_key(conn, 1)
+    claim(conn)
+    [holder] = conn.execute(
+        "SELECT task_id FROM sk_task_results_t WHERE task_status = 2"
+    ).fetchall()
+
+    found = read.why(conn, _waiting_id(conn, "acme"))
+
+    assert found is not None
+    [cause] = [c for c in found.causes if c.code is read.CauseCode.KEY_LIMIT_FULL]
+    assert f"key payload.customer = 'acme' has 1 of 1 running: job {holder[0]}" in cause.evidence
+    assert "--per payload.customer" in cause.fix and "--clear" in cause.fix
+
+
+def test_why_names_a_keys_used_up_rate_window(conn: Conn) -> None:
+    post(conn, "acme", 3)
+    set_limit(conn, rate=Rate(1, 60.0), per=PER)
+    claim(conn)
+
+    found = read.why(conn, _waiting_id(conn, "acme"))
+
+    assert found is not None and "key_rate_limited" in found.codes
+
+
+def test_why_escapes_a_hostile_key(conn: Conn) -> None:
+    post(conn, "evil\x1b[2J", 2)
+    per_key(conn, 1)
+    claim(conn)
+
+    found = read.why(conn, _waiting_id(conn, "evil\x1b[2J"))
+
+    assert found is not None
+    assert all("\x1b" not in c.evidence for c in found.causes)
+
+
+def test_why_says_nothing_of_a_key_with_a_free_slot(conn: Conn) -> None:
+    post(conn, "acme", 1)
+    post(conn, "globex", 2)
+    per_key(conn, 1)
+    claim(conn, limit=1)  # acme's job, the first posted
+
+    found = read.why(conn, _waiting_id(conn, "globex"))
+
+    assert found is not None and "key_limit_full" not in found.codes
+
+
 # -- the CLI --------------------------------------------------------------------------------
 def test_the_cli_sets_shows_and_clears_a_per_key_limit(run_cli: CLI, conn: Conn) -> None:
     set_out = run_cli("limit", KEYED, "--concurrency", "1", "--per", "payload.customer", "--yes")
