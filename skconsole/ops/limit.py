@@ -83,7 +83,7 @@ class Limits:
     @property
     def per(self) -> str | None:
         """The key path as typed: ``payload.customer``; None without a per-key limit."""
-        return PayloadTerm(tuple(self.key_path), "").dotted if self.key_path else None
+        return "payload." + ".".join(self.key_path) if self.key_path else None
 
 
 @dataclass(frozen=True)

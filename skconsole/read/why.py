@@ -357,14 +357,17 @@ def _behind(conn: Conn, j: WhyJob) -> Cause | None:
         "run_at": j.run_at,
         "lock_handle_id": j.lock_handle_id,
         "cap": AHEAD_CAP,
+        "key_path": j.key_path,
+        "key": j.key,
     }
     (row,) = fetch(conn, "why_ahead", _Ahead, params)
     if row.ahead == 0:
         return None
     count = f"at least {row.ahead:,}" if row.ahead >= AHEAD_CAP else f"{row.ahead:,}"
+    of = "its type" if j.key_path is None else printable(_key_words(j)[0])
     return Cause(
         CauseCode.BEHIND,
-        f"{count} due job(s) of its type are ahead of it in claim order"
+        f"{count} due job(s) of {of} are ahead of it in claim order"
         f" (priority, run_at, then posting order; its priority is {j.priority})",
         f"{_cmd('skconsole', 'bump', '--to', '0', '--id', str(j.task_id))} / key B",
         {"ahead": row.ahead, "capped": row.ahead >= AHEAD_CAP, "priority": j.priority},

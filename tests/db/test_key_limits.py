@@ -350,6 +350,32 @@ def test_why_says_nothing_of_a_key_with_a_free_slot(conn: Conn) -> None:
     assert found is not None and "key_limit_full" not in found.codes
 
 
+def test_why_counts_only_the_jobs_of_its_own_key_ahead_of_it(conn: Conn) -> None:
+    post(conn, "acme", 5)
+    post(conn, "globex", 2)
+    per_key(conn, 1)
+    claim(conn)  # one of each runs
+
+    globex = read.why(conn, _last_waiting_id(conn, "globex"))
+    acme = read.why(conn, _last_waiting_id(conn, "acme"))
+
+    assert globex is not None and "behind" not in globex.codes  # acme's jobs do not count
+    assert acme is not None
+    [behind] = [c for c in acme.causes if c.code is read.CauseCode.BEHIND]
+    assert behind.evidence.startswith("3 due job(s) of key payload.customer = 'acme' are ahead")
+
+
+def _last_waiting_id(conn: Conn, key: str) -> uuid.UUID:
+    row = conn.execute(
+        "SELECT task_id FROM sk_tasks_queue_t WHERE task_type = %s"
+        " AND sk_try_jsonb(task_payload) ->> 'customer' = %s"
+        " ORDER BY task_priority DESC, task_locked_until_ts DESC LIMIT 1",
+        (KEYED, key),
+    ).fetchone()
+    assert row is not None
+    return uuid.UUID(str(row[0]))
+
+
 # -- the CLI --------------------------------------------------------------------------------
 def test_the_cli_sets_shows_and_clears_a_per_key_limit(run_cli: CLI, conn: Conn) -> None:
     set_out = run_cli("limit", KEYED, "--concurrency", "1", "--per", "payload.customer", "--yes")
