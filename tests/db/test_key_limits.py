@@ -390,6 +390,18 @@ def test_the_cli_sets_shows_and_clears_a_per_key_limit(run_cli: CLI, conn: Conn)
     assert key_indexes(conn, KEYED) == []
 
 
+def test_the_cli_sets_a_per_key_limit_as_json_with_its_key_index(run_cli: CLI, conn: Conn) -> None:
+    done = run_cli(
+        "limit", KEYED, "--concurrency", "1", "--per", "payload.customer", "--yes", "--json"
+    )
+
+    assert done.returncode == 0, done.stderr
+    details = json.loads(done.stdout)["details"]
+    assert details["new"]["per"] == "payload.customer"
+    assert details["new"]["concurrency_per_key"] == 1
+    assert details["key_index"] == index_name(KEYED, PER)
+
+
 def test_the_cli_lists_a_per_key_limit(run_cli: CLI, conn: Conn) -> None:
     run_cli("limit", KEYED, "--rate", "5/s", "--per", "payload.customer", "--yes")
 
