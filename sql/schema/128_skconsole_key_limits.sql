@@ -32,27 +32,9 @@ CREATE TABLE IF NOT EXISTS sk_task_key_windows_t (
     PRIMARY KEY (task_type, key_missing, key)
 );
 
--- The jobs a claim may take of a keyed type (at most p_want, already within
--- the type-wide room that sk_claim_room() gave), locked FOR UPDATE SKIP LOCKED,
--- best first in claim order. Like sk_claim_room() it locks the type's row
--- (the claim has already: sk_claim_room() runs first), so the claims of a
--- keyed type take turns, and it is VOLATILE so each query below sees the
--- claims that committed while this one waited for that lock.
---
--- Cost: it never walks the type's queue in claim order skipping jobs (one
--- customer's million jobs at the head would make every claim read them).
--- Instead the distinct keys with queued jobs are enumerated by a loose index
--- scan over the type's key index (ops/limit.py builds it: sk_key_<hash>, on
--- (key, priority, locked until, lock handle), partial on the type), each key
--- costing one index descent; keys at their limit are skipped; each other key
--- gives up to its room of due jobs from the head of its own part of the index;
--- the best p_want of those are locked. So a claim reads O(waiting keys + jobs
--- running of the type), whatever the backlog. Without the index (dropped, or
--- its build still running) the same query is correct and slower.
---
 -- The statement sk_claim_keyed() runs for a type and its key path, built
 -- with both as literals (format %L), so the planner sees the key index's exact
--- expression and proves its predicate (tests/db/test_query_plans.py EXPLAINs
+-- expression and proves its predicate (tests/db/test_key_limits.py EXPLAINs
 -- it). Its parameters: $1 the most to take, $2 the concurrency per key, $3 and
 -- $4 the rate per key (count, seconds); NULL: no such limit.
 CREATE OR REPLACE FUNCTION sk_claim_keyed_statement(p_type varchar, p_path text[])
@@ -121,6 +103,23 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
     $q$, format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path), p_type)
 $fn$;
 
+-- The jobs a claim may take of a keyed type (at most p_want, already within
+-- the type-wide room that sk_claim_room() gave), locked FOR UPDATE SKIP LOCKED,
+-- best first in claim order. Like sk_claim_room() it locks the type's row
+-- (the claim has already: sk_claim_room() runs first), so the claims of a
+-- keyed type take turns, and it is VOLATILE so each query below sees the
+-- claims that committed while this one waited for that lock.
+--
+-- Cost: it never walks the type's queue in claim order skipping jobs (one
+-- customer's million jobs at the head would make every claim read them).
+-- Instead the distinct keys with queued jobs are enumerated by a loose index
+-- scan over the type's key index (ops/key_index.py builds it: sk_key_<hash>, on
+-- (key, priority, locked until, lock handle), partial on the type), each key
+-- costing one index descent; keys at their limit are skipped; each other key
+-- gives up to its room of due jobs from the head of its own part of the index;
+-- the best p_want of those are locked. So a claim reads O(waiting keys + jobs
+-- running of the type), whatever the backlog. Without the index (dropped, or
+-- its build still running) the same query is correct and slower.
 CREATE OR REPLACE FUNCTION sk_claim_keyed(p_type varchar, p_want integer)
 RETURNS SETOF uuid LANGUAGE plpgsql VOLATILE ROWS 10 AS $$
 DECLARE
