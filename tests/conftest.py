@@ -48,6 +48,7 @@ TABLES = (
     "sk_schedules_t",
     "sk_retention_t",
     "sk_attempts_t",
+    "sk_task_key_windows_t",
 )
 
 
