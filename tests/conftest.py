@@ -49,6 +49,7 @@ TABLES = (
     "sk_retention_t",
     "sk_attempts_t",
     "sk_task_after_t",
+    "sk_task_key_windows_t",
 )
 
 

@@ -1,7 +1,7 @@
 """A long drain: does the rate hold while dead rows pile up behind it?
 
 ``python -m skconsole.bench.sustained --dsn DSN [--jobs 3000000] [--processes 2]
-[--concurrency N] [--hold-xmin]``
+[--concurrency N] [--hold-xmin] [--vacuum-cost-delay MS]``
 
 A delete-based queue leaves a dead row in the queue table and an old version in
 the results table for every job; if vacuum cannot keep up, claims walk ever
@@ -9,7 +9,11 @@ more dead index entries. This drains one big backlog (``skconsole bench``'s
 drain, posted by COPY while the type is paused), then prints the per-second
 rate (minimum, 5th percentile, median, and min / median: the goal is >= 0.8
 with default autovacuum), the pickup latency measured right after, and what
-vacuum did meanwhile. ``--hold-xmin`` keeps a repeatable-read transaction open
+vacuum did meanwhile, and what the server was doing in its slowest seconds
+(``drain_sampler``: vacuums running, backends' waits, WAL, autovacuum CPU).
+``--vacuum-cost-delay TABLE=MS`` (repeatable) sets a queue table's
+``autovacuum_vacuum_cost_delay`` for the run (the schema sets 0: unthrottled)
+and puts it back after, to compare a throttled vacuum with an unthrottled one. ``--hold-xmin`` keeps a repeatable-read transaction open
 through the run, as a forgotten session or a long report would: vacuum can then
 remove nothing, which is the worst case.
 """
@@ -21,7 +25,9 @@ import statistics
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
+from skconsole.bench.drain_sampler import DrainSampler, explain
 from skconsole.bench.throughput import BenchConfig, run_bench
 from skconsole.db.connect import Database
 from skconsole.worker.engine import WorkerConfig
@@ -38,6 +44,19 @@ def vacuum_stats(dsn: str) -> list[tuple[Any, ...]]:
         return c.execute(VACUUM_STATS).fetchall()
 
 
+TABLES = ("sk_tasks_queue_t", "sk_task_results_t")
+
+
+def set_vacuum_cost_delay(dsn: str, delays: dict[str, float]) -> None:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        for table, ms in delays.items():
+            c.execute(
+                sql.SQL("ALTER TABLE {} SET (autovacuum_vacuum_cost_delay = {})").format(
+                    sql.Identifier(table), sql.Literal(ms)
+                )
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--dsn", required=True)
@@ -46,7 +65,17 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=WorkerConfig.concurrency)
     parser.add_argument("--batch-size", type=int, default=WorkerConfig.batch_size)
     parser.add_argument("--hold-xmin", action="store_true")
+    parser.add_argument("--vacuum-cost-delay", action="append", default=[], metavar="TABLE=MS")
     args = parser.parse_args()
+    delays: dict[str, float] = {}
+    for item in args.vacuum_cost_delay:
+        table, _, ms = item.partition("=")
+        if table not in TABLES:
+            parser.error(f"--vacuum-cost-delay: TABLE is one of {', '.join(TABLES)}")
+        delays[table] = float(ms)
+    if delays:
+        set_vacuum_cost_delay(args.dsn, delays)
+        print(f"autovacuum_vacuum_cost_delay for this run: {delays}")
     with psycopg.connect(args.dsn, autocommit=True) as c:
         settings = c.execute(
             "SELECT current_setting('server_version'), current_setting('autovacuum')"
@@ -54,6 +83,8 @@ def main() -> None:
     print(f"server {settings}; {args.jobs:,} jobs, {args.processes} x {args.concurrency}")
     before = vacuum_stats(args.dsn)
     holder = psycopg.connect(args.dsn) if args.hold_xmin else None
+    sampler = DrainSampler(args.dsn)
+    sampler.start()
     try:
         if holder is not None:
             holder.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -68,8 +99,11 @@ def main() -> None:
         )
         result = run_bench(Database(args.dsn), cfg, progress=lambda m: print(m[:200], flush=True))
     finally:
+        sampler.stop()
         if holder is not None:
             holder.close()
+        if delays:
+            set_vacuum_cost_delay(args.dsn, dict.fromkeys(delays, 0.0))
     series = result["drain_per_second_series"][1:-1]  # the first and last second are partial
     median = statistics.median(series)
     print(f"posted at {result['enqueue_jobs_per_s']:,.0f} jobs/s")
@@ -83,6 +117,10 @@ def main() -> None:
     print(f"pickup after the drain (ms): {result['pickup_latency_ms']}")
     print(f"vacuum before: {before}")
     print(f"vacuum after:  {vacuum_stats(args.dsn)}")
+    seconds = dict(
+        zip(result["drain_per_second_at"], result["drain_per_second_series"], strict=True)
+    )
+    print(explain(sampler.samples, dict(list(seconds.items())[1:-1])))
 
 
 if __name__ == "__main__":

@@ -200,14 +200,12 @@ def run_bench(
                 "FROM sk_task_results_t WHERE task_type = %s",
                 (t0_row[0] if t0_row else None, cfg.task_type),
             ).fetchone()
-            per_second = _column(
-                c,
+            seconds = c.execute(
                 "SELECT date_trunc('second', task_processing_finalized_at_ts), count(*) "
                 "FROM sk_task_results_t WHERE task_type = %s GROUP BY 1 ORDER BY 1",
                 (cfg.task_type,),
-                int,
-                index=1,
-            )
+            ).fetchall()
+            per_second = [int(n) for _, n in seconds]
         drain_s = float(row[0]) if row and row[0] else float("nan")
         say("drain per second: " + " ".join(map(str, per_second)))
         say(f"pickup latency: {cfg.latency_jobs} jobs at {cfg.rate:g}/s")
@@ -254,6 +252,8 @@ def run_bench(
         # whole seconds only (the first and last are partial): does throughput hold?
         "drain_per_second": _spread(per_second[1:-1]),
         "drain_per_second_series": per_second,
+        # the server's second of each count, for lining the series up with other samples
+        "drain_per_second_at": [at for at, _ in seconds],
         "pickup_latency_ms": {
             "p50": round(_percentile(lat, 0.50), 2),
             "p90": round(_percentile(lat, 0.90), 2),

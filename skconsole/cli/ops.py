@@ -48,7 +48,7 @@ from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
 from skconsole.core.json_types import Json
-from skconsole.core.payload_terms import parse_terms
+from skconsole.core.payload_terms import parse_path, parse_terms
 from skconsole.core.status import JobStatus
 from skconsole.core.text import printable, quoted
 from skconsole.ops.cancel import MAX_WAIT_S
@@ -571,6 +571,8 @@ _LIMIT_COLUMNS: tuple[Column[read.TypeLimit], ...] = (
     column("running", lambda r: f"{r.running:,}", 1, right=True),
     column("concurrency", lambda r: str(r.concurrency or "-"), 2, right=True),
     column("rate", lambda r: r.rate or "-", 3, right=True),
+    column("per key", lambda r: r.per_key or "-", 2),
+    column("keys at limit", lambda r: r.keys_note or "-", 3),
 )
 
 
@@ -594,16 +596,26 @@ def limit(
     clear: Annotated[
         bool, typer.Option("--clear", help="Remove the type's limits (both, unless one is set)")
     ] = False,
+    per: Annotated[
+        str | None,
+        typer.Option(
+            "--per",
+            metavar="payload.PATH",
+            help="The limits apply to each value of this payload path on its own (a key:"
+            " one customer, say); with --clear, remove the per-key limits",
+        ),
+    ] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Limit a task type across every worker (running jobs, claims per interval); alone:
-    show the limits. Workers follow at their next claim."""
+    """Limit a task type across every worker (running jobs, claims per interval), for the
+    whole type or per value of a payload path (--per); alone: show the limits. Workers
+    follow at their next claim."""
     name = task_type_arg or task_type
     if not name:
-        if concurrency is not None or rate is not None or clear:
+        if concurrency is not None or rate is not None or clear or per is not None:
             raise ConfigError("limit needs a task type: skconsole limit TYPE --concurrency N")
         _show_limits(ctx, as_json, wide)
         return
@@ -613,6 +625,7 @@ def limit(
         rate=ops.Rate.parse(rate) if rate is not None else None,
         clear_concurrency=clear and concurrency is None,
         clear_rate=clear and rate is None,
+        per=parse_path(per) if per is not None else None,
     )
     run_type_setting(
         ctx,
@@ -643,7 +656,11 @@ def run_type_setting(
     db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
     with db.connect() as conn:
         p = action.preview(conn, sel, params)
-        old, new = describe(_side(p.details["old"])), describe(_side(p.details["new"]))
+        # escaped: a per-key limit's path is text an operator typed
+        old, new = (
+            escape(describe(_side(p.details["old"]))),
+            escape(describe(_side(p.details["new"]))),
+        )
         if flags.dry_run:
             show_dry_run(
                 p,
@@ -663,9 +680,12 @@ def run_type_setting(
     if flags.as_json:
         _print_outcome(result, sel)
         return
-    now = describe(_side(result.details.get("new", p.details["new"])))
+    now = escape(describe(_side(result.details.get("new", p.details["new"]))))
     audit_note = f" (audit #{result.audit_id})" if result.audit_id is not None else ""
     out.print(f"{escape(name)}: {now}{audit_note}", highlight=False)
+    note = result.details.get("key_index_note")
+    if isinstance(note, str):
+        err.print(f"warning: key index {escape(printable(note))}", highlight=False)
 
 
 @app.command()

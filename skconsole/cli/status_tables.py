@@ -96,7 +96,7 @@ def show_depth(depth: read.Depth, limits: list[read.TypeLimit], wide: bool) -> N
         columns.append(TextColumn("limit", 2, "right"))
         for cells, t in zip(rows, [*depth.types, None], strict=True):
             limit = by_type.get(t.task_type) if t else None
-            cells.append(limit.summary() if limit else "")
+            cells.append(escape(limit.summary()) if limit else "")
     styles: list[StyleType | None] = [None] * (len(rows) - 1)
     styles.append("bold")
     print_table(columns, rows, wide=wide, title=title, styles=styles)

@@ -45,13 +45,19 @@ SKCONSOLE_OBJECTS = (
     "sk_attempts_t",
     "sk_task_progress_t",
     "sk_task_after_t",
+    "sk_task_key_windows_t",
 )
 
 #: skconsole's columns of the results table, one per schema version that added some
 RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count", "sk_cancel_requested_at_ts")
 #: skconsole's columns of the task-types table added after 020 created it, one per
 #: schema version (or later script) that added some
-TYPE_COLUMNS = ("tt_max_running", "tt_slo_max_wait_seconds", "tt_slo_max_failure_rate")
+TYPE_COLUMNS = (
+    "tt_max_running",
+    "tt_slo_max_wait_seconds",
+    "tt_slo_max_failure_rate",
+    "tt_key_path",
+)
 #: skconsole's columns of the workers table added after 020 created it
 WORKER_COLUMNS = ("worker_app_version",)
 
@@ -82,6 +88,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_try_dequeue_task",
         "sk_worker_liveness",
         "sk_claim_room",
+        "sk_claim_keyed",
         "sk_task_error",
         "sk_last_activity_at",
         "sk_signature_matches",

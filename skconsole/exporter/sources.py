@@ -287,7 +287,8 @@ def app_metric_families(snapshot: read.MetricsSnapshot) -> list[Metric]:
 
 # -- limits -------------------------------------------------------------------------------
 def limit_families(limits: Sequence[read.TypeLimit]) -> list[Metric]:
-    """Fleet-wide limits of the task types that have one."""
+    """Fleet-wide limits of the task types that have one, and their per-key concurrency
+    limits with the keys at them."""
     concurrency = _type_gauge(
         "skconsole_task_type_concurrency_limit",
         "Jobs of the task type that may run at once across the fleet.",
@@ -299,13 +300,24 @@ def limit_families(limits: Sequence[read.TypeLimit]) -> list[Metric]:
     rate_window = _type_gauge(
         "skconsole_task_type_rate_limit_window_seconds", "The task type's rate-limit window."
     )
+    key_concurrency = _type_gauge(
+        "skconsole_task_type_key_concurrency_limit",
+        "Jobs of one key of the task type (a payload path's value) that may run at once.",
+    )
+    keys_at_limit = _type_gauge(
+        "skconsole_task_type_keys_at_limit",
+        "Keys of the task type with as many jobs running as their per-key limit allows.",
+    )
     for t in limits:
         if t.concurrency is not None:
             concurrency.add_metric([t.task_type], t.concurrency)
         if t.rate_count is not None and t.rate_seconds is not None:
             rate_jobs.add_metric([t.task_type], t.rate_count)
             rate_window.add_metric([t.task_type], t.rate_seconds)
-    return [concurrency, rate_jobs, rate_window]
+        if t.key_concurrency is not None:
+            key_concurrency.add_metric([t.task_type], t.key_concurrency)
+            keys_at_limit.add_metric([t.task_type], t.keys_at_limit)
+    return [concurrency, rate_jobs, rate_window, key_concurrency, keys_at_limit]
 
 
 def slo_families(depth: read.Depth, slos: dict[str, type_settings.TypeSlo]) -> list[Metric]:

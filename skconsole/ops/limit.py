@@ -8,6 +8,14 @@ its rate window, so the limits hold over every worker process and host with
 no coordinator, and a change applies at the workers' next claim. Setting one
 limit keeps the other; ``clear_*`` removes one. The audit row records the
 limits before and after.
+
+Limits per key (``per``: a payload path, a customer id say) are the same two
+limits applied to each distinct value of that path on its own: at most N
+running (or N claims per interval) per key, while other keys run in parallel
+(``sk_claim_keyed()``, sql/schema/128_skconsole_key_limits.sql). A type has at
+most one key path, and its per-key limits sit beside its type-wide ones. The
+claim of a keyed type reads an index on the key (ops/key_index.py), built after
+the limit commits and dropped when the per-key limits are cleared.
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ from dataclasses import dataclass, replace
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import Json, JsonObject
+from skconsole.core.payload_terms import PayloadTerm
+from skconsole.core.text import printable
+from skconsole.ops import key_index
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Needs, SettingParams, TypeSetting, Wording
 from skconsole.read import rate_text
@@ -58,23 +69,37 @@ class Rate:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """A type's limits as sk_task_types_t holds them (None: no such limit)."""
+    """A type's limits as sk_task_types_t holds them (None: no such limit); the key path
+    is set exactly when a per-key limit is (a list: as the text[] column reads)."""
 
     max_running: int | None
     rate_count: int | None
     rate_seconds: float | None
+    key_path: list[str] | None = None
+    key_max_running: int | None = None
+    key_rate_count: int | None = None
+    key_rate_seconds: float | None = None
+
+    @property
+    def per(self) -> str | None:
+        """The key path as typed: ``payload.customer``; None without a per-key limit."""
+        return "payload." + ".".join(self.key_path) if self.key_path else None
 
 
 @dataclass(frozen=True)
 class LimitParams(SettingParams[Limits]):
-    """What to change: a limit to set (None: keep it) or to clear, for each of the two."""
+    """What to change: a limit to set (None: keep it) or to clear, for each of the two;
+    with ``per`` (a payload path), the per-key limits of that path instead."""
 
     concurrency: int | None = None
     rate: Rate | None = None
     clear_concurrency: bool = False
     clear_rate: bool = False
+    per: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.per is not None:
+            PayloadTerm(self.per, "")  # checks the path
         if self.concurrency is not None and not 1 <= self.concurrency <= MAX_LIMIT:
             raise ConfigError(
                 f"--concurrency must be 1 to {MAX_LIMIT:,} (--clear removes it), "
@@ -91,7 +116,13 @@ class LimitParams(SettingParams[Limits]):
     def clearing(self) -> bool:
         return self.clear_concurrency or self.clear_rate
 
+    @property
+    def dotted(self) -> str | None:
+        return PayloadTerm(self.per, "").dotted if self.per is not None else None
+
     def apply(self, old: Limits) -> Limits:
+        if self.per is not None:
+            return self._apply_per_key(old, self.per)
         new = old
         if self.clear_concurrency:
             new = replace(new, max_running=None)
@@ -103,11 +134,43 @@ class LimitParams(SettingParams[Limits]):
             new = replace(new, rate_count=self.rate.count, rate_seconds=self.rate.seconds)
         return new
 
+    def _apply_per_key(self, old: Limits, per: tuple[str, ...]) -> Limits:
+        """The per-key limits changed; a type keeps one key path: a set limit on another
+        path is refused while the first one holds (clearing takes any path)."""
+        setting = self.concurrency is not None or self.rate is not None
+        if setting and old.key_path is not None and tuple(old.key_path) != per:
+            raise ConfigError(
+                f"this type is limited per {old.per} already; a type has one key path:"
+                f" clear it first (--clear --per {old.per})"
+            )
+        new = old
+        if self.clear_concurrency:
+            new = replace(new, key_max_running=None)
+        elif self.concurrency is not None:
+            new = replace(new, key_max_running=self.concurrency)
+        if self.clear_rate:
+            new = replace(new, key_rate_count=None, key_rate_seconds=None)
+        elif self.rate is not None:
+            new = replace(new, key_rate_count=self.rate.count, key_rate_seconds=self.rate.seconds)
+        keyed = new.key_max_running is not None or new.key_rate_count is not None
+        return replace(new, key_path=(list(old.key_path or per) if keyed else None))
+
     def shown(self, settings: Limits) -> JsonObject:
         count, seconds = settings.rate_count, settings.rate_seconds
-        return {
+        key_count, key_seconds = settings.key_rate_count, settings.key_rate_seconds
+        shown: JsonObject = {
             "concurrency": settings.max_running,
             "rate": rate_text(count, seconds) if count is not None and seconds else None,
+        }
+        if settings.per is None:  # the per-key fields only where there is a key path
+            return shown
+        return {
+            **shown,
+            "per": settings.per,
+            "concurrency_per_key": settings.key_max_running,
+            "rate_per_key": (
+                rate_text(key_count, key_seconds) if key_count is not None and key_seconds else None
+            ),
         }
 
     def details(self) -> JsonObject:
@@ -116,31 +179,49 @@ class LimitParams(SettingParams[Limits]):
             "rate": str(self.rate) if self.rate else None,
             "clear_concurrency": self.clear_concurrency,
             "clear_rate": self.clear_rate,
+            "per": self.dotted,
         }
 
     def phrase(self) -> str:
+        per = f" per {self.dotted}" if self.per is not None else ""
+        which = "per-key " if per else ""
         parts = []
         if self.clear_concurrency and self.clear_rate:
-            return ": clear its concurrency and rate limits"
+            return f": clear its {which}concurrency and rate limits"
         if self.concurrency is not None:
-            parts.append(f"concurrency {self.concurrency}")
+            parts.append(f"concurrency {self.concurrency}{per}")
         if self.rate is not None:
-            parts.append(f"rate {self.rate}")
+            parts.append(f"rate {self.rate}{per}")
         text = f" to {', '.join(parts)}" if parts else ""
         cleared = "concurrency" if self.clear_concurrency else "rate" if self.clear_rate else ""
         if cleared:
-            text += f"{',' if text else ':'} clear its {cleared} limit"
+            text += f"{',' if text else ':'} clear its {which}{cleared} limit"
         return text
 
 
 def describe(limits: Mapping[str, Json]) -> str:
-    """Limits as ``shown()`` gives them, in words: "concurrency 2, rate 10/min"."""
+    """Limits as ``shown()`` gives them, in words: "concurrency 2, rate 10/min,
+    concurrency 1 per payload.customer"."""
     parts = []
     if limits.get("concurrency") is not None:
         parts.append(f"concurrency {limits['concurrency']}")
     if limits.get("rate") is not None:
         parts.append(f"rate {limits['rate']}")
+    per = printable(str(limits["per"])) if limits.get("per") is not None else None
+    if per is not None:
+        if limits.get("concurrency_per_key") is not None:
+            parts.append(f"concurrency {limits['concurrency_per_key']} per {per}")
+        if limits.get("rate_per_key") is not None:
+            parts.append(f"rate {limits['rate_per_key']} per {per}")
     return ", ".join(parts) or "no limits"
+
+
+def _sync_key_index(conn: key_index.Conn, task_type: str, old: Limits, new: Limits) -> JsonObject:
+    """After the limit commits: the key index the new per-key limit needs, built (or an
+    invalid one rebuilt), and any other of the type's dropped."""
+    if new.key_path is None and old.key_path is None:
+        return {}
+    return key_index.sync(conn, task_type, tuple(new.key_path) if new.key_path else None)
 
 
 LIMIT = TypeSetting(
@@ -151,4 +232,5 @@ LIMIT = TypeSetting(
     write="ops_limit",
     settings=Limits,
     needs=Needs(update=(TYPES,), insert=(TYPES,)),
+    after=_sync_key_index,
 )

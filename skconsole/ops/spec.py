@@ -626,6 +626,10 @@ class TypeSetting(Action[S], Generic[S, V]):
     needs: Needs
     confirm: Confirm = Confirm.ASK
     warning: str = ""
+    #: after the settings (and their audit row) committed, outside any transaction: work
+    #: the new settings need that cannot run in one (limit: its key index); given the
+    #: type, the old and new settings, it returns details to add to the result
+    after: Callable[[Conn, str, V, V], JsonObject] | None = None
 
     def __post_init__(self) -> None:
         for name in (self.read, self.lock, self.write):
@@ -672,12 +676,14 @@ class TypeSetting(Action[S], Generic[S, V]):
         """Set the settings, reading the old ones under the row's lock in the same transaction."""
         task_type = self._task_type(selection)
         seen: JsonObject = {}
+        settings: list[V] = []  # old, new
 
         def store(progress: ActionProgress) -> Done:
             with batch_transaction(conn, progress) as batch:  # the change and its audit row
                 old = self._settings(self._read_row(conn, self.lock, task_type))
                 new = params.apply(old)
                 seen.update(old=params.shown(old), new=params.shown(new))
+                settings.extend((old, new))
                 changed = 0
                 if new != old:
                     changed = len(
@@ -689,7 +695,13 @@ class TypeSetting(Action[S], Generic[S, V]):
                     )
                 batch.add(changed)
             progress.report(changed, 1)
-            return Done(changed, {"task_type": task_type, **seen, "unchanged": 0 if changed else 1})
+            extra = {}
+            if self.after is not None and task_type is not None:
+                extra = self.after(conn, task_type, settings[0], settings[1])
+            return Done(
+                changed,
+                {"task_type": task_type, **seen, "unchanged": 0 if changed else 1, **extra},
+            )
 
         return self._audited(
             conn, selection, steps, 1, store, {"task_type": task_type, **params.details()}

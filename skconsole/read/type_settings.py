@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from skconsole.core.json_types import JsonObject
+from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
 
@@ -29,6 +30,13 @@ class TypeLimit:
     rate_count: int | None
     rate_seconds: float | None
     running: int
+    #: the payload path of its per-key limits (None: none), as the text[] column reads
+    key_path: list[str] | None = None
+    key_concurrency: int | None = None
+    key_rate_count: int | None = None
+    key_rate_seconds: float | None = None
+    #: keys with key_concurrency jobs running: their other jobs wait
+    keys_at_limit: int = 0
 
     @property
     def rate(self) -> str | None:
@@ -37,13 +45,45 @@ class TypeLimit:
         return rate_text(self.rate_count, self.rate_seconds)
 
     @property
+    def per(self) -> str | None:
+        """The key path as typed: ``payload.customer``."""
+        return "payload." + ".".join(self.key_path) if self.key_path else None
+
+    @property
+    def key_rate(self) -> str | None:
+        if self.key_rate_count is None or self.key_rate_seconds is None:
+            return None
+        return rate_text(self.key_rate_count, self.key_rate_seconds)
+
+    @property
+    def per_key(self) -> str | None:
+        """The per-key limits in words: "1 per payload.customer", "1 · 5/s per
+        payload.customer" (the path made printable: an operator typed it); None without any."""
+        if self.per is None:
+            return None
+        parts = [str(p) for p in (self.key_concurrency, self.key_rate) if p is not None]
+        return f"{' · '.join(parts)} per {printable(self.per)}" if parts else None
+
+    @property
+    def keys_note(self) -> str | None:
+        """How many keys are at their limit: "3 keys at limit"; None without a per-key
+        concurrency limit."""
+        if self.key_concurrency is None:
+            return None
+        return f"{self.keys_at_limit:,} key{'s' if self.keys_at_limit != 1 else ''} at limit"
+
+    @property
     def slots(self) -> str | None:
         """Running/concurrency limit: "2/5"; None without a concurrency limit."""
         return None if self.concurrency is None else f"{self.running}/{self.concurrency}"
 
     def summary(self, sep: str = " · ") -> str:
-        """Running/concurrency limit, then the rate limit: "2/5 · 10/min"."""
-        return sep.join(p for p in (self.slots, self.rate) if p)
+        """Running/concurrency limit, then the rate limit, then the per-key limits:
+        "2/5 · 10/min · 1 per payload.customer (3 keys at limit)"."""
+        keyed = self.per_key
+        if keyed is not None and self.keys_note is not None:
+            keyed += f" ({self.keys_note})"
+        return sep.join(p for p in (self.slots, self.rate, keyed) if p)
 
     @property
     def saturated(self) -> bool:
@@ -56,6 +96,10 @@ class TypeLimit:
             "concurrency": self.concurrency,
             "rate": self.rate,
             "running": self.running,
+            "per": self.per,
+            "concurrency_per_key": self.key_concurrency,
+            "rate_per_key": self.key_rate,
+            "keys_at_limit": self.keys_at_limit if self.key_concurrency is not None else None,
         }
 
 

@@ -4,7 +4,7 @@ and what fixes it.
 A waiting job is held back by things that each have one place in the database: its
 queue row's ``task_locked_until_ts`` (a delay, a retry's back-off, a snooze), its type's
 stored settings (paused, a concurrency limit whose slots are taken, a rate window used
-up), the workers registered for its type (``worker_task_types``), the due jobs ahead of
+up; the same per key of a per-key limit), the workers registered for its type (``worker_task_types``), the due jobs ahead of
 it in the claim's order (``claim.sql``), a transaction holding the xmin horizon (claims
 slow down on dead rows: :mod:`skconsole.read.health`'s model and advice) and a row lock
 on its queue or result row. :func:`why` reads each (``sql/queries/why_*.sql``) and says
@@ -58,6 +58,8 @@ class CauseCode(enum.Enum):
     LOCK_WAIT = "lock_wait"
     LIMIT_FULL = "limit_full"
     RATE_LIMITED = "rate_limited"
+    KEY_LIMIT_FULL = "key_limit_full"
+    KEY_RATE_LIMITED = "key_rate_limited"
     BEHIND = "behind"
     HORIZON = "horizon"
     #: nothing holds it: the next claim takes it
@@ -113,6 +115,14 @@ class WhyJob:
     window_claims: int | None
     window_ends_at: datetime | None
     running: int | None
+    key_path: list[str] | None = None
+    key: str | None = None
+    key_concurrency: int | None = None
+    key_running: int | None = None
+    key_rate_count: int | None = None
+    key_rate_seconds: float | None = None
+    key_window_claims: int | None = None
+    key_window_ends_at: datetime | None = None
 
     @property
     def due(self) -> bool:
@@ -269,6 +279,67 @@ def _rate_limited(j: WhyJob) -> Cause:
     )
 
 
+def _key_words(j: WhyJob) -> tuple[str, str]:
+    """The job's key as evidence names it ("key payload.customer = 'acme'", or the shared
+    key of payloads without the path) and the path as the CLI takes it."""
+    path = "payload." + ".".join(j.key_path or [])
+    if j.key is None:
+        return f"key {path} (none: its payload lacks the path)", path
+    return f"key {path} = {j.key!r}", path
+
+
+def _key_limit_full(conn: Conn, j: WhyJob) -> Cause:
+    key, path = _key_words(j)
+    holders = fetch(
+        conn,
+        "why_key_holders",
+        _Holder,
+        {"task_type": j.task_type, "key_path": j.key_path, "key": j.key, "limit": HOLDERS_SHOWN},
+    )
+    named = ", ".join(
+        f"job {h.task_id}" + (f" on {h.host} pid {h.pid}" if h.host is not None else "")
+        for h in holders
+    )
+    running = j.key_running or 0
+    more = f" (and {running - len(holders)} more)" if running > len(holders) else ""
+    return Cause(
+        CauseCode.KEY_LIMIT_FULL,
+        printable(f"{key} has {running} of {j.key_concurrency} running: {named}{more}"),
+        f"{_cmd('skconsole', 'limit', j.task_type, '--concurrency', 'N', '--per', path)}"
+        f" (raise it) or {_cmd('skconsole', 'limit', j.task_type, '--clear', '--per', path)}"
+        " / key L (depth panel)",
+        {
+            "key": j.key,
+            "per": path,
+            "running": running,
+            "concurrency_per_key": j.key_concurrency,
+            "holders": [str(h.task_id) for h in holders],
+        },
+    )
+
+
+def _key_rate_limited(j: WhyJob) -> Cause:
+    assert j.key_window_ends_at is not None and j.key_rate_seconds is not None
+    key, path = _key_words(j)
+    next_in = (j.key_window_ends_at - j.now).total_seconds()
+    return Cause(
+        CauseCode.KEY_RATE_LIMITED,
+        printable(
+            f"{key} used up its rate window: {j.key_window_claims} of {j.key_rate_count} claims"
+            f" per {j.key_rate_seconds:g} s; its next claim may come in {format_age(next_in)}"
+        ),
+        f"{_cmd('skconsole', 'limit', j.task_type, '--rate', 'N/s', '--per', path)}"
+        f" (raise it) or {_cmd('skconsole', 'limit', j.task_type, '--clear', '--per', path)}"
+        " / key L (depth panel)",
+        {
+            "key": j.key,
+            "per": path,
+            "window_claims": j.key_window_claims,
+            "next_claim_at": iso(j.key_window_ends_at),
+        },
+    )
+
+
 def _no_worker(j: WhyJob, workers: list[_Worker]) -> Cause:
     live = [w for w in workers if w.state in CLAIMING]
     others = f"; {len(live)} live worker(s) run other types" if live else "; no live worker at all"
@@ -290,14 +361,17 @@ def _behind(conn: Conn, j: WhyJob) -> Cause | None:
         "run_at": j.run_at,
         "lock_handle_id": j.lock_handle_id,
         "cap": AHEAD_CAP,
+        "key_path": j.key_path,
+        "key": j.key,
     }
     (row,) = fetch(conn, "why_ahead", _Ahead, params)
     if row.ahead == 0:
         return None
     count = f"at least {row.ahead:,}" if row.ahead >= AHEAD_CAP else f"{row.ahead:,}"
+    of = "its type" if j.key_path is None else printable(_key_words(j)[0])
     return Cause(
         CauseCode.BEHIND,
-        f"{count} due job(s) of its type are ahead of it in claim order"
+        f"{count} due job(s) of {of} are ahead of it in claim order"
         f" (priority, run_at, then posting order; its priority is {j.priority})",
         f"{_cmd('skconsole', 'bump', '--to', '0', '--id', str(j.task_id))} / key B",
         {"ahead": row.ahead, "capped": row.ahead >= AHEAD_CAP, "priority": j.priority},
@@ -444,6 +518,15 @@ def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
         and (j.window_claims or 0) >= j.rate_count
     ):
         causes.append(_rate_limited(j))
+    if j.key_concurrency is not None and (j.key_running or 0) >= j.key_concurrency:
+        causes.append(_key_limit_full(conn, j))
+    if (
+        j.key_rate_count is not None
+        and j.key_window_ends_at is not None
+        and j.key_window_ends_at > j.now
+        and (j.key_window_claims or 0) >= j.key_rate_count
+    ):
+        causes.append(_key_rate_limited(j))
     if j.due:
         behind = _behind(conn, j)
         if behind is not None:

@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from skconsole.core.durations import format_limit
 from skconsole.ops import Confirm
 from skconsole.ops.edit import EditParams, payload_diff
+from skconsole.ops.limit import describe as describe_limits
 from skconsole.tui.formatting import fmt_bytes, format_age
 from skconsole.tui.model import Dialog, PreviewInfo, TargetKind
 from skconsole.tui.screens.confirm import ConfirmScreen
@@ -97,6 +98,8 @@ def _setting_text(value: object) -> str:
     "older than 1h"; unset ones are left out."""
     if not isinstance(value, dict):
         return "-"
+    if "per" in value:  # a per-key limit: "concurrency 1 per payload.customer"
+        return describe_limits(value)
     parts = []
     for key, v in value.items():
         label = SETTING_LABELS.get(key, key.removesuffix("_s").replace("_", " "))

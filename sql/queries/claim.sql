@@ -7,6 +7,10 @@
 -- rate limit takes at most sk_claim_room() jobs, which locks the type's row
 -- until this claim commits; the claim then charges the type's rate window
 -- with what it took. Types without limits call nothing and lock nothing.
+-- Limits per key (sql/schema/128_skconsole_key_limits.sql): a keyed type
+-- (tt_key_path set) is locked the same way, then sk_claim_keyed() chooses
+-- and locks its jobs, within the type's room and each key's; the claim then
+-- charges the rate windows of the keys it took jobs of.
 -- A claim never waits for a row another transaction holds: queue rows and
 -- result rows alike are taken with SKIP LOCKED (a job whose result row an
 -- application's transaction or an operator's action holds is left for a later
@@ -15,12 +19,15 @@
 WITH kinds AS (
     -- limited types are locked in name order (the sorted subquery), so two
     -- claims locking several types never deadlock
-    SELECT k.name, k.rated,
+    SELECT k.name, k.rated, k.keyed, k.key_rated,
         CASE WHEN k.limited THEN sk_claim_room(k.name, %(limit)s) ELSE %(limit)s END AS room
     FROM (
         SELECT t.name,
-            (p.tt_max_running IS NOT NULL OR p.tt_rate_count IS NOT NULL) AS limited,
-            (p.tt_rate_count IS NOT NULL) AS rated
+            (p.tt_max_running IS NOT NULL OR p.tt_rate_count IS NOT NULL
+             OR p.tt_key_path IS NOT NULL) AS limited,
+            (p.tt_rate_count IS NOT NULL) AS rated,
+            (p.tt_key_path IS NOT NULL) AS keyed,
+            (p.tt_key_path IS NOT NULL AND p.tt_key_rate_count IS NOT NULL) AS key_rated
         FROM unnest(%(types)s::varchar[]) AS t(name)
         LEFT JOIN sk_task_types_t p ON p.task_type = t.name
         WHERE NOT coalesce(p.tt_paused, false)
@@ -37,18 +44,30 @@ picked AS (
     -- the other types, through every row, finding nothing: 2.8 ms a type, 560
     -- ms a claim for a worker of 200 types. As a range it keeps the type in
     -- the order, which only the type-led claim-order index gives.
+    -- Keyed types' jobs come from sk_claim_keyed(), already locked (those the
+    -- LIMIT below leaves out stay locked until this claim commits: the type's
+    -- other claims wait for its row meanwhile, so none is kept from them).
     SELECT c.task_id
-    FROM kinds AS t
-    CROSS JOIN LATERAL (
+    FROM (
+        SELECT h.task_id, h.task_priority, h.task_locked_until_ts, h.task_lock_handle_id
+        FROM kinds AS t
+        CROSS JOIN LATERAL (
+            SELECT q.task_id, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
+            FROM sk_tasks_queue_t q
+            WHERE q.task_type >= t.name AND q.task_type <= t.name AND q.task_locked_until_ts < now()
+            -- task_type leads (it is fixed here) so only the claim-order index fits
+            ORDER BY q.task_type, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
+            LIMIT t.room
+            FOR UPDATE SKIP LOCKED
+        ) AS h
+        WHERE t.room > 0 AND NOT t.keyed
+        UNION ALL
         SELECT q.task_id, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
-        FROM sk_tasks_queue_t q
-        WHERE q.task_type >= t.name AND q.task_type <= t.name AND q.task_locked_until_ts < now()
-        -- task_type leads (it is fixed here) so only the claim-order index fits
-        ORDER BY q.task_type, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
-        LIMIT t.room
-        FOR UPDATE SKIP LOCKED
+        FROM kinds AS t
+        CROSS JOIN LATERAL sk_claim_keyed(t.name, t.room) AS k(task_id)
+        JOIN sk_tasks_queue_t q ON q.task_id = k.task_id
+        WHERE t.room > 0 AND t.keyed
     ) AS c
-    WHERE t.room > 0
     ORDER BY c.task_priority, c.task_locked_until_ts, c.task_lock_handle_id
     LIMIT %(limit)s
 ),
@@ -84,6 +103,24 @@ charged AS (
         FROM kinds k WHERE k.rated
     ) AS w
     WHERE tt.task_type = w.name AND w.claims > 0
+),
+key_charged AS (
+    -- the rate window of each key this claim took jobs of, for the types with a
+    -- rate per key (usually none): a new window when the key's last one ended
+    INSERT INTO sk_task_key_windows_t AS w (task_type, key_missing, key, window_start_ts, claims)
+    SELECT c.task_type, e.v IS NULL, coalesce(e.v, ''), clock_timestamp(), count(*)::integer
+    FROM kinds k
+    JOIN claimed c ON c.task_type = k.name
+    JOIN sk_task_types_t p ON p.task_type = k.name
+    CROSS JOIN LATERAL (SELECT sk_try_jsonb(c.task_payload) #>> p.tt_key_path AS v) AS e
+    WHERE k.key_rated
+    GROUP BY 1, 2, 3
+    ON CONFLICT (task_type, key_missing, key) DO UPDATE SET (window_start_ts, claims) = (
+        SELECT CASE WHEN x.renew THEN clock_timestamp() ELSE w.window_start_ts END,
+            CASE WHEN x.renew THEN 0 ELSE w.claims END + EXCLUDED.claims
+        FROM (SELECT w.window_start_ts + make_interval(secs => coalesce(
+            (SELECT tt.tt_key_rate_seconds FROM sk_task_types_t tt WHERE tt.task_type = w.task_type),
+            0)) <= clock_timestamp() AS renew) AS x)
 ),
 started AS (
     INSERT INTO sk_task_results_t AS r (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +15,7 @@ from skconsole import ops, read
 from skconsole.core.errors import ReadOnlyError
 from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Rate, Selection
+from tests.conftest import wait_until
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -74,6 +74,19 @@ def test_a_finished_job_frees_its_slot(conn: Conn) -> None:
     assert claim(conn) == [LIMITED]
 
 
+def wait_for_lock_wait(conn: Conn) -> None:
+    """Until a session of this database waits for a lock."""
+
+    def waiting() -> bool:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        ).fetchone()
+        return row is not None and row[0] > 0
+
+    wait_until(waiting, timeout=10)
+
+
 def test_two_concurrent_claims_cannot_both_take_the_last_slot(dsn: str, conn: Conn) -> None:
     """The second claim waits for the first one's lock on the type, then counts its jobs."""
     post(conn, LIMITED, 10)
@@ -84,8 +97,8 @@ def test_two_concurrent_claims_cannot_both_take_the_last_slot(dsn: str, conn: Co
         with psycopg.connect(dsn, autocommit=True) as other:
             t = threading.Thread(target=lambda: second.append(claim(other)))
             t.start()
-            time.sleep(0.3)
-            assert t.is_alive()  # waiting for the first claim's lock
+            wait_for_lock_wait(conn)  # the second claim waits for the first one's lock
+            assert t.is_alive()
             first.commit()
             t.join(10)
 
@@ -116,10 +129,12 @@ def test_a_rate_limit_lets_n_claims_through_per_window(conn: Conn) -> None:
 
 def test_a_rate_limit_lets_n_more_through_when_the_window_ends(conn: Conn) -> None:
     post(conn, LIMITED, 20)
-    set_limit(conn, rate=Rate(3, 1.0))
+    set_limit(conn, rate=Rate(3, 60.0))
     claim(conn, limit=2)
     claim(conn, limit=2)  # the third of the window
-    time.sleep(1.05)
+    conn.execute(  # the window as if it had opened an hour ago: ended, without waiting for it
+        "UPDATE sk_task_types_t SET tt_window_start_ts = tt_window_start_ts - interval '1 hour'"
+    )
 
     assert len(claim(conn)) == 3
 

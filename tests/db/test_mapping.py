@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from skconsole import read
+from skconsole import ops, read
 from skconsole.db.connect import Database
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.schema import check_schema, setup_schema
-from skconsole.db.sqlfiles import use_mapping
+from skconsole.db.sqlfiles import query, use_mapping
+from skconsole.ops import Actor, LimitParams, Selection
+from skconsole.ops.key_index import key_indexes
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import ROOT, skconsole_cmd, wait_until
@@ -155,3 +158,23 @@ def test_a_bad_schema_name_is_refused_with_one_line(tmp_path: Path) -> None:
     )
     assert got.returncode == 2
     assert got.stderr.strip().count("\n") == 0 and "--schema takes a plain name" in got.stderr
+
+
+def test_a_per_key_limit_and_its_key_index_work_through_the_mapping(mapped: str) -> None:
+    """sk_claim_keyed() names the queue in its statement text: the mapping rewrites it."""
+    db = Database(mapped)
+    with Producer(db) as p:
+        p.post_many([Job("mapped.ok", {"customer": c}) for c in ("a", "a", "a", "b")])
+    with db.connect() as conn:
+        ops.LIMIT.execute(
+            conn,
+            Selection(task_type="mapped.ok"),
+            LimitParams(concurrency=1, per=("customer",)),
+            actor=Actor(user="tester", host="test-host"),
+        )
+        [index] = key_indexes(conn, "mapped.ok")
+        rows = conn.execute(
+            query("claim"), {"types": ["mapped.ok"], "limit": 10, "worker_id": uuid.uuid4()}
+        ).fetchall()
+    assert index.valid and index.schema == SCHEMA
+    assert sorted(json.loads(r[3])["customer"] for r in rows) == ["a", "b"]

@@ -72,3 +72,51 @@ async def test_l_is_refused_in_read_only_mode(db: Database, make_app: MakeApp, c
         await pilot.pause()
         assert not isinstance(app.screen, LimitTypeScreen)
     assert _limits(conn) == []
+
+
+async def test_l_sets_a_per_key_limit_from_the_payload_path_field(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    _post_waiting(db, 2)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _select_type(pilot, app, "tui.ok")
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, LimitTypeScreen))
+        await pilot.press("1", "tab", "tab", *"payload.i", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert "after: concurrency 1 per payload.i" in dialog.sample
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Limited the type") for m in notices(app)))
+    [limit] = read.limits(conn)
+    assert (limit.concurrency, limit.key_concurrency, limit.per) == (None, 1, "payload.i")
+    # the key index the limit built: dropped (the schema outlives the test)
+    for (name,) in conn.execute(
+        "SELECT relname FROM pg_class WHERE relkind = 'i' AND relname LIKE 'sk\\_key\\_%%'"
+    ).fetchall():
+        conn.execute(f'DROP INDEX IF EXISTS "{name}"')
+
+
+async def test_the_depth_panel_shows_a_per_key_limit_and_its_keys_at_limit(
+    db: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    _post_waiting(db, 3)
+    conn.execute(
+        "INSERT INTO sk_task_types_t (task_type, tt_key_path, tt_key_max_running)"
+        " VALUES ('tui.ok', '{i}', 1)"
+    )
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_status = 2 WHERE task_id IN"
+        " (SELECT task_id FROM sk_task_results_t WHERE task_type = 'tui.ok' LIMIT 1)"
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await until(pilot, lambda: app.snapshot is not None and bool(app.snapshot.depth))
+        assert app.snapshot is not None
+        row = app.snapshot.depth[0]
+        assert row.limit is not None
+        assert row.limit.summary(" ") == "1 per payload.i (1 key at limit)"

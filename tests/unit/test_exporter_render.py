@@ -239,6 +239,15 @@ def test_limits_per_type() -> None:
     assert values(window, "task_type") == {("t.b",): 60}
 
 
+def test_per_key_limits_and_their_keys_at_limit() -> None:
+    limits = [read.TypeLimit("t.k", None, None, None, 3, ["customer"], 1, None, None, 3)]
+
+    fams = scrape(ok(*limit_families(limits)))
+
+    assert values(fams["skconsole_task_type_key_concurrency_limit"], "task_type") == {("t.k",): 1}
+    assert values(fams["skconsole_task_type_keys_at_limit"], "task_type") == {("t.k",): 3}
+
+
 def test_before_the_first_cycle_only_up_0_and_the_cycle_counts() -> None:
     fams = scrape(Snapshot())
 

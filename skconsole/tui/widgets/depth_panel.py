@@ -41,13 +41,16 @@ from skconsole.views.table import Cell, Column, Tone, cell_text, cell_tone
 
 def _state(d: DepthRow) -> Cell:
     """Paused, or the type's limits: "limited 2/2" (at its concurrency limit), "1/2"
-    (running/limit), "10/min" (its rate limit); amber when claims wait."""
+    (running/limit), "10/min" (its rate limit), "1 per payload.customer (3 keys at
+    limit)" (its per-key limits); amber when claims wait."""
     if d.paused:
         return ("paused", "warn")
     if d.limit is None:
         return ""
     if d.limit.saturated:
         return (f"limited {d.limit.slots}", "warn")
+    if d.limit.key_concurrency is not None and d.limit.keys_at_limit:
+        return (d.limit.summary(" "), "warn")  # some keys' jobs wait for a slot
     return d.limit.summary(" ")
 
 
