@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -118,7 +119,11 @@ def main() -> None:
     print(f"vacuum before: {before}")
     print(f"vacuum after:  {vacuum_stats(args.dsn)}")
     seconds = dict(
-        zip(result["drain_per_second_at"], result["drain_per_second_series"], strict=True)
+        zip(
+            map(datetime.fromisoformat, result["drain_per_second_at"]),
+            result["drain_per_second_series"],
+            strict=True,
+        )
     )
     print(explain(sampler.samples, dict(list(seconds.items())[1:-1])))
 

@@ -253,7 +253,7 @@ def run_bench(
         "drain_per_second": _spread(per_second[1:-1]),
         "drain_per_second_series": per_second,
         # the server's second of each count, for lining the series up with other samples
-        "drain_per_second_at": [at for at, _ in seconds],
+        "drain_per_second_at": [at.isoformat() for at, _ in seconds],
         "pickup_latency_ms": {
             "p50": round(_percentile(lat, 0.50), 2),
             "p90": round(_percentile(lat, 0.90), 2),
