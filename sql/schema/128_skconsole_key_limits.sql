@@ -19,8 +19,9 @@ ALTER TABLE sk_task_types_t ADD COLUMN IF NOT EXISTS tt_key_rate_seconds double 
 -- first claim of the key after its last window ended and counts that key's
 -- claims. The missing key is stored as key_missing = true with key '' (a
 -- primary key column cannot be NULL, and '' is a key a payload may really
--- hold: the flag keeps the two apart). The claim charges a window with what it
--- took; sk_claim_keyed() deletes the type's ended windows, and clearing the
+-- hold: the flag keeps the two apart). sk_claim_keyed() charges a window with
+-- the jobs it chose of the key (a chosen job the claim then leaves is charged
+-- too: the rate errs low, never high); it also deletes the type's ended windows, and clearing the
 -- type's per-key limits deletes all of them, so the table holds at most one
 -- row per key claimed within the last window.
 CREATE TABLE IF NOT EXISTS sk_task_key_windows_t (
@@ -103,6 +104,55 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
     $q$, format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path), p_type)
 $fn$;
 
+-- The first way sk_claim_keyed() looks for jobs, cheap when it works: the
+-- type's head in claim order ($5 jobs of it, through the claim-order index),
+-- and of those, each key's first up to its room. Its parameters are the other
+-- statement's, plus $5, the most jobs to look at. It answers the jobs that fit
+-- (best first, at most $1) and how many it looked at: when fewer than $1 fit
+-- and it looked at all $5, a key at its limit may hold the head, and the claim
+-- takes the loose scan above instead.
+CREATE OR REPLACE FUNCTION sk_claim_keyed_walk_statement(p_type varchar, p_path text[])
+RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT format($q$
+        WITH head AS MATERIALIZED (
+            -- the type as a range, as in queries/claim.sql: only the claim-order index fits
+            SELECT q.task_id, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id,
+                %1$s IS NULL AS missing, coalesce(%1$s, '') AS key
+            FROM sk_tasks_queue_t q
+            WHERE q.task_type >= %2$L AND q.task_type <= %2$L AND q.task_locked_until_ts < now()
+            ORDER BY q.task_type, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
+            LIMIT $5
+        ),
+        running AS (
+            SELECT %1$s IS NULL AS missing, coalesce(%1$s, '') AS key, count(*) AS n
+            FROM sk_task_results_t q
+            WHERE q.task_status = 2 AND q.task_type = %2$L
+            GROUP BY 1, 2
+        ),
+        charged AS (
+            SELECT w.key_missing AS missing, w.key, w.claims
+            FROM sk_task_key_windows_t w
+            WHERE w.task_type = %2$L AND $4 IS NOT NULL
+                AND w.window_start_ts + make_interval(secs => $4) > clock_timestamp()
+        ),
+        fits AS (
+            SELECT h.task_id
+            FROM (
+                SELECT h.*, row_number() OVER (PARTITION BY h.missing, h.key
+                    ORDER BY h.task_priority, h.task_locked_until_ts, h.task_lock_handle_id) AS nth
+                FROM head h
+            ) AS h
+            LEFT JOIN running r ON r.missing = h.missing AND r.key = h.key
+            LEFT JOIN charged c ON c.missing = h.missing AND c.key = h.key
+            -- least() ignores NULL: a limit not set bounds nothing
+            WHERE h.nth <= least($1, $2 - coalesce(r.n, 0), $3 - coalesce(c.claims, 0))
+            ORDER BY h.task_priority, h.task_locked_until_ts, h.task_lock_handle_id
+            LIMIT $1
+        )
+        SELECT ARRAY(SELECT f.task_id FROM fits f), (SELECT count(*)::integer FROM head)
+    $q$, format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path), p_type)
+$fn$;
+
 -- The jobs a claim may take of a keyed type (at most p_want, already within
 -- the type-wide room that sk_claim_room() gave), locked FOR UPDATE SKIP LOCKED,
 -- best first in claim order. Like sk_claim_room() it locks the type's row
@@ -110,9 +160,12 @@ $fn$;
 -- keyed type take turns, and it is VOLATILE so each query below sees the
 -- claims that committed while this one waited for that lock.
 --
--- Cost: it never walks the type's queue in claim order skipping jobs (one
--- customer's million jobs at the head would make every claim read them).
--- Instead the distinct keys with queued jobs are enumerated by a loose index
+-- Cost: first it looks at the head of the type's queue in claim order, a
+-- few times p_want jobs (sk_claim_keyed_walk_statement): with many keys
+-- spread through the queue, that finds p_want jobs of keys with room at once.
+-- It never walks further skipping jobs (one customer's million jobs at the
+-- head would make every claim read them): when the head did not give enough,
+-- the distinct keys with queued jobs are enumerated by a loose index
 -- scan over the type's key index (ops/key_index.py builds it: sk_key_<hash>, on
 -- (key, priority, locked until, lock handle), partial on the type), each key
 -- costing one index descent; keys at their limit are skipped; each other key
@@ -124,6 +177,10 @@ CREATE OR REPLACE FUNCTION sk_claim_keyed(p_type varchar, p_want integer)
 RETURNS SETOF uuid LANGUAGE plpgsql VOLATILE ROWS 10 AS $$
 DECLARE
     lim record;
+    cand uuid[];
+    seen integer;
+    budget integer;
+    chosen uuid[];
 BEGIN
     IF p_want <= 0 THEN
         RETURN;
@@ -144,7 +201,41 @@ BEGIN
         WHERE w.task_type = p_type
             AND w.window_start_ts + make_interval(secs => lim.tt_key_rate_seconds) <= clock_timestamp();
     END IF;
-    RETURN QUERY EXECUTE sk_claim_keyed_statement(p_type, lim.tt_key_path)
-    USING p_want, lim.tt_key_max_running, lim.tt_key_rate_count, lim.tt_key_rate_seconds;
+    budget := p_want * 4 + 40;
+    EXECUTE sk_claim_keyed_walk_statement(p_type, lim.tt_key_path) INTO cand, seen
+    USING p_want, lim.tt_key_max_running, lim.tt_key_rate_count, lim.tt_key_rate_seconds, budget;
+    IF cardinality(cand) >= p_want OR seen < budget THEN
+        -- the head held enough, or was the whole due queue: the walk's answer is exact
+        SELECT array_agg(l.task_id) INTO chosen FROM (
+            SELECT q.task_id FROM sk_tasks_queue_t q
+            WHERE q.task_id = ANY(cand) AND q.task_type = p_type AND q.task_locked_until_ts < now()
+            FOR UPDATE SKIP LOCKED
+        ) AS l;
+    ELSE
+        EXECUTE 'SELECT array_agg(task_id) FROM ('
+                || sk_claim_keyed_statement(p_type, lim.tt_key_path) || ') AS chosen'
+        INTO chosen
+        USING p_want, lim.tt_key_max_running, lim.tt_key_rate_count, lim.tt_key_rate_seconds;
+    END IF;
+    IF lim.tt_key_rate_count IS NULL OR chosen IS NULL THEN
+        RETURN QUERY SELECT unnest(chosen);
+        RETURN;
+    END IF;
+    -- each key's window is charged here with the jobs chosen of it, so the claim
+    -- statement itself (which every type runs) carries no key-window write. A job
+    -- chosen here that the claim then leaves (another type's jobs ranked first, or
+    -- its result row was held) is charged all the same: the rate errs low, never high.
+    INSERT INTO sk_task_key_windows_t AS w (task_type, key_missing, key, window_start_ts, claims)
+    SELECT p_type, e.v IS NULL, coalesce(e.v, ''), clock_timestamp(), count(*)::integer
+    FROM sk_tasks_queue_t q
+    CROSS JOIN LATERAL (SELECT sk_try_jsonb(q.task_payload) #>> lim.tt_key_path AS v) AS e
+    WHERE q.task_id = ANY(chosen)
+    GROUP BY 2, 3
+    ON CONFLICT (task_type, key_missing, key) DO UPDATE SET (window_start_ts, claims) = (
+        SELECT CASE WHEN x.renew THEN clock_timestamp() ELSE w.window_start_ts END,
+            CASE WHEN x.renew THEN 0 ELSE w.claims END + EXCLUDED.claims
+        FROM (SELECT w.window_start_ts + make_interval(secs => lim.tt_key_rate_seconds)
+            <= clock_timestamp() AS renew) AS x);
+    RETURN QUERY SELECT unnest(chosen);
 END
 $$;

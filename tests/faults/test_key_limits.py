@@ -1,5 +1,6 @@
-"""Limits per key across real worker processes: two workers of concurrency 20 each, 20
-keys limited to 1 running each; every run recorded by the server's clock proves by
+"""Limits per key across real worker processes: two workers of concurrency 10 each, 20
+keys limited to 1 running each (so neither worker can take every key alone: both take
+part); every run recorded by the server's clock proves by
 counting that no two runs of one key overlapped and that every job ran once, also
 when a worker is SIGKILLed mid-run and its jobs come back through its lease."""
 
@@ -45,7 +46,8 @@ def runs_table(conn: Conn) -> Iterator[None]:
 def workers(
     start_worker: Callable[..., Any], dsn: str, runs_table: None
 ) -> Callable[[], list[Any]]:
-    """Start two worker processes of concurrency 20."""
+    """Start two worker processes of concurrency 10: half the keys each at most, so both
+    always run jobs (one of concurrency 20 could take every key and leave the other idle)."""
 
     def start() -> list[Any]:
         return [
@@ -53,7 +55,7 @@ def workers(
                 "--tasks",
                 "tests.support.tasks_keys",
                 "--concurrency",
-                "20",
+                "10",
                 "--poll",
                 "100ms",
                 env={"SKTEST_RUNS_DSN": dsn},
