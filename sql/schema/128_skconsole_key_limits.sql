@@ -33,6 +33,26 @@ CREATE TABLE IF NOT EXISTS sk_task_key_windows_t (
     PRIMARY KEY (task_type, key_missing, key)
 );
 
+-- What both statements below share, as WITH items: each key's running jobs
+-- of the type (its in-flight result rows) and each key's claims in its rate
+-- window still open. p_key is the key expression over "q" (a literal path).
+CREATE OR REPLACE FUNCTION sk_claim_keyed_rooms_sql(p_type varchar, p_key text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT format($q$
+        running AS (
+            SELECT %1$s IS NULL AS missing, coalesce(%1$s, '') AS key, count(*) AS n
+            FROM sk_task_results_t q
+            WHERE q.task_status = 2 AND q.task_type = %2$L
+            GROUP BY 1, 2
+        ),
+        charged AS (
+            SELECT w.key_missing AS missing, w.key, w.claims
+            FROM sk_task_key_windows_t w
+            WHERE w.task_type = %2$L AND $4 IS NOT NULL
+                AND w.window_start_ts + make_interval(secs => $4) > clock_timestamp()
+        )$q$, p_key, p_type)
+$fn$;
+
 -- The statement sk_claim_keyed() runs for a type and its key path, built
 -- with both as literals (format %L), so the planner sees the key index's exact
 -- expression and proves its predicate (tests/db/test_key_limits.py EXPLAINs
@@ -55,18 +75,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
             SELECT true, '' WHERE EXISTS (
                 SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_type = %2$L AND %1$s IS NULL)
         ),
-        running AS (
-            SELECT %1$s IS NULL AS missing, coalesce(%1$s, '') AS key, count(*) AS n
-            FROM sk_task_results_t q
-            WHERE q.task_status = 2 AND q.task_type = %2$L
-            GROUP BY 1, 2
-        ),
-        charged AS (
-            SELECT w.key_missing AS missing, w.key, w.claims
-            FROM sk_task_key_windows_t w
-            WHERE w.task_type = %2$L AND $4 IS NOT NULL
-                AND w.window_start_ts + make_interval(secs => $4) > clock_timestamp()
-        ),
+        %3$s,
         rooms AS (
             -- least() ignores NULL: a limit not set bounds nothing
             SELECT w.missing, w.key,
@@ -101,7 +110,8 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
         WHERE q.task_id IN (SELECT b.task_id FROM best b)
             AND q.task_type = %2$L AND q.task_locked_until_ts < now()
         FOR UPDATE OF q SKIP LOCKED
-    $q$, format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path), p_type)
+    $q$, k.expr, p_type, sk_claim_keyed_rooms_sql(p_type, k.expr))
+    FROM (SELECT format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path) AS expr) AS k
 $fn$;
 
 -- The first way sk_claim_keyed() looks for jobs, cheap when it works: the
@@ -123,18 +133,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
             ORDER BY q.task_type, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
             LIMIT $5
         ),
-        running AS (
-            SELECT %1$s IS NULL AS missing, coalesce(%1$s, '') AS key, count(*) AS n
-            FROM sk_task_results_t q
-            WHERE q.task_status = 2 AND q.task_type = %2$L
-            GROUP BY 1, 2
-        ),
-        charged AS (
-            SELECT w.key_missing AS missing, w.key, w.claims
-            FROM sk_task_key_windows_t w
-            WHERE w.task_type = %2$L AND $4 IS NOT NULL
-                AND w.window_start_ts + make_interval(secs => $4) > clock_timestamp()
-        ),
+        %3$s,
         fits AS (
             SELECT h.task_id
             FROM (
@@ -150,7 +149,8 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
             LIMIT $1
         )
         SELECT ARRAY(SELECT f.task_id FROM fits f), (SELECT count(*)::integer FROM head)
-    $q$, format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path), p_type)
+    $q$, k.expr, p_type, sk_claim_keyed_rooms_sql(p_type, k.expr))
+    FROM (SELECT format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path) AS expr) AS k
 $fn$;
 
 -- The jobs a claim may take of a keyed type (at most p_want, already within
