@@ -58,6 +58,8 @@ def workers(
                 "10",
                 "--poll",
                 "100ms",
+                "--lease",
+                "5s",  # the shortest: a killed worker's jobs come back sooner
                 env={"SKTEST_RUNS_DSN": dsn},
             )
             for _ in range(2)
