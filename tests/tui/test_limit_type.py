@@ -23,20 +23,26 @@ def _limits(conn: Conn) -> list[tuple[int | None, str | None]]:
     return [(t.concurrency, t.rate) for t in read.limits(conn)]
 
 
+async def _confirm_limit(pilot: Any, app: ConsoleApp, *keys: str) -> ConfirmScreen:
+    """Once loaded: L on the type tui.ok, ``keys`` typed into the dialog, its confirmation."""
+    await loaded(pilot)
+    await _select_type(pilot, app, "tui.ok")
+    await pilot.press("L")
+    await until(pilot, lambda: isinstance(app.screen, LimitTypeScreen))
+    await pilot.press(*keys)
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    dialog = app.screen
+    assert isinstance(dialog, ConfirmScreen)
+    return dialog
+
+
 async def test_l_sets_a_types_concurrency_limit_with_its_audit_row(
     db: Database, make_app: MakeApp, conn: Conn
 ) -> None:
     _post_waiting(db, 2)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
-        await pilot.press("L")
-        await until(pilot, lambda: isinstance(app.screen, LimitTypeScreen))
-        await pilot.press("2", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        dialog = app.screen
-        assert isinstance(dialog, ConfirmScreen)
+        dialog = await _confirm_limit(pilot, app, "2", "enter")
         assert dialog.question.startswith("Limit the type `tui.ok`")
         assert "after: concurrency 2" in dialog.sample
         await pilot.press("y")
@@ -80,14 +86,7 @@ async def test_l_sets_a_per_key_limit_from_the_payload_path_field(
     _post_waiting(db, 2)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
-        await pilot.press("L")
-        await until(pilot, lambda: isinstance(app.screen, LimitTypeScreen))
-        await pilot.press("1", "tab", "tab", *"payload.i", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        dialog = app.screen
-        assert isinstance(dialog, ConfirmScreen)
+        dialog = await _confirm_limit(pilot, app, "1", "tab", "tab", *"payload.i", "enter")
         assert "after: concurrency 1 per payload.i" in dialog.sample
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Limited the type") for m in notices(app)))
