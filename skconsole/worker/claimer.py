@@ -138,11 +138,14 @@ class Claimer:
                         return False
                 elif not await self.link.run(_ended(identity), retry=False):
                     return False
+            # what is held now: a job settled while the query ran (its result written
+            # by the finish connection) is still in the query's answer, yet no orphan
+            known = set(self.held)
             owned = await self.link.run(self._owned, retry=False)
         except (LinkLost, psycopg.Error) as exc:
             self._throttle.warning("reconcile", "cannot reconcile claims yet: %s", exc)
             return False
-        orphans = [a for a in owned if a.claim_id not in self.held]
+        orphans = [a for a in owned if a.claim_id not in self.held and a.claim_id not in known]
         if orphans:
             log.warning("handing back %d job(s) claimed over a lost connection", len(orphans))
             for attempt in orphans:
