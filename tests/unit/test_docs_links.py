@@ -168,3 +168,27 @@ def test_ci_runs_the_readmes_test_command_as_written() -> None:
     marker = ci.index("# keep this line identical to the README's test command")
 
     assert ci[marker + 1] in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+
+
+# -- the console's keys ----------------------------------------------------------------------
+_SHOWN_AS = {
+    "enter": "Enter",
+    "escape": "Esc",
+    "minus": "-",
+    "plus": "+",
+    "question_mark": "?",
+    "slash": "/",
+}
+
+
+def test_every_key_of_the_registry_is_in_the_key_reference_and_the_readme() -> None:
+    from skconsole.tui.actions import ACTIONS
+
+    for page in (DOCS / "reference" / "keys.md", ROOT / "README.md"):
+        rows = [line for line in _prose(page) if line.startswith("| `")]
+        shown = {k for row in rows for k in re.findall(r"`([^`]+)`", row.split("|")[1])}
+        if {"1", "9"} <= shown:  # `1`…`9`
+            shown |= {str(n) for n in range(1, 10)}
+        for action in ACTIONS:
+            key = _SHOWN_AS.get(action.key, action.key)
+            assert key in shown, f"{page.relative_to(ROOT)}: key {key} ({action.id}) is missing"
