@@ -4,7 +4,7 @@
 [--batch-size 100] [--processes 1] [--seconds 8]``
 
 The data behind the worker's default ``--concurrency`` and ``--batch-size``
-(README, "Sizing a worker"). Each cell is one ``skconsole bench`` drain
+(docs/howto/sizing-workers.md). Each cell is one ``skconsole bench`` drain
 (:func:`skconsole.bench.throughput.run_bench`, no pickup phase) of a backlog
 sized to take about ``--seconds`` at the rate the cell can reach at most: a
 10 ms handler cannot pass ``concurrency x 100`` jobs/s a process. Cells run

@@ -22,6 +22,7 @@ import typer
 from skconsole.cli.options import MAX_CONCURRENCY, Options, check_range, refresh_interval
 from skconsole.cli.output import print_error
 from skconsole.core.errors import SkconsoleError
+from skconsole.core.extras import require_extra
 from skconsole.db.connect import connect_error_message
 from skconsole.db.embedded import default_data_dir
 from skconsole.db.mapping import TableMapping
@@ -116,6 +117,7 @@ def main_options(
     use_mapping(replace(layout, schema=schema) if schema is not None else layout)
     ctx.obj = Options(dsn=dsn, data_dir=data_dir, setup=not no_setup, read_only=read_only)
     if ctx.invoked_subcommand is None:
+        require_extra("console", "the console")
         from skconsole.tui.launch import ConsoleOptions, run_console
 
         check_range("--workers", workers, 1, MAX_CONCURRENCY)

@@ -15,6 +15,7 @@ from skconsole.cli.options import (
     refresh_interval,
 )
 from skconsole.core.errors import ReadOnlyError
+from skconsole.core.extras import require_extra
 
 
 # -- demo ----------------------------------------------------------------------------
@@ -43,6 +44,7 @@ def demo(
     Runs on an embedded server of its own (a `demo-pgdata` directory beside the
     default one) unless --data-dir or an explicit --dsn says otherwise.
     """
+    require_extra("console", "skconsole demo")
     from skconsole.demo.run import run_demo
 
     check_range("--rate", rate, 0, MAX_DEMO_RATE)
@@ -54,6 +56,8 @@ def demo(
     # a DSN from the environment may point at a real queue: only an explicit --dsn is used
     source = root.get_parameter_source("dsn")
     dsn = o.dsn if source is not None and source.name == "COMMANDLINE" else None
+    if dsn is None:
+        require_extra("embedded", "skconsole demo without --dsn")
     code = run_demo(
         dsn, o.data_dir, rate=rate, workers=workers, refresh=refresh_interval(refresh), seed=seed
     )

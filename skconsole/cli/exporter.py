@@ -27,6 +27,7 @@ from skconsole.cli.options import check_range, options_of
 from skconsole.cli.output import out
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import ConfigError, SkconsoleError
+from skconsole.core.extras import require_extra
 from skconsole.db.target import resolve_database
 
 #: --interval bounds: below a second the read models would load the server for
@@ -68,6 +69,7 @@ def exporter(
     ] = format_limit(READ_TIMEOUT_S),
 ) -> None:
     """Serve the queue's metrics for Prometheus on /metrics (read-only)."""
+    require_extra("exporter", "skconsole exporter")
     check_range("--port", port, 0, 65535)
     interval_s = parse_duration(
         interval, option="--interval", minimum=INTERVAL_BOUNDS_S[0], maximum=INTERVAL_BOUNDS_S[1]

@@ -15,7 +15,7 @@ from skconsole.core.text import is_valid_utf8, quoted
 from skconsole.db.connect import Database
 from skconsole.db.target import open_database
 
-# -- bounds of the options (the README's table of limits) ---------------------------------
+# -- bounds of the options (docs/reference/cli.md, its table of bounds) -----------------
 #: enqueue --count: jobs posted by one command (they are built in memory first)
 MAX_ENQUEUE_COUNT = 100_000_000
 #: worker --concurrency, console --workers, demo --workers, bench --concurrency
@@ -110,7 +110,9 @@ def options_of(ctx: typer.Context) -> Options:
 
 
 # -- options more than one command takes ----------------------------------------------------
-JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document (shape in the README)")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="One JSON document (its shape: docs/reference/json.md)")
+]
 WideOpt = Annotated[
     bool,
     typer.Option(

@@ -93,3 +93,8 @@ class PostInterrupted(SkconsoleError):
             f"the post stopped after {jobs_committed:,} job(s) were committed"
             f" ({posted:,} posted); the rest were not posted: {cause}"
         )
+
+
+class MissingExtraError(ConfigError):
+    """A command needs an optional part of skconsole that is not installed (exit code 2):
+    the message names the extra and the line that installs it."""

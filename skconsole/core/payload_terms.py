@@ -4,7 +4,7 @@ Why here: ``skconsole find``, the ``--where`` option of every job action and the
 console's search screen read the same terms, and the audit row records them,
 so they are parsed and checked once, with no database.
 
-The rule (documented in the README): PATH is a dotted path into the payload
+The rule (documented in docs/howto/on-call.md, "Find a job"): PATH is a dotted path into the payload
 (``payload.customer.id``; a segment of digits also indexes an array:
 ``payload.items.0.sku``); a key holding a dot cannot be named. VALUE is compared
 with the field's text as PostgreSQL's ``#>>`` gives it, so ``42`` matches the

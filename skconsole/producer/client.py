@@ -157,7 +157,24 @@ def _no_database(producer: str) -> ConfigError:
 
 class Producer(Closing):
     """Posts jobs over one connection of its own (opened on first use, never
-    when every post passes ``connection=``), or over the caller's."""
+    when every post passes ``connection=``), or over the caller's.
+
+    Three calls, three promises: :meth:`post` writes one job in one statement
+    (autocommit); :meth:`post_many` writes all of a list or none; :meth:`post_stream`
+    commits chunk by chunk, so memory stays at one chunk whatever the length.
+    Close it with :meth:`close`, or use it in a ``with`` block.
+
+    Args:
+        db: where to post: a DSN, a :class:`~skconsole.db.connect.Database`, or
+            ``None`` for a producer that only posts on its callers' connections
+            (``connection=``) and never opens one of its own.
+        source: what each job records as the process that posted it; default
+            ``skconsole@HOST:PID``.
+
+    Raises:
+        ConfigError: ``db`` is a connection (pass it to each post as
+            ``connection=`` instead) or anything else that is no DSN.
+    """
 
     def __init__(self, db: Database | str | None = None, source: str | None = None) -> None:
         self.db = _database(db, "Producer")
@@ -179,17 +196,35 @@ class Producer(Closing):
     def post(
         self, task_type: str, payload: Any = None, *, connection: Conn | None = None, **kw: Any
     ) -> uuid.UUID:
-        """Post one job; returns its id. Keyword arguments as in :class:`Job`;
-        ``connection`` as in :meth:`post_many`."""
+        """Post one job; returns its id. Keyword arguments as in :class:`Job`
+        (``priority``, ``delay`` or ``run_at``, ``key``, ``after``, ...);
+        ``connection`` as in :meth:`post_many`.
+
+        Raises:
+            InvalidJobError: the job is refused before anything is written (a payload
+                that is not JSON, a negative priority, a naive ``run_at``, ...);
+                :class:`~skconsole.core.errors.UnknownJobError` when ``after`` names
+                no job.
+        """
         return self.post_many([Job(task_type, payload, **kw)], connection=connection).ids[0]
 
     def post_many(self, jobs: Sequence[Job], *, connection: Conn | None = None) -> PostResult:
         """Post all of ``jobs`` or none: one statement, or one transaction.
 
+        Jobs without keys go by binary COPY when there are 200 or more; keyed jobs
+        by statements of up to 5,000; one NOTIFY wakes the workers. The list is the
+        caller's, so memory grows with it: for millions, :meth:`post_stream`.
+
         With ``connection``, inside the caller's transaction on it (begun by
         psycopg if the connection is not in autocommit mode), which the caller
         commits or rolls back: the jobs exist, for workers too, only once it
-        commits. On an error, PostgreSQL leaves that transaction aborted.
+        commits. On an error, PostgreSQL leaves that transaction aborted. A
+        connection in autocommit mode outside a transaction block, a closed or
+        failed one, or one inside a two-phase transaction is refused with a
+        :class:`~skconsole.core.errors.ConfigError` before anything is sent.
+
+        Returns:
+            The ids of ``jobs`` in order, and how many were posted.
         """
         result = PostResult(ids=[j.task_id for j in jobs])
         if not jobs:
@@ -210,7 +245,17 @@ class Producer(Closing):
         chunk_size: int = STREAM_CHUNK,
         progress: Progress | None = None,
     ) -> PostCounts:
-        """Post ``jobs`` as they come, committing every ``chunk_size`` of them."""
+        """Post ``jobs`` as they come, committing every ``chunk_size`` of them.
+
+        The iterable is read one chunk ahead, each chunk posted as by
+        :meth:`post_many` in a transaction of its own; ``progress`` is called with
+        the counts so far after each. It takes no ``connection``: it commits.
+
+        Raises:
+            PostInterrupted: a chunk failed; its ``jobs_committed`` were committed,
+                the rest were not (jobs without keys posted again would be posted
+                twice).
+        """
         done = PostCounts()
         with _counting(done):
             for chunk in chunks(jobs, chunk_size):
@@ -259,13 +304,17 @@ class Producer(Closing):
         return done
 
     def close(self) -> None:
+        """Close the producer's own connection, if it opened one (never the caller's)."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
 
 
 class AsyncProducer:
-    """The asyncio twin of :class:`Producer` (``connection=`` takes a psycopg.AsyncConnection)."""
+    """The asyncio twin of :class:`Producer` (``connection=`` takes a psycopg.AsyncConnection).
+
+    The same arguments and calls, awaited; ``async with`` closes it.
+    """
 
     def __init__(self, db: Database | str | None = None, source: str | None = None) -> None:
         self.db = _database(db, "AsyncProducer")
@@ -315,7 +364,8 @@ class AsyncProducer:
         chunk_size: int = STREAM_CHUNK,
         progress: Progress | None = None,
     ) -> PostCounts:
-        """Post ``jobs`` as they come, committing every ``chunk_size`` of them."""
+        """Post ``jobs`` (an iterable or an async iterable) as they come, committing
+        every ``chunk_size`` of them, as :meth:`Producer.post_stream`."""
         done = PostCounts()
         with _counting(done):
             async for chunk in _achunks(jobs, chunk_size):
@@ -361,6 +411,7 @@ class AsyncProducer:
         return done
 
     async def close(self) -> None:
+        """Close the producer's own connection, if it opened one (never the caller's)."""
         if self._conn is not None:
             await self._conn.close()
             self._conn = None

@@ -59,6 +59,23 @@ class Job:
     When it may run: ``delay`` seconds after the server's time of the post, or at
     ``run_at`` (a timezone-aware datetime; a past one means now), not both; with
     ``after`` (job ids), not before every one of those jobs has succeeded.
+
+    Checked when made: a bad job raises
+    :class:`~skconsole.core.errors.InvalidJobError` before anything is written.
+
+    Attributes:
+        task_type: the handler's type name (1 to 250 characters).
+        payload: the job's data, written as JSON (NaN and Infinity are refused).
+        priority: lower runs first, from 0 to 2,147,483,647.
+        delay: seconds after the server's time of the post before it may run.
+        key: a deterministic id (uuid5 of the key): posting the same key again is a
+            no-op while the job waits, re-queues it once it has finished, and, while
+            it runs, marks it to run once more with the new payload.
+        source: what the job records as the process that posted it (default: the
+            producer's).
+        payload_json: the payload as JSON text already, instead of ``payload``.
+        run_at: when it may run, timezone-aware.
+        task_id: its id (from ``key`` when given, else a new one).
     """
 
     task_type: str

@@ -1,6 +1,6 @@
 """The overview of ``skconsole status``: depth, jobs per status and workers in one read.
 
-Its JSON is a documented, stable shape (README), so it is built here, once, for
+Its JSON is a documented, stable shape (docs/reference/json.md), so it is built here, once, for
 the CLI and any script.
 """
 

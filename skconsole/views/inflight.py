@@ -28,7 +28,7 @@ def worker_text(j: InflightJob) -> str:
 def state_cell(j: InflightJob) -> Cell:
     """Hung jobs shout, a job running normally stays quiet, anything else warns: the
     note says what ("control connection lost, heartbeat 0.2 s ago"). A running job
-    reads as its state's own word ("running", as the README says)."""
+    reads as its state's own word ("running", as docs/howto/console.md says)."""
     if j.hung:
         return (f"HUNG: {j.note or j.hung_reason}", "bad")
     if j.state is InflightState.RUNNING:

@@ -21,7 +21,7 @@ class WorkerConfig:
 
     #: jobs run at once: 50 lets 10 ms handlers run 2.5-3.6k jobs/s a process
     #: and a no-op drain reach its plateau (python -m skconsole.bench.defaults;
-    #: README, "Sizing a worker")
+    #: docs/howto/sizing-workers.md)
     concurrency: int = 50
     #: most jobs a claim takes (it takes no more than the free slots): below
     #: 25 it caps the drain, above the concurrency it changes nothing

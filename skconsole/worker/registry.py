@@ -182,7 +182,7 @@ class StopSignal:
     """The engine's request that a running job stop, readable from any thread.
 
     Async handlers are cancelled as well; a sync handler cannot be interrupted,
-    so this flag is how it learns it should stop (see README, safety model).
+    so this flag is how it learns it should stop (see docs/explanation/safety-model.md).
     The event a thread may wait on is made only when one does: one per job
     would cost the drain a few per cent."""
 
@@ -226,6 +226,17 @@ class JobContext:
     with :meth:`sleep`): when its worker cannot renew its lease it asks its
     jobs to stop before any other worker may take them over, and only a
     handler that stops keeps the promise that a job never runs twice at once.
+
+    Attributes:
+        task_id: the job's id.
+        task_type: its type.
+        source: the process that posted it.
+        priority: its priority (lower runs first).
+        attempt: this attempt's number, the first is 1.
+        error_count: the failed attempts before this one.
+        posted_at: when it was posted (the server's time).
+        stop: the stop signal; once the engine sets it, its ``reason`` is ``timeout``,
+            ``shutdown``, ``fence`` or ``cancel``.
     """
 
     task_id: UUID
@@ -362,7 +373,18 @@ def _wants_context(fn: Handler) -> bool:
 class TaskRegistry:
     """Handlers by task type. A handler takes the decoded payload, and the
     :class:`JobContext` too if it declares a second parameter; it may be sync
-    (run in a thread) or async (run on the engine's loop)."""
+    (run in a thread) or async (run on the engine's loop).
+
+    ``skconsole worker --tasks MODULE`` (or ``MODULE:ATTRIBUTE``) runs the registry
+    a module defines. What a handler's return or exception makes of its job:
+    success is 3 Processed; :class:`~skconsole.FatalTaskError` (or a ``fatal_on``
+    class) 6 Fatal at once; :class:`~skconsole.Snooze` hands it back for later; any
+    other exception is retried with back-off, up to ``max_attempts``, then 5 Faulted.
+
+    Args:
+        defaults: the options of every type registered without its own
+            (:class:`TaskOptions`: 5 attempts, 1 s back-off doubled, 300 s timeout).
+    """
 
     def __init__(self, defaults: TaskOptions | None = None) -> None:
         self.defaults = defaults or TaskOptions()
@@ -386,7 +408,13 @@ class TaskRegistry:
         then: str | None = None,
         pipeline: str | None = None,
     ) -> Callable[[Handler], Handler]:
-        """Register a handler for ``name``.
+        """Register a handler for ``name``: ``@tasks.task("emails.send", max_attempts=5)``.
+
+        ``max_attempts``, ``backoff``, ``max_backoff``, ``timeout`` (seconds, or
+        ``None`` for none), ``retry_on`` and ``fatal_on`` override the registry's
+        defaults for this type (:class:`TaskOptions`). A bad option, schedule or
+        name is refused at once with a one-line
+        :class:`~skconsole.core.errors.ConfigError`, when the module is imported.
 
         ``cron=`` ("0 3 * * *", in ``timezone``) or ``every=`` ("30s") make the
         type periodic: the workers that run it post one job per tick, with
@@ -441,6 +469,7 @@ class TaskRegistry:
         then: str | None = None,
         pipeline: str | None = None,
     ) -> None:
+        """Register ``fn`` for ``name`` without a decorator (what :meth:`task` does)."""
         for what, value in (("task type", name), ("then=", then), ("pipeline=", pipeline)):
             if value is not None and (
                 not isinstance(value, str) or not value.strip() or len(value) > 250
@@ -462,9 +491,11 @@ class TaskRegistry:
         )
 
     def get(self, name: str) -> Task | None:
+        """The registered task ``name`` (handler and options), or None."""
         return self._tasks.get(name)
 
     def names(self) -> list[str]:
+        """The registered task types, sorted."""
         return sorted(self._tasks)
 
     def schedules(self) -> dict[str, Schedule]:
@@ -472,6 +503,8 @@ class TaskRegistry:
         return {n: t.schedule for n, t in sorted(self._tasks.items()) if t.schedule is not None}
 
     def subset(self, names: list[str]) -> TaskRegistry:
+        """A registry of only these types (``worker --types``); an unknown one is a
+        :class:`~skconsole.core.errors.ConfigError` naming the types there are."""
         unknown = sorted(set(names) - set(self._tasks))
         if unknown:
             raise ConfigError(
