@@ -2,7 +2,7 @@
 
 Runs the console headless at 120x40 on the fixed data source and frozen
 clock (the same scenes the snapshot tests compare) and saves one SVG per
-scene into DIR (default: ``docs/screenshots/`` in the current directory, the
+scene into DIR (default: ``screenshots/`` in the current directory, the
 repository's root: the README and the site show them from there).
 """
 
@@ -36,7 +36,7 @@ async def capture_all(folder: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    folder = Path(args[0]) if args else Path("docs/screenshots")
+    folder = Path(args[0]) if args else Path("screenshots")
     for path in asyncio.run(capture_all(folder)):
         print(path)
     return 0
