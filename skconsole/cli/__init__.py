@@ -10,8 +10,9 @@
   :mod:`.status` (``status [VIEW]``), :mod:`.job` (``job ID``: one job and its attempts), :mod:`.ops` (the operator actions, audit),
   :mod:`.retention` (``retention [set|clear]``), :mod:`.health` (``vacuum``,
   ``cancel-session``: the queue tables' health) and :mod:`.exporter` (``exporter``:
-  metrics for Prometheus), :mod:`.why` (``why ID``: why a job waits) and :mod:`.find`
-  (``find``, ``find-index``: jobs by payload).
+  metrics for Prometheus), :mod:`.why` (``why ID``: why a job waits), :mod:`.find`
+  (``find``, ``find-index``: jobs by payload) and :mod:`.serve` (``serve``: the console in
+  a browser tab).
 
 Importing this package registers every command on :data:`app`.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 # imported in the order ``skconsole --help`` lists the commands
 from skconsole.cli import check, demo, posting, running  # isort: skip
 from skconsole.cli import exporter, find, health, job, ops, retention, server, slo, status  # isort: skip
-from skconsole.cli import why  # isort: skip
+from skconsole.cli import serve, why  # isort: skip
 from skconsole.cli.app import app, main
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "posting",
     "retention",
     "running",
+    "serve",
     "server",
     "slo",
     "status",

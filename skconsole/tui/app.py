@@ -24,7 +24,6 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-import getpass
 import time
 from collections import deque
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from textual.screen import Screen
 from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
+from skconsole.core.actor import Actor
 from skconsole.tui import actions as registry
 from skconsole.tui import cadences, clipboard
 from skconsole.tui.action_runner import ActionRunner, is_connection_error
@@ -107,7 +107,7 @@ class ConsoleApp(App[int]):
         self.read_only = source.read_only
         self.engine = engine
         self.clock = clock
-        self.actor = actor or getpass.getuser()
+        self.actor = actor or Actor.current().user
         self.interval = refresh_interval
         self.paused = False
         self.setup_needed = list(setup_needed or [])

