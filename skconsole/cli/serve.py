@@ -157,10 +157,9 @@ def serve(
     root = ctx.find_root().params
     refresh_interval(str(root.get("refresh") or "2s"))  # a bad --refresh: here, not per tab
     require_extra("web", "skconsole serve")
-    from skconsole.web.server import ConsoleServer, serve_until_stopped
-
     from skconsole.db.target import resolve_database
     from skconsole.tui.launch import schema_state
+    from skconsole.web.server import ConsoleServer, serve_until_stopped
     from skconsole.worker.run import configure_logging
 
     read_only = not allow_writes
