@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from skconsole.db.connect import Database
-from skconsole.producer import Job, Producer
+from skconsole.producer import AsyncProducer, Job, Producer
 from skconsole.testing import run_until_idle
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from skconsole.worker.tracing import trace_jobs
@@ -229,6 +229,18 @@ def test_every_way_of_posting_stores_the_posting_span(db: Database, conn: Conn, 
     stored = stored_contexts(conn, [parent, *ids])
     assert None not in stored
     assert {json.loads(s)["traceparent"][:-3] for s in stored if s is not None} == {expected}
+
+
+async def test_an_async_producer_stores_the_posting_span(db: Database, conn: Conn) -> None:
+    async with AsyncProducer(db) as producer:
+        with tracer.start_as_current_span("request") as request:
+            ids = [
+                await producer.post("tr.leaf", 1),
+                *(await producer.post_many([Job("tr.leaf", n) for n in range(250)])).ids,
+            ]
+
+    stored = {json.loads(s)["traceparent"].split("-")[1] for s in stored_contexts(conn, ids)}
+    assert stored == {f"{trace_id(request):032x}"}
 
 
 def test_a_post_outside_any_span_stores_no_trace_context(db: Database, conn: Conn) -> None:
