@@ -48,8 +48,9 @@ SKCONSOLE_OBJECTS = (
     "sk_task_key_windows_t",
 )
 
-#: skconsole's columns of the results table, one per schema version that added some
-RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count", "sk_cancel_requested_at_ts")
+#: skconsole's columns of the results table, one per schema version (or later script
+#: that the engine's statements need) that added some
+RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count", "sk_cancel_requested_at_ts", "sk_trace_context")
 #: skconsole's columns of the task-types table added after 020 created it, one per
 #: schema version (or later script) that added some
 TYPE_COLUMNS = (

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, LiteralString, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -40,6 +40,7 @@ from skconsole.producer.job import Job, PostCounts, PostResult, default_source
 from skconsole.producer.plan import (
     QUEUE_TYPES,
     RESULT_TYPES,
+    RESULT_TYPES_TRACED,
     STREAM_CHUNK,
     Plan,
     PostAnswer,
@@ -49,6 +50,7 @@ from skconsole.producer.plan import (
     queue_rows,
     result_rows,
 )
+from skconsole.producer.trace_context import current_trace
 
 #: Told after each committed chunk of a streamed post: the counts so far.
 Progress = Callable[[PostCounts], None]
@@ -229,7 +231,7 @@ class Producer(Closing):
         result = PostResult(ids=[j.task_id for j in jobs])
         if not jobs:
             return result
-        writes = plan(jobs, self.source)
+        writes = plan(jobs, self.source, current_trace())
         target = self._target(connection)
         if target.opens_transaction(writes):
             with target.conn.transaction():
@@ -285,9 +287,9 @@ class Producer(Closing):
             if writes.copied:
                 with _cursor(psycopg.Cursor(conn, row_factory=scalar_row), own) as clock:
                     now = _server_now(clock.execute(query("db_now")).fetchone())
-                with cur.copy(query("copy_results")) as copy:
-                    copy.set_types(RESULT_TYPES)
-                    for values in result_rows(writes.copied, self.source, now):
+                with cur.copy(_copy_results(writes)) as copy:
+                    copy.set_types(_result_types(writes))
+                    for values in result_rows(writes.copied, self.source, now, writes.trace):
                         copy.write_row(values)
                 with cur.copy(query("copy_queue")) as copy:
                     copy.set_types(QUEUE_TYPES)
@@ -348,7 +350,7 @@ class AsyncProducer:
         result = PostResult(ids=[j.task_id for j in jobs])
         if not jobs:
             return result
-        writes = plan(jobs, self.source)
+        writes = plan(jobs, self.source, current_trace())
         target = await self._target(connection)
         if target.opens_transaction(writes):
             async with target.conn.transaction():
@@ -392,9 +394,9 @@ class AsyncProducer:
             if writes.copied:
                 async with _cursor(psycopg.AsyncCursor(conn, row_factory=scalar_row), own) as clock:
                     now = _server_now(await (await clock.execute(query("db_now"))).fetchone())
-                async with cur.copy(query("copy_results")) as copy:
-                    copy.set_types(RESULT_TYPES)
-                    for values in result_rows(writes.copied, self.source, now):
+                async with cur.copy(_copy_results(writes)) as copy:
+                    copy.set_types(_result_types(writes))
+                    for values in result_rows(writes.copied, self.source, now, writes.trace):
                         await copy.write_row(values)
                 async with cur.copy(query("copy_queue")) as copy:
                     copy.set_types(QUEUE_TYPES)
@@ -455,6 +457,15 @@ def _cursor(cur: Cur, own: bool) -> Cur:
     if not own:  # the producer's own connection has psycopg's loaders already
         cur.adapters.register_loader("timestamptz", TimestamptzLoader)
     return cur
+
+
+def _copy_results(writes: Plan) -> LiteralString:
+    """The COPY of the result rows: with the trace context only for a post made in a trace."""
+    return query("copy_results") if writes.trace is None else query("copy_results_traced")
+
+
+def _result_types(writes: Plan) -> tuple[str, ...]:
+    return RESULT_TYPES if writes.trace is None else RESULT_TYPES_TRACED
 
 
 def unknown_after(ids: Sequence[uuid.UUID]) -> UnknownJobError:

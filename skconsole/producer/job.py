@@ -91,6 +91,9 @@ class Job:
     #: what a parent ending Fatal or Cancelled does to it: "cancel" it, or "run" it anyway
     after_failure: str = "cancel"
     task_id: uuid.UUID = field(init=False)
+    #: the W3C trace context a job posts it under (``ctx.post``, a pipeline's next
+    #: stage: producer/trace_context.py); a producer posts all its jobs under its caller's
+    trace: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # the common cases (a type seen before, plain int and float) decided first:

@@ -14,6 +14,13 @@ it writes each one's edges and decides, from its parents' result rows, whether
 it runs at once, waits, or is cancelled already; it is never keyed, so it needs
 none of post_jobs.sql's conflict rules, and the other paths stay as they were.
 
+A post made inside an active trace (producer/trace_context.py) carries its
+trace context: post_jobs.sql and post_after.sql take it as one parameter, a
+COPY writes it as one more column (copy_results_traced.sql), and a lone job
+goes by post_jobs.sql. A post outside a trace sends exactly what it did
+before (post_new_job.sql and copy_results.sql have no such column), plus one
+NULL parameter per post_jobs.sql or post_after.sql statement.
+
 The sync and async producers share this module and differ only in how they
 await their round trips.
 """
@@ -52,6 +59,8 @@ RESULT_TYPES = (
     "timestamptz",
 )
 QUEUE_TYPES = ("uuid", "varchar", "varchar", "text", "int4", "timestamptz", "timestamptz")
+#: copy_results_traced.sql's: the trace context last
+RESULT_TYPES_TRACED = (*RESULT_TYPES, "text")
 
 
 class LoneParams(TypedDict):
@@ -77,6 +86,8 @@ class BatchParams(TypedDict):
     delays_ms: list[float]
     run_ats: list[dt.datetime | None]
     keyed: list[bool]
+    #: the trace context of the post (None outside a trace)
+    trace: str | None
 
 
 class AfterParams(TypedDict):
@@ -92,6 +103,7 @@ class AfterParams(TypedDict):
     runs: list[bool]
     edge_jobs: list[uuid.UUID]
     edge_ids: list[uuid.UUID]
+    trace: str | None
 
 
 @dataclass(frozen=True)
@@ -116,6 +128,8 @@ class Plan:
     after: list[AfterParams] = field(default_factory=list)
     #: the ids ``after`` names that this post does not write itself (checked first)
     after_parents: list[uuid.UUID] = field(default_factory=list)
+    #: the trace context the post is made under (``copied`` goes by copy_results_traced.sql)
+    trace: str | None = None
 
     @property
     def one_round_trip(self) -> bool:
@@ -124,17 +138,18 @@ class Plan:
         return writes + len(self.after) == 1 and not self.copied
 
 
-def plan(jobs: Sequence[Job], default_source: str) -> Plan:
-    """Split a post into its writes (see the module docstring)."""
+def plan(jobs: Sequence[Job], default_source: str, trace: str | None = None) -> Plan:
+    """Split a post into its writes (see the module docstring); ``trace``: the
+    trace context it is made under."""
     if any(j.after for j in jobs):
-        return _with_after(jobs, default_source)
-    return _plain(jobs, default_source)
+        return _with_after(jobs, default_source, trace)
+    return _plain(jobs, default_source, trace)
 
 
-def _with_after(jobs: Sequence[Job], default_source: str) -> Plan:
+def _with_after(jobs: Sequence[Job], default_source: str, trace: str | None) -> Plan:
     waiting = [j for j in jobs if j.after]
     rest = [j for j in jobs if not j.after]
-    writes = _plain(rest, default_source) if rest else Plan(None, (), [])
+    writes = _plain(rest, default_source, trace) if rest else Plan(None, (), [], trace=trace)
     ours = {j.task_id for j in jobs}
     named = dict.fromkeys(a for j in waiting for a in j.after)
     writes.after_parents = [a for a in named if isinstance(a, uuid.UUID) and a not in ours]
@@ -153,21 +168,23 @@ def _with_after(jobs: Sequence[Job], default_source: str) -> Plan:
                 "runs": [j.after_failure == "run" for j in chunk],
                 "edge_jobs": [job for job, _ in edges],
                 "edge_ids": [parent for _, parent in edges],
+                "trace": trace,
             }
         )
     return writes
 
 
-def _plain(jobs: Sequence[Job], default_source: str) -> Plan:
+def _plain(jobs: Sequence[Job], default_source: str, trace: str | None) -> Plan:
     """The writes of jobs that wait for nothing."""
-    if len(jobs) == 1 and jobs[0].key is None:
+    if len(jobs) == 1 and jobs[0].key is None and trace is None:
         return Plan(_lone(jobs[0], default_source), (), [])
     keyless = [j for j in jobs if j.key is None]
     if len(keyless) < COPY_MIN_ROWS:
-        return Plan(None, (), statements(jobs, default_source))
+        return Plan(None, (), statements(jobs, default_source, trace), trace=trace)
     if len(keyless) == len(jobs):
-        return Plan(None, jobs, [])
-    return Plan(None, keyless, statements([j for j in jobs if j.key is not None], default_source))
+        return Plan(None, jobs, [], trace=trace)
+    keyed = statements([j for j in jobs if j.key is not None], default_source, trace)
+    return Plan(None, keyless, keyed, trace=trace)
 
 
 def _lone(job: Job, default_source: str) -> LoneParams:
@@ -183,7 +200,9 @@ def _lone(job: Job, default_source: str) -> LoneParams:
     }
 
 
-def statements(jobs: Sequence[Job], default_source: str) -> list[BatchParams]:
+def statements(
+    jobs: Sequence[Job], default_source: str, trace: str | None = None
+) -> list[BatchParams]:
     """The parameters of post_jobs.sql, BATCH_ROWS jobs a statement."""
     ids = [j.task_id for j in jobs if j.key is not None]
     if len(set(ids)) != len(ids):
@@ -201,17 +220,23 @@ def statements(jobs: Sequence[Job], default_source: str) -> list[BatchParams]:
                 "delays_ms": [j.delay * 1000.0 for j in chunk],
                 "run_ats": [j.run_at for j in chunk],
                 "keyed": [j.key is not None for j in chunk],
+                "trace": trace,
             }
         )
     return batches
 
 
 def result_rows(
-    jobs: Iterable[Job], default_source: str, now: dt.datetime
+    jobs: Iterable[Job], default_source: str, now: dt.datetime, trace: str | None = None
 ) -> Iterator[tuple[Any, ...]]:
-    """copy_results.sql's rows: Unprocessed, no errors, posted at the server's ``now``."""
-    for j in jobs:
-        yield (*_posted_as(j, default_source), 1, j.priority, 0, False, 0, now)
+    """copy_results.sql's rows: Unprocessed, no errors, posted at the server's ``now``;
+    with a ``trace``, copy_results_traced.sql's (the same, then the trace context)."""
+    if trace is None:
+        for j in jobs:
+            yield (*_posted_as(j, default_source), 1, j.priority, 0, False, 0, now)
+    else:
+        for j in jobs:
+            yield (*_posted_as(j, default_source), 1, j.priority, 0, False, 0, now, trace)
 
 
 def queue_rows(

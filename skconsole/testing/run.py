@@ -217,11 +217,20 @@ def _registry_for(
         return registry
     if not (math.isfinite(backoff) and backoff >= 0):
         raise ConfigError(f"backoff must be a number of seconds >= 0, got {backoff!r}")
-    out = TaskRegistry(replace(registry.defaults, backoff=backoff))
+    out = TaskRegistry(replace(registry.defaults, backoff=backoff), tracing=registry.tracing)
+    for layer in registry.middlewares:
+        out.middleware(layer.fn)
     for name in registry.names():
         task = registry.get(name)
         assert task is not None
-        out.register(name, task.handler, replace(task.options, backoff=backoff))
+        out.register(
+            name,
+            task.handler,
+            replace(task.options, backoff=backoff),
+            schedule=task.schedule,
+            then=task.then,
+            pipeline=task.pipeline,
+        )
     return out
 
 

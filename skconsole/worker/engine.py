@@ -111,7 +111,12 @@ class Engine:
             "upkeep": Link(db, "upkeep", settings=UPKEEP_SETTINGS, timeout=write_timeout),
         }
         self.threads = Threads(on_exit=self._nudge)
-        self.executor = Executor(self.threads, on_linger=lambda _run: self._nudge())
+        middleware = registry.worker_middleware()
+        if any(layer.tracing for layer in middleware):
+            log.info("tracing: each attempt is an OpenTelemetry span (skconsole run TYPE)")
+        self.executor = Executor(
+            self.threads, on_linger=lambda _run: self._nudge(), middleware=middleware
+        )
         self.results = ResultWriter(
             self.links["finish"], self.worker_id, self.metrics, self._settled
         )
@@ -416,6 +421,7 @@ class Engine:
             error_count=job.error_count,
             posted_at=job.posted_at,
             progress_sink=ProgressSink(self.progress, job.task_id, job.claim_id),
+            trace_context=job.trace_context,
         )
         self.progress.begin(job.claim_id)
         run = JobRun(job, ctx, self.registry.get(job.task_type))

@@ -16,6 +16,9 @@ does can take the engine down or leave its job unaccounted for.
   its timeout the attempt is failed only when the thread returns, and until
   then the job stays in 2 Processing, owned by this worker, so its retry can
   never start while the first thread still runs.
+* Middleware (worker/middleware.py) runs where its handler runs, inside the
+  same timeout and the same ``except``: what it raises is what a handler
+  raises, so all of the above holds for it too.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from skconsole.core.errors import FatalTaskError, InvalidJobError, Snooze
@@ -34,6 +37,7 @@ from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import StoredError
 from skconsole.producer.job import Job
 from skconsole.worker.jobs import Ending, JobRun, Outcome
+from skconsole.worker.middleware import Chain, Layer, async_layers, sync_layers
 from skconsole.worker.registry import BackoffError, JobStopped, Task
 
 
@@ -136,9 +140,18 @@ class Threads:
 class Executor:
     """Runs attempts: ``await executor.run(run, task)`` always returns an Outcome."""
 
-    def __init__(self, threads: Threads, on_linger: Callable[[JobRun], None]) -> None:
+    def __init__(
+        self,
+        threads: Threads,
+        on_linger: Callable[[JobRun], None],
+        middleware: Sequence[Layer] = (),
+    ) -> None:
         self.threads = threads
         self.on_linger = on_linger
+        #: the middleware around each kind of handler, outermost first (empty: the
+        #: handler is called as it is, and nothing is made per job for it)
+        self.sync_layers = sync_layers(middleware)
+        self.async_layers = async_layers(middleware)
 
     async def run(self, run: JobRun) -> Outcome:
         started = time.perf_counter()
@@ -200,10 +213,13 @@ class Executor:
     async def _run_async(
         self, run: JobRun, task: Task, args: tuple[Any, ...], started: float
     ) -> Outcome:
+        chain = None
+        if self.async_layers:
+            chain = Chain(self.async_layers, task.handler, args, run.ctx, task.then is not None)
         timer = asyncio.timeout(task.options.timeout)
         try:
             async with timer:
-                result = await task.handler(*args)
+                result = await (task.handler(*args) if chain is None else chain.run_async())
         except BaseException as exc:
             reason = run.ctx.stop.reason
             if reason == "cancel":
@@ -213,17 +229,22 @@ class Executor:
             if timer.expired():
                 return timed_out(run, task, started, None)
             return self._raised(run, exc, started)
-        return succeeded(run, task, started, result)
+        return succeeded(run, task, started, result, chain)
 
     async def _run_sync(
         self, run: JobRun, task: Task, args: tuple[Any, ...], started: float
     ) -> Outcome:
-        done = self.threads.start(run, task.handler, args)
+        chain = None
+        if self.sync_layers:
+            chain = Chain(self.sync_layers, task.handler, args, run.ctx, task.then is not None)
+            done = self.threads.start(run, chain.run_sync, ())
+        else:
+            done = self.threads.start(run, task.handler, args)
         timer = asyncio.timeout(task.options.timeout)
         try:
             async with timer:
                 result = await asyncio.shield(done)
-            return succeeded(run, task, started, result)
+            return succeeded(run, task, started, result, chain)
         except HandlerRaised as raised:
             if run.ctx.stop.cancelled and isinstance(raised.original, JobStopped):
                 return cancelled(run, started, None)
@@ -276,13 +297,18 @@ class Executor:
         return failure(run, started, error, True)
 
 
-def succeeded(run: JobRun, task: Task, started: float, result: Any) -> Outcome:
+def succeeded(
+    run: JobRun, task: Task, started: float, result: Any, chain: Chain | None = None
+) -> Outcome:
     """A success, with what it posts: the handler's ``ctx.post`` jobs and, in a
-    pipeline, the next stage with the return value as its payload."""
+    pipeline, the next stage with the return value as its payload, under the
+    trace context current when the handler returned inside its middleware (the
+    run's span), else the job's own."""
     outcome = Outcome(run.job, Ending.SUCCESS, ms(started), posts=run.ctx.posts)
     if task.then is not None:
         try:
             outcome.stage = Job(task.then, result)
+            outcome.stage.trace = (chain and chain.stage_trace) or run.ctx.trace_context
         except InvalidJobError as exc:
             return failure(
                 run,

@@ -34,6 +34,8 @@ class Claimed:
     attempt: int
     claim_id: int
     error_count: int
+    #: the W3C trace context it was posted under (None outside a trace)
+    trace_context: str | None = None
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from functools import cached_property
+from types import SimpleNamespace
+from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 from skconsole.core.errors import ConfigError, InvalidJobError
 from skconsole.core.schedule import Schedule
 from skconsole.core.stored_error import exception_type_name
 from skconsole.producer.job import Job
+from skconsole.producer.trace_context import OTEL_TRACE, current_trace
+from skconsole.worker.middleware import Layer, Middleware
 from skconsole.worker.progress import checked_fraction, checked_message
 
 Handler = Callable[..., Any]
+M = TypeVar("M", bound=Middleware)
 _DEFAULT: Any = object()  # "use the registry's default" (None means "no timeout")
 
 
@@ -253,6 +259,15 @@ class JobContext:
     progress_sink: Callable[[float | None, str | None], None] | None = field(
         default=None, repr=False, compare=False
     )
+    #: the W3C trace context the job was posted under (JSON text of the carrier,
+    #: ``{"traceparent": ...}``), None outside a trace: docs/howto/tracing.md
+    trace_context: str | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def state(self) -> SimpleNamespace:
+        """A namespace of this attempt for middleware to fill and handlers to read
+        (``ctx.state.user = ...``): made on first use, gone with the attempt."""
+        return SimpleNamespace()
 
     @property
     def stop_requested(self) -> bool:
@@ -320,6 +335,8 @@ class JobContext:
         once every one of those jobs has succeeded (this job counts as succeeded);
         ``after_failure`` as in :class:`~skconsole.producer.job.Job`. An id of
         ``after`` that is no job makes the child cancelled at once, saying so.
+        It is posted under the trace context current here (the run's span, when
+        the worker traces), else under this job's own: its run continues the trace.
         """
         if len(self.posts) >= MAX_POSTS_PER_JOB:
             raise InvalidJobError(
@@ -335,6 +352,7 @@ class JobContext:
             after=after,
             after_failure=after_failure,
         )
+        job.trace = current_trace() or self.trace_context
         self.posts.append(job)
         return job.task_id
 
@@ -384,11 +402,54 @@ class TaskRegistry:
     Args:
         defaults: the options of every type registered without its own
             (:class:`TaskOptions`: 5 attempts, 1 s back-off doubled, 300 s timeout).
+        tracing: whether each attempt is an OpenTelemetry span
+            (docs/howto/tracing.md). None: when the worker starts, if the application
+            has imported OpenTelemetry and set a tracer provider; True: always (needs
+            ``skconsole[otel]``); False: never.
     """
 
-    def __init__(self, defaults: TaskOptions | None = None) -> None:
+    def __init__(self, defaults: TaskOptions | None = None, *, tracing: bool | None = None) -> None:
+        if tracing not in (None, True, False):
+            raise ConfigError(f"tracing must be None, True or False, got {tracing!r}")
         self.defaults = defaults or TaskOptions()
+        self.tracing = tracing
         self._tasks: dict[str, Task] = {}
+        self._middleware: list[Layer] = []
+
+    def middleware(self, fn: M) -> M:
+        """Register ``fn`` around every handler call (a decorator); the first
+        registered is the outermost. ``def fn(payload, ctx, call_next)`` wraps sync
+        handlers, ``async def fn(payload, ctx, call_next)`` async ones, a generator
+        ``def fn(payload, ctx): ... yield ...`` both (docs/howto/middleware.md).
+        A shape that cannot wrap a registered handler is refused here."""
+        layer = Layer.of(fn)
+        for task in self._tasks.values():
+            if (why := layer.conflict(task.name, task.is_async)) is not None:
+                raise ConfigError(why)
+        self._middleware.append(layer)
+        return fn
+
+    @property
+    def middlewares(self) -> tuple[Layer, ...]:
+        """The registered middleware, outermost first."""
+        return tuple(self._middleware)
+
+    def worker_middleware(self) -> tuple[Layer, ...]:
+        """What a worker runs around its handlers, decided when it starts: the
+        registered middleware and, when tracing is on (``tracing``), the tracing
+        middleware outermost, unless it was registered by hand where it is."""
+        layers = tuple(self._middleware)
+        if self.tracing is False or any(layer.tracing for layer in layers):
+            return layers
+        if self.tracing is None and not _tracer_provider_configured():
+            return layers
+        try:
+            from skconsole.worker.tracing import trace_jobs
+        except ImportError as exc:
+            raise ConfigError(
+                f"tracing=True needs OpenTelemetry ({exc}): pip install 'skconsole[otel]'"
+            ) from None
+        return (Layer.of(trace_jobs()), *layers)
 
     def task(
         self,
@@ -479,11 +540,15 @@ class TaskRegistry:
             raise ConfigError(f"task type {name!r} is registered twice")
         if then == name:
             raise ConfigError(f"{name!r} cannot be its own next stage")
+        is_async = inspect.iscoroutinefunction(fn)
+        for layer in self._middleware:
+            if (why := layer.conflict(name, is_async)) is not None:
+                raise ConfigError(why)
         self._tasks[name] = Task(
             name=name,
             handler=fn,
             options=options or self.defaults,
-            is_async=inspect.iscoroutinefunction(fn),
+            is_async=is_async,
             wants_context=_wants_context(fn),
             schedule=schedule,
             then=then,
@@ -510,12 +575,26 @@ class TaskRegistry:
             raise ConfigError(
                 f"unknown task type(s) {', '.join(unknown)}; this module registers: {', '.join(self.names())}"
             )
-        out = TaskRegistry(self.defaults)
+        out = TaskRegistry(self.defaults, tracing=self.tracing)
         out._tasks = {n: self._tasks[n] for n in names}
+        out._middleware = list(self._middleware)
         return out
 
     def __len__(self) -> int:
         return len(self._tasks)
+
+
+def _tracer_provider_configured() -> bool:
+    """Whether the application set a tracer provider (until then OpenTelemetry's is
+    a proxy, or a no-op one); asked only if it imported OpenTelemetry itself."""
+    trace = sys.modules.get(OTEL_TRACE)
+    if trace is None:
+        return False
+    try:
+        provider = trace.get_tracer_provider()
+        return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+    except Exception:
+        return False
 
 
 def load_registry(spec: str) -> TaskRegistry:

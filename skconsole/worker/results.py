@@ -105,6 +105,8 @@ def children_params(group: list[Outcome]) -> dict[str, list[Any]]:
         "child_after_runs": [
             (job.after_failure == "run") if job.after else None for _, job, _ in rows
         ],
+        # the trace context each is posted under (ctx.post's span, or the run's for a stage)
+        "child_traces": [job.trace for _, job, _ in rows],
         "child_edge_jobs": [job.task_id for _, job, _ in rows for _ in job.after],
         "child_edge_ids": [parent for _, job, _ in rows for parent in job.after],
     }

@@ -17,6 +17,8 @@
 -- application's transaction or an operator's action holds is left for a later
 -- claim). Waiting there while holding a limited type's row would hold up
 -- every other worker's claim of that type, and so every type they run.
+-- Each job comes with the trace context it was posted under (NULL outside a
+-- trace: 132_skconsole_trace.sql), for the worker's tracing middleware.
 WITH kinds AS (
     -- limited types are locked in name order (the sorted subquery), so two
     -- claims locking several types never deadlock
@@ -124,10 +126,11 @@ started AS (
         sk_claim_id = EXCLUDED.sk_claim_id,
         -- a cancel request concerns the attempt it was made for
         sk_cancel_requested_at_ts = NULL
-    RETURNING r.task_id, r.sk_attempt, r.sk_claim_id, r.task_error_count
+    RETURNING r.task_id, r.sk_attempt, r.sk_claim_id, r.task_error_count, r.sk_trace_context
 )
 SELECT c.task_id, c.task_type, c.task_source AS source, c.task_payload AS payload,
     c.task_priority AS priority, c.task_posted_at_ts AS posted_at, s.sk_attempt AS attempt,
-    s.sk_claim_id AS claim_id, s.task_error_count AS error_count
+    s.sk_claim_id AS claim_id, s.task_error_count AS error_count,
+    s.sk_trace_context AS trace_context
 FROM claimed c JOIN started s ON s.task_id = c.task_id
 ORDER BY c.task_priority, c.task_locked_until_ts, c.task_lock_handle_id

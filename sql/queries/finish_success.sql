@@ -8,7 +8,10 @@
 -- are written here, with it: only for a row this statement moved to 3
 -- Processed, so a fenced late finisher, or a re-run by key, posts nothing.
 -- A job waiting (after=) for one that this statement moves to 3 is released
--- here too, when that was the last it waited for (sk_release_after).
+-- here too, when that was the last it waited for (sk_release_after). Each
+-- child carries the trace context it was posted under (child_traces: the
+-- handler's span at ctx.post, the run's span for a pipeline's next stage; NULL
+-- outside a trace, 132_skconsole_trace.sql); a released waiter keeps its own.
 WITH d AS (
     SELECT * FROM unnest(%(ids)s::uuid[], %(claims)s::bigint[], %(ms)s::bigint[])
         AS d(task_id, claim_id, ms)
@@ -73,9 +76,9 @@ born AS (
     FROM unnest(%(child_parents)s::uuid[], %(child_ids)s::uuid[], %(child_types)s::varchar[],
         %(child_payloads)s::text[], %(child_priorities)s::integer[],
         %(child_delays_ms)s::double precision[], %(child_run_ats)s::timestamptz[],
-        %(child_pipelines)s::varchar[], %(child_after_runs)s::boolean[])
+        %(child_pipelines)s::varchar[], %(child_after_runs)s::boolean[], %(child_traces)s::text[])
         AS c(parent_id, task_id, task_type, task_payload, task_priority, delay_ms, run_at, pipeline,
-            after_runs)
+            after_runs, trace_context)
     JOIN done ON done.task_id = c.parent_id AND done.task_status = 3
 ),
 -- a child posted with after= (ctx.post): decided like post_after.sql, counting
@@ -111,7 +114,7 @@ born_results AS (
         task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
         task_posted_at_ts, sk_parent_task_id, sk_pipeline, sk_stage,
         task_processing_finalized_at_ts, task_last_error, sk_after_ids, sk_after_failure_runs,
-        sk_after_run_at)
+        sk_after_run_at, sk_trace_context)
     SELECT b.task_id, b.task_type, done.task_type, b.task_payload,
         CASE WHEN ba.how = 'cancel' THEN 7 ELSE 1 END, b.task_priority,
         0, false, 0, now(), b.parent_id, b.child_pipeline, b.child_stage,
@@ -119,7 +122,8 @@ born_results AS (
         CASE WHEN ba.how = 'cancel' THEN sk_task_error('skconsole.JobCancelled', ba.reason) END,
         ba.after_ids, b.after_runs,
         CASE WHEN ba.task_id IS NOT NULL
-            THEN coalesce(b.run_at, now() + b.delay_ms * interval '1 millisecond') END
+            THEN coalesce(b.run_at, now() + b.delay_ms * interval '1 millisecond') END,
+        b.trace_context
     FROM born b JOIN done ON done.task_id = b.parent_id
     LEFT JOIN born_after ba ON ba.task_id = b.task_id
     ON CONFLICT (task_id) DO NOTHING

@@ -7,7 +7,8 @@
 -- row, and its edges (sk_task_after_t), which a parent's finish follows to
 -- release it. A parent posted in this same statement is new, so pending. A
 -- parent whose finish commits while this statement runs cannot see these
--- edges: the upkeep sweep (after_sweep.sql) releases such a job.
+-- edges: the upkeep sweep (after_sweep.sql) releases such a job. %(trace)s:
+-- the trace context of the post (132_skconsole_trace.sql), NULL outside a trace.
 WITH d AS (
     SELECT *
     FROM unnest(
@@ -43,12 +44,12 @@ r AS (
         task_id, task_type, task_source, task_payload, task_status, task_priority,
         task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
         task_posted_at_ts, task_processing_finalized_at_ts, task_last_error,
-        sk_after_ids, sk_after_failure_runs, sk_after_run_at)
+        sk_after_ids, sk_after_failure_runs, sk_after_run_at, sk_trace_context)
     SELECT task_id, task_type, task_source, task_payload,
         CASE WHEN how = 'cancel' THEN 7 ELSE 1 END, task_priority, 0, false, 0, now(),
         CASE WHEN how = 'cancel' THEN now() END,
         CASE WHEN how = 'cancel' THEN sk_task_error('skconsole.JobCancelled', reason) END,
-        after_ids, runs, due
+        after_ids, runs, due, %(trace)s::text
     FROM decided
     RETURNING task_id
 ),

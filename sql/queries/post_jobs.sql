@@ -7,7 +7,9 @@
 -- finishers of earlier attempts. A job that waits is not even locked: an
 -- INSERT's ON CONFLICT DO UPDATE locks the conflicting row whatever its WHERE
 -- says, and a post inside a caller's transaction would hold that lock until
--- the caller commits (and claims would have to go around it).
+-- the caller commits (and claims would have to go around it). %(trace)s: the
+-- trace context of the post (132_skconsole_trace.sql), NULL outside a trace;
+-- a re-posted job runs under its newest post's.
 WITH d AS (
     SELECT *
     FROM unnest(
@@ -22,7 +24,8 @@ rerun AS (
     -- only rows the INSERT below leaves alone: a row changed twice in one
     -- statement is an error
     UPDATE sk_task_results_t AS t
-    SET sk_rerun_requested = true, task_payload = d.task_payload, task_priority = d.task_priority
+    SET sk_rerun_requested = true, task_payload = d.task_payload, task_priority = d.task_priority,
+        sk_trace_context = %(trace)s::text
     FROM d
     WHERE t.task_id = d.task_id AND d.keyed AND t.task_status = 2
     RETURNING t.task_id
@@ -31,8 +34,9 @@ r AS (
     INSERT INTO sk_task_results_t AS t (
         task_id, task_type, task_source, task_payload, task_status, task_priority,
         task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
-        task_posted_at_ts)
-    SELECT task_id, task_type, task_source, task_payload, 1, task_priority, 0, false, 0, now()
+        task_posted_at_ts, sk_trace_context)
+    SELECT task_id, task_type, task_source, task_payload, 1, task_priority, 0, false, 0, now(),
+        %(trace)s::text
     FROM d
     WHERE NOT EXISTS (SELECT 1 FROM rerun x WHERE x.task_id = d.task_id)
         -- waiting as this statement sees it: the post is satisfied by that job
@@ -53,6 +57,7 @@ r AS (
         task_processing_finalized_at_ts = NULL,
         sk_owner_worker_id = NULL,
         sk_rerun_requested = false,
+        sk_trace_context = EXCLUDED.sk_trace_context,
         -- a .NET consumer may take it: it reads only QueuedTaskError JSON
         task_last_error = sk_error_as_json(t.task_last_error)
     WHERE t.task_status IN (3, 5, 6, 7)

@@ -237,6 +237,7 @@ def test_a_post_finds_a_keyed_jobs_result_row_by_primary_key(
         "delays_ms": [0.0],
         "keyed": [True],
         "run_ats": [None],
+        "trace": None,
     }
     conn.execute("SET plan_cache_mode = force_generic_plan")
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query("post_jobs"), params))

@@ -1,0 +1,12 @@
+-- skconsole's additive objects: the W3C trace context a job was posted under
+-- (docs/howto/tracing.md). Every statement can run again and changes nothing.
+--
+-- The JSON text of the W3C carrier, {"traceparent": "00-...", "tracestate":
+-- "..."}, written by a post made inside an active OpenTelemetry span (the
+-- producer's code, a handler's ctx.post, a pipeline's next stage) and NULL
+-- otherwise; the claim reads it and the worker's tracing middleware starts the
+-- run's span as a child of it. On the results table, not the queue table:
+-- Stakhanovise.NET's dequeue function returns the queue row as "RETURNING *"
+-- into a fixed list of columns, which one more column would break, while its
+-- statements on the results table name their columns (or read them by name).
+ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_trace_context text;
