@@ -19,7 +19,13 @@ from typing import Annotated
 import psycopg
 import typer
 
-from skconsole.cli.options import MAX_CONCURRENCY, Options, check_range, refresh_interval
+from skconsole.cli.options import (
+    MAX_CONCURRENCY,
+    Options,
+    check_range,
+    named_queues,
+    refresh_interval,
+)
 from skconsole.cli.output import print_error
 from skconsole.core.errors import SkconsoleError
 from skconsole.core.extras import require_extra
@@ -31,8 +37,8 @@ from skconsole.db.sqlfiles import use_mapping
 app = typer.Typer(
     name="skconsole",
     help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout)."
-    " The connection options (--dsn, --data-dir, --no-setup, --read-only, --mapping, --schema)"
-    " go before or after"
+    " The connection options (--dsn, --queues, --data-dir, --no-setup, --read-only, --mapping,"
+    " --schema) go before or after"
     " the command.",
     no_args_is_help=False,
     pretty_exceptions_enable=False,
@@ -48,11 +54,21 @@ app.add_typer(db_app, name="db")
 def main_options(
     ctx: typer.Context,
     dsn: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
             "--dsn",
-            envvar="SKCONSOLE_DSN",
-            help="PostgreSQL DSN; default: libpq environment, else embedded server.",
+            help="PostgreSQL DSN; default: $SKCONSOLE_DSN, else the libpq environment, else the"
+            " embedded server. Repeat it to watch several queues (the console, check, exporter).",
+            show_default=False,
+        ),
+    ] = None,
+    queues: Annotated[
+        Path | None,
+        typer.Option(
+            "--queues",
+            envvar="SKCONSOLE_QUEUES",
+            help="TOML file naming several queues ([[queue]] name, dsn, mapping, schema),"
+            " for the console, check and exporter (docs/howto/several-queues.md).",
         ),
     ] = None,
     data_dir: Annotated[
@@ -115,7 +131,17 @@ def main_options(
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
     layout = TableMapping.from_file(mapping) if mapping is not None else TableMapping()
     use_mapping(replace(layout, schema=schema) if schema is not None else layout)
-    ctx.obj = Options(dsn=dsn, data_dir=data_dir, setup=not no_setup, read_only=read_only)
+    named = named_queues(dsn or [], queues)
+    one = named[0] if len(named) == 1 else None
+    if one is not None and one.mapping is not None:  # a queues file's one queue: its layout
+        use_mapping(one.mapping)
+    ctx.obj = Options(
+        dsn=one.dsn if one is not None else None,
+        data_dir=data_dir,
+        setup=not no_setup,
+        read_only=read_only,
+        queues=named,
+    )
     if ctx.invoked_subcommand is None:
         require_extra("console", "the console")
         from skconsole.tui.launch import ConsoleOptions, run_console
@@ -123,7 +149,8 @@ def main_options(
         check_range("--workers", workers, 1, MAX_CONCURRENCY)
         code = run_console(
             ConsoleOptions(
-                dsn=dsn,
+                dsn=one.dsn if one is not None else None,
+                queues=named if len(named) > 1 else (),
                 data_dir=data_dir,
                 setup=not no_setup,
                 read_only=read_only,
@@ -135,7 +162,7 @@ def main_options(
         raise typer.Exit(code)
 
 
-_VALUE_OPTIONS = ("--dsn", "--data-dir", "--mapping", "--schema")
+_VALUE_OPTIONS = ("--dsn", "--queues", "--data-dir", "--mapping", "--schema")
 _FLAG_OPTIONS = ("--no-setup", "--read-only")
 
 
@@ -143,8 +170,9 @@ def hoist_connection_options(argv: list[str]) -> list[str]:
     """Move the connection options to the front, where Click reads a group's options.
 
     People type ``skconsole worker --tasks m --dsn ...``; without this Click
-    rejects ``--dsn`` there. Order is kept, so when an option is given twice the
-    later one still wins. Nothing after ``--`` is touched.
+    rejects ``--dsn`` there. Order is kept: when an option is given twice the
+    later one still wins, and repeated ``--dsn`` name their queues in order.
+    Nothing after ``--`` is touched.
     """
     hoisted: list[str] = []
     rest: list[str] = []

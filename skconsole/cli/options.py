@@ -3,6 +3,8 @@ their checks, and the option types more than one command takes (each defined onc
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +15,7 @@ from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.text import is_valid_utf8, quoted
 from skconsole.db.connect import Database
+from skconsole.db.queues import QueueSpec, load_queues, name_from_dsn, queues_from_dsns
 from skconsole.db.target import open_database
 
 # -- bounds of the options (docs/reference/cli.md, its table of bounds) -----------------
@@ -72,14 +75,39 @@ def refresh_interval(text: str) -> float:
 
 
 # -- the connection options ---------------------------------------------------------------
+def named_queues(dsns: Sequence[str], queues_file: Path | None) -> tuple[QueueSpec, ...]:
+    """The queues the options name: one per ``--dsn`` (else ``$SKCONSOLE_DSN``), or those
+    of ``--queues FILE``; none when neither is given (the libpq environment or the
+    embedded server)."""
+    if queues_file is not None:
+        if dsns:
+            raise ConfigError(
+                "--dsn and --queues both name queues: give the queues one way or the other"
+            )
+        return load_queues(queues_file)
+    if not dsns:
+        env = os.environ.get("SKCONSOLE_DSN")
+        dsns = [env] if env else []
+    if len(dsns) == 1:
+        return (QueueSpec(name_from_dsn(dsns[0]), dsns[0]),)
+    return queues_from_dsns(dsns)
+
+
 @dataclass
 class Options:
-    """The root command's connection options, as every command reads them."""
+    """The root command's connection options, as every command reads them. ``queues``:
+    every queue named (``--dsn`` repeated or ``--queues``); ``dsn`` is the one queue's
+    when one is named."""
 
     dsn: str | None
     data_dir: Path | None
     setup: bool
     read_only: bool
+    queues: tuple[QueueSpec, ...] = ()
+
+    @property
+    def several(self) -> bool:
+        return len(self.queues) > 1
 
     def open(
         self,
@@ -102,10 +130,20 @@ class Options:
         )
 
 
-def options_of(ctx: typer.Context) -> Options:
-    """The connection options the root command stored for this invocation."""
+def options_of(ctx: typer.Context, *, several: bool = False) -> Options:
+    """The connection options the root command stored for this invocation; unless the
+    command takes ``several`` queues (the console, ``check``, ``exporter``), one queue
+    at most may be named."""
     opts = ctx.find_root().obj
     assert isinstance(opts, Options)
+    if opts.several and not several:
+        names = ", ".join(quoted(q.name) for q in opts.queues[:3])
+        more = f" and {len(opts.queues) - 3} more" if len(opts.queues) > 3 else ""
+        command = ctx.command_path.removeprefix(ctx.find_root().command_path).strip()
+        raise ConfigError(
+            f"`skconsole {command}` works on one queue, and {len(opts.queues)} were named"
+            f" ({names}{more}): give one --dsn (the console, check and exporter take several)"
+        )
     return opts
 
 

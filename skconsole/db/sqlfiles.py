@@ -10,10 +10,14 @@ checks that every name used exists and every file is used).
 The SQL names Stakhanovise.NET's objects by their default names; a process
 working on a database that renamed them (``QueuedTaskMapping``) says so once
 with :func:`use_mapping`, and every text handed out is rewritten for it
-(:mod:`skconsole.db.mapping`).
+(:mod:`skconsole.db.mapping`). A process that watches several queues, each
+with names of its own (``--queues``), reads each one within :func:`mapped`:
+the layout holds for that thread's (context's) statements only.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import LiteralString
@@ -41,17 +45,35 @@ QUERIES: Mapping[str, LiteralString] = _load_queries()
 
 
 _active: TableMapping = DEFAULT_MAPPING
+#: a layout in effect for one context (a queue's reads): wins over the process's
+_within: ContextVar[TableMapping | None] = ContextVar("skconsole_mapping", default=None)
 
 
 def use_mapping(mapping: TableMapping) -> None:
-    """Rewrite every statement handed out from now on for ``mapping`` (one per process:
+    """Rewrite every statement handed out from now on for ``mapping`` (the process's:
     the CLI sets it from ``--mapping``, a library user before connecting)."""
     global _active
     _active = mapping
 
 
+@contextmanager
+def mapped(mapping: TableMapping | None) -> Iterator[None]:
+    """Within the block (this thread's context only), statements are for ``mapping``;
+    None: the process's layout. A new thread starts without it: each queue's reads
+    enter it on the thread that makes them."""
+    if mapping is None:
+        yield
+        return
+    token = _within.set(mapping)
+    try:
+        yield
+    finally:
+        _within.reset(token)
+
+
 def active_mapping() -> TableMapping:
-    return _active
+    within = _within.get()
+    return _active if within is None else within
 
 
 def query(name: str) -> LiteralString:
@@ -61,9 +83,10 @@ def query(name: str) -> LiteralString:
         text = QUERIES[name]
     except KeyError:
         raise KeyError(f"no query sql/queries/{name}.sql") from None
-    if _active.is_default:
+    mapping = active_mapping()
+    if mapping.is_default:
         return text
-    return _mapped(_active, name)
+    return _mapped(mapping, name)
 
 
 @cache
@@ -83,6 +106,6 @@ def schema_scripts() -> list[tuple[str, str]]:
     names in use."""
     folder = sql_root() / "schema"
     return [
-        (p.name, _active.rewrite(p.read_text(encoding="utf-8")))
+        (p.name, active_mapping().rewrite(p.read_text(encoding="utf-8")))
         for p in sorted(folder.glob("*.sql"))
     ]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from skconsole.core.errors import ReadOnlyError, SchemaError
 from skconsole.db.connect import Database
+from skconsole.db.queues import QueueSpec
 from skconsole.db.schema import check_schema, missing_objects
 from skconsole.db.target import resolve_database
 from skconsole.worker.engine import WorkerConfig
@@ -37,6 +38,8 @@ class ConsoleOptions:
     tasks: str | None = None
     workers: int = 4
     worker_config: WorkerConfig | None = None
+    #: several queues (--dsn repeated, --queues): the console opens on their overview
+    queues: tuple[QueueSpec, ...] = ()
 
 
 def log_file() -> Path:
