@@ -52,7 +52,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
@@ -222,6 +222,13 @@ class Report:
 
     def summary_line(self) -> str:
         """The first line: ``SKCONSOLE LEVEL - what is wrong (worst first) | perfdata``."""
+        perf = " ".join(p.render() for p in self.perfdata)
+        if self.error is not None:
+            return self.headline()
+        return self.headline() + (f" | {perf}" if perf else "")
+
+    def headline(self) -> str:
+        """The first line without its perfdata: ``SKCONSOLE LEVEL - what is wrong``."""
         head = f"{SERVICE} {self.level.name} - "
         if self.error is not None:
             return head + _line_text(self.error)
@@ -238,8 +245,7 @@ class Report:
             text = ", ".join(parts)
         else:
             text = ", ".join(c.summary for c in self.checks)
-        perf = " ".join(p.render() for p in self.perfdata)
-        return head + _line_text(text) + (f" | {perf}" if perf else "")
+        return head + _line_text(text)
 
     def detail_lines(self) -> list[str]:
         """One line per finding, worst first: ``CRITICAL slo: emails.send: ...``."""
@@ -528,17 +534,42 @@ def evaluate(
     )
 
 
-def run(
+@dataclass(frozen=True)
+class Models:
+    """The read models a verdict is made of, as one check read them (a skipped check's
+    model is not read: ``workers`` None, ``table_health`` None, no schedules)."""
+
+    flows: tuple[TypeFlow, ...]
+    inflight: read.Inflight
+    workers: tuple[read.WorkerInfo, ...] | None
+    table_health: health_model.Health | None
+    schedules: tuple[read.ScheduleInfo, ...]
+
+    def evaluate(
+        self, thresholds: Thresholds | None = None, skip: frozenset[str] = frozenset()
+    ) -> Report:
+        return evaluate(
+            self.flows,
+            self.inflight,
+            self.workers,
+            self.table_health,
+            thresholds,
+            skip,
+            self.schedules,
+        )
+
+
+def read_models(
     conn: Conn,
-    thresholds: Thresholds | None = None,
     health_thresholds: health_model.Thresholds | None = None,
     skip: frozenset[str] = frozenset(),
     watch: Watch | None = None,
-) -> Report:
-    """Read the models (reads only: works on a read-only session, and on Stakhanovise.NET's
-    tables alone, whose workers register nowhere) and evaluate them; a skipped check's
+) -> Models:
+    """What a check reads (reads only: works on a read-only session, and on
+    Stakhanovise.NET's tables alone, whose workers register nowhere); a skipped check's
     model is not read (``health`` reads the statistics views). ``watch``: the bound it
-    runs within (:func:`within`), told what it reads, so a timeout says where it hung."""
+    runs within (:func:`within`), told what it reads, so a timeout says where it hung.
+    The console's overview of several queues reads each one through this too."""
     at = watch.at if watch is not None else (lambda stage: None)
     at("reading the flow of each task type")
     flows = flow(conn)
@@ -551,4 +582,74 @@ def run(
     table_health = None if "health" in skip else health_model.health(conn, limits=health_thresholds)
     at("reading the schedules")
     schedules = () if "schedules" in skip else read.schedules(conn)
-    return evaluate(flows, inflight, workers, table_health, thresholds, skip, schedules)
+    return Models(
+        tuple(flows),
+        inflight,
+        None if workers is None else tuple(workers),
+        table_health,
+        tuple(schedules),
+    )
+
+
+def run(
+    conn: Conn,
+    thresholds: Thresholds | None = None,
+    health_thresholds: health_model.Thresholds | None = None,
+    skip: frozenset[str] = frozenset(),
+    watch: Watch | None = None,
+) -> Report:
+    """Read the models (:func:`read_models`) and evaluate them."""
+    return read_models(conn, health_thresholds, skip, watch).evaluate(thresholds, skip)
+
+
+# -- several queues ----------------------------------------------------------------------
+#: How bad a verdict is when several queues' are combined, least first: a queue known to
+#: be CRITICAL outranks one that could not be checked (the Icinga order of severity).
+SEVERITY = (Level.OK, Level.WARNING, Level.UNKNOWN, Level.CRITICAL)
+
+
+def worst(levels: Sequence[Level]) -> Level:
+    """The worst of ``levels`` by :data:`SEVERITY` (OK when there are none)."""
+    return max(levels, key=SEVERITY.index, default=Level.OK)
+
+
+@dataclass(frozen=True)
+class QueueReports:
+    """One verdict per queue (``skconsole check`` with several queues), in the order the
+    queues were named, and the worst of them as the whole check's verdict."""
+
+    reports: tuple[tuple[str, Report], ...]
+
+    @property
+    def level(self) -> Level:
+        return worst([r.level for _, r in self.reports])
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.level)
+
+    def summary_line(self) -> str:
+        """``SKCONSOLE CRITICAL - billing CRITICAL, search UNKNOWN, emails OK | billing:...``:
+        each queue's verdict, the worst first, and every queue's perfdata, its label
+        prefixed with the queue's name."""
+        ranked = sorted(self.reports, key=lambda nr: -SEVERITY.index(nr[1].level))
+        text = ", ".join(f"{name} {r.level.name}" for name, r in ranked)
+        perf = " ".join(
+            replace(p, label=f"{name}:{p.label}").render()
+            for name, r in self.reports
+            for p in r.perfdata
+        )
+        return f"{SERVICE} {self.level.name} - {_line_text(text)}" + (f" | {perf}" if perf else "")
+
+    def lines(self) -> list[str]:
+        """The summary line, then each queue's headline and findings, each line prefixed
+        with the queue's name."""
+        lines = [self.summary_line()]
+        for name, r in self.reports:
+            prefix = _line_text(name) + ": "
+            lines += [prefix + r.headline(), *(prefix + line for line in r.detail_lines())]
+        return lines
+
+    def as_list(self) -> list[JsonObject]:
+        """Each queue's report (:meth:`Report.as_dict`) keyed by its name (``queue``)."""
+        return [{"queue": name, **r.as_dict()} for name, r in self.reports]

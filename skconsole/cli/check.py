@@ -17,10 +17,17 @@ whole conversation with the server, connecting included, even when the network
 path goes silent without a reset (:func:`skconsole.check.verdict.within`); past it the
 answer is UNKNOWN, saying what it was waiting for. (Starting the embedded server,
 when no server is named, is not counted: that is not monitoring a queue.)
+
+With several queues (``--dsn`` repeated, ``--queues``) each is checked on a thread of
+its own, all within the one ``--timeout``, so an unreachable queue holds up no other:
+one verdict per queue, prefixed with its name, and the worst as the exit code
+(:class:`skconsole.check.verdict.QueueReports`); ``--json`` is a list of the queues'
+reports, each with its ``queue``.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 import psycopg
@@ -32,8 +39,11 @@ from skconsole.cli.options import JsonOpt, check_range, options_of
 from skconsole.cli.output import print_json
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import SkconsoleError
-from skconsole.db.connect import connect_error_message
+from skconsole.db.connect import Database, connect_error_message
+from skconsole.db.mapping import TableMapping
+from skconsole.db.queues import QueueSpec
 from skconsole.db.schema import check_schema
+from skconsole.db.sqlfiles import mapped
 from skconsole.db.target import resolve_database
 from skconsole.read import health
 
@@ -43,9 +53,9 @@ MAX_WARN_HUNG = 1_000_000
 DEFAULT_TIMEOUT_S = checks.READ_TIMEOUT_S
 
 
-def _emit(report: checks.Report, as_json: bool) -> None:
+def _emit(report: checks.Report | checks.QueueReports, as_json: bool) -> None:
     if as_json:
-        print_json(report.as_dict())
+        print_json(report.as_dict() if isinstance(report, checks.Report) else report.as_list())
     else:
         for line in report.lines():  # already printable (skconsole.check.verdict), never wrapped
             print(line)
@@ -116,6 +126,7 @@ def check(
 ) -> None:
     """SLOs, hung jobs, dead workers and table health as one verdict (exit 0 OK, 1 WARNING,
     2 CRITICAL, 3 UNKNOWN), the Nagios plugin way; reads only, and never sets up the schema."""
+    opts = options_of(ctx, several=True)
     try:
         check_range("--warn-hung", warn_hung, 1, MAX_WARN_HUNG)
         check_range("--dead-share-warn", dead_share_warn, 0.0, 1.0)
@@ -135,21 +146,68 @@ def check(
             minimum=checks.READ_TIMEOUT_BOUNDS_S[0],
             maximum=checks.READ_TIMEOUT_BOUNDS_S[1],
         )
-        opts = options_of(ctx)
-        # outside the bound: it may start the embedded server (no server named)
-        db = resolve_database(
-            opts.dsn, opts.data_dir, read_only=opts.read_only, application_name="skconsole-check"
-        )
-
-        def read(watch: checks.Watch) -> checks.Report:
-            # never sets up the schema (as if --no-setup): a probe changes nothing
-            with watch.track(db.connect(**checks.bounded_session(timeout_s))) as conn:
-                watch.at("checking the schema")
-                check_schema(conn, allow_degraded=True)
-                return checks.run(conn, limits, table_limits, left_out, watch)
-
-        report = checks.within(timeout_s, read, name="skconsole-check")
+        if opts.several:
+            result: checks.Report | checks.QueueReports = _check_queues(
+                opts.queues, opts.read_only, timeout_s, limits, table_limits, left_out
+            )
+        else:
+            # outside the bound: it may start the embedded server (no server named)
+            db = resolve_database(
+                opts.dsn,
+                opts.data_dir,
+                read_only=opts.read_only,
+                application_name="skconsole-check",
+            )
+            result = _check(db, None, timeout_s, limits, table_limits, left_out)
     except (SkconsoleError, psycopg.Error) as exc:
         # a bad option too: the plugin convention has no other code for "could not check"
-        report = checks.Report(error=_unknown(exc))
-    _emit(report, as_json)
+        error = checks.Report(error=_unknown(exc))
+        result = (
+            checks.QueueReports(tuple((q.name, error) for q in opts.queues))
+            if opts.several
+            else error
+        )
+    _emit(result, as_json)
+
+
+def _check(
+    db: Database,
+    layout: TableMapping | None,
+    timeout_s: float,
+    limits: checks.Thresholds,
+    table_limits: health.Thresholds,
+    left_out: frozenset[str],
+) -> checks.Report:
+    """One queue's verdict within ``timeout_s``; raises what made it impossible."""
+
+    def read(watch: checks.Watch) -> checks.Report:
+        # never sets up the schema (as if --no-setup): a probe changes nothing
+        with mapped(layout), watch.track(db.connect(**checks.bounded_session(timeout_s))) as conn:
+            watch.at("checking the schema")
+            check_schema(conn, allow_degraded=True)
+            return checks.run(conn, limits, table_limits, left_out, watch)
+
+    return checks.within(timeout_s, read, name="skconsole-check")
+
+
+def _check_queues(
+    queues: tuple[QueueSpec, ...],
+    read_only: bool,
+    timeout_s: float,
+    limits: checks.Thresholds,
+    table_limits: health.Thresholds,
+    left_out: frozenset[str],
+) -> checks.QueueReports:
+    """Every queue checked at once, each on a thread of its own within the one bound: a
+    queue that cannot be reached is UNKNOWN and holds up no other."""
+
+    def one(queue: QueueSpec) -> checks.Report:
+        try:
+            db = Database(queue.dsn, read_only=read_only, application_name="skconsole-check")
+            return _check(db, queue.mapping, timeout_s, limits, table_limits, left_out)
+        except (SkconsoleError, psycopg.Error) as exc:
+            return checks.Report(error=_unknown(exc))
+
+    with ThreadPoolExecutor(len(queues), thread_name_prefix="skconsole-check") as pool:
+        reports = list(pool.map(one, queues))
+    return checks.QueueReports(tuple((q.name, r) for q, r in zip(queues, reports, strict=True)))

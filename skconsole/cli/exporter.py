@@ -9,6 +9,10 @@ expects of an exporter. So is one that stops answering: ``--timeout`` bounds
 each cycle end to end, even through a network partition that drops packets
 silently, and past it the exporter serves ``up 0`` without queue figures and
 logs what timed out.
+
+With several queues (``--dsn`` repeated, ``--queues``) each queue is read on a thread
+of its own and every sample carries a ``queue`` label, ``skconsole_exporter_up``
+included: a queue that cannot be reached is its own ``up 0``, the others unaffected.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from skconsole.cli.output import out
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import ConfigError, SkconsoleError
 from skconsole.core.extras import require_extra
+from skconsole.core.text import printable
+from skconsole.db.connect import Database
 from skconsole.db.target import resolve_database
 
 #: --interval bounds: below a second the read models would load the server for
@@ -83,20 +89,40 @@ def exporter(
     # here, not at the top: every other command would pay for importing them
     from prometheus_client import CollectorRegistry, start_http_server
 
-    from skconsole.exporter import Exporter
+    from skconsole.exporter import Exporter, QueueExporters
 
-    opts = options_of(ctx)
-    if opts.dsn:
+    opts = options_of(ctx, several=True)
+    for queue in opts.queues:
         try:  # a DSN that can never work is an input error, not a server that is down
-            conninfo.conninfo_to_dict(opts.dsn)
+            conninfo.conninfo_to_dict(queue.dsn)
         except ProgrammingError as exc:
             first = (str(exc).strip().splitlines() or ["unparseable"])[0]
             raise ConfigError(f"invalid --dsn: {first}") from None
-    db = resolve_database(
-        opts.dsn, opts.data_dir, read_only=True, application_name="skconsole-exporter"
-    )
+    engine: Exporter | QueueExporters
+    if opts.several:
+        engine = QueueExporters(
+            [
+                (
+                    q.name,
+                    Exporter(
+                        Database(q.dsn, read_only=True, application_name="skconsole-exporter"),
+                        interval_s,
+                        timeout_s=timeout_s,
+                        layout=q.mapping,
+                        name=q.name,
+                    ),
+                )
+                for q in opts.queues
+            ]
+        )
+        reading = f"{len(opts.queues)} queues ({', '.join(q.name for q in opts.queues)})"
+    else:
+        db = resolve_database(
+            opts.dsn, opts.data_dir, read_only=True, application_name="skconsole-exporter"
+        )
+        engine = Exporter(db, interval_s, timeout_s=timeout_s)
+        reading = db.description
     registry = CollectorRegistry(auto_describe=False)
-    engine = Exporter(db, interval_s, timeout_s=timeout_s)
     registry.register(engine)
     try:
         httpd, _ = start_http_server(port, addr=host, registry=registry)
@@ -111,7 +137,7 @@ def exporter(
     engine.start()
     out.print(
         f"serving http://{escape(str(bound_host))}:{bound_port}/metrics;"
-        f" reading {escape(db.description)} every {format_limit(interval_s)} (read-only)",
+        f" reading {escape(printable(reading))} every {format_limit(interval_s)} (read-only)",
         soft_wrap=True,
     )
     sys.stdout.flush()

@@ -9,7 +9,7 @@
 No UI library here: the command itself is :mod:`skconsole.cli.exporter`.
 """
 
-from skconsole.exporter.collector import Exporter, Snapshot
+from skconsole.exporter.collector import Exporter, QueueExporters, Snapshot
 from skconsole.exporter.sources import MAX_FAILURE_GROUPS, SOURCES
 
-__all__ = ["MAX_FAILURE_GROUPS", "SOURCES", "Exporter", "Snapshot"]
+__all__ = ["MAX_FAILURE_GROUPS", "SOURCES", "Exporter", "QueueExporters", "Snapshot"]

@@ -19,6 +19,11 @@ naming what it was waiting for; its connection is shut down, and the next cycle
 connects again. A scrape never serves figures older than one interval plus one
 bound: past that it gets ``up 0`` and no queue metrics, whatever the cycle
 thread is doing.
+
+Several queues (:class:`QueueExporters`): one :class:`Exporter` each, on its own
+thread with its own connection and layout, so a queue that cannot be reached only
+turns its own ``skconsole_exporter_up`` to 0; a scrape renders every queue's latest
+snapshot with a ``queue`` label on each sample.
 """
 
 from __future__ import annotations
@@ -35,7 +40,9 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 
 from skconsole.check.verdict import READ_TIMEOUT_S, TimedOut, Watch, bounded_session, within
 from skconsole.db.connect import Database
+from skconsole.db.mapping import TableMapping
 from skconsole.db.schema import check_schema
+from skconsole.db.sqlfiles import mapped
 from skconsole.exporter.sources import SOURCES, Source
 
 log = logging.getLogger("skconsole.exporter")
@@ -84,7 +91,8 @@ class Exporter:
 
     The sessions are read-only on the server whatever the options say
     (``default_transaction_read_only``, and each cycle's transaction is
-    READ ONLY): the exporter never writes, not even the schema.
+    READ ONLY): the exporter never writes, not even the schema. ``layout``: the
+    queue's own names (None: the process's); ``name``: the queue's, in its log lines.
     """
 
     def __init__(
@@ -93,6 +101,9 @@ class Exporter:
         interval_s: float,
         sources: Sequence[Source] = SOURCES,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        *,
+        layout: TableMapping | None = None,
+        name: str | None = None,
     ) -> None:
         self.db = Database(
             db.dsn,
@@ -104,6 +115,8 @@ class Exporter:
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.sources = tuple(sources)
+        self.layout = layout
+        self.name = name
         self._snapshot = Snapshot()
         #: the connection cycles reuse; only the thread of the cycle in progress uses it
         self._conn: psycopg.Connection[Any] | None = None
@@ -153,7 +166,12 @@ class Exporter:
             self._conn = None
 
     def _read(self, watch: Watch) -> list[Metric]:
-        """One cycle's reads, on the bounded thread: every source in one transaction."""
+        """One cycle's reads, on the bounded thread, in the queue's layout."""
+        with mapped(self.layout):
+            return self._read_sources(watch)
+
+    def _read_sources(self, watch: Watch) -> list[Metric]:
+        """Every source in one transaction."""
         conn = self._connection(watch)
         families: list[Metric] = []
         try:
@@ -182,7 +200,7 @@ class Exporter:
                 self._drop_connection()
             error = _first_line(exc)
             if error != self._logged_error:  # a server down for an hour: one line, not 240
-                log.warning("cycle failed, skconsole_exporter_up is 0: %s", error)
+                log.warning("%scycle failed, skconsole_exporter_up is 0: %s", self._who, error)
                 self._logged_error = error
             snapshot = Snapshot(
                 up=False,
@@ -194,7 +212,7 @@ class Exporter:
             )
         else:
             if self._logged_error is not None:
-                log.warning("cycle succeeded again, skconsole_exporter_up is 1")
+                log.warning("%scycle succeeded again, skconsole_exporter_up is 1", self._who)
                 self._logged_error = None
             snapshot = Snapshot(
                 families=tuple(families),
@@ -209,6 +227,10 @@ class Exporter:
         self._first.set()
         return snapshot
 
+    @property
+    def _who(self) -> str:
+        return "" if self.name is None else f"queue {self.name!r}: "
+
     # -- the thread --------------------------------------------------------------------
     def _run(self) -> None:
         next_at = time.monotonic()
@@ -221,15 +243,20 @@ class Exporter:
 
     def start(self) -> None:
         """Start the cycles on a daemon thread (the first one at once)."""
-        self._thread = threading.Thread(target=self._run, name="skconsole-exporter", daemon=True)
+        thread_name = "skconsole-exporter" + ("" if self.name is None else f"-{self.name}")
+        self._thread = threading.Thread(target=self._run, name=thread_name, daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop the cycles: the current one finishes first (within its bound); the
         connection is closed."""
-        self._stop.set()
+        self.request_stop()
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def request_stop(self) -> None:
+        """Stop the cycles without waiting: the current one finishes first."""
+        self._stop.set()
 
     # -- the scrape --------------------------------------------------------------------
     @property
@@ -245,8 +272,49 @@ class Exporter:
         FIRST_CYCLE_WAIT_S; then it serves what there is (up 0). Figures older than
         :attr:`max_age_s` are never served (:meth:`Snapshot.aged`).
         """
-        self._first.wait(FIRST_CYCLE_WAIT_S)
+        return self.families(FIRST_CYCLE_WAIT_S)
+
+    def families(self, wait_s: float) -> list[Metric]:
+        """What a scrape serves now, once the first cycle ended or ``wait_s`` passed."""
+        self._first.wait(max(wait_s, 0.0))
         return snapshot_families(self._snapshot.aged(time.monotonic(), self.max_age_s))
+
+
+class QueueExporters:
+    """An :class:`Exporter` per queue, named; a Collector whose scrape serves every
+    queue's latest snapshot, each sample labelled with its ``queue``. Each queue reads
+    on its own thread: one that cannot be reached (or hangs) is its own ``up 0``."""
+
+    def __init__(self, exporters: Sequence[tuple[str, Exporter]]) -> None:
+        self.exporters = tuple(exporters)
+
+    def start(self) -> None:
+        for _, exporter in self.exporters:
+            exporter.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        for _, exporter in self.exporters:
+            exporter.request_stop()  # every queue's cycles stop at once, then each is joined
+        for _, exporter in self.exporters:
+            exporter.stop(timeout)
+
+    def collect(self) -> Iterable[Metric]:
+        """Every queue's families merged by name (a family is exposed once), a ``queue``
+        label first on each sample. A scrape before a queue's first cycle ended waits
+        for it, all of them within one FIRST_CYCLE_WAIT_S."""
+        deadline = time.monotonic() + FIRST_CYCLE_WAIT_S
+        merged: dict[str, Metric] = {}
+        for name, exporter in self.exporters:
+            for family in exporter.families(deadline - time.monotonic()):
+                into = merged.get(family.name)
+                if into is None:
+                    into = merged[family.name] = Metric(
+                        family.name, family.documentation, family.type, family.unit
+                    )
+                into.samples += [
+                    s._replace(labels={"queue": name, **s.labels}) for s in family.samples
+                ]
+        return list(merged.values())
 
 
 def snapshot_families(snap: Snapshot) -> list[Metric]:

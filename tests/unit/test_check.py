@@ -13,6 +13,7 @@ from skconsole.check.verdict import (
     Finding,
     Level,
     Perf,
+    QueueReports,
     Report,
     Thresholds,
     check_health,
@@ -21,6 +22,7 @@ from skconsole.check.verdict import (
     check_workers,
     evaluate,
     skipped,
+    worst,
 )
 from skconsole.core.errors import SkconsoleError
 from skconsole.core.states import InflightState, WorkerState
@@ -310,3 +312,54 @@ def test_a_schedule_no_running_worker_has_is_a_warning() -> None:
     assert result.level is Level.WARNING
     assert [f.subject for f in result.findings] == ["reports.hourly"]
     assert "no running worker schedules it" in result.findings[0].text
+
+
+# -- several queues ------------------------------------------------------------------------------
+def _several() -> QueueReports:
+    ok = evaluate([type_flow(slo=30.0)], NO_INFLIGHT, [worker()], table_health())
+    late = evaluate(
+        [type_flow(ready=3, oldest=95.0, slo=30.0)],
+        NO_INFLIGHT,
+        [worker(types=("emails.send",))],
+        table_health(),
+    )
+    away = Report(error="cannot connect to PostgreSQL at search-db:5432: connection refused")
+    return QueueReports((("emails", ok), ("search", away), ("billing", late)))
+
+
+def test_several_queues_exit_with_the_worst_verdict_critical_over_unknown() -> None:
+    assert _several().exit_code == 2
+    assert worst([Level.OK, Level.UNKNOWN, Level.WARNING]) is Level.UNKNOWN
+    assert worst([Level.UNKNOWN, Level.CRITICAL]) is Level.CRITICAL
+    assert worst([]) is Level.OK
+
+
+def test_several_queues_summary_names_each_verdict_worst_first_with_prefixed_perfdata() -> None:
+    line = _several().summary_line()
+
+    assert line.startswith("SKCONSOLE CRITICAL - billing CRITICAL, search UNKNOWN, emails OK | ")
+    perf = line.partition(" | ")[2].split()
+    assert perf[0] == "emails:oldest_ready_emails.send=0s;24;30;0"
+    assert "billing:oldest_ready_emails.send=95s;24;30;0" in perf
+    assert "search:" not in line  # no perfdata from a queue that could not be checked
+
+
+def test_each_queues_lines_are_prefixed_with_its_name_and_carry_no_perfdata() -> None:
+    lines = _several().lines()[1:]
+
+    assert lines == [
+        "emails: SKCONSOLE OK - 1 SLO met, no hung job, 1 worker alive, tables healthy, no schedule",
+        "search: SKCONSOLE UNKNOWN - cannot connect to PostgreSQL at search-db:5432: connection refused",
+        "billing: SKCONSOLE CRITICAL - 1 SLO breached (emails.send: oldest ready 1m 35s > 30s)",
+        "billing: CRITICAL slo: emails.send: oldest ready 1m 35s > 30s",
+    ]
+
+
+def test_several_queues_json_is_a_list_keyed_by_queue_name() -> None:
+    listed = _several().as_list()
+
+    assert [(d["queue"], d["status_name"]) for d in listed] == [
+        ("emails", "OK"),
+        ("search", "UNKNOWN"),
+        ("billing", "CRITICAL"),
+    ]
