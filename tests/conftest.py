@@ -17,6 +17,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -145,6 +146,41 @@ def fresh_database(server_dsn: str) -> Iterator[str]:
     yield with_dbname(server_dsn, name)
     with psycopg.connect(server_dsn, autocommit=True) as c:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="module")
+def _second_database(server_dsn: str) -> Iterator[str]:
+    """A second queue's database (this process's, ``sk_test_<worker>_second``) with the
+    schema, for the tests of several queues; dropped once the module's tests are done."""
+    name = f"sk_test_{WORKER}_second"
+    _recreate_database(server_dsn, name)
+    dsn = with_dbname(server_dsn, name)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        setup_schema(conn)
+    yield dsn
+    with psycopg.connect(server_dsn, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def second(_second_database: str) -> str:
+    """A second queue beside ``dsn``'s, its tables emptied (sessions left over ended)."""
+    with psycopg.connect(_second_database, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name"
+            " LIKE 'skconsole%%' AND pid <> pg_backend_pid() AND datname = current_database()"
+        )
+        conn.execute("TRUNCATE " + ", ".join(TABLES) + " RESTART IDENTITY")  # type: ignore[arg-type]
+    return _second_database
+
+
+@pytest.fixture
+def nowhere() -> str:
+    """A DSN on a local port nothing listens on: every connection is refused at once."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"postgresql://postgres@127.0.0.1:{port}/nowhere"
 
 
 @contextlib.contextmanager

@@ -10,7 +10,10 @@ action, so an operator action needs no App method of its own.
 Scopes name where an action applies: the focused panel of the main screen
 (``depth``, ``inflight``, ``failures``, ``exec``, ``metrics``, ``workers``,
 ``audit``, ``schedules``, ``health``), the failure-group drill-down (``jobs``) or the job detail
-(``job``). An action with no scopes applies everywhere.
+(``job``). An action with no scopes applies everywhere. With several queues the
+overview has a scope of its own (``queues``); an action that only means something
+there (``needs_queues``) is hidden, in the footer, the help and the palette alike,
+when the console watches one queue.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ from skconsole.tui.panels import PANEL_IDS, PANELS, numbered
 TABLE_SCOPES = frozenset({*PANEL_IDS, "jobs"})
 MAIN = frozenset(PANEL_IDS)
 SELECTED = frozenset({"failures", "jobs", "job", "depth"})  # a selected job, group or task type
-OPENS = frozenset({*(p.scope for p in PANELS if p.opens), "jobs"})  # where Enter opens a row
+#: the overview of several queues (screens/overview.py): a scope only with several
+QUEUES = "queues"
+# where Enter opens a row
+OPENS = frozenset({*(p.scope for p in PANELS if p.opens), "jobs", QUEUES})
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,7 @@ class ActionSpec:
     destructive: bool = False  # opens a confirmation that defaults to No
     needs_write: bool = False  # hidden in read-only mode, dimmed while disconnected
     needs_engine: bool = False  # only with an embedded engine (--tasks, demo)
+    needs_queues: bool = False  # only with several queues (--dsn repeated, --queues)
     footer: bool = True
     priority: bool = False  # wins over the focused table's own keys (enter)
     home: str | None = None  # panel the command palette focuses first, when out of scope
@@ -54,9 +61,14 @@ class ActionSpec:
         """The action string Textual runs: ``operate('<id>')`` for an operator action."""
         return f"operate({self.id!r})" if self.op is not None else self.id
 
-    def allowed(self, engine: bool, read_only: bool, connected: bool) -> bool | None:
-        """False: hidden (no engine, read-only); None: dimmed (a write while offline)."""
+    def allowed(
+        self, engine: bool, read_only: bool, connected: bool, several: bool = False
+    ) -> bool | None:
+        """False: hidden (no engine, read-only, one queue); None: dimmed (a write while
+        offline)."""
         if self.needs_engine and not engine:
+            return False
+        if self.needs_queues and not several:
             return False
         if self.needs_write:
             if read_only:
@@ -133,6 +145,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
         priority=True,
         home="failures",
         key_display="⏎",
+    ),
+    ActionSpec(
+        "queues",
+        "o",
+        "Queues",
+        "The overview of every queue: its verdict, jobs per status, oldest ready job,"
+        " failures; ⏎ on a queue shows its panels (and every key acts on it), o or esc comes"
+        " back.",
+        needs_queues=True,
     ),
     ActionSpec(
         "filter",

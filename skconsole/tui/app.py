@@ -20,20 +20,29 @@ Rules this module keeps:
   :class:`~skconsole.tui.operation.Operation` in the key registry says the
   spec, the target and the dialogs; :class:`ActionRunner` previews, confirms
   with the exact scope (default No) and executes on the ids the preview captured.
+- Several queues (:meth:`ConsoleApp.of_queues`): the console opens on their
+  overview (:class:`~skconsole.tui.screens.overview.OverviewScreen`), each queue
+  read on a loop of its own (what ``skconsole check`` reads, within its bound), so
+  one that does not answer holds up neither the others nor the screen. The panels
+  show one queue at a time, named in the status line; Enter on the overview
+  switches them (the cadences of the last queue are retired: what they were
+  reading lands nowhere), and every key, operator actions included, acts on the
+  queue shown. With one queue none of this exists: no overview, no key for it.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
@@ -56,7 +65,14 @@ from skconsole.tui.messages import (
     SchemaFailed,
     SchemaReady,
 )
-from skconsole.tui.model import FailureGroups, QueueHealth, Snapshot, Trends
+from skconsole.tui.model import (
+    FailureGroups,
+    QueueHealth,
+    QueueOverview,
+    QueueRow,
+    Snapshot,
+    Trends,
+)
 from skconsole.tui.opening import Opening, OpenKind, job
 from skconsole.tui.operation import Here
 from skconsole.tui.polling import PollLoop, backoff
@@ -66,10 +82,11 @@ from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.jump_to_job import JumpToJobScreen
 from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.overview import OverviewScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.screens.why_job import WhyScreen
-from skconsole.tui.source import DataSource
+from skconsole.tui.source import DataSource, Queue
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel, panel_of
@@ -101,9 +118,13 @@ class ConsoleApp(App[int]):
         setup_needed: list[str] | None = None,
         start_engine: bool = False,
         auto_refresh: bool = True,
+        queues: Sequence[Queue] = (),
     ) -> None:
         super().__init__()
         self.source = source
+        #: several queues (else empty): the panels show the one whose source is ``source``
+        self.queues = tuple(queues) if len(queues) > 1 else ()
+        self.shown_queue = next((q.name for q in self.queues if q.source is source), None)
         self.read_only = source.read_only
         self.engine = engine
         self.clock = clock
@@ -136,6 +157,22 @@ class ConsoleApp(App[int]):
             report_error=self.report_error,
         )
         self.main_screen = MainScreen(self.status_state, self.apply_pending)
+        self.overviews: dict[str, QueueOverview] = {}
+        self.overview_errors: dict[str, str] = {}
+        self.overview_loops: dict[str, PollLoop[QueueOverview]] = {
+            q.name: self._overview_loop(q) for q in self.queues
+        }
+
+    @classmethod
+    def of_queues(cls, queues: Sequence[Queue], **kw: Any) -> ConsoleApp:
+        """A console of several queues: it opens on their overview, the first one's
+        panels beneath it."""
+        return cls(queues[0].source, queues=queues, **kw)
+
+    @property
+    def several(self) -> bool:
+        """The console watches several queues."""
+        return bool(self.queues)
 
     # -- screens ---------------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
@@ -172,6 +209,10 @@ class ConsoleApp(App[int]):
         if self.snapshot is None:
             self.main_screen.set_loading(True)
         self.request_refresh()  # the slower loops follow: they read once it is shown
+        if self.several:
+            for loop in self.overview_loops.values():
+                loop.request()
+            self.push_screen(self._overview_screen())
 
     # -- status ----------------------------------------------------------------------
     def status_state(self) -> StatusState:
@@ -190,6 +231,30 @@ class ConsoleApp(App[int]):
             engine_brief=None if engine is None else engine_text(engine, done=False),
             engine_state=None if engine is None else engine.state,
             degraded=self.snapshot is not None and self.snapshot.degraded,
+            queue=self.shown_queue,
+        )
+
+    def overview_state(self) -> StatusState:
+        """The overview's status line: how many queues, how many answer, the stalest
+        figures of those that do."""
+        rows = self.queue_rows()
+        now = self.clock()
+        answering = sum(1 for r in rows if r.connection == "live")
+        failing = sum(1 for r in rows if r.error is not None)
+        ages = [now - r.overview.taken_at for r in rows if r.overview and r.error is None]
+        if failing:
+            connection, error = "partial", f"{answering} of {len(rows)} connected"
+        else:
+            connection, error = ("live" if answering == len(rows) else "connecting"), None
+        return replace(
+            self.status_state(),
+            server=", ".join(r.name for r in rows),
+            connection=connection,
+            error=error,
+            attempt=0,
+            age_s=max(max(ages), 0.0) if ages else None,
+            degraded=False,
+            queue=f"{len(rows)} queues",
         )
 
     def _status_changed(self) -> None:
@@ -197,12 +262,12 @@ class ConsoleApp(App[int]):
 
         if not self.is_running:  # quitting: the status bars are being removed
             return
-        state = self.status_state()
         stale = self.snapshot is not None and self.connection != "live"
         for screen in self.screen_stack:
-            screen.set_class(stale, "-stale")
+            # the overview's queues say each their own connection
+            screen.set_class(stale and not isinstance(screen, OverviewScreen), "-stale")
             for bar in screen.query(StatusBar):
-                bar.show(state)
+                bar.show_latest()
         if self.connected != self._bindings_connected:  # writes dim or light up
             self._bindings_connected = self.connected
             self.refresh_bindings()
@@ -318,6 +383,105 @@ class ConsoleApp(App[int]):
     def apply_pending(self) -> None:
         """Called when a dialog closes: show what arrived while it was open."""
         self.cadences.flush()
+        for loop in self.overview_loops.values():
+            loop.flush()
+
+    # -- several queues: each one's overview, on a loop of its own ---------------------------
+    def _overview_loop(self, queue: Queue) -> PollLoop[QueueOverview]:
+        return PollLoop(
+            self,
+            f"overview:{queue.name}",
+            queue.source.overview,
+            lambda _value: self._show_overviews(),
+            every=lambda: max(self.interval, cadences.OVERVIEW_EVERY_S),
+            on_done=lambda value, _ms: self._overview_read(queue.name, value),
+            on_error=lambda error: self._overview_failed(queue.name, error),
+            retry=lambda failures: backoff(failures, self.interval, MAX_BACKOFF_S),
+            auto=self.live_refresh,
+            ready=self._can_read,
+        )
+
+    def _overview_read(self, name: str, overview: QueueOverview) -> None:
+        self.overviews[name] = overview
+        self.overview_errors.pop(name, None)
+
+    def _overview_failed(self, name: str, error: BaseException) -> None:
+        self.overview_errors[name] = first_line(str(error), 160) or type(error).__name__
+        self._show_overviews()
+
+    def queue_rows(self) -> tuple[QueueRow, ...]:
+        """Every queue as the overview lists it, in the order they were named."""
+        return tuple(
+            QueueRow(
+                q.name,
+                q.source.description,
+                q.name == self.shown_queue,
+                self.overviews.get(q.name),
+                self.overview_errors.get(q.name),
+                self.overview_loops[q.name].failures,
+            )
+            for q in self.queues
+        )
+
+    def _rows_now(self) -> tuple[Sequence[QueueRow], float]:
+        return self.queue_rows(), self.clock()
+
+    def _overview_screen(self) -> OverviewScreen:
+        return OverviewScreen(self.overview_state, self._rows_now)
+
+    def _show_overviews(self) -> None:
+        if not self.is_running:
+            return
+        for screen in self.screen_stack:
+            if isinstance(screen, OverviewScreen):
+                screen.show_queues(*self._rows_now())
+        self._status_changed()
+
+    def action_queues(self) -> None:
+        """o: the overview of every queue; o again (or esc) back to the queue shown."""
+        if not self.several or isinstance(self.screen, ModalScreen):
+            return
+        if isinstance(self.screen, OverviewScreen):
+            self.pop_screen()
+            return
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, MainScreen):
+            self.pop_screen()
+        self.push_screen(self._overview_screen())
+
+    def show_queue(self, name: str) -> None:
+        """Show the queue ``name``'s panels: the last queue's reads are retired and its
+        marks cleared; every key acts on this one from now on."""
+        queue = next((q for q in self.queues if q.name == name), None)
+        if queue is None:
+            return
+        if self.operator.busy:
+            self.notify(
+                f"An action on {self.shown_queue} is under way: switch once it is done.",
+                severity="warning",
+            )
+            return
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, MainScreen):
+            self.pop_screen()
+        if queue.source is self.source:
+            return
+        self.cadences.retire()
+        self.source = queue.source
+        self.operator.source = queue.source
+        self.shown_queue = queue.name
+        self.snapshot = None
+        self.trends = None
+        self.failure_groups = None
+        self.health = None
+        self.connection, self.error_text, self._last_ok_at = "connecting", None, None
+        self.cadences = Cadences(
+            self, self.source, CADENCES, auto=self.live_refresh, ready=self._can_read
+        )
+        if self.paused:
+            self.cadences.pause()
+        self.main_screen.reset()
+        self._status_changed()
+        self.request_refresh()
+        self._show_overviews()  # the row marked as shown
 
     # -- schema setup ----------------------------------------------------------------
     def _on_setup_answer(self, yes: bool | None) -> None:
@@ -368,6 +532,8 @@ class ConsoleApp(App[int]):
             return False
         if spec.id == "leave" and not self._can_go_back():
             return False
+        if spec.id == "queues" and isinstance(self.screen, ModalScreen):
+            return False
         if spec.id == "parent" and not self._parent_shown():
             return False
         if spec.id == "children" and not self._children_shown():
@@ -375,7 +541,7 @@ class ConsoleApp(App[int]):
         return self._allowed(spec)
 
     def _can_go_back(self) -> bool:
-        if isinstance(self.screen, DrillDownScreen):
+        if isinstance(self.screen, DrillDownScreen | OverviewScreen):
             return True
         panel = panel_of(self.focused)
         return panel is not None and (
@@ -391,7 +557,7 @@ class ConsoleApp(App[int]):
         return isinstance(screen, JobDetailScreen) and screen.posted_jobs() is not None
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
-        return spec.allowed(self.engine is not None, self.read_only, self.connected)
+        return spec.allowed(self.engine is not None, self.read_only, self.connected, self.several)
 
     def palette_allows(self, spec: ActionSpec) -> bool:
         return self._allowed(spec) is not False and (
@@ -428,7 +594,7 @@ class ConsoleApp(App[int]):
 
     # -- simple actions ------------------------------------------------------------------
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.read_only))
+        self.push_screen(HelpScreen(self.read_only, self.several))
 
     def action_panel(self, scope: str) -> None:
         self.main_screen.show_panel(scope)
@@ -470,7 +636,7 @@ class ConsoleApp(App[int]):
             panel.clear_filter()
         elif panel is not None and panel.clear_marks():
             pass
-        elif isinstance(self.screen, DrillDownScreen):
+        elif isinstance(self.screen, DrillDownScreen | OverviewScreen):
             self.pop_screen()
         self.refresh_bindings()
 
@@ -485,15 +651,22 @@ class ConsoleApp(App[int]):
         self.paused = not self.paused
         if self.paused:
             self.cadences.pause()
+            for loop in self.overview_loops.values():
+                loop.pause()
             self.notify("Refresh paused: the data will age until you press p again.")
         else:
             self.notify("Refresh resumed.")
             self.cadences.resume()
+            for loop in self.overview_loops.values():
+                loop.resume()
         self._status_changed()
 
     def action_refresh_now(self) -> None:
-        """Every cadence reads now: the slower ones right after this refresh."""
+        """Every cadence reads now: the slower ones right after this refresh (and every
+        queue's overview at once)."""
         self.cadences.read_all_soon()
+        for loop in self.overview_loops.values():
+            loop.request()
 
     def _set_interval(self, step: int) -> None:
         index = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
@@ -555,6 +728,8 @@ class ConsoleApp(App[int]):
                 self.push_screen(SearchScreen(self, opening.value))
             case OpenKind.FILTER:
                 self.main_screen.show_filtered(opening.panel, opening.value)
+            case OpenKind.QUEUE:
+                self.show_queue(opening.value)
 
     def action_search(self) -> None:
         """Open the search screen (payload.PATH=VALUE type=T ...)."""
@@ -634,6 +809,9 @@ class ConsoleApp(App[int]):
         """A worker that raised past its own handling: report it, keep the console up."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.cadences.worker_failed(event.worker.group, event.worker.error)
+            for loop in self.overview_loops.values():
+                if loop.name == event.worker.group:
+                    loop.failed(event.worker.error)
             if event.worker.group == "action":
                 self.operator.busy = False
             self.report_error("internal error", event.worker.error)

@@ -27,6 +27,9 @@ FAILURES_FRESH_S = 2.0  # entering their panel reads them again once they are th
 #: queue-table health: its own, slower cycle (activity and lock views, table sizes)
 HEALTH_EVERY_S = 10.0
 HEALTH_FRESH_S = 5.0  # entering its panel reads it again once it is this old
+#: several queues: each queue's overview (what check reads), on a loop of its own, at
+#: most this often (or the refresh interval, when slower)
+OVERVIEW_EVERY_S = 5.0
 
 H = TypeVar("H", bound=PollHost)  # the App: it runs the workers and takes the results
 
@@ -100,6 +103,12 @@ class Cadences(Generic[H]):
 
     def __iter__(self) -> Iterator[PollLoop[Any]]:
         return iter(self.loops.values())
+
+    def retire(self) -> None:
+        """Done with them all (the console shows another queue): what they were reading
+        lands nowhere."""
+        for loop in self:
+            loop.retire()
 
     def pause(self) -> None:
         for loop in self:

@@ -6,8 +6,9 @@ selections, previews and executions. Everything here blocks on the network,
 so the app calls it only from worker threads.
 
 Connections: one per purpose (refresh, failure groups, trends, health,
-drill-down, actions), opened lazily
-and kept, so the worker groups never share a connection. A connection that
+drill-down, actions, the overview of several queues), opened lazily
+and kept, so the worker groups never share a connection. A queue with names of
+its own (``layout``, from a queues file) is read in them on every connection. A connection that
 breaks is dropped and :class:`SourceUnavailable` raised; the next call
 reconnects. History the console shows as trends (depth per type, metric
 rates) is kept here, between refreshes.
@@ -28,13 +29,16 @@ from uuid import UUID
 import psycopg
 
 from skconsole import ops, read
+from skconsole.check import verdict as checks
 from skconsole.core.errors import ConfigError, ConnectError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import parse_term
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database, shown_dsn
 from skconsole.db.layout import has_skconsole_objects
-from skconsole.db.schema import missing_objects, setup_schema
+from skconsole.db.mapping import TableMapping
+from skconsole.db.schema import check_schema, missing_objects, setup_schema
+from skconsole.db.sqlfiles import mapped
 from skconsole.read import flow, health, type_settings
 from skconsole.read.factors import CommonFactors, common_factors
 from skconsole.tui import model
@@ -54,13 +58,22 @@ REFRESH_STATUS_EXACT_LIMIT = 10_000
 INFLIGHT_SHOWN = 500
 AUDIT_SHOWN = 50
 SAMPLE_SHOWN = 5
+#: how long one overview read of a queue may take, connecting included (check's bound)
+OVERVIEW_TIMEOUT_S = checks.READ_TIMEOUT_S
 
 
 class DatabaseSource:
     """The console's data source on PostgreSQL (see :class:`skconsole.tui.source.DataSource`)."""
 
-    def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        clock: Callable[[], float] = time.time,
+        layout: TableMapping | None = None,
+    ) -> None:
         self.db = db
+        self.layout = layout
         self.read_only = db.read_only
         self.description = db.description
         self.connection = shown_dsn(db.dsn)
@@ -68,7 +81,7 @@ class DatabaseSource:
         self._conns: dict[str, Conn | None] = {}
         self._locks: dict[str, threading.Lock] = {
             p: threading.Lock()
-            for p in ("refresh", "failures", "trends", "health", "drill", "action")
+            for p in ("refresh", "failures", "trends", "health", "drill", "action", "overview")
         }
         self._trends: dict[str, deque[int]] = {}
         self._waiting: deque[int] = deque(maxlen=TREND_POINTS)
@@ -77,8 +90,9 @@ class DatabaseSource:
     # -- connections -----------------------------------------------------------------
     @contextmanager
     def _conn(self, purpose: str) -> Iterator[Conn]:
-        """The purpose's connection; a broken one is dropped and reported as unavailable."""
-        with self._locks[purpose]:
+        """The purpose's connection, in the queue's layout; a broken one is dropped and
+        reported as unavailable."""
+        with self._locks[purpose], mapped(self.layout):
             conn = self._conns.get(purpose)
             if conn is None or conn.closed or conn.broken:
                 try:
@@ -193,6 +207,29 @@ class DatabaseSource:
             read = health.health(conn)
             read_ms = (time.perf_counter() - started) * 1000.0
         return model.QueueHealth(read, taken_at=taken_at, read_ms=read_ms)
+
+    def overview(self) -> model.QueueOverview:
+        """What ``skconsole check`` reads, judged as it judges it, and the jobs per status,
+        on a connection of its own within :data:`OVERVIEW_TIMEOUT_S` (connecting
+        included): a queue that does not answer is unavailable, never a stalled read."""
+
+        def read_it(watch: checks.Watch) -> model.QueueOverview:
+            with self._conn("overview") as conn:
+                watch.track(conn)
+                taken_at = self.clock()
+                started = time.perf_counter()
+                watch.at("checking the schema")
+                check_schema(conn, allow_degraded=True)
+                models = checks.read_models(conn, watch=watch)
+                watch.at("counting the jobs per status")
+                statuses = read.status_summary(conn, exact_limit=REFRESH_STATUS_EXACT_LIMIT)
+                read_ms = (time.perf_counter() - started) * 1000.0
+            return model.QueueOverview(models, models.evaluate(), statuses, taken_at, read_ms)
+
+        try:
+            return checks.within(OVERVIEW_TIMEOUT_S, read_it, name="skconsole-overview")
+        except checks.TimedOut as exc:
+            raise SourceUnavailable(str(exc)) from None
 
     def _depth_rows(
         self,

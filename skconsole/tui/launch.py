@@ -5,6 +5,10 @@ newer schema end here with one clear line and an exit code (the CLI prints
 :class:`~skconsole.core.errors.SkconsoleError`), never inside the TUI. A missing
 schema is offered to be set up inside the console, unless read-only or
 ``--no-setup`` (then the message says how).
+
+Several queues are different: a queue that cannot be reached, or lacks its schema, is
+what the overview is there to show, so nothing is checked before the screen (and
+nothing is set up: a console of several queues changes no schema).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skconsole.core.errors import ReadOnlyError, SchemaError
+from skconsole.core.errors import ConfigError, ReadOnlyError, SchemaError
 from skconsole.db.connect import Database
 from skconsole.db.queues import QueueSpec
 from skconsole.db.schema import check_schema, missing_objects
@@ -144,8 +148,41 @@ def run_app(
     return app.return_code or 0
 
 
+def run_queues(queues: tuple[QueueSpec, ...], *, read_only: bool, refresh: float) -> int:
+    """The console of several queues, on their overview, until the operator quits."""
+    from skconsole.tui.app import ConsoleApp
+    from skconsole.tui.database_source import DatabaseSource
+    from skconsole.tui.source import Queue
+
+    watched = [
+        Queue(
+            q.name,
+            DatabaseSource(
+                Database(q.dsn, read_only=read_only, application_name="skconsole-console"),
+                layout=q.mapping,
+            ),
+        )
+        for q in queues
+    ]
+    route_logging_to_file()
+    app = ConsoleApp.of_queues(watched, refresh_interval=refresh)
+    try:
+        app.run()
+    finally:
+        for q in watched:
+            q.source.close()
+    return app.return_code or 0
+
+
 def run_console(opts: ConsoleOptions) -> int:
     """``skconsole``: check everything, start the engine if asked, run the console."""
+    if opts.queues:
+        if opts.tasks:
+            raise ConfigError(
+                "--tasks runs an engine on one queue: with several queues, run"
+                " `skconsole worker` beside each"
+            )
+        return run_queues(opts.queues, read_only=opts.read_only, refresh=opts.refresh)
     if opts.tasks and opts.read_only:
         raise ReadOnlyError(
             "refused: --tasks runs a worker that writes results, and read-only mode is on"

@@ -7,8 +7,9 @@ console adds lives here: the snapshot of one refresh cycle, the per-minute
 trends, the failure groups and the queue health read on their own cadences
 (FailureGroups, QueueHealth), queue
 depth with its recent history (DepthRow: the read model's TypeDepth and a
-trend), metrics with their rates (MetricRow) and the audit log
-in words (AuditRow). Frozen dataclasses with tuples (but DepthRow, a read model
+trend), metrics with their rates (MetricRow), the audit log
+in words (AuditRow), and with several queues each one's overview (QueueOverview:
+what ``skconsole check`` reads and its verdict; QueueRow: a line of the overview). Frozen dataclasses with tuples (but DepthRow, a read model
 like the others), and nothing mutates a read model once read: a snapshot
 handed from a worker thread to the UI never changes under it.
 """
@@ -19,7 +20,9 @@ import enum
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from skconsole.check.verdict import Models, Report
 from skconsole.core.find_query import FindQuery
+from skconsole.core.status import FAILED, JobStatus
 from skconsole.core.text import printable
 from skconsole.ops import OperatorAction, Params
 from skconsole.read import (
@@ -169,6 +172,67 @@ class Trends:
     processed: tuple[int, ...] = ()
     failed: tuple[int, ...] = ()
     posted: tuple[int, ...] = ()
+
+
+# -- several queues ------------------------------------------------------------------
+@dataclass(frozen=True)
+class QueueOverview:
+    """One queue as the overview of several shows it, read at ``taken_at`` (console
+    clock): what ``skconsole check`` reads (``models``) and its verdict on them, and the
+    jobs per status."""
+
+    models: Models
+    verdict: Report
+    statuses: StatusCounts
+    taken_at: float
+    read_ms: float = 0.0
+
+    @property
+    def oldest_ready_s(self) -> float | None:
+        """How long the oldest ready job of any type has been eligible."""
+        ages = [f.oldest_ready_s for f in self.models.flows if f.oldest_ready_s is not None]
+        return max(ages, default=None)
+
+    @property
+    def failed_recently(self) -> int:
+        """Jobs that failed for good (Faulted, Fatal) within the flow window (5 minutes)."""
+        return sum(f.failures for f in self.models.flows)
+
+    @property
+    def hung(self) -> int:
+        return self.models.inflight.hung
+
+    def jobs(self, *statuses: JobStatus) -> int:
+        return sum(self.statuses.counts.get(s, 0) for s in statuses)
+
+    @property
+    def failed(self) -> int:
+        """Jobs whose last attempt failed (Error, Faulted, Fatal)."""
+        return self.jobs(*FAILED)
+
+    def estimated(self, *statuses: JobStatus) -> bool:
+        return any(s in self.statuses.estimated for s in statuses)
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """A line of the overview: the queue, whether the panels show it, its latest
+    overview (None: none read yet) and why the latest read failed (None: it worked),
+    ``attempt`` reads in a row."""
+
+    name: str
+    description: str
+    shown: bool
+    overview: QueueOverview | None
+    error: str | None = None
+    attempt: int = 0
+
+    @property
+    def connection(self) -> str:
+        """live, connecting or error (the status line's words)."""
+        if self.error is not None:
+            return "error"
+        return "connecting" if self.overview is None else "live"
 
 
 # -- actions -----------------------------------------------------------------------

@@ -20,11 +20,12 @@ class OpenKind(enum.Enum):
     GROUP = "group"  # a failure group's jobs, by signature
     SEARCH = "search"  # the search screen, on a search line
     FILTER = "filter"  # another panel of the main screen, filtered
+    QUEUE = "queue"  # another queue's panels (several queues), by its name
 
 
 @dataclass(frozen=True)
 class Opening:
-    """``value``: the job id, the signature, the search line or the filter text;
+    """``value``: the job id, the signature, the search line, the filter text or the queue;
     ``panel``: the panel a filter applies to; ``group``: the group a job was opened from."""
 
     kind: OpenKind

@@ -24,7 +24,9 @@ on the UI thread, and keeps these rules for every cadence:
 
 The worker posts :class:`PollLoop.Done` or :class:`PollLoop.Failed` to the
 host App, whose handlers hand them back to the loop (``finished``/``failed``):
-one handler each serves every loop.
+one handler each serves every loop. A loop that is done with (the console
+switched to another queue) is retired: nothing more is scheduled, and a
+read still under way lands nowhere.
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ class PollLoop(Generic[T]):
         self._ready = ready
         self.busy = False
         self.paused = False
+        self.retired = False
         self.failures = 0  # failed reads in a row
         self.pending: T | None = None
         self._timer: _Timer | None = None
@@ -131,7 +134,7 @@ class PollLoop(Generic[T]):
     # -- reading -------------------------------------------------------------------
     def request(self) -> None:
         """Read now unless a read is running; replaces the scheduled one."""
-        if self.busy or not self._ready():
+        if self.busy or self.retired or not self._ready():
             return
         self._cancel_timer()
         self.busy = True
@@ -163,6 +166,8 @@ class PollLoop(Generic[T]):
 
     # -- results (UI thread) -------------------------------------------------------------
     def finished(self, value: T, elapsed_ms: float) -> None:
+        if self.retired:  # read for what is no longer shown
+            return
         self.busy = False
         self.failures = 0
         if self._on_done is not None:
@@ -177,6 +182,8 @@ class PollLoop(Generic[T]):
             follower._leader_finished()
 
     def failed(self, error: BaseException) -> None:
+        if self.retired:
+            return
         self.busy = False
         self.failures += 1
         if self._on_error is not None:
@@ -197,6 +204,13 @@ class PollLoop(Generic[T]):
         self._show(value)
 
     # -- cadence -------------------------------------------------------------------------
+    def retire(self) -> None:
+        """Done with for good: nothing is scheduled again, and a read under way is dropped
+        when it lands (neither shown nor counted)."""
+        self.retired = True
+        self.pending = None
+        self._cancel_timer()
+
     def pause(self) -> None:
         self.paused = True
         self._cancel_timer()

@@ -8,6 +8,7 @@ serves fixed data so snapshot tests and screenshots are deterministic.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from skconsole.core.find_query import FindQuery
@@ -19,6 +20,7 @@ from skconsole.tui.model import (
     OutcomeInfo,
     PreviewInfo,
     QueueHealth,
+    QueueOverview,
     Snapshot,
     Trends,
 )
@@ -48,6 +50,12 @@ class DataSource(Protocol):
     def health(self) -> QueueHealth:
         """The queue tables' health, the xmin horizon and lock waits (read less often
         than snapshots)."""
+        ...
+
+    def overview(self) -> QueueOverview:
+        """The queue as the overview of several shows it: what ``skconsole check`` reads
+        and its verdict, and the jobs per status (within a bound: a queue that does not
+        answer raises :class:`SourceUnavailable`)."""
         ...
 
     def group_jobs(self, signature: str, limit: int) -> GroupJobs:
@@ -94,3 +102,11 @@ class DataSource(Protocol):
     def close(self) -> None:
         """Close the connections (called once, when the console exits)."""
         ...
+
+
+@dataclass(frozen=True)
+class Queue:
+    """One queue of a console that watches several: the name it is shown by, its data."""
+
+    name: str
+    source: DataSource

@@ -6,9 +6,8 @@ UNKNOWN (check) or its own up 0 (exporter) and the others are read all the same.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from skconsole.db.queues import name_from_dsn
 from skconsole.db.schema import setup_schema
 from skconsole.db.sqlfiles import mapped
 from skconsole.exporter import Exporter, QueueExporters
-from tests.conftest import TABLES, WORKER, _recreate_database, wait_until, with_dbname
+from tests.conftest import wait_until
 
 from .test_exporter import exporter_process, parse, scrape
 from .test_flow_and_check import QUIET_HEALTH, add_ready
@@ -30,40 +29,6 @@ from .test_flow_and_check import QUIET_HEALTH, add_ready
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 LATE = "t.late"
-
-
-@pytest.fixture(scope="module")
-def _second_database(server_dsn: str) -> Iterator[str]:
-    """A second queue's database on the session's server, with the schema; dropped after."""
-    name = f"sk_test_{WORKER}_second"
-    _recreate_database(server_dsn, name)
-    dsn = with_dbname(server_dsn, name)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        setup_schema(conn)
-    yield dsn
-    with psycopg.connect(server_dsn, autocommit=True) as c:
-        c.execute(
-            psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                psycopg.sql.Identifier(name)
-            )
-        )
-
-
-@pytest.fixture
-def second(_second_database: str) -> str:
-    """The second queue, its tables emptied."""
-    with psycopg.connect(_second_database, autocommit=True) as conn:
-        conn.execute("TRUNCATE " + ", ".join(TABLES) + " RESTART IDENTITY")  # type: ignore[arg-type]
-    return _second_database
-
-
-@pytest.fixture
-def nowhere() -> str:
-    """A DSN on a local port nothing listens on (connections are refused)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"postgresql://postgres@127.0.0.1:{port}/nowhere"
 
 
 def breach_an_slo(dsn: str) -> None:

@@ -87,7 +87,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "check": frozenset({"core", "db", "read"}),
     "exporter": frozenset({"core", "db", "read", "check"}),
     "testing": frozenset({"core", "db", "producer", "worker", "face"}),
-    "tui": frozenset({"core", "db", "producer", "worker", "face", "read", "views", "ops"}),
+    "tui": frozenset({"core", "db", "producer", "worker", "face", "read", "views", "ops", "check"}),
     "demo": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
     "bench": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
     # the browser face: textual-serve's server behind a token; it runs the console as a

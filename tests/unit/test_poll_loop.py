@@ -290,3 +290,13 @@ def test_a_failed_leader_read_leaves_a_due_follower_waiting() -> None:
     leader.request()
     host.run_next_worker()
     assert follower.busy
+
+
+def test_a_retired_loop_drops_the_read_under_way_and_schedules_nothing() -> None:
+    host, reader, shown = FakeHost(), Reader(), []
+    loop = make_loop(host, reader, shown)
+    loop.request()
+    loop.retire()
+    host.run_next_worker()  # the read that was under way lands
+    loop.request()
+    assert shown == [] and host.live_timers == [] and host.workers == []

@@ -11,25 +11,32 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from skconsole.tui.actions import ACTIONS, MAIN, TABLE_SCOPES, ActionSpec
+from skconsole.tui.actions import ACTIONS, MAIN, QUEUES, TABLE_SCOPES, ActionSpec
 from skconsole.tui.moves import TABLE_MOVES
 from skconsole.tui.panels import PANEL_IDS, PANELS
 
-_SCOPE_NAMES = {**{p.scope: p.label() for p in PANELS}, "jobs": "group jobs", "job": "job detail"}
+_SCOPE_NAMES = {
+    **{p.scope: p.label() for p in PANELS},
+    "jobs": "group jobs",
+    "job": "job detail",
+    QUEUES: "queues overview",
+}
 
 
-def where(spec: ActionSpec) -> str:
-    if not spec.scopes:
+def where(spec: ActionSpec, several: bool = False) -> str:
+    """Where the action applies, in words; with one queue there is no overview to name."""
+    scopes = spec.scopes if several else spec.scopes - {QUEUES}
+    if not scopes:
         return "everywhere"
-    if spec.scopes == MAIN:
+    if scopes == MAIN:
         return "main screen"
-    if spec.scopes == TABLE_SCOPES:
+    if scopes == TABLE_SCOPES:
         return "every table"
-    return ", ".join(_SCOPE_NAMES.get(s, s) for s in sorted(spec.scopes, key=_order))
+    return ", ".join(_SCOPE_NAMES.get(s, s) for s in sorted(scopes, key=_order))
 
 
 def _order(scope: str) -> int:
-    names = [*PANEL_IDS, "jobs", "job"]
+    names = [*PANEL_IDS, "jobs", "job", QUEUES]
     return names.index(scope) if scope in names else 99
 
 
@@ -44,11 +51,20 @@ def notes(spec: ActionSpec, read_only: bool) -> str:
     return ", ".join(out)
 
 
-def help_text(read_only: bool) -> str:
+def help_text(read_only: bool, several: bool = False) -> str:
+    """Every key of this console: with one queue, none of the overview's."""
     rows = [("key", "action", "where", "notes", "")]
     for spec in ACTIONS:
+        if spec.needs_queues and not several:
+            continue
         rows.append(
-            (spec.shown_key, spec.description, where(spec), notes(spec, read_only), spec.help)
+            (
+                spec.shown_key,
+                spec.description,
+                where(spec, several),
+                notes(spec, read_only),
+                spec.help,
+            )
         )
     rows.append(("ctrl+p", "Commands", "everywhere", "", "Run any action by name."))
     rows.extend((m.shown, m.help, "every table", "", "") for m in TABLE_MOVES if m.shown)
@@ -69,15 +85,16 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False),
     ]
 
-    def __init__(self, read_only: bool) -> None:
+    def __init__(self, read_only: bool, several: bool = False) -> None:
         super().__init__(classes="dialog-screen")
         self.read_only = read_only
+        self.several = several
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help", classes="dialog"):
             yield Static("Keys and actions", classes="dialog-title")
             with VerticalScroll(id="help-body"):
-                yield Static(Content(help_text(self.read_only)))
+                yield Static(Content(help_text(self.read_only, self.several)))
             yield Static(
                 Content(
                     "Confirmations default to No; write actions act on the ids shown when "

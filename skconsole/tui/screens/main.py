@@ -107,6 +107,16 @@ class MainScreen(Screen[None]):
         for panel in self.query(Panel):
             panel.loading = loading
 
+    def reset(self) -> None:
+        """Another queue is shown: nothing of the last one stays (its marked jobs least of
+        all); the spinners show until its data arrives."""
+        self._snapshot = None
+        for panel in self.query(Panel):
+            panel.clear_marks()
+            panel.shown = None
+        self.set_loading(True)
+        self.show_trends(Trends())
+
     # -- panels ------------------------------------------------------------------
     def panel(self, scope: str) -> Panel:
         return self.query_one(f"#panel-{scope}", Panel)

@@ -33,6 +33,7 @@ from skconsole.tui.model import (
     OutcomeInfo,
     PreviewInfo,
     QueueHealth,
+    QueueOverview,
     Snapshot,
     TargetKind,
     Trends,
@@ -47,7 +48,9 @@ from skconsole.tui.showcase.fixed_data import (
     fixed_group_jobs,
     fixed_health,
     fixed_id,
+    fixed_overview,
     fixed_parent_job,
+    fixed_quiet_overview,
     fixed_snapshot,
     fixed_wave,
 )
@@ -156,7 +159,8 @@ def fixed_why(job: JobDetail) -> Why:
 @dataclass
 class FixedSource:
     """Serves the same data every time; ``offline`` makes it behave like a lost server;
-    ``why_causes`` replaces the causes :meth:`why` gives."""
+    ``why_causes`` replaces the causes :meth:`why` gives; ``quiet``: the overview of a
+    queue where all is well (its panels show the busy queue's data all the same)."""
 
     read_only: bool = False
     description: str = "ops@db.prod.example:5432/queue"
@@ -165,6 +169,7 @@ class FixedSource:
     missing: list[str] = field(default_factory=list)
     executed: list[PreviewInfo] = field(default_factory=list)
     why_causes: tuple[Cause, ...] | None = None
+    quiet: bool = False
 
     def _reach(self) -> None:
         """Every read and write first: offline, it fails the way a lost server does."""
@@ -190,6 +195,10 @@ class FixedSource:
     def health(self) -> QueueHealth:
         self._reach()
         return QueueHealth(fixed_health(), taken_at=FROZEN_AT.timestamp(), read_ms=38.0)
+
+    def overview(self) -> QueueOverview:
+        self._reach()
+        return fixed_quiet_overview() if self.quiet else fixed_overview()
 
     def group_jobs(self, signature: str, limit: int) -> GroupJobs:
         self._reach()

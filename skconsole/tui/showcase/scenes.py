@@ -17,7 +17,8 @@ from textual.widgets import Input, TextArea
 from skconsole.ops.edit import editable_json
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.showcase.fake_source import FixedEngine, FixedSource
-from skconsole.tui.showcase.fixed_data import FrozenClock
+from skconsole.tui.showcase.fixed_data import FIXED_QUEUES, FrozenClock
+from skconsole.tui.source import Queue
 
 SIZE = (120, 40)
 
@@ -43,8 +44,12 @@ class Scene:
     missing_schema: tuple[str, ...] = ()
     engine: bool = True
     extra: Callable[[Pilot[Any]], Awaitable[None]] | None = field(default=None, compare=False)
+    #: the console of several queues (FIXED_QUEUES): the busy one, a quiet one, one down
+    several: bool = False
 
     def build(self) -> ConsoleApp:
+        if self.several:
+            return self._build_several()
         source = FixedSource(read_only=self.read_only, missing=list(self.missing_schema))
         app = ConsoleApp(
             source,
@@ -56,6 +61,23 @@ class Scene:
         )
         # the tab underline glides for 0.3 s of wall time; a picture taken
         # mid-glide differs from run to run
+        app.animation_level = "none"
+        return app
+
+    def _build_several(self) -> ConsoleApp:
+        busy, quiet, down = FIXED_QUEUES
+        queues = [
+            Queue(busy, FixedSource(description=f"ops@{busy}-db.prod.example:5432/{busy}")),
+            Queue(
+                quiet,
+                FixedSource(quiet=True, description=f"ops@{quiet}-db.prod.example:5432/{quiet}"),
+            ),
+            Queue(
+                down,
+                FixedSource(offline=True, description=f"ops@{down}-db.prod.example:5432/{down}"),
+            ),
+        ]
+        app = ConsoleApp.of_queues(queues, clock=FrozenClock(), actor="maria", auto_refresh=False)
         app.animation_level = "none"
         return app
 
@@ -149,6 +171,9 @@ SCENES: tuple[Scene, ...] = (
     Scene("lost-connection", offline_after_load=True),
     Scene("schema-setup", missing_schema=("sk_tasks_queue_t", "sk_task_results_t", "sk_workers_t")),
     Scene("no-engine", engine=False),
+    # several queues: the overview they open on, then the busy queue's panels (⏎)
+    Scene("queues-overview", several=True),
+    Scene("queues-shown", several=True, keys=("enter",)),
 )
 
 BY_NAME = {s.name: s for s in SCENES}
@@ -165,4 +190,5 @@ SCREENSHOTS = {
     "health.svg": "health",
     "read-only.svg": "read-only",
     "lost-connection.svg": "lost-connection",
+    "queues-overview.svg": "queues-overview",
 }

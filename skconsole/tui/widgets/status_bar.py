@@ -5,6 +5,10 @@ amber, then red, as it grows; the connection state says "reconnecting" with
 the attempt count; PAUSED and READ-ONLY/WRITE are badges. Colours come from
 the classes set here and the .tcss file.
 
+With several queues the line names the queue the panels show (a badge before the
+server; on the overview, how many queues it lists), and the overview's connection
+says how many of them answer ("◐ 2 of 3 connected").
+
 While the refresh is paused nothing is read, so the line says PAUSED, never
 "live". On a narrow terminal (80 columns) the line gives way by priority, whole
 items at a time and never a counter cut in the middle: the refresh interval
@@ -24,6 +28,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Label
 
+from skconsole.core.text import printable
 from skconsole.tui.formatting import fmt_age_s, fmt_seconds
 
 
@@ -43,6 +48,8 @@ class StatusState:
     engine_brief: str | None = None
     #: Stakhanovise.NET's tables alone (read degraded: no workers, audit, schedules, ...)
     degraded: bool = False
+    #: several queues: the one shown (None: the console watches one queue)
+    queue: str | None = None
 
     @property
     def staleness(self) -> str:
@@ -65,6 +72,8 @@ def connection_text(state: StatusState) -> str:
         return "◌ schema missing"
     if state.connection == "reconnecting":
         return f"⟳ reconnecting · attempt {state.attempt}"
+    if state.connection == "partial":  # several queues, some not answering
+        return f"◐ {state.error or 'some not connected'}"
     return f"✖ {state.error or 'error'} · attempt {state.attempt}"
 
 
@@ -84,11 +93,19 @@ class Line:
     interval: str | None
     mode: str
     engine: str | None
+    queue: str | None = None
 
     def width(self, paused: bool) -> int:
         """The cells every item but the server takes (each label has one cell of padding
         a side, the mode badge a margin instead)."""
-        texts = [self.conn, self.age, self.interval, self.engine, "PAUSED" if paused else None]
+        texts = [
+            self.queue,
+            self.conn,
+            self.age,
+            self.interval,
+            self.engine,
+            "PAUSED" if paused else None,
+        ]
         cells = sum(cell_len(t) + 2 for t in texts if t)
         return cells + (cell_len(BRAND) if self.brand else 0) + cell_len(self.mode) + 2
 
@@ -114,6 +131,7 @@ def fit_line(state: StatusState, width: int) -> Line:
         interval=f"every {fmt_seconds(state.interval_s)}",
         mode=mode,
         engine=f"engine {state.engine}" if state.engine else None,
+        queue=printable(state.queue) if state.queue is not None else None,
     )
     brief = f"engine {state.engine_brief}" if state.engine_brief else line.engine
     forms = [
@@ -148,6 +166,7 @@ class StatusBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(BRAND, id="sb-brand")
+        yield Label("", id="sb-queue")
         yield Label("", id="sb-server")
         yield Label("", id="sb-conn")
         yield Label("", id="sb-age")
@@ -167,10 +186,17 @@ class StatusBar(Horizontal):
     def _tick(self) -> None:
         self.show(self._state())
 
+    def show_latest(self) -> None:
+        """Show what its state says now (the App calls it when the state changed)."""
+        self.show(self._state())
+
     def show(self, state: StatusState) -> None:
         self._shown = state
         line = fit_line(state, self.size.width or 1000)
         self.query_one("#sb-brand", Label).display = line.brand
+        queue = self.query_one("#sb-queue", Label)
+        queue.display = line.queue is not None
+        queue.update(Content(line.queue or ""))
         self.query_one("#sb-server", Label).update(Content(line.server))
         conn = self.query_one("#sb-conn", Label)
         conn.display = line.conn is not None

@@ -1,0 +1,187 @@
+"""The console of several queues, on real databases: the test database ("billing"), a
+second one ("emails") and a DSN nobody answers on ("search"). It opens on their
+overview; Enter shows one queue's panels, named in the status line, and every key acts
+on it; o comes back. With one queue there is no overview and no key for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+from textual.widgets import Label
+
+from skconsole.check.verdict import Level
+from skconsole.db.connect import Database
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.database_source import DatabaseSource
+from skconsole.tui.screens.help import help_text
+from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.overview import OverviewScreen
+from skconsole.tui.showcase.fake_source import FixedSource
+from skconsole.tui.source import Queue
+from tests.tui.conftest import SIZE, until
+
+Conn = psycopg.Connection[Any]
+LATE = "t.late"
+
+
+def breach_an_slo(dsn: str) -> None:
+    """Two ready jobs that have waited 2 minutes past their type's 30 s SLO."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload,"
+            " task_priority, task_posted_at_ts, task_locked_until_ts)"
+            " SELECT gen_random_uuid(), %s, 'test', 'null', 0, now() - interval '150 seconds',"
+            " now() - interval '150 seconds' FROM generate_series(1, 2)",
+            (LATE,),
+        )
+        conn.execute(
+            "INSERT INTO sk_task_types_t (task_type, tt_slo_max_wait_seconds) VALUES (%s, 30)",
+            (LATE,),
+        )
+
+
+@pytest.fixture
+def three(dsn: str, second: str, nowhere: str) -> Callable[[], ConsoleApp]:
+    """A console of billing (the test database), emails (with an SLO breached) and
+    search (nobody answers)."""
+    breach_an_slo(second)
+
+    def make() -> ConsoleApp:
+        return ConsoleApp.of_queues(
+            [
+                Queue(name, DatabaseSource(Database(d)))
+                for name, d in (("billing", dsn), ("emails", second), ("search", nowhere))
+            ],
+            refresh_interval=0.5,
+            actor="tester",
+        )
+
+    return make
+
+
+def everyone_answered(app: ConsoleApp) -> bool:
+    """Every queue's overview read has come back, with figures or with an error."""
+    return all(r.overview is not None or r.error is not None for r in app.queue_rows())
+
+
+def status_queue(app: ConsoleApp) -> str:
+    return str(app.screen.query_one("#sb-queue", Label).render())
+
+
+async def test_several_queues_open_on_an_overview_each_read_on_its_own(
+    three: Callable[[], ConsoleApp],
+) -> None:
+    app = three()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: everyone_answered(app))
+
+        assert isinstance(app.screen, OverviewScreen)
+        rows = {r.name: r for r in app.queue_rows()}
+        assert rows["billing"].connection == rows["emails"].connection == "live"
+        assert rows["billing"].shown and not rows["emails"].shown
+        emails = rows["emails"].overview
+        assert emails is not None and emails.verdict.level is Level.CRITICAL
+        assert emails.oldest_ready_s is not None and emails.oldest_ready_s >= 150
+        search = rows["search"]
+        assert search.overview is None and search.error is not None
+        assert "refused" in search.error or "cannot connect" in search.error
+        assert app.screen.panel.table.row_count == 3
+        assert status_queue(app) == "3 queues"
+
+
+async def test_enter_shows_the_selected_queues_panels_and_o_comes_back(
+    three: Callable[[], ConsoleApp],
+) -> None:
+    app = three()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: everyone_answered(app))
+        await pilot.press("down", "enter")  # emails
+
+        assert isinstance(app.screen, MainScreen)
+        assert app.shown_queue == "emails"
+        await until(
+            pilot,
+            lambda: (
+                app.snapshot is not None and [d.task_type for d in app.snapshot.depth] == [LATE]
+            ),
+        )
+        assert status_queue(app) == "emails"
+
+        await pilot.press("o")
+        assert isinstance(app.screen, OverviewScreen)
+        assert [r.name for r in app.queue_rows() if r.shown] == ["emails"]
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen) and app.shown_queue == "emails"
+
+
+async def test_an_operator_action_acts_on_the_queue_shown(
+    three: Callable[[], ConsoleApp], conn: Conn, second: str
+) -> None:
+    app = three()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: everyone_answered(app))
+        await pilot.press("down", "enter")  # emails
+        await pilot.press("1")
+        await until(
+            pilot,
+            lambda: (
+                app.snapshot is not None and any(d.task_type == LATE for d in app.snapshot.depth)
+            ),
+        )
+        assert app.main_screen.panel("depth").table.select_key(LATE)
+        await pilot.press("P")
+        await until(pilot, lambda: app.screen.has_class("dialog-screen"))
+        await pilot.press("y")
+        with psycopg.connect(second, autocommit=True) as other:
+
+            def paused() -> bool:
+                row = other.execute(
+                    "SELECT tt_paused FROM sk_task_types_t WHERE task_type = %s", (LATE,)
+                ).fetchone()
+                return bool(row and row[0])
+
+            await until(pilot, paused)
+    assert conn.execute("SELECT count(*) FROM sk_task_types_t").fetchone() == (0,)
+
+
+async def test_the_queue_that_does_not_answer_stalls_neither_the_others_nor_the_screen(
+    three: Callable[[], ConsoleApp],
+) -> None:
+    app = three()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: everyone_answered(app))
+        before = {r.name: r.overview for r in app.queue_rows()}
+        await until(  # read again: the working queues keep being read
+            pilot,
+            lambda: (
+                all(
+                    (r.overview is not None and r.overview is not before[r.name])
+                    for r in app.queue_rows()
+                    if r.name != "search"
+                )
+                and app.overview_loops["search"].failures >= 2
+            ),
+        )
+        await pilot.press("down", "down", "enter")  # search: its panels say it is away
+        assert app.shown_queue == "search"
+        await until(pilot, lambda: app.connection in ("reconnecting", "error"))
+        await pilot.press("o", "up", "up", "enter")  # billing still reads at once
+        await until(pilot, lambda: app.shown_queue == "billing" and app.connected)
+
+
+async def test_one_queue_has_no_overview_and_no_key_for_it() -> None:
+    app = ConsoleApp(FixedSource(), auto_refresh=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("o")
+
+        assert isinstance(app.screen, MainScreen)
+        assert app.check_action("queues", ()) is False
+        assert app.status_state().queue is None
+    assert "Queues" not in help_text(read_only=False)
+    assert "queues overview" not in help_text(read_only=False)
+    several = help_text(read_only=False, several=True).splitlines()
+    assert any(line.split()[:2] == ["o", "Queues"] for line in several if line.strip())
