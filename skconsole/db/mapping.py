@@ -15,8 +15,10 @@ for the resolved names: each becomes a quoted identifier
 channel a quoted literal (``psycopg.sql.Literal``), so a name never reaches the
 server as anything but a name. A schema given with ``--schema`` is not written
 into the SQL: every session's ``search_path`` is set to it, so our own objects
-live beside the application's. One process works with one layout: the CLI sets
-it from ``--mapping`` and ``--schema`` (:func:`skconsole.db.sqlfiles.use_mapping`).
+live beside the application's. A process works with one layout: the CLI sets
+it from ``--mapping`` and ``--schema`` (:func:`skconsole.db.sqlfiles.use_mapping`); one
+that watches several queues reads each within its own
+(:func:`skconsole.db.sqlfiles.mapped`).
 """
 
 from __future__ import annotations
