@@ -1,0 +1,58 @@
+"""The console of several queues through a silent partition: one queue's path goes
+silent (the proxy in front of it freezes: no reset, no answer), and the overview must
+say so within its bound while the other queue keeps being read and the screen keeps
+answering keys."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from skconsole.db.connect import Database
+from skconsole.tui import database_source
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.database_source import DatabaseSource
+from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.overview import OverviewScreen
+from skconsole.tui.source import Queue
+from tests.support.netproxy import FreezableProxy
+from tests.tui.conftest import SIZE, until
+
+pytestmark = pytest.mark.server
+
+#: the overview's bound in this test: shorter than the default 10 s, which behaves the same
+TIMEOUT_S = 3.0
+
+
+async def test_a_silent_queue_stalls_neither_the_other_queue_nor_the_screen(
+    second: str, proxy: FreezableProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database_source, "OVERVIEW_TIMEOUT_S", TIMEOUT_S)
+    app = ConsoleApp.of_queues(
+        [
+            Queue("billing", DatabaseSource(Database(second))),
+            Queue("frozen", DatabaseSource(Database(proxy.dsn))),
+        ],
+        refresh_interval=0.5,
+        actor="tester",
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: all(r.connection == "live" for r in app.queue_rows()), 30)
+        proxy.freeze()
+        frozen_at = app.clock()
+
+        def frozen_error() -> str:
+            return app.overview_errors.get("frozen") or ""
+
+        await until(pilot, lambda: "timed out" in frozen_error(), TIMEOUT_S + 30)
+        await until(pilot, lambda: app.overviews["billing"].taken_at > time.time() - 1, 30)
+        assert app.overviews["billing"].taken_at > frozen_at  # read again through it all
+        assert app.overview_errors.get("billing") is None
+
+        # the screen answers: over to the main screen and back while the path is silent
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("o")
+        assert isinstance(app.screen, OverviewScreen)
+        assert app.screen.panel.table.row_count == 2
