@@ -60,6 +60,7 @@ def main_options(
             help="PostgreSQL DSN; default: $SKCONSOLE_DSN, else the libpq environment, else the"
             " embedded server. Repeat it to watch several queues (the console, check, exporter).",
             show_default=False,
+            metavar="<dsn>",
         ),
     ] = None,
     queues: Annotated[
@@ -67,8 +68,8 @@ def main_options(
         typer.Option(
             "--queues",
             envvar="SKCONSOLE_QUEUES",
-            help="TOML file naming several queues ([[queue]] name, dsn, mapping, schema),"
-            " for the console, check and exporter (docs/howto/several-queues.md).",
+            help="TOML file naming several queues (a queue table each: name, dsn, mapping,"
+            " schema), for the console, check and exporter (docs/howto/several-queues.md).",
         ),
     ] = None,
     data_dir: Annotated[

@@ -9,6 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from skconsole import cli
+from skconsole.core.errors import ConfigError
+from skconsole.db.queues import QueueSpec
 from skconsole.demo import run as demo_run
 from skconsole.tui import launch
 
@@ -64,3 +66,28 @@ def test_demo_uses_an_explicit_dsn(calls: list[tuple[str, Any]]) -> None:
     assert result.exit_code == 0, result.output
     [(_, (dsn, _, _))] = calls
     assert dsn == "postgresql://me@h/scratch"
+
+
+def test_repeated_dsns_open_the_console_of_several_queues(calls: list[tuple[str, Any]]) -> None:
+    args = ["--dsn", "postgresql://w@db1/billing", "--dsn", "postgresql://w@db2/emails"]
+    result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    [(what, opts)] = calls
+    assert what == "console" and opts.dsn is None
+    assert [(q.name, q.dsn) for q in opts.queues] == [
+        ("billing@db1", "postgresql://w@db1/billing"),
+        ("emails@db2", "postgresql://w@db2/emails"),
+    ]
+
+
+def test_one_dsn_opens_the_console_of_one_queue(calls: list[tuple[str, Any]]) -> None:
+    result = CliRunner().invoke(cli.app, ["--dsn", "postgresql://w@db1/billing"])
+    assert result.exit_code == 0, result.output
+    [(_, opts)] = calls
+    assert opts.dsn == "postgresql://w@db1/billing" and opts.queues == ()
+
+
+def test_an_embedded_engine_is_refused_beside_several_queues() -> None:
+    queues = tuple(QueueSpec(n, f"postgresql://h/{n}") for n in ("a", "b"))
+    with pytest.raises(ConfigError, match="--tasks runs an engine on one queue"):
+        launch.run_console(launch.ConsoleOptions(queues=queues, tasks="m.t"))
