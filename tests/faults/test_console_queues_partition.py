@@ -29,14 +29,20 @@ async def test_a_silent_queue_stalls_neither_the_other_queue_nor_the_screen(
     second: str, proxy: FreezableProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(database_source, "OVERVIEW_TIMEOUT_S", TIMEOUT_S)
-    app = ConsoleApp.of_queues(
-        [
-            Queue("billing", DatabaseSource(Database(second))),
-            Queue("frozen", DatabaseSource(Database(proxy.dsn))),
-        ],
-        refresh_interval=0.5,
-        actor="tester",
-    )
+    queues = [
+        Queue("billing", DatabaseSource(Database(second))),
+        Queue("frozen", DatabaseSource(Database(proxy.dsn))),
+    ]
+    app = ConsoleApp.of_queues(queues, refresh_interval=0.5, actor="tester")
+    try:
+        await _through_the_partition(app, proxy)
+    finally:
+        proxy.thaw()
+        for q in queues:
+            q.source.close()
+
+
+async def _through_the_partition(app: ConsoleApp, proxy: FreezableProxy) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: all(r.connection == "live" for r in app.queue_rows()), 30)
         proxy.freeze()
