@@ -68,9 +68,16 @@ def console_command(
     if read_only:
         argv.append("--read-only")
     env = {actor.USER_ENV: user, actor.HOST_ENV: host}
-    if root.get("dsn"):
-        env["SKCONSOLE_DSN"] = str(root["dsn"])
-    for name, var in (("data_dir", "SKCONSOLE_DATA_DIR"), ("mapping", "SKCONSOLE_MAPPING")):
+    dsn = root.get("dsn")
+    if isinstance(dsn, list | tuple):  # --dsn repeats (several queues); serve takes one
+        dsn = dsn[0] if len(dsn) == 1 else None
+    if dsn:
+        env["SKCONSOLE_DSN"] = str(dsn)
+    for name, var in (
+        ("data_dir", "SKCONSOLE_DATA_DIR"),
+        ("mapping", "SKCONSOLE_MAPPING"),
+        ("queues", "SKCONSOLE_QUEUES"),  # a queues file naming its one queue
+    ):
         if root.get(name) is not None:
             env[var] = str(Path(root[name]).resolve())
     if root.get("schema") is not None:

@@ -116,6 +116,13 @@ def test_the_dsn_reaches_the_console_in_its_environment_never_its_arguments() ->
     assert "secret" not in command.shell()
 
 
+def test_the_dsn_given_once_reaches_the_console_as_it_was_typed() -> None:
+    """--dsn repeats (several queues): the root command holds a list, serve one DSN."""
+    command = console_command({**ROOT, "dsn": [ROOT["dsn"]]}, read_only=True, user="u", host="h")
+
+    assert command.env["SKCONSOLE_DSN"] == ROOT["dsn"]
+
+
 def test_the_connection_options_reach_the_console(tmp_path: Path) -> None:
     root = {**ROOT, "no_setup": True, "refresh": "5s", "schema": "queue", "mapping": "m.json"}
 
