@@ -198,23 +198,13 @@ def _sync_generator(layer: Layer) -> SyncLayer:
 
     def run(payload: Any, ctx: Any, call_next: Callable[[], Any]) -> Any:
         gen: Generator[Any, Any, Any] = layer.fn(payload, ctx)
-        try:
-            next(gen)
-        except StopIteration as answered:
-            return answered.value  # it answered for the handler
+        if (answer := _until_yield(gen)) is not _GO_ON:
+            return answer
         try:
             result = call_next()
         except BaseException as exc:
-            try:
-                gen.throw(exc)
-            except StopIteration as answered:
-                return answered.value  # it caught the exception and answered
-            return _yielded_twice(gen, layer)
-        try:
-            gen.send(result)
-        except StopIteration:
-            return result
-        return _yielded_twice(gen, layer)
+            return _after_raise(gen, layer, exc)
+        return _after_return(gen, layer, result)
 
     run.__qualname__ = layer.name
     return run
@@ -226,26 +216,47 @@ def _async_generator(layer: Layer) -> AsyncLayer:
 
     async def run(payload: Any, ctx: Any, call_next: Callable[[], Awaitable[Any]]) -> Any:
         gen: Generator[Any, Any, Any] = layer.fn(payload, ctx)
-        try:
-            next(gen)
-        except StopIteration as answered:
-            return answered.value
+        if (answer := _until_yield(gen)) is not _GO_ON:
+            return answer
         try:
             result = await call_next()
         except BaseException as exc:
-            try:
-                gen.throw(exc)
-            except StopIteration as answered:
-                return answered.value
-            return _yielded_twice(gen, layer)
-        try:
-            gen.send(result)
-        except StopIteration:
-            return result
-        return _yielded_twice(gen, layer)
+            return _after_raise(gen, layer, exc)
+        return _after_return(gen, layer, result)
 
     run.__qualname__ = layer.name
     return run
+
+
+#: a generator middleware reached its yield: the handler is to be called
+_GO_ON = object()
+
+
+def _until_yield(gen: Generator[Any, Any, Any]) -> Any:
+    """Run the middleware up to its yield: _GO_ON, or what it answered for the handler."""
+    try:
+        next(gen)
+    except StopIteration as answered:
+        return answered.value
+    return _GO_ON
+
+
+def _after_raise(gen: Generator[Any, Any, Any], layer: Layer, exc: BaseException) -> Any:
+    """The handler raised: at the yield too; an answer there replaces the exception."""
+    try:
+        gen.throw(exc)
+    except StopIteration as answered:
+        return answered.value  # it caught the exception and answered
+    return _yielded_twice(gen, layer)
+
+
+def _after_return(gen: Generator[Any, Any, Any], layer: Layer, result: Any) -> Any:
+    """The handler returned: the middleware sees the result (``result = yield``)."""
+    try:
+        gen.send(result)
+    except StopIteration:
+        return result
+    return _yielded_twice(gen, layer)
 
 
 def _yielded_twice(gen: Generator[Any, Any, Any], layer: Layer) -> Any:

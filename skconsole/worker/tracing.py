@@ -86,10 +86,7 @@ def _returned(span: trace.Span, ctx: Any) -> None:
         outcome = "timed out"  # a sync handler that returned past its timeout
     else:
         outcome = "succeeded"
-    with contextlib.suppress(Exception):
-        span.set_attribute(OUTCOME, outcome)
-        if outcome == "timed out":
-            _error(span, "TimeoutError", "the job exceeded its timeout")
+    _record(span, outcome, None)
 
 
 def _raised(span: trace.Span, ctx: Any, exc: BaseException) -> None:
@@ -109,11 +106,16 @@ def _raised(span: trace.Span, ctx: Any, exc: BaseException) -> None:
         outcome = "snoozed"
     else:
         outcome = "failed"
+    _record(span, outcome, exc)
+
+
+def _record(span: trace.Span, outcome: str, exc: BaseException | None) -> None:
+    """The outcome on the span, with the error of a timeout or a failure; never raises."""
     with contextlib.suppress(Exception):
         span.set_attribute(OUTCOME, outcome)
         if outcome == "timed out":
             _error(span, "TimeoutError", "the job exceeded its timeout")
-        elif outcome == "failed":
+        elif outcome == "failed" and exc is not None:
             error = StoredError.from_exception(exc)
             _error(span, error.type, error.headline)
             span.record_exception(exc)
