@@ -23,7 +23,7 @@ engine's and Stakhanovise.NET's) waits for, as for any delayed job.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from uuid import UUID
 
@@ -87,15 +87,7 @@ class Attempts:
         )
 
     def as_json(self) -> JsonObject:
-        return {
-            "jobs": self.jobs,
-            "errors_min": self.errors_min,
-            "errors_max": self.errors_max,
-            "limit_min": self.limit_min,
-            "limit_max": self.limit_max,
-            "left_min": self.left_min,
-            "left_max": self.left_max,
-        }
+        return asdict(self)
 
     @staticmethod
     def from_json(value: object) -> Attempts | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
-from skconsole.core.json_types import Json, JsonObject
+from skconsole.core.json_types import Json, JsonObject, attributes
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
 
@@ -106,11 +106,7 @@ class SloParams(SettingParams[Slo]):
         }
 
     def details(self) -> JsonObject:
-        return {
-            "max_wait_s": self.max_wait_s,
-            "max_failure_rate": self.max_failure_rate,
-            "clear": self.clear,
-        }
+        return attributes(self, "max_wait_s max_failure_rate clear")
 
     def phrase(self) -> str:
         if self.clear:

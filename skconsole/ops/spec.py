@@ -545,7 +545,7 @@ class TypeState:
     in_flight: int
 
     def as_json(self) -> JsonObject:
-        return {"paused": self.paused, "waiting": self.waiting, "in_flight": self.in_flight}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ adds (``skconsole find-index``, :mod:`skconsole.ops.find_index`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, LiteralString
 from uuid import UUID
@@ -143,15 +143,7 @@ class FindIndex:
     definition: str
 
     def as_dict(self) -> JsonObject:
-        return {
-            "index": self.index,
-            "path": self.path,
-            "task_type": self.task_type,
-            "valid": self.valid,
-            "index_bytes": self.index_bytes,
-            "scans": self.scans,
-            "definition": self.definition,
-        }
+        return asdict(self)
 
 
 def _index(*, comment: str | None, **cols: Any) -> FindIndex:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
@@ -92,11 +92,7 @@ class TypeLimit:
 
     def as_dict(self) -> JsonObject:
         return {
-            "task_type": self.task_type,
-            "concurrency": self.concurrency,
-            "rate": self.rate,
-            "running": self.running,
-            "per": self.per,
+            **attributes(self, "task_type concurrency rate running per"),
             "concurrency_per_key": self.key_concurrency,
             "rate_per_key": self.key_rate,
             "keys_at_limit": self.keys_at_limit if self.key_concurrency is not None else None,

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -453,7 +453,7 @@ class Failure:
     error: str
 
     def as_json(self) -> JsonObject:
-        return {"library": self.library, "round": self.round, "error": self.error}
+        return asdict(self)
 
 
 async def run_all(
