@@ -111,6 +111,18 @@ class Throttle:
         log.warning(message + suffix, *args)
 
 
+async def guarded(throttle: Throttle, what: str, step: Callable[[], Awaitable[object]]) -> bool:
+    """One step of a periodic loop; a database that is away or refuses it only skips this
+    round (a warning, throttled): False."""
+    try:
+        await step()
+    except (psycopg.Error, LinkLost) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        throttle.warning(what, "%s skipped this round: %s", what, first)
+        return False
+    return True
+
+
 @dataclass(eq=False)
 class Link:
     """One named connection, reopened with back-off, one statement at a time."""
