@@ -48,7 +48,8 @@ from skconsole.core.payload_terms import parse_terms
 from skconsole.core.status import JobStatus
 from skconsole.core.text import printable, quoted
 from skconsole.ops.model import ActionResult, JobRow, Preview, ProgressCallback, Selection
-from skconsole.ops.spec import P, S
+from skconsole.ops.spec import P
+from skconsole.ops.type_actions import S
 from skconsole.views import Column
 
 # -- the selection syntax, shared by every action -----------------------------------------

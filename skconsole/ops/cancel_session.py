@@ -39,7 +39,8 @@ from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import ActionProgress, Done, batch_transaction
 from skconsole.ops.model import ActionResult, Selection
-from skconsole.ops.spec import Confirm, Needs, Params, ServerAction, Steps, Wording
+from skconsole.ops.server_action import ServerAction
+from skconsole.ops.spec import Confirm, Needs, Params, Steps, Wording
 from skconsole.read.health import HORIZON_WARN_S, QUERY_CAP, regnames
 
 Conn = psycopg.Connection[Any]

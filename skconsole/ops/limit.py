@@ -30,7 +30,8 @@ from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.text import printable
 from skconsole.ops import key_index
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import Needs, SettingParams, TypeSetting, Wording
+from skconsole.ops.spec import Needs, Wording
+from skconsole.ops.type_actions import SettingParams, TypeSetting
 from skconsole.read import rate_text
 
 #: interval units of a rate, in seconds

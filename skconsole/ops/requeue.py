@@ -31,16 +31,8 @@ from skconsole.core.durations import check_seconds, format_limit
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
-from skconsole.ops.spec import (
-    Conn,
-    JobAction,
-    Needs,
-    Params,
-    Plan,
-    Queries,
-    StatusRule,
-    Wording,
-)
+from skconsole.ops.job_action import JobAction, Plan, Queries, StatusRule
+from skconsole.ops.spec import Conn, Needs, Params, Wording
 from skconsole.read.query import fetch
 
 #: The longest a requeue may be spread over: 7 days.

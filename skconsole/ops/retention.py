@@ -23,7 +23,8 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.retention import Policy
 from skconsole.ops.model import Preview, Selection
-from skconsole.ops.spec import Conn, Needs, SettingParams, Steps, TypeSetting, Wording
+from skconsole.ops.spec import Conn, Needs, Steps, Wording
+from skconsole.ops.type_actions import SettingParams, TypeSetting
 from skconsole.read.query import fetch
 
 #: results counted at most when a preview says how many a policy makes eligible

@@ -21,7 +21,8 @@ from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import Json, JsonObject, attributes
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
+from skconsole.ops.spec import Confirm, Needs, Wording
+from skconsole.ops.type_actions import SettingParams, TypeSetting
 
 #: the bounds of --max-wait: below a second the queue's own claim latency is the
 #: noise; beyond 30 days a job that waits is forgotten, not late

@@ -22,7 +22,8 @@ from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.text import quoted
 from skconsole.db.sqlfiles import active_mapping
-from skconsole.ops.spec import Confirm, Needs, Params, Row, ServerAction, Wording
+from skconsole.ops.server_action import ServerAction
+from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
 from skconsole.read.health import HOT_TABLES
 
 Conn = psycopg.Connection[Any]
