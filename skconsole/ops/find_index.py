@@ -22,20 +22,18 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
 
-import psycopg
 from psycopg import sql
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.db.sqlfiles import active_mapping
+from skconsole.ops.common import Conn, drop_index, without_statement_timeout
 from skconsole.ops.server_action import ServerAction
 from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
 from skconsole.producer import MAX_NAME
 
-Conn = psycopg.Connection[Any]
 PREFIX = "sk_find_"
 RESULTS = "sk_task_results_t"
 
@@ -113,21 +111,11 @@ def _refuse_unless_allowed(target: Row, params: FindIndexParams) -> None:
         )
 
 
-def _without_timeout(conn: Conn, statement: sql.Composed) -> None:
-    conn.execute("SET statement_timeout = 0")
-    try:
-        conn.execute(statement)
-    finally:
-        conn.execute("RESET statement_timeout")
-
-
 def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
     _refuse_unless_allowed(target, params)
     if target["index_exists"]:  # invalid: a concurrent build failed; build it again
-        _without_timeout(
-            conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(_qualified(params, target))
-        )
-    _without_timeout(conn, create_statement(params))
+        drop_index(conn, _qualified(params, target))
+    without_statement_timeout(conn, create_statement(params))
     comment = json.dumps({"path": params.dotted, "task_type": params.task_type})
     conn.execute(
         sql.SQL("COMMENT ON INDEX {} IS {}").format(
@@ -139,9 +127,7 @@ def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
 
 def _drop(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
     _refuse_unless_allowed(target, params)
-    _without_timeout(
-        conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(_qualified(params, target))
-    )
+    drop_index(conn, _qualified(params, target))
     return {"dropped": True}
 
 

@@ -18,6 +18,7 @@ from skconsole.db.sqlfiles import query
 from skconsole.ops.common import (
     ActionProgress,
     Batches,
+    Conn,
     Done,
     batch_transaction,
     freeze,
@@ -31,7 +32,7 @@ from skconsole.ops.model import (
     Preview,
     Selection,
 )
-from skconsole.ops.spec import Action, Confirm, Conn, Needs, P, Row, Steps, Wording
+from skconsole.ops.spec import Action, Confirm, Needs, P, Row, Steps, Wording
 
 
 @dataclass(frozen=True)

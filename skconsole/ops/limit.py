@@ -29,6 +29,7 @@ from skconsole.core.json_types import Json, JsonObject
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.text import printable
 from skconsole.ops import key_index
+from skconsole.ops.common import Conn
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Needs, Wording
 from skconsole.ops.type_actions import SettingParams, TypeSetting
@@ -217,7 +218,7 @@ def describe(limits: Mapping[str, Json]) -> str:
     return ", ".join(parts) or "no limits"
 
 
-def _sync_key_index(conn: key_index.Conn, task_type: str, old: Limits, new: Limits) -> JsonObject:
+def _sync_key_index(conn: Conn, task_type: str, old: Limits, new: Limits) -> JsonObject:
     """After the limit commits: the key index the new per-key limit needs, built (or an
     invalid one rebuilt), and any other of the type's dropped."""
     if new.key_path is None and old.key_path is None:

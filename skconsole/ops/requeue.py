@@ -30,9 +30,10 @@ from uuid import UUID
 from skconsole.core.durations import check_seconds, format_limit
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, JobStatus
+from skconsole.ops.common import Conn
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.job_action import JobAction, Plan, Queries, StatusRule
-from skconsole.ops.spec import Conn, Needs, Params, Wording
+from skconsole.ops.spec import Needs, Params, Wording
 from skconsole.read.query import fetch
 
 #: The longest a requeue may be spread over: 7 days.

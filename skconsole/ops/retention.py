@@ -22,8 +22,9 @@ from skconsole.core.durations import format_limit
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.retention import Policy
+from skconsole.ops.common import Conn
 from skconsole.ops.model import Preview, Selection
-from skconsole.ops.spec import Conn, Needs, Steps, Wording
+from skconsole.ops.spec import Needs, Steps, Wording
 from skconsole.ops.type_actions import SettingParams, TypeSetting
 from skconsole.read.query import fetch
 

@@ -15,6 +15,7 @@ from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import (
     ActionProgress,
+    Conn,
     Done,
     batch_transaction,
 )
@@ -23,7 +24,7 @@ from skconsole.ops.model import (
     Preview,
     Selection,
 )
-from skconsole.ops.spec import Action, Confirm, Conn, Needs, P, Row, Steps, Wording
+from skconsole.ops.spec import Action, Confirm, Needs, P, Row, Steps, Wording
 
 
 def _jsonable(row: Row) -> JsonObject:

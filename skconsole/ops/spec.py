@@ -29,13 +29,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from uuid import UUID
 
-import psycopg
-
 from skconsole.core.actor import Actor
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.ops.common import (
     Batches,
+    Conn,
     run_action,
 )
 from skconsole.ops.guard import Privilege
@@ -51,7 +50,6 @@ from skconsole.ops.model import (
 if TYPE_CHECKING:
     pass
 
-Conn = psycopg.Connection[Any]
 #: A row a write statement returns, by column name.
 Row = Mapping[str, Any]
 

@@ -15,6 +15,7 @@ from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import (
     ActionProgress,
+    Conn,
     Done,
     batch_transaction,
 )
@@ -24,7 +25,7 @@ from skconsole.ops.model import (
     PreviewDetails,
     Selection,
 )
-from skconsole.ops.spec import Action, Confirm, Conn, Needs, NoParams, Params, Row, Steps, Wording
+from skconsole.ops.spec import Action, Confirm, Needs, NoParams, Params, Row, Steps, Wording
 from skconsole.read.query import fetch
 
 if TYPE_CHECKING:
