@@ -21,6 +21,11 @@ def rate_text(count: int, seconds: float) -> str:
     return f"{count}/{unit}"
 
 
+def _rate(count: int | None, seconds: float | None) -> str | None:
+    """A rate limit that may be unset, in words (None: none)."""
+    return None if count is None or seconds is None else rate_text(count, seconds)
+
+
 @dataclass(frozen=True)
 class TypeLimit:
     """A task type's fleet-wide limits (None: none) and its jobs running now."""
@@ -40,9 +45,7 @@ class TypeLimit:
 
     @property
     def rate(self) -> str | None:
-        if self.rate_count is None or self.rate_seconds is None:
-            return None
-        return rate_text(self.rate_count, self.rate_seconds)
+        return _rate(self.rate_count, self.rate_seconds)
 
     @property
     def per(self) -> str | None:
@@ -51,9 +54,7 @@ class TypeLimit:
 
     @property
     def key_rate(self) -> str | None:
-        if self.key_rate_count is None or self.key_rate_seconds is None:
-            return None
-        return rate_text(self.key_rate_count, self.key_rate_seconds)
+        return _rate(self.key_rate_count, self.key_rate_seconds)
 
     @property
     def per_key(self) -> str | None:
