@@ -66,8 +66,8 @@ class LoneParams(TypedDict):
     run_at: dt.datetime | None
 
 
-class BatchParams(TypedDict):
-    """post_jobs.sql's parameters: up to BATCH_ROWS jobs, one array per column."""
+class JobColumns(TypedDict):
+    """The jobs post_jobs.sql and post_after.sql write, one array per column."""
 
     ids: list[uuid.UUID]
     types: list[str]
@@ -76,19 +76,17 @@ class BatchParams(TypedDict):
     priorities: list[int]
     delays_ms: list[float]
     run_ats: list[dt.datetime | None]
+
+
+class BatchParams(JobColumns):
+    """post_jobs.sql's parameters: up to BATCH_ROWS jobs."""
+
     keyed: list[bool]
 
 
-class AfterParams(TypedDict):
+class AfterParams(JobColumns):
     """post_after.sql's parameters: jobs that wait for others, and their edges."""
 
-    ids: list[uuid.UUID]
-    types: list[str]
-    sources: list[str]
-    payloads: list[str | None]
-    priorities: list[int]
-    delays_ms: list[float]
-    run_ats: list[dt.datetime | None]
     runs: list[bool]
     edge_jobs: list[uuid.UUID]
     edge_ids: list[uuid.UUID]
@@ -143,13 +141,7 @@ def _with_after(jobs: Sequence[Job], default_source: str) -> Plan:
         edges = [(j.task_id, a) for j in chunk for a in j.after if isinstance(a, uuid.UUID)]
         writes.after.append(
             {
-                "ids": [j.task_id for j in chunk],
-                "types": [j.task_type for j in chunk],
-                "sources": [j.source or default_source for j in chunk],
-                "payloads": [j.payload_json for j in chunk],
-                "priorities": [j.priority for j in chunk],
-                "delays_ms": [j.delay * 1000.0 for j in chunk],
-                "run_ats": [j.run_at for j in chunk],
+                **_columns(chunk, default_source),
                 "runs": [j.after_failure == "run" for j in chunk],
                 "edge_jobs": [job for job, _ in edges],
                 "edge_ids": [parent for _, parent in edges],
@@ -192,18 +184,22 @@ def statements(jobs: Sequence[Job], default_source: str) -> list[BatchParams]:
     for start in range(0, len(jobs), BATCH_ROWS):
         chunk = jobs[start : start + BATCH_ROWS]
         batches.append(
-            {
-                "ids": [j.task_id for j in chunk],
-                "types": [j.task_type for j in chunk],
-                "sources": [j.source or default_source for j in chunk],
-                "payloads": [j.payload_json for j in chunk],
-                "priorities": [j.priority for j in chunk],
-                "delays_ms": [j.delay * 1000.0 for j in chunk],
-                "run_ats": [j.run_at for j in chunk],
-                "keyed": [j.key is not None for j in chunk],
-            }
+            {**_columns(chunk, default_source), "keyed": [j.key is not None for j in chunk]}
         )
     return batches
+
+
+def _columns(chunk: Sequence[Job], default_source: str) -> JobColumns:
+    """The columns of ``chunk`` both post_jobs.sql and post_after.sql take."""
+    return {
+        "ids": [j.task_id for j in chunk],
+        "types": [j.task_type for j in chunk],
+        "sources": [j.source or default_source for j in chunk],
+        "payloads": [j.payload_json for j in chunk],
+        "priorities": [j.priority for j in chunk],
+        "delays_ms": [j.delay * 1000.0 for j in chunk],
+        "run_ats": [j.run_at for j in chunk],
+    }
 
 
 def result_rows(
