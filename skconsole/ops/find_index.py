@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from psycopg import sql
@@ -131,7 +132,27 @@ def _drop(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
     return {"dropped": True}
 
 
-FIND_INDEX_ADD = ServerAction(
+def _index_action(
+    wording: Wording,
+    then: Callable[[Conn, FindIndexParams, Row], JsonObject],
+    warning: str = "",
+) -> ServerAction[FindIndexParams]:
+    """Adding and dropping an index read the same target, re-read at execution (they act
+    only while it is eligible), and list no privilege: CREATE and DROP INDEX need the
+    table's ownership, which the target query checks."""
+    return ServerAction(
+        wording,
+        params_type=FindIndexParams,
+        read="find_index_state",
+        write="find_index_state",
+        needs=Needs(),
+        then=then,
+        confirm=Confirm.ASK,
+        warning=warning,
+    )
+
+
+FIND_INDEX_ADD = _index_action(
     Wording(
         "find-index-add",
         "added the search index",
@@ -141,16 +162,11 @@ FIND_INDEX_ADD = ServerAction(
         left_alone="Left alone: the index{phrase} exists already.",
         nothing="Nothing to add: the index{phrase} exists already.",
     ),
-    params_type=FindIndexParams,
-    read="find_index_state",
-    write="find_index_state",  # re-read at execution: acts only while eligible
-    needs=Needs(),  # CREATE INDEX needs the table's ownership: the target query checks it
-    then=_add,
-    confirm=Confirm.ASK,
+    _add,
     warning="The build reads the whole results table; workers go on meanwhile.",
 )
 
-FIND_INDEX_DROP = ServerAction(
+FIND_INDEX_DROP = _index_action(
     Wording(
         "find-index-drop",
         "dropped the search index",
@@ -160,10 +176,5 @@ FIND_INDEX_DROP = ServerAction(
         left_alone="Left alone: the index{phrase} is gone already.",
         nothing="Nothing to drop: there is no index{phrase}.",
     ),
-    params_type=FindIndexParams,
-    read="find_index_state",
-    write="find_index_state",  # re-read at execution: acts only while eligible
-    needs=Needs(),
-    then=_drop,
-    confirm=Confirm.ASK,
+    _drop,
 )
