@@ -13,18 +13,8 @@ from psycopg.rows import dict_row
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import (
-    ActionProgress,
-    Conn,
-    Done,
-    batch_transaction,
-)
-from skconsole.ops.model import (
-    ActionResult,
-    Preview,
-    PreviewDetails,
-    Selection,
-)
+from skconsole.ops.common import ActionProgress, Conn, Done, batch_transaction
+from skconsole.ops.model import ActionResult, Preview, PreviewDetails, Selection
 from skconsole.ops.spec import Action, Confirm, Needs, NoParams, Params, Row, Steps, Wording
 from skconsole.read.query import fetch
 
@@ -54,9 +44,6 @@ class TypeState:
     waiting: int
     in_flight: int
 
-    def as_json(self) -> JsonObject:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class TypeAction(Action[Params]):
@@ -82,7 +69,7 @@ class TypeAction(Action[Params]):
         """Whether the flip would change anything (count 1 or 0), and what the type holds."""
         task_type = self._task_type(selection)
         (state,) = fetch(conn, "ops_type_state", TypeState, {"task_type": task_type})
-        details: PreviewDetails = {"task_type": task_type, **state.as_json()}
+        details: PreviewDetails = {"task_type": task_type, **asdict(state)}
         return Preview(self.name, selection, int(state.paused != self.paused), (), None, details)
 
     def _execute(

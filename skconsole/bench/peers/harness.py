@@ -439,7 +439,7 @@ def as_json(
             "skconsole_concurrency": s.concurrency or WorkerConfig().concurrency,
         },
         "skipped": skipped,
-        "failed": [f.as_json() for f in failed],
+        "failed": [asdict(f) for f in failed],
         "libraries": libraries,
     }
 
@@ -451,9 +451,6 @@ class Failure:
     library: str
     round: int
     error: str
-
-    def as_json(self) -> JsonObject:
-        return asdict(self)
 
 
 async def run_all(
