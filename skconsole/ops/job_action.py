@@ -26,12 +26,7 @@ from skconsole.ops.common import (
     select_rows,
     selection_params,
 )
-from skconsole.ops.model import (
-    ActionResult,
-    JobRow,
-    Preview,
-    Selection,
-)
+from skconsole.ops.model import ActionResult, JobRow, Preview, Selection
 from skconsole.ops.spec import Action, Confirm, Needs, P, Row, Steps, Wording
 
 

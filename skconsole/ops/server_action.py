@@ -13,17 +13,8 @@ from psycopg.rows import dict_row
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import (
-    ActionProgress,
-    Conn,
-    Done,
-    batch_transaction,
-)
-from skconsole.ops.model import (
-    ActionResult,
-    Preview,
-    Selection,
-)
+from skconsole.ops.common import ActionProgress, Conn, Done, batch_transaction
+from skconsole.ops.model import ActionResult, Preview, Selection
 from skconsole.ops.spec import Action, Confirm, Needs, P, Row, Steps, Wording
 
 

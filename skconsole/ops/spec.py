@@ -32,11 +32,7 @@ from uuid import UUID
 from skconsole.core.actor import Actor
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
-from skconsole.ops.common import (
-    Batches,
-    Conn,
-    run_action,
-)
+from skconsole.ops.common import Batches, Conn, run_action
 from skconsole.ops.guard import Privilege
 from skconsole.ops.model import (
     BATCH_SIZE,
