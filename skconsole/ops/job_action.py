@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from psycopg.rows import dict_row
@@ -151,7 +150,7 @@ class JobAction(Action[P]):
     #: the frozen selection in batches (for actions whose result cannot newly match)
     capture_limit: int | None = None
 
-    def result_summary(self, details: dict[str, Any]) -> str:
+    def result_summary(self, details: Mapping[str, object]) -> str:
         return self.summary(details)
 
     def _statuses(self, selection: Selection, params: P) -> tuple[int, ...]:

@@ -188,7 +188,7 @@ class Action(ABC, Generic[P]):
     def default_params(self) -> P:
         return self.params_type()
 
-    def result_summary(self, details: dict[str, Any]) -> str:
+    def result_summary(self, details: Mapping[str, object]) -> str:
         """What a result's details add to "<done> N" (only job actions have anything)."""
         return ""
 
