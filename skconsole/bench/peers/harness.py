@@ -102,9 +102,12 @@ def drain_rate(backlog: int, polls: Sequence[tuple[float, int]]) -> tuple[float,
     """
     first = next(((t, left) for t, left in polls if left < backlog), None)
     last = next((t for t, left in polls if left == 0), None)
-    if first is None or last is None or first[1] == 0 or last <= first[0]:
-        return math.nan, math.nan if first is None else first[0]
-    return first[1] / (last - first[0]), first[0]
+    if first is None:
+        return math.nan, math.nan
+    started, unfinished = first
+    if last is None or unfinished == 0 or last <= started:
+        return math.nan, started
+    return unfinished / (last - started), started
 
 
 def pickup_summary(samples: Sequence[float]) -> tuple[float, float, float]:
