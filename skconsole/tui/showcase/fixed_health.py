@@ -53,7 +53,6 @@ def _session(
     visible: bool = True,
 ) -> health.Session:
     user, application = who
-    xmin_age, xid_age = ages
     return health.Session(
         pid=pid,
         user=user,
@@ -63,8 +62,8 @@ def _session(
         backend_type="client backend" if visible else None,
         backend_start=ago(4 * 3600 + pid) if visible else None,
         xact_age_s=xact_age_s,
-        xmin_age=xmin_age,
-        xid_age=xid_age,
+        xmin_age=ages[0],
+        xid_age=ages[1],
         query=query,
         wait_event=None,
         visible=visible,
