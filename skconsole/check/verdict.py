@@ -67,7 +67,7 @@ from skconsole.check.bounds import bounded_session as bounded_session
 from skconsole.check.bounds import within as within
 from skconsole.core.durations import format_age
 from skconsole.core.errors import SkconsoleError
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read import health as health_model
@@ -186,14 +186,7 @@ class Perf:
         return f"{label}={';'.join(fields).rstrip(';')}"
 
     def as_dict(self) -> JsonObject:
-        return {
-            "label": self.label,
-            "value": self.value,
-            "unit": self.unit,
-            "warn": self.warn,
-            "crit": self.crit,
-            "min": self.minimum,
-        }
+        return {**attributes(self, "label value unit warn crit"), "min": self.minimum}
 
 
 def _line_text(text: str) -> str:

@@ -7,7 +7,8 @@
 - :mod:`.app`: the Typer app, the root command and :func:`main`;
 - the commands: :mod:`.demo`, :mod:`.posting` (setup, enqueue), :mod:`.running` (worker,
   bench), :mod:`.server` (``db``: the embedded server),
-  :mod:`.status` (``status [VIEW]``), :mod:`.job` (``job ID``: one job and its attempts), :mod:`.ops` (the operator actions, audit),
+  :mod:`.status` (``status [VIEW]``), :mod:`.job` (``job ID``: one job and its attempts), :mod:`.ops` (the operator actions, audit;
+  :mod:`.acting` runs any action as a command),
   :mod:`.retention` (``retention [set|clear]``), :mod:`.health` (``vacuum``,
   ``cancel-session``: the queue tables' health) and :mod:`.exporter` (``exporter``:
   metrics for Prometheus), :mod:`.why` (``why ID``: why a job waits), :mod:`.find`
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 # imported in the order ``skconsole --help`` lists the commands
 from skconsole.cli import check, demo, posting, running  # isort: skip
-from skconsole.cli import exporter, find, health, job, ops, retention, server, slo, status  # isort: skip
+from skconsole.cli import exporter, ops, find, health, job, retention, server, slo, status  # isort: skip
 from skconsole.cli import serve, why  # isort: skip
 from skconsole.cli.app import app, main
 

@@ -11,6 +11,7 @@ every action), for a search made often on a big queue.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated
 
@@ -18,19 +19,18 @@ import typer
 from rich.markup import escape
 
 from skconsole import ops, read
+from skconsole.cli.acting import confirm_or_exit, job_ids, show_dry_run
 from skconsole.cli.app import app
-from skconsole.cli.ops import confirm_or_exit, job_ids, show_dry_run
 from skconsole.cli.options import (
     ActionFlags,
-    DryRunOpt,
     IdsOpt,
     JsonOpt,
     StatusOpt,
     TypeOpt,
     WhereOpt,
     WideOpt,
-    YesOpt,
     options_of,
+    takes_flags,
 )
 from skconsole.cli.output import Column, out, print_json, print_table
 from skconsole.core.durations import format_age, parse_duration
@@ -193,32 +193,27 @@ def _change(
         raise typer.Exit(1)
 
 
-@find_index_app.command("add")
-def add(
-    ctx: typer.Context,
-    path: PathArg,
-    task_type: IndexTypeOpt = None,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Add an index on a payload path (CREATE INDEX CONCURRENTLY; audited)."""
-    params = FindIndexParams(parse_path(path), task_type, adding=True)
-    _change(ctx, FIND_INDEX_ADD, params, ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json))
+def _index_command(
+    action: ops.ServerAction[FindIndexParams], *, adding: bool
+) -> Callable[..., None]:
+    """The command that adds or drops the index on a payload path."""
+
+    @takes_flags()
+    def command(
+        ctx: typer.Context, path: PathArg, task_type: IndexTypeOpt = None, *, flags: ActionFlags
+    ) -> None:
+        params = FindIndexParams(parse_path(path), task_type, adding=adding)
+        _change(ctx, action, params, flags)
+
+    return command
 
 
-@find_index_app.command("drop")
-def drop(
-    ctx: typer.Context,
-    path: PathArg,
-    task_type: IndexTypeOpt = None,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Drop the index on a payload path (DROP INDEX CONCURRENTLY; audited)."""
-    params = FindIndexParams(parse_path(path), task_type, adding=False)
-    _change(ctx, FIND_INDEX_DROP, params, ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json))
+add = find_index_app.command(
+    "add", help="Add an index on a payload path (CREATE INDEX CONCURRENTLY; audited)."
+)(_index_command(FIND_INDEX_ADD, adding=True))
+drop = find_index_app.command(
+    "drop", help="Drop the index on a payload path (DROP INDEX CONCURRENTLY; audited)."
+)(_index_command(FIND_INDEX_DROP, adding=False))
 
 
 @find_index_app.command("list")

@@ -17,9 +17,9 @@ import typer
 from rich.markup import escape
 
 from skconsole import ops
+from skconsole.cli.acting import confirm_or_exit, show_dry_run
 from skconsole.cli.app import app
-from skconsole.cli.ops import confirm_or_exit, show_dry_run
-from skconsole.cli.options import DryRunOpt, JsonOpt, YesOpt, options_of
+from skconsole.cli.options import ActionFlags, options_of, takes_flags
 from skconsole.cli.output import err, out, print_json
 from skconsole.core.durations import format_age, format_limit, parse_duration
 from skconsole.core.text import printable
@@ -45,18 +45,18 @@ def _say(lines: list[str]) -> None:
 
 
 @app.command()
+@takes_flags()
 def vacuum(
     ctx: typer.Context,
     table: Annotated[
         str, typer.Option("--table", help=f"The table: one of {', '.join(HOT_TABLES)}")
     ],
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: ActionFlags,
 ) -> None:
     """VACUUM (ANALYZE) one queue table now (audited)."""
     params = VacuumParams(table)
-    db = options_of(ctx).open("skconsole-vacuum", write=not dry_run)
+    db = options_of(ctx).open("skconsole-vacuum", write=not flags.dry_run)
     with db.connect() as conn:
         p = VACUUM.preview(conn, params=params)
         d = p.details
@@ -68,20 +68,21 @@ def vacuum(
             + ("; a vacuum runs on it now" if d["vacuum_running"] else "")
             + ("" if d["may_vacuum"] else "; this role may not vacuum it")
         ]
-        if dry_run:
-            show_dry_run(p, as_json, *lines)
+        if flags.dry_run:
+            show_dry_run(p, flags.as_json, *lines)
             return
-        if not as_json:
+        if not flags.as_json:
             _say(lines)
-        confirm_or_exit(f"Vacuum {table}? {VACUUM.warning}", yes)
+        confirm_or_exit(f"Vacuum {table}? {VACUUM.warning}", flags.yes)
         result = VACUUM.execute(conn, params=params, actor=ops.Actor.current())
-    if as_json:
+    if flags.as_json:
         print_json(result.as_dict())
     else:
         out.print(f"vacuumed {table} (audit #{result.audit_id})", highlight=False)
 
 
 @app.command("cancel-session")
+@takes_flags()
 def cancel_session(
     ctx: typer.Context,
     pid: Annotated[int, typer.Option("--pid", help="The process id of the blocking session")],
@@ -93,15 +94,14 @@ def cancel_session(
             " this long while dead queue rows wait on it",
         ),
     ] = format_limit(HORIZON_WARN_S),
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: ActionFlags,
 ) -> None:
     """Cancel the statement of a session that holds up the queue: it blocks a lock on a queue
     table, or has held the xmin horizon too long over dead queue rows (audited)."""
     horizon_s = parse_duration(horizon_warn, option="--horizon-warn")
     params = CancelSessionParams(pid, horizon_s=horizon_s)
-    db = options_of(ctx).open("skconsole-cancel-session", write=not dry_run)
+    db = options_of(ctx).open("skconsole-cancel-session", write=not flags.dry_run)
     with db.connect() as conn:
         p = CANCEL_SESSION.preview(conn, params=params)
         d = p.details
@@ -110,7 +110,7 @@ def cancel_session(
             raise typer.Exit(1)
         elsewhere = other_database(d)
         if elsewhere is not None:  # nothing of it is this queue's business: one line
-            if dry_run and as_json:
+            if flags.dry_run and flags.as_json:
                 print_json(p.as_dict())
                 return
             err.print(f"refused: {_text(elsewhere)}", highlight=False, soft_wrap=True)
@@ -130,10 +130,10 @@ def cancel_session(
                 "it runs no statement now: PostgreSQL ignores a cancel until it runs one"
                 " (end it from its application, or set idle_in_transaction_session_timeout)"
             )
-        if dry_run:
-            show_dry_run(p, as_json, *lines)
+        if flags.dry_run:
+            show_dry_run(p, flags.as_json, *lines)
             return
-        if not as_json:
+        if not flags.as_json:
             _say(lines)
         refusal = (
             f"pid {pid} does not hold up the queue"
@@ -146,12 +146,12 @@ def cancel_session(
         if refusal is not None:
             err.print(f"refused: {refusal}", highlight=False, soft_wrap=True)
             raise typer.Exit(1)
-        confirm_or_exit(f"Cancel the statement of pid {pid}? {CANCEL_SESSION.warning}", yes)
+        confirm_or_exit(f"Cancel the statement of pid {pid}? {CANCEL_SESSION.warning}", flags.yes)
         started = d["backend_start"]
         assert isinstance(started, datetime)  # refused above when hidden (None)
         at_preview = CancelSessionParams(pid, started, horizon_s=horizon_s)
         result = CANCEL_SESSION.execute(conn, Selection(), at_preview, actor=ops.Actor.current())
-    if as_json:
+    if flags.as_json:
         print_json(result.as_dict())
     elif result.changed:
         out.print(

@@ -1,272 +1,65 @@
 """Operator actions as commands: requeue, bump, purge, reap, cancel, edit, pause, resume, limit,
 audit.
 
-Each runs the same ``skconsole.ops`` functions the console does: preview,
-confirm (a terminal prompt that defaults to No; ``--yes`` for scripts, and
-required when stdin is not a terminal), execute on the previewed ids, report.
-``--dry-run`` only previews, and works in read-only mode too. The sample and
-audit tables fit the terminal (``--wide``: every column at full width).
+Each runs the same ``skconsole.ops`` functions the console does, the same way
+(:mod:`skconsole.cli.acting`): preview, confirm, execute on the previewed ids,
+report. A job action's command is its spec and a function of its own options
+(:func:`~skconsole.cli.acting.job_command`). The sample and audit tables fit the
+terminal (``--wide``: every column at full width).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from string import hexdigits
-from typing import Annotated, Any
-from uuid import UUID
+from collections.abc import Callable
+from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from skconsole import ops, read
+from skconsole.cli.acting import (
+    confirm_or_exit,
+    details_side,
+    job_command,
+    print_outcome,
+    run_type_setting,
+    selection_from,
+    show_dry_run,
+)
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
     ActionFlags,
-    DryRunOpt,
-    GroupOpt,
-    IdsOpt,
     JsonOpt,
     LimitOpt,
-    OlderOpt,
-    StatusOpt,
     TypeOpt,
-    WhereOpt,
     WideOpt,
-    YesOpt,
     check_range,
     check_text,
     options_of,
+    takes_flags,
 )
-from skconsole.cli.output import err, out, print_json
+from skconsole.cli.output import out, print_json
 from skconsole.cli.view_table import column, print_items
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
 from skconsole.core.json_types import Json
-from skconsole.core.payload_terms import parse_path, parse_terms
-from skconsole.core.status import JobStatus
-from skconsole.core.text import printable, quoted
+from skconsole.core.payload_terms import parse_path
+from skconsole.core.text import printable
 from skconsole.ops.cancel import MAX_WAIT_S
 from skconsole.ops.edit import payload_diff
 from skconsole.ops.limit import describe as describe_limits
-from skconsole.ops.model import (
-    ActionResult,
-    JobRow,
-    Preview,
-    ProgressCallback,
-    Selection,
-    count_in,
-)
+from skconsole.ops.model import ActionResult, Preview, Selection, count_in
 from skconsole.ops.requeue import MAX_SPREAD_S
-from skconsole.ops.spec import P, S
 from skconsole.views import Column
 
-# -- the selection syntax, shared by every action -----------------------------------------
-#: the fewest characters of a job id that ``--id`` takes as a prefix of one
-MIN_ID_PREFIX = 8
 
-
-def job_ids(ctx: typer.Context, ids: list[str] | None) -> tuple[UUID, ...]:
-    """``--id`` values as job ids: a full id as given; at least 8 of its first characters
-    (as the console and ``skconsole job`` show them) as the one job they name. Several
-    jobs starting so: they are listed and nothing runs (exit 1)."""
-    found: list[UUID] = []
-    prefixes: list[str] = []
-    for text in ids or ():
-        try:
-            found.append(UUID(text.strip()))
-        except ValueError:
-            digits = text.strip().replace("-", "")
-            if len(digits) < MIN_ID_PREFIX or not all(c in hexdigits for c in digits):
-                raise ConfigError(
-                    f"invalid job id {quoted(text)}: expected a UUID, or at least"
-                    f" {MIN_ID_PREFIX} of its first characters"
-                ) from None
-            prefixes.append(text)
-    if prefixes:
-        with options_of(ctx).open("skconsole-resolve").connect() as conn:
-            found.extend(read.resolve_job(conn, text) for text in prefixes)
-    return tuple(dict.fromkeys(found))
-
-
-def selection_from(
-    ctx: typer.Context,
-    ids: list[str] | None,
-    group: str | None,
-    task_type: str | None,
-    statuses: list[int] | None,
-    older_than: str | None,
-    where: list[str] | None = None,
-) -> Selection:
-    """The Selection the command-line options describe (it checks them: exit 2 if bad)."""
-    return Selection(
-        ids=job_ids(ctx, ids),
-        group=group,
-        task_type=task_type,
-        statuses=tuple(sorted(set(statuses or ()))),
-        older_than_seconds=(
-            parse_duration(older_than, option="--older-than") if older_than is not None else None
-        ),
-        where=parse_terms(where),
-    )
-
-
-# -- output -----------------------------------------------------------------------------
-SAMPLE_COLUMNS: tuple[Column[JobRow], ...] = (
-    column("job", lambda r: str(r.task_id), ident=True),
-    column("type", lambda r: r.task_type, 1),
-    column("status", lambda r: JobStatus.label_of(r.status), 2),
-    column("priority", lambda r: str(r.priority), 5, right=True),
-    column("errors", lambda r: str(r.error_count), 4, right=True),
-    column("last active", lambda r: r.at.strftime("%Y-%m-%d %H:%M:%S") if r.at else "-", 3),
-    column("note", lambda r: (r.note or "")[:80], flex=True),
-)
-
-
-def _show_sample(preview: Preview, wide: bool) -> None:
-    print_items(SAMPLE_COLUMNS, preview.sample, title=None, wide=wide, edge=False)
-
-
-def _show_preview(preview: Preview, verb: str, noun: str, wide: bool, phrase: str = "") -> None:
-    scope = escape(preview.selection.describe())
-    words = escape(printable(phrase))
-    out.print(f"would {verb} {preview.count:,} {noun} ({scope}){words}", highlight=False)
-    if preview.sample:
-        shown = len(preview.sample)
-        more = f", first {shown} shown" if preview.count > shown else ""
-        out.print(f"sample{more}:")
-        _show_sample(preview, wide)
-
-
-def _show_result(result: ActionResult, action: ops.JobAction[Any]) -> None:
-    text = f"{action.wording.done} {result.changed:,} {action.wording.noun}"
-    text += escape(printable(action.summary(result.details)))
-    if result.skipped_changed_state:
-        text += (
-            f"; {result.skipped_changed_state:,} changed state meanwhile (or were busy) "
-            "and were left alone"
-        )
-    if result.audit_id is not None:
-        text += f" (audit #{result.audit_id})"
-    out.print(text, highlight=False)
-
-
-@contextmanager
-def _progress(total: int, label: str, enabled: bool) -> Iterator[ProgressCallback]:
-    """A progress bar on stderr (when it is a terminal); yields the ops callback."""
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not (enabled and err.is_terminal),
-    ) as bar:
-        task = bar.add_task(label, total=total)
-
-        def update(done: int, all_: int) -> None:
-            bar.update(task, completed=done, total=max(all_, done))
-
-        yield update
-
-
-def confirm_or_exit(prompt: str, yes: bool, *, type_count: int | None = None) -> None:
-    """Ask in a terminal (default No); refuse when nobody can answer."""
-    if yes:
-        return
-    prompt = printable(prompt)
-    if not sys.stdin.isatty():
-        raise ConfigError(
-            "refusing to act without confirmation: stdin is not a terminal (add --yes, "
-            "or --dry-run to only look)"
-        )
-    if type_count is not None:
-        answer = typer.prompt(f"{prompt}\nType the number of jobs ({type_count}) to confirm")
-        if answer.replace(",", "").strip() != str(type_count):
-            raise typer.Exit(1)
-        return
-    if not typer.confirm(prompt, default=False):
-        err.print("nothing changed")
-        raise typer.Exit(1)
-
-
-def _print_outcome(result: ActionResult, selection: Selection) -> None:
-    """An action's result as one JSON document, with the selection it was given."""
-    print_json({**result.as_dict(), "selection": selection.as_dict()})
-
-
-def show_dry_run(preview: Preview, as_json: bool, *lines: str) -> None:
-    """What --dry-run prints: the preview as one JSON document, else ``lines`` (their text
-    already escaped)."""
-    if as_json:
-        print_json(preview.as_dict())
-    else:
-        for line in lines:
-            out.print(line, highlight=False)
-
-
-def _run(
-    ctx: typer.Context,
-    action: ops.JobAction[P],
-    selection: Selection,
-    params: P,
-    flags: ActionFlags,
-) -> None:
-    """Preview, then (unless --dry-run) confirm, execute on the previewed ids and report."""
-    verb, noun = action.wording.verb, action.wording.noun
-    db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
-    with db.connect() as conn:
-        p = action.preview(conn, selection, params)
-        if flags.dry_run:
-            if flags.as_json:
-                print_json(p.as_dict())
-            else:
-                _show_preview(p, verb, noun, flags.wide, params.phrase())
-            return
-        if p.count == 0:
-            if flags.as_json:
-                _print_outcome(ActionResult(action.name, 0, 0, 0), p.selection)
-            else:
-                out.print(f"nothing to {verb} ({escape(p.selection.describe())})", highlight=False)
-            return
-        if not flags.as_json:
-            _show_preview(p, verb, noun, flags.wide, params.phrase())
-        confirm_or_exit(
-            f"{verb.capitalize()} {p.count:,} {noun}{params.phrase()}?",
-            flags.yes,
-            type_count=p.count if action.confirm is ops.Confirm.TYPE_COUNT else None,
-        )
-        with _progress(p.count, action.name, enabled=not flags.as_json) as on_progress:
-            result = action.execute(
-                conn,
-                p.selection,
-                params,
-                actor=ops.Actor.current(),
-                ids=p.ids,
-                on_progress=on_progress,
-            )
-    if flags.as_json:
-        _print_outcome(result, p.selection)
-    else:
-        _show_result(result, action)
-
-
-# -- the actions ----------------------------------------------------------------------------
+# -- the job actions ------------------------------------------------------------------------
 @app.command()
+@job_command(ops.REQUEUE)
 def requeue(
-    ctx: typer.Context,
-    ids: IdsOpt = None,
-    group: GroupOpt = None,
-    task_type: TypeOpt = None,
-    statuses: StatusOpt = None,
-    older_than: OlderOpt = None,
-    where: WhereOpt = None,
     reset_errors: Annotated[
         bool,
         typer.Option(
@@ -283,11 +76,7 @@ def requeue(
             " by priority then posting, instead of all at once",
         ),
     ] = None,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+) -> ops.RequeueParams:
     """Post failed jobs again, ready now or spread over --spread (statuses 4, 5, 6 by
     default; 7 when selected)."""
     spread_s = (
@@ -295,21 +84,12 @@ def requeue(
         if spread is not None
         else None
     )
-    params = ops.RequeueParams(reset_errors=reset_errors, spread_s=spread_s)
-    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
-    _run(ctx, ops.REQUEUE, sel, params, flags)
+    return ops.RequeueParams(reset_errors=reset_errors, spread_s=spread_s)
 
 
 @app.command()
+@job_command(ops.BUMP)
 def bump(
-    ctx: typer.Context,
-    ids: IdsOpt = None,
-    group: GroupOpt = None,
-    task_type: TypeOpt = None,
-    statuses: StatusOpt = None,
-    older_than: OlderOpt = None,
-    where: WhereOpt = None,
     by: Annotated[
         int | None, typer.Option("--by", help="Lower the priority number by N (floor 0)")
     ] = None,
@@ -318,99 +98,52 @@ def bump(
         bool,
         typer.Option("--now", help="Make jobs not due yet (delay, back-off, snooze) due at once"),
     ] = False,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+) -> ops.BumpParams:
     """Run waiting jobs sooner: lower their priority number (--by N), set it (--to N), or
     make them due at once (--now)."""
-    params = ops.BumpParams(by=by, to=to, now=now)
-    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
-    _run(ctx, ops.BUMP, sel, params, flags)
+    return ops.BumpParams(by=by, to=to, now=now)
 
 
 @app.command()
+@job_command(ops.PURGE, selection=("older_than", "ids", "group", "task_type", "statuses", "where"))
 def purge(
-    ctx: typer.Context,
-    older_than: OlderOpt = None,
-    ids: IdsOpt = None,
-    group: GroupOpt = None,
-    task_type: TypeOpt = None,
-    statuses: StatusOpt = None,
-    where: WhereOpt = None,
     include_faulted: Annotated[
         bool, typer.Option("--include-faulted", help="Delete 5 Faulted results too")
     ] = False,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+) -> ops.PurgeParams:
     """Delete old final results (3, 6, 7; 5 with --include-faulted), in short batches."""
-    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
-    _run(ctx, ops.PURGE, sel, ops.PurgeParams(include_faulted=include_faulted), flags)
+    return ops.PurgeParams(include_faulted=include_faulted)
 
 
 @app.command()
+@job_command(ops.REAP, selection=("ids", "task_type", "older_than"))
 def reap(
-    ctx: typer.Context,
-    ids: IdsOpt = None,
-    task_type: TypeOpt = None,
-    older_than: OlderOpt = None,
     unowned_after: Annotated[
         str,
         typer.Option(
             "--unowned-after", help="Without owner data (Stakhanovise.NET), hung after this long"
         ),
     ] = "1h",
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+) -> ops.ReapParams:
     """Re-post hung jobs now (as `status inflight` judges them: the worker's lease has
     lapsed, so it has stopped them or is dead), recording why."""
     policy = HungPolicy(parse_duration(unowned_after, option="--unowned-after", minimum=1.0))
-    sel = selection_from(ctx, ids, None, task_type, None, older_than)
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
-    _run(ctx, ops.REAP, sel, ops.ReapParams(policy=policy), flags)
+    return ops.ReapParams(policy=policy)
 
 
 @app.command()
+@job_command(ops.CANCEL)
 def cancel(
-    ctx: typer.Context,
-    ids: IdsOpt = None,
-    group: GroupOpt = None,
-    task_type: TypeOpt = None,
-    statuses: StatusOpt = None,
-    older_than: OlderOpt = None,
-    where: WhereOpt = None,
     wait: Annotated[
         str,
         typer.Option(
             "--wait", help="How long to wait for workers to stop running jobs (0: do not wait)"
         ),
     ] = "5s",
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+) -> ops.CancelParams:
     """Cancel jobs: waiting ones leave the queue; running ones (--id, or --status 2) are
     stopped by their worker, or at once if their worker is gone. All end 7 Cancelled."""
-    params = ops.CancelParams(wait_s=parse_duration(wait, option="--wait", maximum=MAX_WAIT_S))
-    sel = selection_from(ctx, ids, group, task_type, statuses, older_than, where)
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json, wide=wide)
-    _run(ctx, ops.CANCEL, sel, params, flags)
-
-
-def _side(value: object) -> Mapping[str, Json]:
-    """One side ("old" or "new") of an edit's or a type setting's details: a JSON object."""
-    assert isinstance(value, Mapping), value
-    return value
+    return ops.CancelParams(wait_s=parse_duration(wait, option="--wait", maximum=MAX_WAIT_S))
 
 
 def _payload(value: Json) -> str | None:
@@ -420,7 +153,7 @@ def _payload(value: Json) -> str | None:
 
 def _show_diff(preview: Preview) -> None:
     """The edit's diff: pretty-printed payloads, removed lines red, added ones green."""
-    old, new = _side(preview.details["old"]), _side(preview.details["new"])
+    old, new = details_side(preview.details["old"]), details_side(preview.details["new"])
     for line in payload_diff(_payload(old["payload"]), _payload(new["payload"]) or "")[2:]:
         style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
         text = escape(printable(line))
@@ -430,6 +163,7 @@ def _show_diff(preview: Preview) -> None:
 
 
 @app.command()
+@takes_flags()
 def edit(
     ctx: typer.Context,
     task_id: Annotated[str, typer.Option("--id", help="The job to edit", show_default=False)],
@@ -445,39 +179,38 @@ def edit(
     reset_errors: Annotated[
         bool, typer.Option("--reset-errors", help="With --requeue: error count from 0")
     ] = False,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: ActionFlags,
 ) -> None:
     """Change a waiting or failed job's payload (and priority); --requeue runs it again."""
     params = ops.EditParams(
         payload=payload, priority=priority, requeue=requeue, reset_errors=reset_errors
     )
-    sel = selection_from(ctx, [task_id], None, None, None, None)
+    sel = selection_from(ctx, [task_id])
     job = sel.ids[0]
-    db = options_of(ctx).open("skconsole-edit", write=not dry_run)
+    db = options_of(ctx).open("skconsole-edit", write=not flags.dry_run)
     with db.connect() as conn:
         p = ops.EDIT.preview(conn, sel, params)
-        if dry_run:
-            if as_json:
+        if flags.dry_run:
+            if flags.as_json:
                 print_json(p.as_dict())
             else:
                 out.print(f"would edit job {job}{params.phrase()}:", highlight=False)
                 _show_diff(p)
             return
         if p.details["no_change"]:
-            if as_json:
+            if flags.as_json:
                 details = {**p.json_details(), "unchanged": 1}
-                _print_outcome(ActionResult("edit", 0, 0, 0, details), sel)
+                print_outcome(ActionResult("edit", 0, 0, 0, details), sel)
             else:
                 out.print(f"job {job} already has that payload and priority: nothing changed")
             return
-        if not as_json:
+        if not flags.as_json:
             _show_diff(p)
-        confirm_or_exit(f"Edit job {job}{params.phrase()}?", yes)
+        confirm_or_exit(f"Edit job {job}{params.phrase()}?", flags.yes)
         result = ops.EDIT.execute(conn, sel, params, actor=ops.Actor.current(), ids=p.ids)
-    if as_json:
-        _print_outcome(result, sel)
+    if flags.as_json:
+        print_outcome(result, sel)
     elif result.changed:
         again = " and posted it again, ready now" if result.details.get("requeued") else ""
         out.print(f"edited job {job}{again} (audit #{result.audit_id})", highlight=False)
@@ -489,7 +222,26 @@ def edit(
         )
 
 
-def _switch(
+TypeArg = Annotated[str | None, typer.Argument(metavar="TYPE", help="The task type")]
+
+
+def _switch(action: ops.TypeAction) -> Callable[..., None]:
+    """The command that pauses or resumes a task type."""
+
+    @takes_flags()
+    def command(
+        ctx: typer.Context,
+        task_type_arg: TypeArg = None,
+        task_type: TypeOpt = None,
+        *,
+        flags: ActionFlags,
+    ) -> None:
+        _switch_type(ctx, action, task_type_arg or task_type, flags)
+
+    return command
+
+
+def _switch_type(
     ctx: typer.Context, action: ops.TypeAction, task_type: str | None, flags: ActionFlags
 ) -> None:
     name = action.name
@@ -513,7 +265,7 @@ def _switch(
             confirm_or_exit(f"{name.capitalize()} task type {task_type}?", flags.yes)
         result = action.execute(conn, sel, actor=ops.Actor.current())
     if flags.as_json:
-        _print_outcome(result, sel)
+        print_outcome(result, sel)
     elif result.changed:
         out.print(
             f"{escape(task_type)} {action.wording.done} (audit #{result.audit_id})",
@@ -523,35 +275,12 @@ def _switch(
         out.print(f"{escape(task_type)} was already {state}: nothing changed", highlight=False)
 
 
-TypeArg = Annotated[str | None, typer.Argument(metavar="TYPE", help="The task type")]
-
-
-@app.command()
-def pause(
-    ctx: typer.Context,
-    task_type_arg: TypeArg = None,
-    task_type: TypeOpt = None,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Stop workers claiming a task type (running jobs finish)."""
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json)
-    _switch(ctx, ops.PAUSE, task_type_arg or task_type, flags)
-
-
-@app.command()
-def resume(
-    ctx: typer.Context,
-    task_type_arg: TypeArg = None,
-    task_type: TypeOpt = None,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Let workers claim a paused task type again."""
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json)
-    _switch(ctx, ops.RESUME, task_type_arg or task_type, flags)
+pause = app.command("pause", help="Stop workers claiming a task type (running jobs finish).")(
+    _switch(ops.PAUSE)
+)
+resume = app.command("resume", help="Let workers claim a paused task type again.")(
+    _switch(ops.RESUME)
+)
 
 
 def _show_limits(ctx: typer.Context, as_json: bool, wide: bool) -> None:
@@ -577,6 +306,7 @@ _LIMIT_COLUMNS: tuple[Column[read.TypeLimit], ...] = (
 
 
 @app.command()
+@takes_flags(wide=True)
 def limit(
     ctx: typer.Context,
     task_type_arg: TypeArg = None,
@@ -605,10 +335,8 @@ def limit(
             " one customer, say); with --clear, remove the per-key limits",
         ),
     ] = None,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-    wide: WideOpt = False,
+    *,
+    flags: ActionFlags,
 ) -> None:
     """Limit a task type across every worker (running jobs, claims per interval), for the
     whole type or per value of a payload path (--per); alone: show the limits. Workers
@@ -617,7 +345,7 @@ def limit(
     if not name:
         if concurrency is not None or rate is not None or clear or per is not None:
             raise ConfigError("limit needs a task type: skconsole limit TYPE --concurrency N")
-        _show_limits(ctx, as_json, wide)
+        _show_limits(ctx, flags.as_json, flags.wide)
         return
     check_text("TYPE", name)
     params = ops.LimitParams(
@@ -635,57 +363,8 @@ def limit(
         describe=describe_limits,
         context=lambda d: f"{d['running']:,} running, {d['waiting']:,} waiting",
         question=f"Limit task type {name}",
-        flags=ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json),
+        flags=flags,
     )
-
-
-def run_type_setting(
-    ctx: typer.Context,
-    action: ops.TypeSetting[S, Any],
-    name: str,
-    params: S,
-    *,
-    describe: Callable[[Mapping[str, Json]], str],
-    context: Callable[[Mapping[str, object]], str],
-    question: str,
-    flags: ActionFlags,
-) -> None:
-    """Preview, confirm and store one type's settings (limit, slo): old -> new, audited.
-    ``describe`` words the settings, ``context`` what the type holds now."""
-    sel = Selection(task_type=name)
-    db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
-    with db.connect() as conn:
-        p = action.preview(conn, sel, params)
-        # escaped: a per-key limit's path is text an operator typed
-        old, new = (
-            escape(describe(_side(p.details["old"]))),
-            escape(describe(_side(p.details["new"]))),
-        )
-        if flags.dry_run:
-            show_dry_run(
-                p,
-                flags.as_json,
-                f"{escape(name)}: {old} ({escape(context(p.details))}); {action.name} would "
-                + (f"set {new}" if p.count else "change nothing"),
-            )
-            return
-        if not p.count:
-            if flags.as_json:
-                _print_outcome(ActionResult(action.name, 0, 0, 0, p.json_details()), sel)
-            else:
-                out.print(f"{escape(name)} already has {new}: nothing changed", highlight=False)
-            return
-        confirm_or_exit(f"{question}: {old} -> {new}?", flags.yes)
-        result = action.execute(conn, sel, params, actor=ops.Actor.current())
-    if flags.as_json:
-        _print_outcome(result, sel)
-        return
-    now = escape(describe(_side(result.details.get("new", p.details["new"]))))
-    audit_note = f" (audit #{result.audit_id})" if result.audit_id is not None else ""
-    out.print(f"{escape(name)}: {now}{audit_note}", highlight=False)
-    note = result.details.get("key_index_note")
-    if isinstance(note, str):
-        err.print(f"warning: key index {escape(printable(note))}", highlight=False)
 
 
 @app.command()

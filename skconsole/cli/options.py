@@ -1,13 +1,15 @@
 """What every command shares: the connection options, the bounds of the options and
-their checks, and the option types more than one command takes (each defined once)."""
+their checks, and the option types more than one command takes (each defined once), with
+the flags of an action command as one set (:func:`takes_flags`)."""
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -209,3 +211,60 @@ class ActionFlags:
     yes: bool
     as_json: bool
     wide: bool = False
+
+
+# -- options as Typer sees them, taken as a set -------------------------------------------
+def option(name: str, annotation: object, default: object = None) -> inspect.Parameter:
+    """A command's parameter as Typer reads it (an ``Annotated`` option and its default)."""
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+#: the parameter Typer gives the click context
+CONTEXT = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
+
+
+def parameters_of(function: Callable[..., object]) -> list[inspect.Parameter]:
+    """A function's parameters, their annotations evaluated (Typer needs the objects)."""
+    return list(inspect.signature(function, eval_str=True).parameters.values())
+
+
+def typer_command(
+    run: Callable[..., None], parameters: Iterable[inspect.Parameter], like: Callable[..., object]
+) -> Callable[..., None]:
+    """``run`` (called with keywords only, as Typer calls a command) as Typer reads a
+    function with these ``parameters``, in this order (the order ``--help`` lists them),
+    and with ``like``'s name (the command's) and docstring (its help)."""
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in parameters]
+    run.__name__, run.__qualname__ = like.__name__, like.__qualname__
+    run.__doc__, run.__module__ = like.__doc__, like.__module__
+    run.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run
+
+
+_FLAGS = (
+    option("dry_run", DryRunOpt, False),
+    option("yes", YesOpt, False),
+    option("as_json", JsonOpt, False),
+    option("wide", WideOpt, False),
+)
+
+
+def takes_flags(*, wide: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """For a command whose parameter ``flags: ActionFlags`` (keyword-only, last) says how
+    it runs: Typer sees --dry-run, --yes and --json (and --wide with ``wide``) in its
+    place, and the command gets them as one :class:`ActionFlags`."""
+    flags = _FLAGS if wide else _FLAGS[:3]
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = [p for p in parameters_of(command) if p.name != "flags"]
+
+        def run(**given: Any) -> None:
+            taken = ActionFlags(**{f.name: given.pop(f.name) for f in flags})
+            command(**given, flags=taken)
+
+        return typer_command(run, [*own, *flags], like=command)
+
+    return decorate

@@ -12,9 +12,17 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from skconsole.cli.acting import confirm_or_exit
 from skconsole.cli.app import app
-from skconsole.cli.ops import confirm_or_exit
-from skconsole.cli.options import DryRunOpt, JsonOpt, WideOpt, YesOpt, check_text, options_of
+from skconsole.cli.options import (
+    ActionFlags,
+    JsonOpt,
+    WideOpt,
+    YesOpt,
+    check_text,
+    options_of,
+    takes_flags,
+)
 from skconsole.cli.output import out, print_json
 from skconsole.cli.view_table import column, print_items
 from skconsole.core.actor import Actor
@@ -66,6 +74,7 @@ _COLUMNS: tuple[Column[Policy], ...] = (
 
 
 @retention_app.command("set")
+@takes_flags()
 def set_policy(
     ctx: typer.Context,
     older_than: Annotated[
@@ -77,9 +86,8 @@ def set_policy(
         bool,
         typer.Option("--include-faulted", help="Purge 5 Faulted results too (they wait for you)"),
     ] = False,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: ActionFlags,
 ) -> None:
     """Set the retention of a task type, or the default."""
     check_text("--type", task_type)
@@ -88,12 +96,12 @@ def set_policy(
     params = RetentionParams(older_than_s=seconds, include_faulted=include_faulted)
     sel = Selection(task_type=task_type)
     opts = options_of(ctx)
-    db = opts.open("skconsole-retention", write=not dry_run)
+    db = opts.open("skconsole-retention", write=not flags.dry_run)
     with db.connect() as conn:
         eligible = count_in(RETENTION.preview(conn, sel, params).details, "eligible")
         shown = f"{eligible:,}" + ("+" if eligible >= retention.ELIGIBLE_CAP else "")
-        if dry_run:
-            if as_json:
+        if flags.dry_run:
+            if flags.as_json:
                 print_json({"policy": policy.as_json(), "eligible": eligible, "dry_run": True})
             else:
                 out.print(f"would keep {escape(policy.describe())}; {shown} result(s) eligible now")
@@ -101,11 +109,11 @@ def set_policy(
         confirm_or_exit(
             f"Keep {policy.describe()}? {shown} result(s) are past it now and will be purged"
             " by the workers",
-            yes,
+            flags.yes,
         )
         result = RETENTION.execute(conn, sel, params, actor=Actor.current())
     old = retention.replaced(task_type, result.details)
-    if as_json:
+    if flags.as_json:
         print_json(
             {
                 "policy": policy.as_json(),

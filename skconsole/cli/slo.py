@@ -14,16 +14,15 @@ from typing import Annotated
 import typer
 
 from skconsole import ops
+from skconsole.cli.acting import run_type_setting
 from skconsole.cli.app import app
-from skconsole.cli.ops import run_type_setting
 from skconsole.cli.options import (
     ActionFlags,
-    DryRunOpt,
     JsonOpt,
     WideOpt,
-    YesOpt,
     check_text,
     options_of,
+    takes_flags,
 )
 from skconsole.cli.output import out, print_json
 from skconsole.cli.view_table import column, print_items
@@ -95,6 +94,7 @@ def _change(ctx: typer.Context, name: str, params: ops.SloParams, flags: ActionF
 
 
 @slo_app.command("set")
+@takes_flags()
 def set_slo(
     ctx: typer.Context,
     task_type: TypeArg,
@@ -115,9 +115,8 @@ def set_slo(
             " CRITICAL over twice it",
         ),
     ] = None,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: ActionFlags,
 ) -> None:
     """Set the SLOs of a task type (audited); the one not given stays as it is."""
     seconds = (
@@ -129,17 +128,11 @@ def set_slo(
     )
     rate = None if max_failure_rate is None else parse_percent(max_failure_rate)
     params = ops.SloParams(max_wait_s=seconds, max_failure_rate=rate)
-    _change(ctx, task_type, params, ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json))
+    _change(ctx, task_type, params, flags)
 
 
 @slo_app.command("clear")
-def clear_slo(
-    ctx: typer.Context,
-    task_type: TypeArg,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
+@takes_flags()
+def clear_slo(ctx: typer.Context, task_type: TypeArg, *, flags: ActionFlags) -> None:
     """Remove the SLOs of a task type, max wait and max failure rate (audited)."""
-    flags = ActionFlags(dry_run=dry_run, yes=yes, as_json=as_json)
     _change(ctx, task_type, ops.SloParams(clear=True), flags)

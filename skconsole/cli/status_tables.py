@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.markup import escape
 from rich.style import StyleType
@@ -191,25 +191,34 @@ def show_exec_times(e: catalog.ExecTimes, wide: bool) -> None:
     )
 
 
-#: a metric and its rate per second (None: not known yet)
-_RatedMetric = tuple[read.Metric, float | None]
+class _RatedMetric(NamedTuple):
+    """A metric and its rate per second (None: not known yet)."""
+
+    metric: read.Metric
+    per_second: float | None
+
 
 _METRIC_COLUMNS: tuple[Column[_RatedMetric], ...] = (
-    column("category", lambda m: m[0].category, 3),
-    column("metric", lambda m: m[0].metric_id, ident=True),
+    column("category", lambda m: m.metric.category, 3),
+    column("metric", lambda m: m.metric.metric_id, ident=True),
     column(
         "value",
-        lambda m: f"{m[0].value:,}" if m[0].value is not None else "none yet",
+        lambda m: f"{m.metric.value:,}" if m.metric.value is not None else "none yet",
         right=True,
     ),
-    column("per second", lambda m: f"{m[1]:,.1f}" if m[1] is not None else "-", 1, right=True),
-    column("processes", lambda m: str(m[0].processes), 2, right=True),
+    column(
+        "per second",
+        lambda m: f"{m.per_second:,.1f}" if m.per_second is not None else "-",
+        1,
+        right=True,
+    ),
+    column("processes", lambda m: str(m.metric.processes), 2, right=True),
 )
 
 
 def show_metrics(m: catalog.RatedMetrics, wide: bool) -> None:
     rows = [
-        (metric, m.rates.get(metric.metric_id))
+        _RatedMetric(metric, m.rates.get(metric.metric_id))
         for ms in m.snapshot.by_category().values()
         for metric in ms
     ]

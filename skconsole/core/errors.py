@@ -4,23 +4,28 @@ Everything the CLI and the console can explain to a person derives from
 :class:`SkconsoleError`; anything else is a bug and is reported as one.
 """
 
+from typing import Any
+
 
 class SkconsoleError(Exception):
-    """An error with a message fit to show a person as it is."""
+    """An error with a message fit to show a person as it is; ``exit_code`` is the CLI's
+    exit status when it ends a command, named where a subclass is declared
+    (``class ConfigError(SkconsoleError, exit_code=2)``; else its base's)."""
 
     exit_code = 1
 
+    def __init_subclass__(cls, exit_code: int | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if exit_code is not None:
+            cls.exit_code = exit_code
 
-class ConfigError(SkconsoleError):
+
+class ConfigError(SkconsoleError, exit_code=2):
     """Bad command-line or configuration input (exit code 2, like usage errors)."""
 
-    exit_code = 2
 
-
-class ConnectError(SkconsoleError):
+class ConnectError(SkconsoleError, exit_code=3):
     """The server cannot be reached or refused us."""
-
-    exit_code = 3
 
 
 class ServerUnreachable(ConnectError):
@@ -35,22 +40,16 @@ class PoolerError(ConnectError):
     session settings would silently break behind it."""
 
 
-class SchemaError(SkconsoleError):
+class SchemaError(SkconsoleError, exit_code=4):
     """The schema is missing, or newer than this skconsole understands."""
 
-    exit_code = 4
 
-
-class ReadOnlyError(SkconsoleError):
+class ReadOnlyError(SkconsoleError, exit_code=5):
     """A write was asked for in read-only mode."""
 
-    exit_code = 5
 
-
-class InvalidJobError(SkconsoleError):
+class InvalidJobError(SkconsoleError, exit_code=2):
     """A job that must not be posted: bad JSON, negative priority, empty type."""
-
-    exit_code = 2
 
 
 class UnknownJobError(InvalidJobError):

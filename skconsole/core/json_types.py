@@ -18,4 +18,18 @@ Json: TypeAlias = "bool | int | float | str | Sequence[Json] | Mapping[str, Json
 #: A JSON object being built (mutable while it is put together).
 JsonObject: TypeAlias = "dict[str, Json]"
 
-__all__ = ["Json", "JsonObject"]
+
+def attributes(obj: object, names: str) -> JsonObject:
+    """``{name: obj.name}`` for each of the space-separated ``names``, in their order: the
+    part of a value's JSON that its fields and properties give as they are.
+
+    Only for names whose values are JSON already (mypy cannot see through the names: the
+    ``--json`` and audit tests of each read model check them). A value that must be turned
+    into JSON (an instant, a UUID, an enum) or a key named otherwise is put in by the
+    caller: ``{**attributes(self, "a at b"), "at": iso(self.at)}`` keeps the key where the
+    names put it and changes its value.
+    """
+    return {name: getattr(obj, name) for name in names.split()}
+
+
+__all__ = ["Json", "JsonObject", "attributes"]

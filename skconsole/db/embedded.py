@@ -23,13 +23,14 @@ import subprocess
 import sys
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from skconsole.core.errors import ConnectError
 from skconsole.core.extras import require_extra
+from skconsole.core.json_types import JsonObject
 
 HOLDER_PID_FILE = "skconsole-holder.pid"
 PIDS_FILE = ".handle_pids.json"
@@ -84,16 +85,8 @@ class ServerStatus:
     registered_pids: list[int]
     holder_pid: int | None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "data_dir": str(self.data_dir),
-            "initialized": self.initialized,
-            "running": self.running,
-            "uri": self.uri,
-            "server_pid": self.server_pid,
-            "registered_pids": self.registered_pids,
-            "holder_pid": self.holder_pid,
-        }
+    def as_dict(self) -> JsonObject:
+        return {**asdict(self), "data_dir": str(self.data_dir)}
 
 
 class EmbeddedServer:

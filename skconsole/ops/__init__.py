@@ -1,6 +1,7 @@
 """Operator actions: everything the console does, and the CLI commands of the same name.
 
-Each action is one spec (:mod:`skconsole.ops.spec`) in a module of its own:
+Each action is one spec (:mod:`skconsole.ops.spec`; of a kind: :mod:`.job_action`,
+:mod:`.type_actions`, :mod:`.server_action`) in a module of its own:
 on jobs :data:`REQUEUE`, :data:`BUMP`, :data:`CANCEL`, :data:`REAP`, :data:`PURGE`
 and :data:`EDIT`; on a task type :data:`PAUSE` and :data:`RESUME`; a task type's
 settings :data:`LIMIT`, :data:`SLO` and :data:`RETENTION`; on the server
@@ -21,6 +22,8 @@ Use an autocommit connection (``Database.connect()`` gives one): each batch
 commits on its own, so no lock outlives its batch.
 """
 
+from typing import Any
+
 from skconsole.core.actor import Actor
 from skconsole.ops import audit
 from skconsole.ops.audit import AuditEntry
@@ -29,6 +32,7 @@ from skconsole.ops.cancel import CANCEL, CancelParams
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
 from skconsole.ops.edit import EDIT, EditParams
 from skconsole.ops.find_index import FIND_INDEX_ADD, FIND_INDEX_DROP, FindIndexParams
+from skconsole.ops.job_action import JobAction
 from skconsole.ops.limit import LIMIT, LimitParams, Limits, Rate
 from skconsole.ops.model import (
     BATCH_SIZE,
@@ -44,18 +48,14 @@ from skconsole.ops.reap import REAP, ReapParams
 from skconsole.ops.requeue import REQUEUE, Attempts, RequeueParams
 from skconsole.ops.resume import RESUME
 from skconsole.ops.retention import RETENTION, RetentionParams
+from skconsole.ops.server_action import ServerAction
 from skconsole.ops.slo import SLO, SloParams
-from skconsole.ops.spec import (
-    Confirm,
-    JobAction,
-    NoParams,
-    OperatorAction,
-    Params,
-    ServerAction,
-    TypeAction,
-    TypeSetting,
-)
+from skconsole.ops.spec import Confirm, NoParams, Params
+from skconsole.ops.type_actions import TypeAction, TypeSetting
 from skconsole.ops.vacuum import VACUUM, VacuumParams
+
+#: Any operator action.
+OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any, Any] | ServerAction[Any]
 
 #: Every operator action, in the order help texts list them.
 ACTIONS: tuple[OperatorAction, ...] = (

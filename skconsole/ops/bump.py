@@ -19,8 +19,9 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import WAITING
 from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.job_action import JobAction, Queries, StatusRule, Tally
 from skconsole.ops.model import count_in
-from skconsole.ops.spec import JobAction, Needs, Params, Queries, Row, StatusRule, Tally, Wording
+from skconsole.ops.spec import Needs, Params, Row, Wording
 
 MAX_PRIORITY = 2**31 - 1
 

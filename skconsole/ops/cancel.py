@@ -29,17 +29,9 @@ from skconsole.core.hung import HungPolicy
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import WAITING, JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.job_action import JobAction, Queries, StatusRule, Tally
 from skconsole.ops.model import count_in
-from skconsole.ops.spec import (
-    JobAction,
-    Needs,
-    Params,
-    Queries,
-    Row,
-    StatusRule,
-    Tally,
-    Wording,
-)
+from skconsole.ops.spec import Needs, Params, Row, Wording
 from skconsole.read.query import fetch
 
 #: how long a cancel waits, by default, for workers to stop the running jobs it asked

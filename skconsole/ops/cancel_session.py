@@ -30,19 +30,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from psycopg.rows import dict_row
 
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import ActionProgress, Done, batch_transaction
+from skconsole.ops.common import ActionProgress, Conn, Done, batch_transaction
 from skconsole.ops.model import ActionResult, Selection
-from skconsole.ops.spec import Confirm, Needs, Params, ServerAction, Steps, Wording
+from skconsole.ops.server_action import ServerAction
+from skconsole.ops.spec import Confirm, Needs, Params, Steps, Wording
 from skconsole.read.health import HORIZON_WARN_S, QUERY_CAP, regnames
 
-Conn = psycopg.Connection[Any]
 #: The one statement that judges a session, and cancels it when told.
 TARGET_QUERY = "health_session_target"
 

@@ -11,6 +11,7 @@ from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import kwargs_row
 
 from skconsole.core.actor import Actor
@@ -29,6 +30,22 @@ from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
 _GROUP_ID = re.compile(r"[0-9a-f]{12}")
+
+
+def without_statement_timeout(conn: Conn, statement: sql.Composed) -> None:
+    """Run a statement that may take longer than a query may (VACUUM, an index built or
+    dropped CONCURRENTLY: it waits for every transaction on the table) without the
+    session's statement timeout, on an autocommit connection."""
+    conn.execute("SET statement_timeout = 0")
+    try:
+        conn.execute(statement)
+    finally:
+        conn.execute("RESET statement_timeout")
+
+
+def drop_index(conn: Conn, index: sql.Composable) -> None:
+    """DROP INDEX CONCURRENTLY IF EXISTS ``index`` (a qualified identifier)."""
+    without_statement_timeout(conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(index))
 
 
 def db_now(conn: Conn) -> datetime:

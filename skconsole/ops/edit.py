@@ -28,19 +28,11 @@ from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, WAITING, JobStatus
 from skconsole.core.text import printable
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import ActionProgress, Batches, Done, batch_transaction
+from skconsole.ops.common import ActionProgress, Batches, Conn, Done, batch_transaction
 from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.job_action import JobAction, Queries, StatusRule
 from skconsole.ops.model import ActionResult, JobRow, Preview, Selection
-from skconsole.ops.spec import (
-    Conn,
-    JobAction,
-    Needs,
-    Params,
-    Queries,
-    StatusRule,
-    Steps,
-    Wording,
-)
+from skconsole.ops.spec import Needs, Params, Steps, Wording
 from skconsole.producer.job import MAX_PRIORITY, validate_payload_json
 from skconsole.read.query import fetch
 

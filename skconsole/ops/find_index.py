@@ -21,20 +21,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import psycopg
 from psycopg import sql
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.db.sqlfiles import active_mapping
-from skconsole.ops.spec import Confirm, Needs, Params, Row, ServerAction, Wording
+from skconsole.ops.common import Conn, drop_index, without_statement_timeout
+from skconsole.ops.server_action import ServerAction
+from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
 from skconsole.producer import MAX_NAME
 
-Conn = psycopg.Connection[Any]
 PREFIX = "sk_find_"
 RESULTS = "sk_task_results_t"
 
@@ -112,21 +112,11 @@ def _refuse_unless_allowed(target: Row, params: FindIndexParams) -> None:
         )
 
 
-def _without_timeout(conn: Conn, statement: sql.Composed) -> None:
-    conn.execute("SET statement_timeout = 0")
-    try:
-        conn.execute(statement)
-    finally:
-        conn.execute("RESET statement_timeout")
-
-
 def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
     _refuse_unless_allowed(target, params)
     if target["index_exists"]:  # invalid: a concurrent build failed; build it again
-        _without_timeout(
-            conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(_qualified(params, target))
-        )
-    _without_timeout(conn, create_statement(params))
+        drop_index(conn, _qualified(params, target))
+    without_statement_timeout(conn, create_statement(params))
     comment = json.dumps({"path": params.dotted, "task_type": params.task_type})
     conn.execute(
         sql.SQL("COMMENT ON INDEX {} IS {}").format(
@@ -138,13 +128,31 @@ def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
 
 def _drop(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
     _refuse_unless_allowed(target, params)
-    _without_timeout(
-        conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(_qualified(params, target))
-    )
+    drop_index(conn, _qualified(params, target))
     return {"dropped": True}
 
 
-FIND_INDEX_ADD = ServerAction(
+def _index_action(
+    wording: Wording,
+    then: Callable[[Conn, FindIndexParams, Row], JsonObject],
+    warning: str = "",
+) -> ServerAction[FindIndexParams]:
+    """Adding and dropping an index read the same target, re-read at execution (they act
+    only while it is eligible), and list no privilege: CREATE and DROP INDEX need the
+    table's ownership, which the target query checks."""
+    return ServerAction(
+        wording,
+        params_type=FindIndexParams,
+        read="find_index_state",
+        write="find_index_state",
+        needs=Needs(),
+        then=then,
+        confirm=Confirm.ASK,
+        warning=warning,
+    )
+
+
+FIND_INDEX_ADD = _index_action(
     Wording(
         "find-index-add",
         "added the search index",
@@ -154,16 +162,11 @@ FIND_INDEX_ADD = ServerAction(
         left_alone="Left alone: the index{phrase} exists already.",
         nothing="Nothing to add: the index{phrase} exists already.",
     ),
-    params_type=FindIndexParams,
-    read="find_index_state",
-    write="find_index_state",  # re-read at execution: acts only while eligible
-    needs=Needs(),  # CREATE INDEX needs the table's ownership: the target query checks it
-    then=_add,
-    confirm=Confirm.ASK,
+    _add,
     warning="The build reads the whole results table; workers go on meanwhile.",
 )
 
-FIND_INDEX_DROP = ServerAction(
+FIND_INDEX_DROP = _index_action(
     Wording(
         "find-index-drop",
         "dropped the search index",
@@ -173,10 +176,5 @@ FIND_INDEX_DROP = ServerAction(
         left_alone="Left alone: the index{phrase} is gone already.",
         nothing="Nothing to drop: there is no index{phrase}.",
     ),
-    params_type=FindIndexParams,
-    read="find_index_state",
-    write="find_index_state",  # re-read at execution: acts only while eligible
-    needs=Needs(),
-    then=_drop,
-    confirm=Confirm.ASK,
+    _drop,
 )

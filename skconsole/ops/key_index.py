@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -29,8 +28,8 @@ from psycopg.rows import dict_row
 
 from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import active_mapping, query
+from skconsole.ops.common import Conn, drop_index, without_statement_timeout
 
-Conn = psycopg.Connection[Any]
 PREFIX = "sk_key_"
 QUEUE = "sk_tasks_queue_t"
 
@@ -75,21 +74,8 @@ def key_indexes(conn: Conn, task_type: str) -> list[KeyIndex]:
     return [KeyIndex(**r) for r in rows]
 
 
-def _without_timeout(conn: Conn, statement: sql.Composed) -> None:
-    conn.execute("SET statement_timeout = 0")
-    try:
-        conn.execute(statement)
-    finally:
-        conn.execute("RESET statement_timeout")
-
-
 def _drop(conn: Conn, found: KeyIndex) -> None:
-    _without_timeout(
-        conn,
-        sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(
-            sql.Identifier(found.schema, found.index)
-        ),
-    )
+    drop_index(conn, sql.Identifier(found.schema, found.index))
 
 
 def _may_index(conn: Conn) -> tuple[bool, str | None]:
@@ -124,7 +110,7 @@ def sync(conn: Conn, task_type: str, path: tuple[str, ...] | None) -> JsonObject
                 _drop(conn, old)
         present = any(f.index == wanted and f.valid for f in found)
         if wanted is not None and path is not None and not present:
-            _without_timeout(conn, create_statement(wanted, task_type, path))
+            without_statement_timeout(conn, create_statement(wanted, task_type, path))
             comment = json.dumps({"task_type": task_type, "path": "payload." + ".".join(path)})
             conn.execute(
                 sql.SQL("COMMENT ON INDEX {} IS {}").format(

@@ -29,8 +29,10 @@ from skconsole.core.json_types import Json, JsonObject
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.text import printable
 from skconsole.ops import key_index
+from skconsole.ops.common import Conn
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import Needs, SettingParams, TypeSetting, Wording
+from skconsole.ops.spec import Needs, Wording
+from skconsole.ops.type_actions import SettingParams, TypeSetting
 from skconsole.read import rate_text
 
 #: interval units of a rate, in seconds
@@ -120,19 +122,26 @@ class LimitParams(SettingParams[Limits]):
     def dotted(self) -> str | None:
         return PayloadTerm(self.per, "").dotted if self.per is not None else None
 
+    def _changed(
+        self, running: int | None, count: int | None, seconds: float | None
+    ) -> tuple[int | None, int | None, float | None]:
+        """One pair of limits (the type's, or per key), set or cleared as asked: the most
+        running, and the rate as claims per seconds."""
+        if self.clear_concurrency:
+            running = None
+        elif self.concurrency is not None:
+            running = self.concurrency
+        if self.clear_rate:
+            count, seconds = None, None
+        elif self.rate is not None:
+            count, seconds = self.rate.count, self.rate.seconds
+        return running, count, seconds
+
     def apply(self, old: Limits) -> Limits:
         if self.per is not None:
             return self._apply_per_key(old, self.per)
-        new = old
-        if self.clear_concurrency:
-            new = replace(new, max_running=None)
-        elif self.concurrency is not None:
-            new = replace(new, max_running=self.concurrency)
-        if self.clear_rate:
-            new = replace(new, rate_count=None, rate_seconds=None)
-        elif self.rate is not None:
-            new = replace(new, rate_count=self.rate.count, rate_seconds=self.rate.seconds)
-        return new
+        running, count, seconds = self._changed(old.max_running, old.rate_count, old.rate_seconds)
+        return replace(old, max_running=running, rate_count=count, rate_seconds=seconds)
 
     def _apply_per_key(self, old: Limits, per: tuple[str, ...]) -> Limits:
         """The per-key limits changed; a type keeps one key path: a set limit on another
@@ -143,15 +152,10 @@ class LimitParams(SettingParams[Limits]):
                 f"this type is limited per {old.per} already; a type has one key path:"
                 f" clear it first (--clear --per {old.per})"
             )
-        new = old
-        if self.clear_concurrency:
-            new = replace(new, key_max_running=None)
-        elif self.concurrency is not None:
-            new = replace(new, key_max_running=self.concurrency)
-        if self.clear_rate:
-            new = replace(new, key_rate_count=None, key_rate_seconds=None)
-        elif self.rate is not None:
-            new = replace(new, key_rate_count=self.rate.count, key_rate_seconds=self.rate.seconds)
+        running, count, seconds = self._changed(
+            old.key_max_running, old.key_rate_count, old.key_rate_seconds
+        )
+        new = replace(old, key_max_running=running, key_rate_count=count, key_rate_seconds=seconds)
         keyed = new.key_max_running is not None or new.key_rate_count is not None
         return replace(new, key_path=(list(old.key_path or per) if keyed else None))
 
@@ -216,7 +220,7 @@ def describe(limits: Mapping[str, Json]) -> str:
     return ", ".join(parts) or "no limits"
 
 
-def _sync_key_index(conn: key_index.Conn, task_type: str, old: Limits, new: Limits) -> JsonObject:
+def _sync_key_index(conn: Conn, task_type: str, old: Limits, new: Limits) -> JsonObject:
     """After the limit commits: the key index the new per-key limit needs, built (or an
     invalid one rebuilt), and any other of the type's dropped."""
     if new.key_path is None and old.key_path is None:

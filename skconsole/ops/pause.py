@@ -7,7 +7,8 @@ switch lives in sk_task_types_t.tt_paused, which the console shows.
 from __future__ import annotations
 
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import Needs, TypeAction, Wording
+from skconsole.ops.spec import Needs, Wording
+from skconsole.ops.type_actions import TypeAction
 
 PAUSE = TypeAction(
     Wording("pause", "paused", "task type", outcome="{Done} {target}."),

@@ -16,8 +16,9 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FINAL, JobStatus
 from skconsole.ops.guard import RESULTS
+from skconsole.ops.job_action import JobAction, Queries, StatusRule
 from skconsole.ops.model import Selection
-from skconsole.ops.spec import Confirm, JobAction, Needs, Params, Queries, StatusRule, Wording
+from skconsole.ops.spec import Confirm, Needs, Params, Wording
 
 CAPTURE_LIMIT = 50_000
 

@@ -19,18 +19,9 @@ from dataclasses import dataclass, field
 from skconsole.core.hung import HungPolicy
 from skconsole.core.status import JobStatus
 from skconsole.ops.guard import QUEUE, RESULTS
+from skconsole.ops.job_action import JobAction, Queries, StatusRule, Tally, any_selection
 from skconsole.ops.model import count_in
-from skconsole.ops.spec import (
-    JobAction,
-    Needs,
-    Params,
-    Queries,
-    Row,
-    StatusRule,
-    Tally,
-    Wording,
-    any_selection,
-)
+from skconsole.ops.spec import Needs, Params, Row, Wording
 
 #: Max attempts for a type whose workers never published theirs (TaskOptions' default).
 DEFAULT_MAX_ATTEMPTS = 5

@@ -23,24 +23,17 @@ engine's and Stakhanovise.NET's) waits for, as for any delayed job.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from uuid import UUID
 
 from skconsole.core.durations import check_seconds, format_limit
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, JobStatus
+from skconsole.ops.common import Conn
 from skconsole.ops.guard import QUEUE, RESULTS
-from skconsole.ops.spec import (
-    Conn,
-    JobAction,
-    Needs,
-    Params,
-    Plan,
-    Queries,
-    StatusRule,
-    Wording,
-)
+from skconsole.ops.job_action import JobAction, Plan, Queries, StatusRule
+from skconsole.ops.spec import Needs, Params, Wording
 from skconsole.read.query import fetch
 
 #: The longest a requeue may be spread over: 7 days.
@@ -87,15 +80,7 @@ class Attempts:
         )
 
     def as_json(self) -> JsonObject:
-        return {
-            "jobs": self.jobs,
-            "errors_min": self.errors_min,
-            "errors_max": self.errors_max,
-            "limit_min": self.limit_min,
-            "limit_max": self.limit_max,
-            "left_min": self.left_min,
-            "left_max": self.left_max,
-        }
+        return asdict(self)
 
     @staticmethod
     def from_json(value: object) -> Attempts | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import Needs, TypeAction, Wording
+from skconsole.ops.spec import Needs, Wording
+from skconsole.ops.type_actions import TypeAction
 
 RESUME = TypeAction(
     Wording("resume", "resumed", "task type", outcome="{Done} {target}."),

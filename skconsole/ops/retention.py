@@ -20,10 +20,12 @@ import psycopg
 
 from skconsole.core.durations import format_limit
 from skconsole.core.errors import ConfigError
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.retention import Policy
+from skconsole.ops.common import Conn
 from skconsole.ops.model import Preview, Selection
-from skconsole.ops.spec import Conn, Needs, SettingParams, Steps, TypeSetting, Wording
+from skconsole.ops.spec import Needs, Steps, Wording
+from skconsole.ops.type_actions import SettingParams, TypeSetting
 from skconsole.read.query import fetch
 
 #: results counted at most when a preview says how many a policy makes eligible
@@ -74,11 +76,7 @@ class RetentionParams(SettingParams[Retention]):
         }
 
     def details(self) -> JsonObject:
-        return {
-            "older_than_s": self.older_than_s,
-            "include_faulted": self.include_faulted,
-            "clear": self.clear,
-        }
+        return attributes(self, "older_than_s include_faulted clear")
 
     def phrase(self) -> str:
         if self.clear:

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
-from skconsole.core.json_types import Json, JsonObject
+from skconsole.core.json_types import Json, JsonObject, attributes
 from skconsole.ops.guard import TYPES
-from skconsole.ops.spec import Confirm, Needs, SettingParams, TypeSetting, Wording
+from skconsole.ops.spec import Confirm, Needs, Wording
+from skconsole.ops.type_actions import SettingParams, TypeSetting
 
 #: the bounds of --max-wait: below a second the queue's own claim latency is the
 #: noise; beyond 30 days a job that waits is forgotten, not late
@@ -106,11 +107,7 @@ class SloParams(SettingParams[Slo]):
         }
 
     def details(self) -> JsonObject:
-        return {
-            "max_wait_s": self.max_wait_s,
-            "max_failure_rate": self.max_failure_rate,
-            "clear": self.clear,
-        }
+        return attributes(self, "max_wait_s max_failure_rate clear")
 
     def phrase(self) -> str:
         if self.clear:

@@ -13,19 +13,17 @@ transaction can still see: the preview's table health says whether it is worth i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import psycopg
 from psycopg import sql
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.text import quoted
 from skconsole.db.sqlfiles import active_mapping
-from skconsole.ops.spec import Confirm, Needs, Params, Row, ServerAction, Wording
+from skconsole.ops.common import Conn, without_statement_timeout
+from skconsole.ops.server_action import ServerAction
+from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
 from skconsole.read.health import HOT_TABLES
-
-Conn = psycopg.Connection[Any]
 
 
 @dataclass(frozen=True)
@@ -67,13 +65,8 @@ def _vacuum(conn: Conn, params: VacuumParams, target: Row) -> JsonObject:
             f"refused: this database role may not vacuum {params.table}"
             " (its owner, a superuser, pg_maintain or a MAINTAIN grant may)"
         )
-    conn.execute("SET statement_timeout = 0")
-    try:
-        conn.execute(
-            sql.SQL("VACUUM (ANALYZE) {}").format(active_mapping().identifier(params.default_name))
-        )
-    finally:
-        conn.execute("RESET statement_timeout")
+    table = active_mapping().identifier(params.default_name)
+    without_statement_timeout(conn, sql.SQL("VACUUM (ANALYZE) {}").format(table))
     return {"vacuumed": True}
 
 

@@ -75,8 +75,8 @@ class LoneParams(TypedDict):
     run_at: dt.datetime | None
 
 
-class BatchParams(TypedDict):
-    """post_jobs.sql's parameters: up to BATCH_ROWS jobs, one array per column."""
+class JobColumns(TypedDict):
+    """The jobs post_jobs.sql and post_after.sql write, one array per column."""
 
     ids: list[uuid.UUID]
     types: list[str]
@@ -85,25 +85,22 @@ class BatchParams(TypedDict):
     priorities: list[int]
     delays_ms: list[float]
     run_ats: list[dt.datetime | None]
-    keyed: list[bool]
     #: the trace context of the post (None outside a trace)
     trace: str | None
 
 
-class AfterParams(TypedDict):
+class BatchParams(JobColumns):
+    """post_jobs.sql's parameters: up to BATCH_ROWS jobs."""
+
+    keyed: list[bool]
+
+
+class AfterParams(JobColumns):
     """post_after.sql's parameters: jobs that wait for others, and their edges."""
 
-    ids: list[uuid.UUID]
-    types: list[str]
-    sources: list[str]
-    payloads: list[str | None]
-    priorities: list[int]
-    delays_ms: list[float]
-    run_ats: list[dt.datetime | None]
     runs: list[bool]
     edge_jobs: list[uuid.UUID]
     edge_ids: list[uuid.UUID]
-    trace: str | None
 
 
 @dataclass(frozen=True)
@@ -158,17 +155,10 @@ def _with_after(jobs: Sequence[Job], default_source: str, trace: str | None) -> 
         edges = [(j.task_id, a) for j in chunk for a in j.after if isinstance(a, uuid.UUID)]
         writes.after.append(
             {
-                "ids": [j.task_id for j in chunk],
-                "types": [j.task_type for j in chunk],
-                "sources": [j.source or default_source for j in chunk],
-                "payloads": [j.payload_json for j in chunk],
-                "priorities": [j.priority for j in chunk],
-                "delays_ms": [j.delay * 1000.0 for j in chunk],
-                "run_ats": [j.run_at for j in chunk],
+                **_columns(chunk, default_source, trace),
                 "runs": [j.after_failure == "run" for j in chunk],
                 "edge_jobs": [job for job, _ in edges],
                 "edge_ids": [parent for _, parent in edges],
-                "trace": trace,
             }
         )
     return writes
@@ -212,18 +202,25 @@ def statements(
         chunk = jobs[start : start + BATCH_ROWS]
         batches.append(
             {
-                "ids": [j.task_id for j in chunk],
-                "types": [j.task_type for j in chunk],
-                "sources": [j.source or default_source for j in chunk],
-                "payloads": [j.payload_json for j in chunk],
-                "priorities": [j.priority for j in chunk],
-                "delays_ms": [j.delay * 1000.0 for j in chunk],
-                "run_ats": [j.run_at for j in chunk],
+                **_columns(chunk, default_source, trace),
                 "keyed": [j.key is not None for j in chunk],
-                "trace": trace,
             }
         )
     return batches
+
+
+def _columns(chunk: Sequence[Job], default_source: str, trace: str | None) -> JobColumns:
+    """The columns of ``chunk`` both post_jobs.sql and post_after.sql take."""
+    return {
+        "ids": [j.task_id for j in chunk],
+        "types": [j.task_type for j in chunk],
+        "sources": [j.source or default_source for j in chunk],
+        "payloads": [j.payload_json for j in chunk],
+        "priorities": [j.priority for j in chunk],
+        "delays_ms": [j.delay * 1000.0 for j in chunk],
+        "run_ats": [j.run_at for j in chunk],
+        "trace": trace,
+    }
 
 
 def result_rows(

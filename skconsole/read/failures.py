@@ -133,14 +133,10 @@ def _group_job(*, total: int, error_line: str | None, **job: Any) -> _GroupJob:
 # -- computed signatures (read degraded) ---------------------------------------------------
 @dataclass(frozen=True)
 class _Scanned:
-    """A failed job as the degraded scan reads it, with its signature computed."""
+    """A failed job as the degraded scan reads it, with its whole last error (its
+    signature is computed from it) and how many failed jobs there are."""
 
-    task_id: UUID
-    task_type: str
-    status: int
-    priority: int
-    error_count: int
-    failed_at: datetime | None
+    job: FailedJob
     last_error: str | None
     total: int
 
@@ -148,21 +144,16 @@ class _Scanned:
     def signature(self) -> str:
         return error_signature(self.last_error)
 
-    def failed_job(self) -> FailedJob:
-        return FailedJob(
-            task_id=self.task_id,
-            task_type=self.task_type,
-            status=self.status,
-            priority=self.priority,
-            error_count=self.error_count,
-            failed_at=self.failed_at,
-            error_line=final_exception_line(self.last_error),
-        )
+
+def _scanned(*, last_error: str | None, total: int, **job: Any) -> _Scanned:
+    return _Scanned(
+        FailedJob(error_line=final_exception_line(last_error), **job), last_error, total
+    )
 
 
 def _scan_failures(conn: Conn, cap: int) -> tuple[list[tuple[_Scanned, str]], FailureScan]:
     """The newest failed jobs with their signature (computed: no stored one), capped."""
-    rows = fetch(conn, "failures_scan_compat", _Scanned, {"cap": cap})
+    rows = fetch(conn, "failures_scan_compat", _scanned, {"cap": cap})
     scan = FailureScan(len(rows), rows[0].total if rows else 0)
     return [(r, r.signature) for r in rows], scan
 
@@ -171,7 +162,8 @@ def _computed_groups(conn: Conn, limit: int, cap: int) -> list[FailureGroup]:
     rows, scan = _scan_failures(conn, cap)
     groups: dict[str, FailureGroup] = {}
     for r, signature in rows:
-        seen_at = r.failed_at
+        job = r.job
+        seen_at = job.failed_at
         g = groups.get(signature)
         if g is None:  # rows come newest first: the first is the sample
             g = groups[signature] = FailureGroup(
@@ -181,14 +173,14 @@ def _computed_groups(conn: Conn, limit: int, cap: int) -> list[FailureGroup]:
                 [],
                 seen_at,
                 seen_at,
-                r.task_id,
-                final_exception_line(r.last_error),
+                job.task_id,
+                job.error_line,
                 scan,
             )
         g.count += 1
-        g.statuses[JobStatus(r.status)] += 1
-        if r.task_type not in g.task_types:
-            g.task_types.append(r.task_type)
+        g.statuses[JobStatus(job.status)] += 1
+        if job.task_type not in g.task_types:
+            g.task_types.append(job.task_type)
         if seen_at is not None:
             g.first_seen = min(g.first_seen or seen_at, seen_at)
             g.last_seen = max(g.last_seen or seen_at, seen_at)
@@ -216,6 +208,6 @@ def failure_jobs(
     if not has_skconsole_objects(conn):
         scanned, _ = _scan_failures(conn, scan_cap)
         mine = [r for r, s in scanned if s == signature]
-        return GroupJobs(signature, len(mine), [r.failed_job() for r in mine[:limit]])
+        return GroupJobs(signature, len(mine), [r.job for r in mine[:limit]])
     rows = fetch(conn, "failure_jobs", _group_job, {"signature": signature, "limit": limit})
     return GroupJobs(signature, rows[0].total if rows else 0, [r.job for r in rows])

@@ -12,11 +12,12 @@ adds (``skconsole find-index``, :mod:`skconsole.ops.find_index`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, LiteralString
 from uuid import UUID
 
+from psycopg.rows import scalar_row
 from psycopg.types.json import Jsonb
 
 from skconsole.core.find_query import FindQuery
@@ -124,10 +125,10 @@ def explain(conn: Conn, q: FindQuery, *, timeout_ms: int = FIND_TIMEOUT_MS) -> l
     """What the search costs: EXPLAIN (ANALYZE, BUFFERS) of it, its lines (it runs it)."""
     params = find_params(conn, q)
     sql: LiteralString = "EXPLAIN (ANALYZE, BUFFERS) " + query("find_jobs")
-    with conn.transaction():
+    with conn.transaction(), conn.cursor(row_factory=scalar_row) as cur:
         _bounded(conn, timeout_ms)
-        rows = conn.execute(sql, params, prepare=False).fetchall()
-    return [str(row[0]) for row in rows]
+        lines = cur.execute(sql, params, prepare=False).fetchall()
+    return [str(line) for line in lines]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,15 +144,7 @@ class FindIndex:
     definition: str
 
     def as_dict(self) -> JsonObject:
-        return {
-            "index": self.index,
-            "path": self.path,
-            "task_type": self.task_type,
-            "valid": self.valid,
-            "index_bytes": self.index_bytes,
-            "scans": self.scans,
-            "definition": self.definition,
-        }
+        return asdict(self)
 
 
 def _index(*, comment: str | None, **cols: Any) -> FindIndex:

@@ -47,7 +47,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.durations import format_age
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.status import JobStatus
 from skconsole.read import type_settings
 from skconsole.read.depth import Depth, depth
@@ -336,24 +336,14 @@ class TypeFlow:
 
     def as_dict(self) -> JsonObject:
         return {
-            "task_type": self.task_type,
-            "window_s": self.window_s,
-            "arrivals": self.arrivals,
-            "completions": self.completions,
-            "arrivals_per_min": self.arrivals_per_min,
-            "completions_per_min": self.completions_per_min,
-            "failures": self.failures,
-            "failures_per_min": self.failures_per_min,
-            "cancellations": self.cancellations,
-            "failure_rate": self.failure_rate,
-            "ready": self.ready,
-            "ready_estimated": self.ready_estimated,
-            "oldest_ready_s": self.oldest_ready_s,
-            "drain_s": self.drain_s,
-            "growing_per_min": self.growing_per_min,
+            **attributes(
+                self,
+                "task_type window_s arrivals completions arrivals_per_min completions_per_min"
+                " failures failures_per_min cancellations failure_rate ready ready_estimated"
+                " oldest_ready_s drain_s growing_per_min",
+            ),
             "drain": self.drain_text,
-            "slo_max_wait_s": self.slo_max_wait_s,
-            "breach_in_s": self.breach_in_s,
+            **attributes(self, "slo_max_wait_s breach_in_s"),
             "slo_state": self.slo_state.value,
             "slo": self.slo_text,
             "slo_max_failure_rate": self.slo_max_failure_rate,

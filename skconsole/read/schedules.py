@@ -17,7 +17,7 @@ from cronsim import CronSimError
 
 from skconsole.core.durations import format_age
 from skconsole.core.errors import ConfigError
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.schedule import Schedule
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
@@ -103,30 +103,21 @@ class ScheduleInfo:
 
     def as_dict(self) -> JsonObject:
         return {
-            "task_type": self.task_type,
-            "schedule": self.schedule,
-            "cron": self.cron,
-            "every_s": self.every_s,
-            "timezone": self.timezone,
-            "missed": self.missed,
-            "payload": self.payload,
-            "error": self.error,
-            "paused": self.paused,
+            **attributes(
+                self,
+                "task_type schedule cron every_s timezone missed payload error paused next_run"
+                " next_run_in_s late_s last_tick last_task_id last_status last_job_purged"
+                " last_posted_at last_posted_age_s waiting waiting_estimated defined_at"
+                " scheduled_by",
+            ),
             "next_run": iso(self.next_run),
-            "next_run_in_s": self.next_run_in_s,
-            "late_s": self.late_s,
             "last_tick": iso(self.last_tick),
             "last_task_id": str(self.last_task_id) if self.last_task_id else None,
             "last_status": (
                 JobStatus.label_of(self.last_status) if self.last_status is not None else None
             ),
-            "last_job_purged": self.last_job_purged,
             "last_posted_at": iso(self.last_posted_at),
-            "last_posted_age_s": self.last_posted_age_s,
-            "waiting": self.waiting,
-            "waiting_estimated": self.waiting_estimated,
             "defined_at": iso(self.defined_at),
-            "scheduled_by": self.scheduled_by,
         }
 
 

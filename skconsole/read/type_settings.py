@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
@@ -19,6 +19,11 @@ def rate_text(count: int, seconds: float) -> str:
     """A rate limit as the CLI takes it: "10/s", "600/min" (other windows: "5/90s")."""
     unit = {1.0: "s", 60.0: "min"}.get(float(seconds), f"{seconds:g}s")
     return f"{count}/{unit}"
+
+
+def _rate(count: int | None, seconds: float | None) -> str | None:
+    """A rate limit that may be unset, in words (None: none)."""
+    return None if count is None or seconds is None else rate_text(count, seconds)
 
 
 @dataclass(frozen=True)
@@ -40,9 +45,7 @@ class TypeLimit:
 
     @property
     def rate(self) -> str | None:
-        if self.rate_count is None or self.rate_seconds is None:
-            return None
-        return rate_text(self.rate_count, self.rate_seconds)
+        return _rate(self.rate_count, self.rate_seconds)
 
     @property
     def per(self) -> str | None:
@@ -51,9 +54,7 @@ class TypeLimit:
 
     @property
     def key_rate(self) -> str | None:
-        if self.key_rate_count is None or self.key_rate_seconds is None:
-            return None
-        return rate_text(self.key_rate_count, self.key_rate_seconds)
+        return _rate(self.key_rate_count, self.key_rate_seconds)
 
     @property
     def per_key(self) -> str | None:
@@ -92,11 +93,7 @@ class TypeLimit:
 
     def as_dict(self) -> JsonObject:
         return {
-            "task_type": self.task_type,
-            "concurrency": self.concurrency,
-            "rate": self.rate,
-            "running": self.running,
-            "per": self.per,
+            **attributes(self, "task_type concurrency rate running per"),
             "concurrency_per_key": self.key_concurrency,
             "rate_per_key": self.key_rate,
             "keys_at_limit": self.keys_at_limit if self.key_concurrency is not None else None,

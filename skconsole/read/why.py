@@ -497,6 +497,18 @@ def _not_waiting(j: WhyJob) -> Cause:
     )
 
 
+def _full(limit: int | None, running: int | None) -> bool:
+    """A concurrency limit (the type's, or its key's) is reached."""
+    return limit is not None and (running or 0) >= limit
+
+
+def _window_spent(
+    limit: int | None, claims: int | None, ends_at: datetime | None, now: datetime
+) -> bool:
+    """A rate limit's current window (the type's, or its key's) has no claim left."""
+    return limit is not None and ends_at is not None and ends_at > now and (claims or 0) >= limit
+
+
 def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
     causes: list[Cause] = []
     if j.paused:
@@ -509,23 +521,13 @@ def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
     lock = _lock_wait(conn, j)
     if lock is not None:
         causes.append(lock)
-    if j.concurrency is not None and (j.running or 0) >= j.concurrency:
+    if _full(j.concurrency, j.running):
         causes.append(_limit_full(conn, j))
-    if (
-        j.rate_count is not None
-        and j.window_ends_at is not None
-        and j.window_ends_at > j.now
-        and (j.window_claims or 0) >= j.rate_count
-    ):
+    if _window_spent(j.rate_count, j.window_claims, j.window_ends_at, j.now):
         causes.append(_rate_limited(j))
-    if j.key_concurrency is not None and (j.key_running or 0) >= j.key_concurrency:
+    if _full(j.key_concurrency, j.key_running):
         causes.append(_key_limit_full(conn, j))
-    if (
-        j.key_rate_count is not None
-        and j.key_window_ends_at is not None
-        and j.key_window_ends_at > j.now
-        and (j.key_window_claims or 0) >= j.key_rate_count
-    ):
+    if _window_spent(j.key_rate_count, j.key_window_claims, j.key_window_ends_at, j.now):
         causes.append(_key_rate_limited(j))
     if j.due:
         behind = _behind(conn, j)

@@ -160,12 +160,12 @@ class DatabaseSource:
             )
             audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
             schedules = timed("schedules", lambda: read.schedules(conn, queue=depth))
-            version = conn.execute("SHOW server_version").fetchone()
+            version = read.server_version(conn)
             degraded = not has_skconsole_objects(conn)
         read_ms = (time.perf_counter() - started) * 1000.0
         return model.Snapshot(
             taken_at=self.clock(),
-            server_version=str(version[0]) if version else "",
+            server_version=version or "",
             depth=self._depth_rows(depth, limits, slos, finished),
             inflight=tuple(inflight.jobs),
             exec_stats=tuple(times),

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from textual.message import Message
@@ -72,6 +73,7 @@ def backoff(failures: int, interval: float, cap: float) -> float:
     return min(0.5 * 2.0 ** (failures - 1), cap, max(interval, 1.0) * 5)
 
 
+@dataclass(eq=False, repr=False)
 class PollLoop(Generic[T]):
     """Reads ``read()`` every ``every()`` seconds and shows the result with ``show``.
 
@@ -94,47 +96,38 @@ class PollLoop(Generic[T]):
             self.loop = loop
             self.error = error
 
-    def __init__(
-        self,
-        host: PollHost,
-        name: str,
-        read: Callable[[], T],
-        show: Callable[[T], None],
-        *,
-        every: Callable[[], float],
-        on_done: Callable[[T, float], None] | None = None,
-        on_error: Callable[[BaseException], None] | None = None,
-        retry: Callable[[int], float] | None = None,
-        auto: bool = True,
-        ready: Callable[[], bool] = lambda: True,
-        follows: PollLoop[Any] | None = None,
-    ) -> None:
-        self.host = host
-        self.name = name  # also the worker group
-        self._read = read
-        self._show = show
-        self._every = every
-        self._on_done = on_done
-        self._on_error = on_error
-        self._retry = retry
-        self.auto = auto
-        self._ready = ready
-        self.busy = False
-        self.paused = False
-        self.retired = False
-        self.failures = 0  # failed reads in a row
-        self.pending: T | None = None
-        self._timer: _Timer | None = None
-        self.follows = follows
-        self.due = follows is not None  # a follower reads after its leader's first read
-        self._followers: list[PollLoop[Any]] = []
-        if follows is not None:
-            follows._followers.append(self)
+    host: PollHost
+    name: str  # also the worker group
+    read: Callable[[], T]
+    show: Callable[[T], None]
+    _: KW_ONLY
+    every: Callable[[], float]
+    on_done: Callable[[T, float], None] | None = None
+    on_error: Callable[[BaseException], None] | None = None
+    retry: Callable[[int], float] | None = None
+    auto: bool = True
+    ready: Callable[[], bool] = lambda: True
+    follows: PollLoop[Any] | None = None
+    busy: bool = field(default=False, init=False)
+    paused: bool = field(default=False, init=False)
+    #: done with for good (retire)
+    retired: bool = field(default=False, init=False)
+    failures: int = field(default=0, init=False)  # failed reads in a row
+    pending: T | None = field(default=None, init=False)
+    _timer: _Timer | None = field(default=None, init=False)
+    #: a follower reads after its leader's first read
+    due: bool = field(default=False, init=False)
+    _followers: list[PollLoop[Any]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        if self.follows is not None:
+            self.due = True
+            self.follows._followers.append(self)
 
     # -- reading -------------------------------------------------------------------
     def request(self) -> None:
         """Read now unless a read is running; replaces the scheduled one."""
-        if self.busy or self.retired or not self._ready():
+        if self.busy or self.retired or not self.ready():
             return
         self._cancel_timer()
         self.busy = True
@@ -158,7 +151,7 @@ class PollLoop(Generic[T]):
         """The worker thread: the read, and its result posted to the UI."""
         started = time.perf_counter()
         try:
-            value = self._read()
+            value = self.read()
         except Exception as exc:
             self.host.post_message(self.Failed(self, exc))
             return
@@ -170,14 +163,14 @@ class PollLoop(Generic[T]):
             return
         self.busy = False
         self.failures = 0
-        if self._on_done is not None:
-            self._on_done(value, elapsed_ms)
+        if self.on_done is not None:
+            self.on_done(value, elapsed_ms)
         if self.held:
             self.pending = value  # don't repaint under an open dialog
         else:
             self.pending = None
-            self._show(value)
-        self._schedule(self._every())
+            self.show(value)
+        self._schedule(self.every())
         for follower in self._followers:  # the gap before this loop's next read
             follower._leader_finished()
 
@@ -186,10 +179,10 @@ class PollLoop(Generic[T]):
             return
         self.busy = False
         self.failures += 1
-        if self._on_error is not None:
-            self._on_error(error)
-        retry = self._retry
-        self._schedule(retry(self.failures) if retry is not None else self._every())
+        if self.on_error is not None:
+            self.on_error(error)
+        retry = self.retry
+        self._schedule(retry(self.failures) if retry is not None else self.every())
 
     @property
     def held(self) -> bool:
@@ -201,7 +194,7 @@ class PollLoop(Generic[T]):
         if self.held or self.pending is None:
             return
         value, self.pending = self.pending, None
-        self._show(value)
+        self.show(value)
 
     # -- cadence -------------------------------------------------------------------------
     def retire(self) -> None:
@@ -222,7 +215,7 @@ class PollLoop(Generic[T]):
     def reschedule(self) -> None:
         """The interval changed: wait the new one from now (unless a read is running)."""
         if not self.busy:
-            self._schedule(self._every())
+            self._schedule(self.every())
 
     def _schedule(self, delay: float) -> None:
         self._cancel_timer()

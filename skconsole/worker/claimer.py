@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,31 +57,23 @@ def free_slots(cfg: WorkerConfig, *, running: int, held: int, threads: int) -> i
     )
 
 
+@dataclass(eq=False)
 class Claimer:
     """Claims on the claim connection, records every claimed job in ``held`` (shared
     with the engine), and reconciles ``held`` with the database when a claim's
     answer was lost (or every RECONCILE_EVERY seconds)."""
 
-    def __init__(
-        self,
-        link: Link,
-        *,
-        worker_id: uuid.UUID,
-        types: list[str],
-        held: dict[int, Claimed],
-        metrics: MetricsBuffer,
-        results: ResultWriter,
-    ) -> None:
-        self.link = link
-        self.worker_id = worker_id
-        self.types = types
-        self.held = held
-        self.metrics = metrics
-        self.results = results
-        #: a claim whose answer was lost: (its server session if known, when)
-        self.unsure: tuple[Backend | None, float] | None = None
-        self.last_reconcile = time.monotonic()
-        self._throttle = Throttle()
+    link: Link
+    _: KW_ONLY
+    worker_id: uuid.UUID
+    types: list[str]
+    held: dict[int, Claimed]
+    metrics: MetricsBuffer
+    results: ResultWriter
+    #: a claim whose answer was lost: (its server session if known, when)
+    unsure: tuple[Backend | None, float] | None = field(default=None, init=False)
+    last_reconcile: float = field(default_factory=time.monotonic, init=False)
+    _throttle: Throttle = field(default_factory=Throttle, init=False)
 
     async def claim(self, want: int) -> list[Claimed] | None:
         """Claim up to ``want`` jobs; None when the claim failed (try again later)."""

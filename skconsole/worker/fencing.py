@@ -15,6 +15,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 from skconsole.worker.jobs import JobRun
 from skconsole.worker.lease import Lease
@@ -27,26 +28,19 @@ log = logging.getLogger("skconsole.worker")
 EXIT_FENCED = 75
 
 
+@dataclass(eq=False)
 class Fence:
     """Raised by :meth:`engage` when the lease lapses (LeaseKeeper.on_expired), lifted
     by :meth:`lift` once it is renewed (on_renewed); ``runs`` is the engine's."""
 
-    def __init__(
-        self,
-        lease: Lease,
-        runs: dict[int, JobRun],
-        metrics: MetricsBuffer,
-        *,
-        own_process: bool,
-        on_lifted: Callable[[], None],
-    ) -> None:
-        self.lease = lease
-        self.runs = runs
-        self.metrics = metrics
-        self.own_process = own_process
-        self.on_lifted = on_lifted
-        self.fenced = False
-        self._exit: asyncio.TimerHandle | None = None
+    lease: Lease
+    runs: dict[int, JobRun]
+    metrics: MetricsBuffer
+    _: KW_ONLY
+    own_process: bool
+    on_lifted: Callable[[], None]
+    fenced: bool = field(default=False, init=False)
+    _exit: asyncio.TimerHandle | None = field(default=None, init=False)
 
     def engage(self) -> None:
         """The lease could not be renewed for lease - margin: stop every running job

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -111,34 +111,38 @@ class Throttle:
         log.warning(message + suffix, *args)
 
 
+async def guarded(throttle: Throttle, what: str, step: Callable[[], Awaitable[object]]) -> bool:
+    """One step of a periodic loop; a database that is away or refuses it only skips this
+    round (a warning, throttled): False."""
+    try:
+        await step()
+    except (psycopg.Error, LinkLost) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        throttle.warning(what, "%s skipped this round: %s", what, first)
+        return False
+    return True
+
+
+@dataclass(eq=False)
 class Link:
     """One named connection, reopened with back-off, one statement at a time."""
 
-    def __init__(
-        self,
-        db: Database,
-        name: str,
-        *,
-        settings: dict[str, str],
-        timeout: float,
-        on_connect: Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]] | None = None,
-        track_identity: bool = False,
-    ) -> None:
-        self.db = db
-        self.name = name
-        self.settings = settings
-        self.timeout = timeout
-        self.on_connect = on_connect
-        self.track_identity = track_identity
-        #: the server session of the current connection
-        self.identity: Backend | None = None
-        self.closing = False
-        self.throttle = Throttle()
-        self._conn: psycopg.AsyncConnection[Any] | None = None
-        self._open_lock = asyncio.Lock()
-        self._use_lock = asyncio.Lock()
-        self._backoff = Backoff()
-        self._abandoned: set[asyncio.Task[Any]] = set()
+    db: Database
+    name: str
+    _: KW_ONLY
+    settings: dict[str, str]
+    timeout: float
+    on_connect: Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]] | None = None
+    track_identity: bool = False
+    #: the server session of the current connection
+    identity: Backend | None = field(default=None, init=False)
+    closing: bool = field(default=False, init=False)
+    throttle: Throttle = field(default_factory=Throttle, init=False)
+    _conn: psycopg.AsyncConnection[Any] | None = field(default=None, init=False)
+    _open_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+    _use_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+    _backoff: Backoff = field(default_factory=Backoff, init=False)
+    _abandoned: set[asyncio.Task[Any]] = field(default_factory=set, init=False)
 
     @property
     def is_open(self) -> bool:

@@ -20,6 +20,7 @@ import math
 import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ import psycopg
 
 from skconsole.core.errors import InvalidJobError
 from skconsole.db.sqlfiles import query
-from skconsole.worker.links import Link, LinkLost, Throttle
+from skconsole.worker.links import Link, Throttle, guarded
 
 log = logging.getLogger("skconsole.worker")
 
@@ -187,12 +188,5 @@ class ProgressWriter:
 
         await self.link.run(op, retry=False)
 
-    async def _guarded(self, what: str, step: Any) -> bool:
-        """One step; a database that is away or refuses it only skips this round."""
-        try:
-            await step()
-        except (psycopg.Error, LinkLost) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            self._throttle.warning(what, "%s skipped this round: %s", what, first)
-            return False
-        return True
+    async def _guarded(self, what: str, step: Callable[[], Awaitable[object]]) -> bool:
+        return await guarded(self._throttle, what, step)

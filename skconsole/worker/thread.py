@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 
 from skconsole.db.connect import Database
 from skconsole.worker.engine import Engine, WorkerConfig
@@ -23,32 +23,26 @@ from skconsole.worker.registry import TaskRegistry
 log = logging.getLogger("skconsole.worker")
 
 
+@dataclass(eq=False)
 class EngineThread:
-    """Start, stop and observe one embedded engine; restartable."""
+    """Start, stop and observe one embedded engine; restartable.
 
-    def __init__(
-        self,
-        db: Database,
-        registry: TaskRegistry,
-        config: WorkerConfig,
-        *,
-        gate: threading.Event | None = None,
-        gate_timeout: float = 60.0,
-    ) -> None:
-        """``gate``: the first start waits (state "starting") until it is set, or
-        ``gate_timeout``; the demo uses it to let a simulated crash happen first."""
-        self.db = db
-        self.gate = gate
-        self.gate_timeout = gate_timeout
-        self.registry = registry
-        self.config = config
-        self.error: str | None = None
-        self._engine: Engine | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._processed_before = 0  # by engines of earlier starts
-        self._stop_requested = threading.Event()
-        self._lock = threading.Lock()
+    ``gate``: the first start waits (state "starting") until it is set, or
+    ``gate_timeout``; the demo uses it to let a simulated crash happen first."""
+
+    db: Database
+    registry: TaskRegistry
+    config: WorkerConfig
+    _: KW_ONLY
+    gate: threading.Event | None = None
+    gate_timeout: float = 60.0
+    error: str | None = field(default=None, init=False)
+    _engine: Engine | None = field(default=None, init=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False)
+    _thread: threading.Thread | None = field(default=None, init=False)
+    _processed_before: int = field(default=0, init=False)  # by engines of earlier starts
+    _stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     # -- observing -------------------------------------------------------------------
     @property

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, LiteralString
 
@@ -23,7 +24,7 @@ from psycopg.abc import Params
 from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
-from skconsole.worker.links import Link, LinkLost, Throttle
+from skconsole.worker.links import Link, Throttle, guarded
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.retention import Retention
 from skconsole.worker.schedules import Scheduler
@@ -89,13 +90,8 @@ class Upkeep:
                 wait = min(wait, self.scheduler.due_at - time.monotonic())
             await asyncio.sleep(max(wait, 0.0))
 
-    async def _guarded(self, what: str, step: Any) -> None:
-        """One step; a database that is away or refuses it only skips this round."""
-        try:
-            await step()
-        except (psycopg.Error, LinkLost) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            self._throttle.warning(what, "%s skipped this round: %s", what, first)
+    async def _guarded(self, what: str, step: Callable[[], Awaitable[object]]) -> None:
+        await guarded(self._throttle, what, step)
 
     async def reap_once(self) -> int:
         params = {

@@ -8,12 +8,16 @@ from pathlib import Path
 import skconsole
 from skconsole import ops
 from skconsole.db.sqlfiles import QUERIES, query
-from skconsole.ops.spec import ServerAction
+from skconsole.ops.server_action import ServerAction
 
 PACKAGE = Path(skconsole.__file__).parent
-#: Where a query name may be a variable: the spec flow reads the names its specs hold, and
-#: the read layer's runner the names its callers give (literals: see _query_calls).
-NAMES_FROM_SPECS = {PACKAGE / "ops" / "spec.py", PACKAGE / "read" / "query.py"}
+#: Where a query name may be a variable: the spec flows (one per kind of action) read the
+#: names their specs hold, and the read layer's runner the names its callers give
+#: (literals: see _query_calls).
+NAMES_FROM_SPECS = {
+    *(PACKAGE / "ops" / f"{kind}.py" for kind in ("job_action", "type_actions", "server_action")),
+    PACKAGE / "read" / "query.py",
+}
 #: Calls that name a query, and where in their arguments the name is.
 NAMING_CALLS = {"query": 0, "fetch": 1}
 

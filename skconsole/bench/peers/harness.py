@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -102,9 +102,12 @@ def drain_rate(backlog: int, polls: Sequence[tuple[float, int]]) -> tuple[float,
     """
     first = next(((t, left) for t, left in polls if left < backlog), None)
     last = next((t for t, left in polls if left == 0), None)
-    if first is None or last is None or first[1] == 0 or last <= first[0]:
-        return math.nan, math.nan if first is None else first[0]
-    return first[1] / (last - first[0]), first[0]
+    if first is None:
+        return math.nan, math.nan
+    started, unfinished = first
+    if last is None or unfinished == 0 or last <= started:
+        return math.nan, started
+    return unfinished / (last - started), started
 
 
 def pickup_summary(samples: Sequence[float]) -> tuple[float, float, float]:
@@ -439,7 +442,7 @@ def as_json(
             "skconsole_concurrency": s.concurrency or WorkerConfig().concurrency,
         },
         "skipped": skipped,
-        "failed": [f.as_json() for f in failed],
+        "failed": [asdict(f) for f in failed],
         "libraries": libraries,
     }
 
@@ -451,9 +454,6 @@ class Failure:
     library: str
     round: int
     error: str
-
-    def as_json(self) -> JsonObject:
-        return {"library": self.library, "round": self.round, "error": self.error}
 
 
 async def run_all(

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, attributes
 from skconsole.read.query import iso
 
 
@@ -48,20 +48,12 @@ class Session:
 
     def as_dict(self) -> JsonObject:
         return {
-            "pid": self.pid,
-            "user": self.user,
-            "application": self.application,
-            "client": self.client,
-            "state": self.state,
-            "backend_type": self.backend_type,
+            **attributes(
+                self,
+                "pid user application client state backend_type backend_start xact_age_s"
+                " xmin_age xid_age horizon_age query wait_event visible",
+            ),
             "backend_start": iso(self.backend_start),
-            "xact_age_s": self.xact_age_s,
-            "xmin_age": self.xmin_age,
-            "xid_age": self.xid_age,
-            "horizon_age": self.horizon_age,
-            "query": self.query,
-            "wait_event": self.wait_event,
-            "visible": self.visible,
         }
 
 
@@ -119,9 +111,7 @@ class Horizon:
 
     def as_dict(self) -> JsonObject:
         return {
-            "age": self.age,
-            "age_s": self.age_s,
-            "holder": self.holder,
+            **attributes(self, "age age_s holder"),
             "sessions": [s.as_dict() for s in self.sessions],
             "slots": [s.as_dict() for s in self.slots],
             "prepared": [p.as_dict() for p in self.prepared],

@@ -48,12 +48,11 @@ from skconsole.tui.showcase.fixed_data import (
     fixed_group_jobs,
     fixed_health,
     fixed_id,
-    fixed_overview,
     fixed_parent_job,
-    fixed_quiet_overview,
     fixed_snapshot,
     fixed_wave,
 )
+from skconsole.tui.showcase.fixed_overview import fixed_overview, fixed_quiet_overview
 from skconsole.tui.source import SourceUnavailable
 
 

@@ -1,17 +1,16 @@
 """The fixed scene behind the console's snapshot tests and screenshots: a queue at
 03:12 one night, with failure groups, hung jobs, a held horizon and a blocked lock.
 
-Every value is built from the frozen clock (:data:`FROZEN_AT`), so each screen
-draws the same on every run.
+Every value is built from the frozen clock (:mod:`.frozen`, :data:`FROZEN_AT`), so each
+screen draws the same on every run. The queue tables' health is :mod:`.fixed_health`;
+the scene's tests take all of it from here.
 """
 
 from __future__ import annotations
 
-import math
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from uuid import UUID
 
-from skconsole.check.verdict import Models
 from skconsole.core.find_query import FindQuery
 from skconsole.core.states import InflightState, WorkerState
 from skconsole.core.status import JobStatus
@@ -19,7 +18,6 @@ from skconsole.read import (
     FailedJob,
     FailureGroup,
     GroupJobs,
-    Inflight,
     InflightJob,
     JobDetail,
     Progress,
@@ -28,46 +26,34 @@ from skconsole.read import (
     TypeLimit,
     TypeTimes,
     WorkerInfo,
-    health,
 )
 from skconsole.read.attempts import ChildJob
-from skconsole.read.flow import WINDOW_S, TypeFlow
 from skconsole.tui.model import (
     AuditRow,
     DepthRow,
     MetricRow,
-    QueueOverview,
     Snapshot,
 )
+from skconsole.tui.showcase.fixed_health import BLOCKER_PID, HOLDER_PID, fixed_health
+from skconsole.tui.showcase.frozen import FROZEN_AT, FrozenClock, ago, fixed_id, fixed_wave
 
-FROZEN_AT = datetime(2025, 3, 14, 3, 12, 0, tzinfo=UTC)
-
-
-class FrozenClock:
-    """A clock that moves only when told to."""
-
-    def __init__(self, at: datetime = FROZEN_AT) -> None:
-        self.now = at.timestamp()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def _ago(seconds: float) -> datetime:
-    return FROZEN_AT - timedelta(seconds=seconds)
-
-
-def fixed_wave(
-    n: int, base: float, amp: float, period: float, phase: float = 0.0
-) -> tuple[int, ...]:
-    return tuple(max(int(base + amp * math.sin((i + phase) / period)), 0) for i in range(n))
-
-
-def fixed_id(n: int) -> str:
-    return f"{n:08x}-7c1e-4b9a-9f3d-{n * 7919:012x}"
+__all__ = [
+    "BLOCKER_PID",
+    "FROZEN_AT",
+    "GROUPS",
+    "HOLDER_PID",
+    "PARENT_JOB",
+    "STAGE_JOB",
+    "TIMEOUT_SIG",
+    "FrozenClock",
+    "fixed_failed_job",
+    "fixed_group_jobs",
+    "fixed_health",
+    "fixed_id",
+    "fixed_parent_job",
+    "fixed_snapshot",
+    "fixed_wave",
+]
 
 
 def _group(
@@ -108,7 +94,7 @@ def _inflight(
         task_type=task_type,
         attempt=attempt,
         error_count=attempt - 1,
-        started_at=_ago(running_s),
+        started_at=ago(running_s),
         running_s=running_s,
         worker_id=None,
         worker_host=host,
@@ -156,7 +142,7 @@ def _times(
     )
 
 
-def _worker(
+def fixed_worker(
     n: int,
     host: str,
     pid: int,
@@ -173,7 +159,7 @@ def _worker(
         pid=pid,
         concurrency=concurrency,
         task_types=list(task_types),
-        started_at=_ago(heartbeat_age_s + 86_400),
+        started_at=ago(heartbeat_age_s + 86_400),
         heartbeat_age_s=heartbeat_age_s,
         stopped=WorkerState(state) is WorkerState.STOPPED,
         connected=WorkerState(state)
@@ -214,14 +200,14 @@ def _schedule(
         next_run=None if next_run_in_s is None else FROZEN_AT + timedelta(seconds=next_run_in_s),
         next_run_in_s=next_run_in_s,
         late_s=late_s,
-        last_tick=None if age is None else _ago(age),
+        last_tick=None if age is None else ago(age),
         last_task_id=None if task_id is None else UUID(fixed_id(task_id)),
         last_status=status,
-        last_posted_at=None if age is None else _ago(age),
+        last_posted_at=None if age is None else ago(age),
         last_posted_age_s=age,
         waiting=waiting,
         waiting_estimated=False,
-        defined_at=_ago(30 * 86_400),
+        defined_at=ago(30 * 86_400),
     )
 
 
@@ -232,48 +218,46 @@ TIMEOUT_SIG = (
 E, F, X = JobStatus.ERROR, JobStatus.FAULTED, JobStatus.FATAL
 
 GROUPS = (
-    _group(
-        TIMEOUT_SIG, 1284, ("payments.charge",), {E: 1190, F: 94}, _ago(3 * 3600 + 240), _ago(4)
-    ),
+    _group(TIMEOUT_SIG, 1284, ("payments.charge",), {E: 1190, F: 94}, ago(3 * 3600 + 240), ago(4)),
     _group(
         "PaymentDeclined: card declined for customer cus_<n>: insufficient funds",
         342,
         ("payments.charge",),
         {X: 342},
-        _ago(26 * 3600),
-        _ago(95),
+        ago(26 * 3600),
+        ago(95),
     ),
     _group(
         "ConnectionRefusedError: connection refused by cache-<n>.internal:6379",
         97,
         ("emails.send", "webhooks.deliver"),
         {E: 88, F: 9},
-        _ago(1800),
-        _ago(12),
+        ago(1800),
+        ago(12),
     ),
     _group(
         "KeyError: \"'shipping_address' missing in order <n>\"",
         41,
         ("orders.ship",),
         {F: 41},
-        _ago(5 * 3600),
-        _ago(600),
+        ago(5 * 3600),
+        ago(600),
     ),
     _group(
         "skconsole.HungJob: worker gone (<host> pid <n>): no heartbeat for <n> s",
         7,
         ("reports.nightly",),
         {E: 7},
-        _ago(420),
-        _ago(380),
+        ago(420),
+        ago(380),
     ),
     _group(
         "ValueError: cannot parse amount '<n>,00' for invoice INV-<n>",
         12,
         ("invoices.import",),
         {X: 12},
-        _ago(7200),
-        _ago(3000),
+        ago(7200),
+        ago(3000),
     ),
 )
 OWNER = fixed_id(902)  # web-2 pid 2201: the worker of the job shown in detail
@@ -364,7 +348,7 @@ def fixed_snapshot() -> Snapshot:
             InflightState.HUNG,
             "silent for 95.4 s, still connected",
             "worker unresponsive (batch-2 pid 3310): no heartbeat for 95.4 s, connection still open",
-            Progress(0.18, "scanning orders", _ago(96.0)),
+            Progress(0.18, "scanning orders", ago(96.0)),
         ),
         _inflight(
             102,
@@ -398,7 +382,7 @@ def fixed_snapshot() -> Snapshot:
             InflightState.CANCEL_IGNORED,
             "cancel requested 42.3 s ago, still running",
             None,
-            Progress(0.62, "page 31 of 50", _ago(0.8)),
+            Progress(0.62, "page 31 of 50", ago(0.8)),
         ),
         _inflight(
             104,
@@ -468,8 +452,8 @@ def fixed_snapshot() -> Snapshot:
         MetricRow("worker@total-processing-time", "task-worker", 120_551_004, 6_310.0),
     )
     workers = (
-        _worker(901, "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")),
-        _worker(
+        fixed_worker(901, "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")),
+        fixed_worker(
             902,
             "web-2",
             2201,
@@ -479,18 +463,18 @@ def fixed_snapshot() -> Snapshot:
             6,
             ("emails.send", "payments.charge"),
         ),
-        _worker(903, "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")),
-        _worker(904, "batch-2", 3310, "unresponsive", 95.0, 2, 1, ("reports.nightly",)),
-        _worker(905, "web-7", 4412, "gone", 381.0, 10, 1, ("orders.ship",)),
-        _worker(906, "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
+        fixed_worker(903, "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")),
+        fixed_worker(904, "batch-2", 3310, "unresponsive", 95.0, 2, 1, ("reports.nightly",)),
+        fixed_worker(905, "web-7", 4412, "gone", 381.0, 10, 1, ("orders.ship",)),
+        fixed_worker(906, "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
     )
     audit = (
         AuditRow(
-            12, _ago(900), "maria", "ops-laptop", "requeue", "group `KeyError: ...` (ids 18)", 18
+            12, ago(900), "maria", "ops-laptop", "requeue", "group `KeyError: ...` (ids 18)", 18
         ),
         AuditRow(
             11,
-            _ago(5400),
+            ago(5400),
             "maria",
             "ops-laptop",
             "pause",
@@ -499,7 +483,7 @@ def fixed_snapshot() -> Snapshot:
             FindQuery(task_type="thumbnails.render"),
         ),
         AuditRow(
-            10, _ago(86_400), "deploy", "ci-runner", "purge", "finished older than 30d", 1_204_331
+            10, ago(86_400), "deploy", "ci-runner", "purge", "finished older than 30d", 1_204_331
         ),
     )
     schedules = (
@@ -569,7 +553,7 @@ def fixed_group_jobs(group: FailureGroup) -> GroupJobs:
             status=statuses[i % len(statuses)],
             priority=i % 3,
             error_count=1 + i % 5,
-            failed_at=_ago(4 + i * 37),
+            failed_at=ago(4 + i * 37),
             error_line=group.signature.replace("<n>", str(48213 + i * 7)),
         )
         for i in range(min(group.count, 60))
@@ -604,10 +588,10 @@ def _checkout_job(
         last_error=last_error,
         recoverable=last_error is not None,
         processing_ms=processing_ms,
-        posted_at=_ago(posted),
-        first_attempt_at=_ago(first_attempt),
-        last_attempt_at=_ago(last_attempt),
-        finalized_at=_ago(finalized),
+        posted_at=ago(posted),
+        first_attempt_at=ago(first_attempt),
+        last_attempt_at=ago(last_attempt),
+        finalized_at=ago(finalized),
         owner_worker_id=UUID(OWNER),
         attempt=attempt,
         signature=None,
@@ -641,204 +625,4 @@ def fixed_parent_job() -> JobDetail:
         (3 * 3600 + 242, 3 * 3600 + 241, 3 * 3600 + 241, 3 * 3600 + 240),
         184,
         child_jobs=(ChildJob(UUID(STAGE_JOB), "checkout.charge", JobStatus.FAULTED),),
-    )
-
-
-HEALTH_SERVER = {
-    "autovacuum": "on",
-    "track_counts": "on",
-    "autovacuum_naptime": "60",
-    "autovacuum_vacuum_scale_factor": "0.2",
-    "autovacuum_vacuum_threshold": "50",
-    "autovacuum_analyze_scale_factor": "0.1",
-    "autovacuum_analyze_threshold": "50",
-    "autovacuum_vacuum_cost_delay": "2",
-    "autovacuum_vacuum_cost_limit": "-1",
-    "vacuum_cost_delay": "0",
-    "vacuum_cost_limit": "200",
-}
-#: the forgotten report session holding the horizon, and the one blocking a worker
-HOLDER_PID = 4242
-BLOCKER_PID = 5120
-
-
-def _table_health(
-    name: str, live: int, dead: int, size: int, autovacuumed_s: float, running: str | None = None
-) -> health.TableHealth:
-    return health.TableHealth(
-        table=name,
-        live_rows=live,
-        dead_rows=dead,
-        table_bytes=size,
-        index_bytes=size // 3,
-        last_vacuum=None,
-        last_autovacuum=_ago(autovacuumed_s),
-        last_analyze=None,
-        last_autoanalyze=_ago(autovacuumed_s),
-        vacuum_running="autovacuum" if running else None,
-        vacuum_phase=running,
-        autovacuum=health.autovacuum_settings(HEALTH_SERVER, None),
-    )
-
-
-def _session(
-    pid: int,
-    who: tuple[str | None, str | None],
-    state: str | None,
-    xact_age_s: float | None,
-    ages: tuple[int | None, int | None],
-    query: str | None,
-    visible: bool = True,
-) -> health.Session:
-    user, application = who
-    return health.Session(
-        pid=pid,
-        user=user,
-        application=application,
-        client="10.4.2.17" if visible else None,
-        state=state,
-        backend_type="client backend" if visible else None,
-        backend_start=_ago(4 * 3600 + pid) if visible else None,
-        xact_age_s=xact_age_s,
-        xmin_age=ages[0],
-        xid_age=ages[1],
-        query=query,
-        wait_event=None,
-        visible=visible,
-    )
-
-
-def fixed_health() -> health.Health:
-    """A queue mostly dead because a report left open for 2h holds the horizon, and a
-    worker waiting on a row an operator's UPDATE holds."""
-    tables = [
-        _table_health("sk_tasks_queue_t", 48_210, 912_400, 318 * 2**20, 8040, "scanning heap"),
-        _table_health("sk_task_results_t", 5_210_334, 41_120, 1_940 * 2**20, 3_130),
-        _table_health("sk_metrics_t", 1_204, 310, 456 * 2**10, 611),
-        _table_health("sk_task_execution_time_stats_t", 38, 12, 64 * 2**10, 611),
-    ]
-    holder = _session(
-        HOLDER_PID,
-        ("report_ro", "psql"),
-        "idle in transaction",
-        7_392.0,
-        (1_843_211, None),
-        "SELECT task_type, count(*) FROM sk_task_results_t WHERE task_status = 5 GROUP BY 1;",
-    )
-    blocker = _session(
-        BLOCKER_PID,
-        ("ops", "pgAdmin 4"),
-        "active",
-        48.0,
-        (212, 212),
-        "UPDATE sk_tasks_queue_t SET task_priority = 0 WHERE task_type = 'emails.send';",
-    )
-    hidden = _session(6001, ("etl", "airflow"), None, None, (1_020, None), None, visible=False)
-    wait = health.LockWait(
-        pid=3311,
-        user="queue",
-        application="skconsole-worker",
-        query="UPDATE sk_tasks_queue_t SET task_locked_until = $1 WHERE task_id = ANY($2)",
-        waited_s=41.0,
-        lock_type="transactionid",
-        mode="ShareLock",
-        table="sk_tasks_queue_t",
-        blocked_by=(BLOCKER_PID,),
-    )
-    horizon = health.Horizon(
-        1_843_211, 7_392.0, holder.describe(), [holder, hidden, blocker], [], []
-    )
-    advice = health.advise(tables, horizon, [wait], [blocker], HEALTH_SERVER, FROZEN_AT)
-    return health.Health(
-        taken_at=FROZEN_AT,
-        tables=tables,
-        horizon=horizon,
-        lock_waits=[wait],
-        blockers=[blocker],
-        advice=advice,
-        settings=HEALTH_SERVER,
-        role="ops",
-        hidden=[
-            "without pg_read_all_stats, other roles' sessions show only pid, user, application"
-            " and transaction ages: their query, state, start times, client and waits are hidden",
-            "1 session(s) listed here belong to other roles (details hidden)",
-        ],
-    )
-
-
-# -- several queues: the overview ---------------------------------------------------------------
-#: the queues of the overview scene: the busy queue above, a quiet one, one that is down
-FIXED_QUEUES = ("payments", "emails", "search")
-
-
-def _flows(snapshot: Snapshot) -> tuple[TypeFlow, ...]:
-    """The depth rows as the flow read model has them (what check judges)."""
-    return tuple(
-        TypeFlow(
-            task_type=d.task_type,
-            window_s=WINDOW_S,
-            arrivals=d.finished,
-            completions=d.finished - d.failed,
-            ready=d.ready,
-            ready_estimated=d.estimated,
-            oldest_ready_s=d.oldest_ready_s,
-            slo_max_wait_s=d.slo_s,
-            paused=d.paused,
-            failures=d.failed,
-            slo_max_failure_rate=d.max_failure_rate,
-        )
-        for d in snapshot.depth
-    )
-
-
-def fixed_overview() -> QueueOverview:
-    """The busy queue of :func:`fixed_snapshot` as the overview reads it and check judges it."""
-    snap = fixed_snapshot()
-    models = Models(
-        _flows(snap),
-        Inflight(list(snap.inflight), len(snap.inflight), snap.hung_count),
-        snap.workers,
-        fixed_health(),
-        snap.schedules,
-    )
-    return QueueOverview(models, models.evaluate(), snap.statuses, snap.taken_at, read_ms=64.0)
-
-
-def fixed_quiet_overview() -> QueueOverview:
-    """A queue where all is well: two types kept well within their SLO by two workers."""
-    flows = (
-        TypeFlow("emails.digest", WINDOW_S, 40, 41, 3, False, 0.8, 60.0, False),
-        TypeFlow("emails.send", WINDOW_S, 1_310, 1_302, 12, False, 1.6, 30.0, False, failures=2),
-    )
-    served = ("emails.digest", "emails.send")
-    workers = (
-        _worker(911, "mail-1", 1200, "alive", 0.6, 20, 4, served),
-        _worker(912, "mail-2", 1204, "alive", 1.1, 20, 3, served),
-    )
-    quiet = fixed_health()
-    calm = health.Health(
-        taken_at=FROZEN_AT,
-        tables=quiet.tables,
-        horizon=health.Horizon(None, None, None, [], [], []),
-        lock_waits=[],
-        blockers=[],
-        advice=[],
-        settings=HEALTH_SERVER,
-        role="ops",
-    )
-    models = Models(flows, Inflight([], 7, 0), workers, calm, ())
-    statuses = StatusCounts(
-        {
-            int(JobStatus.UNPROCESSED): 15,
-            int(JobStatus.PROCESSING): 7,
-            int(JobStatus.PROCESSED): 2_481_930,
-            int(JobStatus.ERROR): 1,
-            int(JobStatus.FAULTED): 2,
-            int(JobStatus.FATAL): 0,
-            int(JobStatus.CANCELLED): 14,
-        },
-        (int(JobStatus.PROCESSED),),
-    )
-    return QueueOverview(
-        models, models.evaluate(), statuses, FROZEN_AT.timestamp() - 1.0, read_ms=22.0
     )

@@ -17,7 +17,8 @@ from textual.widgets import Input, TextArea
 from skconsole.ops.edit import editable_json
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.showcase.fake_source import FixedEngine, FixedSource
-from skconsole.tui.showcase.fixed_data import FIXED_QUEUES, FrozenClock
+from skconsole.tui.showcase.fixed_data import FrozenClock
+from skconsole.tui.showcase.fixed_overview import FIXED_QUEUES
 from skconsole.tui.source import Queue
 
 SIZE = (120, 40)

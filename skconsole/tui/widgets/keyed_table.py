@@ -299,9 +299,9 @@ class KeyedTable(DataTable[Text]):
         if not needle:
             return self._all
         return [
-            r
-            for r in self._all
-            if needle in r[0].casefold() or any(needle in cell_text(c).casefold() for c in r[1])
+            (key, cells)
+            for key, cells in self._all
+            if needle in key.casefold() or any(needle in cell_text(c).casefold() for c in cells)
         ]
 
     def _cell_text(self, cell: Cell, column: Column[Any], marked: bool = False) -> Text:
