@@ -35,7 +35,6 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -68,14 +67,13 @@ from skconsole.tui.messages import (
 from skconsole.tui.model import (
     FailureGroups,
     QueueHealth,
-    QueueOverview,
-    QueueRow,
     Snapshot,
     Trends,
 )
 from skconsole.tui.opening import Opening, OpenKind, job
 from skconsole.tui.operation import Here
 from skconsole.tui.polling import PollLoop, backoff
+from skconsole.tui.queue_overviews import QueueOverviews
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
@@ -145,7 +143,7 @@ class ConsoleApp(App[int]):
         self.failure_groups: FailureGroups | None = None
         self.failure_reads_ms: deque[float] = deque(maxlen=1000)  # their database reads
         self.health: QueueHealth | None = None
-        self.cadences = Cadences(self, source, CADENCES, auto=auto_refresh, ready=self._can_read)
+        self.cadences = Cadences(self, source, CADENCES, auto=auto_refresh, ready=self.can_read)
         self._bindings_connected = False
         self.operator = ActionRunner(
             self,
@@ -157,11 +155,8 @@ class ConsoleApp(App[int]):
             report_error=self.report_error,
         )
         self.main_screen = MainScreen(self.status_state, self.apply_pending)
-        self.overviews: dict[str, QueueOverview] = {}
-        self.overview_errors: dict[str, str] = {}
-        self.overview_loops: dict[str, PollLoop[QueueOverview]] = {
-            q.name: self._overview_loop(q) for q in self.queues
-        }
+        #: several queues: each one's overview, on a loop of its own
+        self.overview = QueueOverviews(self, self.queues)
 
     @classmethod
     def of_queues(cls, queues: Sequence[Queue], **kw: Any) -> ConsoleApp:
@@ -210,9 +205,8 @@ class ConsoleApp(App[int]):
             self.main_screen.set_loading(True)
         self.request_refresh()  # the slower loops follow: they read once it is shown
         if self.several:
-            for loop in self.overview_loops.values():
-                loop.request()
-            self.push_screen(self._overview_screen())
+            self.overview.request()
+            self.push_screen(self.overview.screen())
 
     # -- status ----------------------------------------------------------------------
     def status_state(self) -> StatusState:
@@ -234,30 +228,13 @@ class ConsoleApp(App[int]):
             queue=self.shown_queue,
         )
 
-    def overview_state(self) -> StatusState:
-        """The overview's status line: how many queues, how many answer, the stalest
-        figures of those that do."""
-        rows = self.queue_rows()
-        now = self.clock()
-        answering = sum(1 for r in rows if r.connection == "live")
-        failing = sum(1 for r in rows if r.error is not None)
-        ages = [now - r.overview.taken_at for r in rows if r.overview and r.error is None]
-        if failing:
-            connection, error = "partial", f"{answering} of {len(rows)} connected"
-        else:
-            connection, error = ("live" if answering == len(rows) else "connecting"), None
-        return replace(
-            self.status_state(),
-            server=", ".join(r.name for r in rows),
-            connection=connection,
-            error=error,
-            attempt=0,
-            age_s=max(max(ages), 0.0) if ages else None,
-            degraded=False,
-            queue=f"{len(rows)} queues",
-        )
+    def overview_screens(self) -> list[OverviewScreen]:
+        """The overview screens on the stack (none while quitting)."""
+        if not self.is_running:
+            return []
+        return [s for s in self.screen_stack if isinstance(s, OverviewScreen)]
 
-    def _status_changed(self) -> None:
+    def status_changed(self) -> None:
         from skconsole.tui.widgets.status_bar import StatusBar
 
         if not self.is_running:  # quitting: the status bars are being removed
@@ -287,7 +264,7 @@ class ConsoleApp(App[int]):
         if self.snapshot is not None:
             self.cadences["failures"].request()
 
-    def _can_read(self) -> bool:
+    def can_read(self) -> bool:
         return self.connection != "setup"
 
     @property
@@ -314,7 +291,7 @@ class ConsoleApp(App[int]):
             self.notify("Connection restored: the data is live again.", title="Reconnected")
             for name in ("failures", "trends", "health"):  # right after this snapshot is shown
                 self.cadences[name].request_soon()
-        self._status_changed()
+        self.status_changed()
 
     def _refresh_failed(self, error: BaseException) -> None:
         connection_lost = is_connection_error(error)
@@ -331,7 +308,7 @@ class ConsoleApp(App[int]):
                 title="Stale data",
                 severity="warning",
             )
-        self._status_changed()
+        self.status_changed()
 
     def _show_snapshot(self, snapshot: Snapshot) -> None:
         started = time.perf_counter()
@@ -383,59 +360,7 @@ class ConsoleApp(App[int]):
     def apply_pending(self) -> None:
         """Called when a dialog closes: show what arrived while it was open."""
         self.cadences.flush()
-        for loop in self.overview_loops.values():
-            loop.flush()
-
-    # -- several queues: each one's overview, on a loop of its own ---------------------------
-    def _overview_loop(self, queue: Queue) -> PollLoop[QueueOverview]:
-        return PollLoop(
-            self,
-            f"overview:{queue.name}",
-            queue.source.overview,
-            lambda _value: self._show_overviews(),
-            every=lambda: max(self.interval, cadences.OVERVIEW_EVERY_S),
-            on_done=lambda value, _ms: self._overview_read(queue.name, value),
-            on_error=lambda error: self._overview_failed(queue.name, error),
-            retry=lambda failures: backoff(failures, self.interval, MAX_BACKOFF_S),
-            auto=self.live_refresh,
-            ready=self._can_read,
-        )
-
-    def _overview_read(self, name: str, overview: QueueOverview) -> None:
-        self.overviews[name] = overview
-        self.overview_errors.pop(name, None)
-
-    def _overview_failed(self, name: str, error: BaseException) -> None:
-        self.overview_errors[name] = first_line(str(error), 160) or type(error).__name__
-        self._show_overviews()
-
-    def queue_rows(self) -> tuple[QueueRow, ...]:
-        """Every queue as the overview lists it, in the order they were named."""
-        return tuple(
-            QueueRow(
-                q.name,
-                q.source.description,
-                q.name == self.shown_queue,
-                self.overviews.get(q.name),
-                self.overview_errors.get(q.name),
-                self.overview_loops[q.name].failures,
-            )
-            for q in self.queues
-        )
-
-    def _rows_now(self) -> tuple[Sequence[QueueRow], float]:
-        return self.queue_rows(), self.clock()
-
-    def _overview_screen(self) -> OverviewScreen:
-        return OverviewScreen(self.overview_state, self._rows_now)
-
-    def _show_overviews(self) -> None:
-        if not self.is_running:
-            return
-        for screen in self.screen_stack:
-            if isinstance(screen, OverviewScreen):
-                screen.show_queues(*self._rows_now())
-        self._status_changed()
+        self.overview.flush()
 
     def action_queues(self) -> None:
         """o: the overview of every queue; o again (or esc) back to the queue shown."""
@@ -446,7 +371,7 @@ class ConsoleApp(App[int]):
             return
         while len(self.screen_stack) > 1 and not isinstance(self.screen, MainScreen):
             self.pop_screen()
-        self.push_screen(self._overview_screen())
+        self.push_screen(self.overview.screen())
 
     def show_queue(self, name: str) -> None:
         """Show the queue ``name``'s panels: the last queue's reads are retired and its
@@ -474,14 +399,14 @@ class ConsoleApp(App[int]):
         self.health = None
         self.connection, self.error_text, self._last_ok_at = "connecting", None, None
         self.cadences = Cadences(
-            self, self.source, CADENCES, auto=self.live_refresh, ready=self._can_read
+            self, self.source, CADENCES, auto=self.live_refresh, ready=self.can_read
         )
         if self.paused:
             self.cadences.pause()
         self.main_screen.reset()
-        self._status_changed()
+        self.status_changed()
         self.request_refresh()
-        self._show_overviews()  # the row marked as shown
+        self.overview.show()  # the row marked as shown
 
     # -- schema setup ----------------------------------------------------------------
     def _on_setup_answer(self, yes: bool | None) -> None:
@@ -507,7 +432,7 @@ class ConsoleApp(App[int]):
         self.setup_needed = []
         self.connection = "connecting"
         self.notify("Schema created.", title="Setup")
-        self._status_changed()
+        self.status_changed()
         self._go_live()
 
     def on_schema_failed(self, message: SchemaFailed) -> None:
@@ -651,28 +576,25 @@ class ConsoleApp(App[int]):
         self.paused = not self.paused
         if self.paused:
             self.cadences.pause()
-            for loop in self.overview_loops.values():
-                loop.pause()
+            self.overview.pause()
             self.notify("Refresh paused: the data will age until you press p again.")
         else:
             self.notify("Refresh resumed.")
             self.cadences.resume()
-            for loop in self.overview_loops.values():
-                loop.resume()
-        self._status_changed()
+            self.overview.resume()
+        self.status_changed()
 
     def action_refresh_now(self) -> None:
         """Every cadence reads now: the slower ones right after this refresh (and every
         queue's overview at once)."""
         self.cadences.read_all_soon()
-        for loop in self.overview_loops.values():
-            loop.request()
+        self.overview.request()
 
     def _set_interval(self, step: int) -> None:
         index = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
         self.interval = INTERVALS[max(0, min(len(INTERVALS) - 1, index + step))]
         self.notify(f"Refreshing every {fmt_seconds(self.interval)}.")
-        self._status_changed()
+        self.status_changed()
         if self.connected:  # while reconnecting, the back-off keeps its own pace
             self.refresh_loop.reschedule()
 
@@ -685,7 +607,7 @@ class ConsoleApp(App[int]):
     def action_engine(self) -> None:
         if self.engine is not None:
             self.notify(toggle(self.engine))
-            self._status_changed()
+            self.status_changed()
 
     def action_copy(self) -> None:
         screen = self.screen
@@ -809,9 +731,7 @@ class ConsoleApp(App[int]):
         """A worker that raised past its own handling: report it, keep the console up."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.cadences.worker_failed(event.worker.group, event.worker.error)
-            for loop in self.overview_loops.values():
-                if loop.name == event.worker.group:
-                    loop.failed(event.worker.error)
+            self.overview.worker_failed(event.worker.group, event.worker.error)
             if event.worker.group == "action":
                 self.operator.busy = False
             self.report_error("internal error", event.worker.error)

@@ -44,17 +44,17 @@ async def test_a_silent_queue_stalls_neither_the_other_queue_nor_the_screen(
 
 async def _through_the_partition(app: ConsoleApp, proxy: FreezableProxy) -> None:
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: all(r.connection == "live" for r in app.queue_rows()), 30)
+        await until(pilot, lambda: all(r.connection == "live" for r in app.overview.rows()), 30)
         proxy.freeze()
         frozen_at = app.clock()
 
         def frozen_error() -> str:
-            return app.overview_errors.get("frozen") or ""
+            return app.overview.errors.get("frozen") or ""
 
         await until(pilot, lambda: "timed out" in frozen_error(), TIMEOUT_S + 30)
-        await until(pilot, lambda: app.overviews["billing"].taken_at > time.time() - 1, 30)
-        assert app.overviews["billing"].taken_at > frozen_at  # read again through it all
-        assert app.overview_errors.get("billing") is None
+        await until(pilot, lambda: app.overview.overviews["billing"].taken_at > time.time() - 1, 30)
+        assert app.overview.overviews["billing"].taken_at > frozen_at  # read again through it all
+        assert app.overview.errors.get("billing") is None
 
         # the screen answers: over to the main screen and back while the path is silent
         await pilot.press("escape")

@@ -64,7 +64,7 @@ def three(dsn: str, second: str, nowhere: str) -> Callable[[], ConsoleApp]:
 
 def everyone_answered(app: ConsoleApp) -> bool:
     """Every queue's overview read has come back, with figures or with an error."""
-    return all(r.overview is not None or r.error is not None for r in app.queue_rows())
+    return all(r.overview is not None or r.error is not None for r in app.overview.rows())
 
 
 def status_queue(app: ConsoleApp) -> str:
@@ -79,7 +79,7 @@ async def test_several_queues_open_on_an_overview_each_read_on_its_own(
         await until(pilot, lambda: everyone_answered(app))
 
         assert isinstance(app.screen, OverviewScreen)
-        rows = {r.name: r for r in app.queue_rows()}
+        rows = {r.name: r for r in app.overview.rows()}
         assert rows["billing"].connection == rows["emails"].connection == "live"
         assert rows["billing"].shown and not rows["emails"].shown
         emails = rows["emails"].overview
@@ -112,7 +112,7 @@ async def test_enter_shows_the_selected_queues_panels_and_o_comes_back(
 
         await pilot.press("o")
         assert isinstance(app.screen, OverviewScreen)
-        assert [r.name for r in app.queue_rows() if r.shown] == ["emails"]
+        assert [r.name for r in app.overview.rows() if r.shown] == ["emails"]
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen) and app.shown_queue == "emails"
 
@@ -153,16 +153,16 @@ async def test_the_queue_that_does_not_answer_stalls_neither_the_others_nor_the_
     app = three()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: everyone_answered(app))
-        before = {r.name: r.overview for r in app.queue_rows()}
+        before = {r.name: r.overview for r in app.overview.rows()}
         await until(  # read again: the working queues keep being read
             pilot,
             lambda: (
                 all(
                     (r.overview is not None and r.overview is not before[r.name])
-                    for r in app.queue_rows()
+                    for r in app.overview.rows()
                     if r.name != "search"
                 )
-                and app.overview_loops["search"].failures >= 2
+                and app.overview.loops["search"].failures >= 2
             ),
         )
         await pilot.press("down", "down", "enter")  # search: its panels say it is away

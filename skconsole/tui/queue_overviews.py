@@ -1,0 +1,141 @@
+"""The overview of several queues: each queue read on a loop of its own (what
+``skconsole check`` reads, within its bound), so one that does not answer holds up
+neither the others nor the screen. The App owns one of these when it watches
+several queues; it only asks it to read, pause, show and say its status line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from skconsole.tui import cadences
+from skconsole.tui.formatting import first_line
+from skconsole.tui.model import QueueOverview, QueueRow
+from skconsole.tui.polling import PollHost, PollLoop, backoff
+from skconsole.tui.screens.overview import OverviewScreen
+from skconsole.tui.source import Queue
+from skconsole.tui.widgets.status_bar import StatusState
+
+
+class OverviewHost(PollHost, Protocol):
+    """What the overview needs of the App."""
+
+    interval: float
+    live_refresh: bool
+    shown_queue: str | None
+    clock: Callable[[], float]
+
+    def can_read(self) -> bool: ...
+
+    def status_state(self) -> StatusState: ...
+
+    def overview_screens(self) -> Iterable[OverviewScreen]: ...
+
+    def status_changed(self) -> None: ...
+
+
+class QueueOverviews:
+    """Every queue's latest overview (or why there is none), read on loops of their own."""
+
+    def __init__(self, host: OverviewHost, queues: Sequence[Queue]) -> None:
+        self.host = host
+        self.queues = tuple(queues)
+        self.overviews: dict[str, QueueOverview] = {}
+        self.errors: dict[str, str] = {}
+        self.loops: dict[str, PollLoop[QueueOverview]] = {q.name: self._loop(q) for q in queues}
+
+    def _loop(self, queue: Queue) -> PollLoop[QueueOverview]:
+        host = self.host
+        return PollLoop(
+            host,
+            f"overview:{queue.name}",
+            queue.source.overview,
+            lambda _value: self.show(),
+            every=lambda: max(host.interval, cadences.OVERVIEW_EVERY_S),
+            on_done=lambda value, _ms: self._read(queue.name, value),
+            on_error=lambda error: self._failed(queue.name, error),
+            retry=lambda failures: backoff(failures, host.interval, cadences.MAX_BACKOFF_S),
+            auto=host.live_refresh,
+            ready=host.can_read,
+        )
+
+    def _read(self, name: str, overview: QueueOverview) -> None:
+        self.overviews[name] = overview
+        self.errors.pop(name, None)
+
+    def _failed(self, name: str, error: BaseException) -> None:
+        self.errors[name] = first_line(str(error), 160) or type(error).__name__
+        self.show()
+
+    # -- what the App asks of every loop -------------------------------------------------
+    def _each(self, act: Callable[[PollLoop[QueueOverview]], None]) -> None:
+        for loop in self.loops.values():
+            act(loop)
+
+    def request(self) -> None:
+        self._each(PollLoop.request)
+
+    def pause(self) -> None:
+        self._each(PollLoop.pause)
+
+    def resume(self) -> None:
+        self._each(PollLoop.resume)
+
+    def flush(self) -> None:
+        self._each(PollLoop.flush)
+
+    def worker_failed(self, group: str | None, error: BaseException) -> None:
+        """A read that raised past its own handling ends as a failed read of its queue."""
+        for loop in self.loops.values():
+            if loop.name == group:
+                loop.failed(error)
+
+    # -- what the overview shows ---------------------------------------------------------
+    def rows(self) -> tuple[QueueRow, ...]:
+        """Every queue as the overview lists it, in the order they were named."""
+        return tuple(
+            QueueRow(
+                q.name,
+                q.source.description,
+                q.name == self.host.shown_queue,
+                self.overviews.get(q.name),
+                self.errors.get(q.name),
+                self.loops[q.name].failures,
+            )
+            for q in self.queues
+        )
+
+    def _rows_now(self) -> tuple[Sequence[QueueRow], float]:
+        return self.rows(), self.host.clock()
+
+    def screen(self) -> OverviewScreen:
+        return OverviewScreen(self.status_state, self._rows_now)
+
+    def show(self) -> None:
+        for screen in self.host.overview_screens():
+            screen.show_queues(*self._rows_now())
+        self.host.status_changed()
+
+    def status_state(self) -> StatusState:
+        """The overview's status line: how many queues, how many answer, the stalest
+        figures of those that do."""
+        rows = self.rows()
+        now = self.host.clock()
+        answering = sum(1 for r in rows if r.connection == "live")
+        failing = sum(1 for r in rows if r.error is not None)
+        ages = [now - r.overview.taken_at for r in rows if r.overview and r.error is None]
+        if failing:
+            connection, error = "partial", f"{answering} of {len(rows)} connected"
+        else:
+            connection, error = ("live" if answering == len(rows) else "connecting"), None
+        return replace(
+            self.host.status_state(),
+            server=", ".join(r.name for r in rows),
+            connection=connection,
+            error=error,
+            attempt=0,
+            age_s=max(max(ages), 0.0) if ages else None,
+            degraded=False,
+            queue=f"{len(rows)} queues",
+        )
