@@ -116,14 +116,24 @@ def _recreate_database(server_dsn: str, name: str) -> None:
 @pytest.fixture
 def dsn(_schema: str) -> str:
     """The session server with the schema set up and every skconsole table emptied."""
-    with psycopg.connect(_schema, autocommit=True) as conn:
-        # workers of an earlier test may still hold connections: end them first
+    return _emptied(_schema)
+
+
+def _emptied(dsn: str) -> str:
+    """``dsn`` with every skconsole table emptied, once the sessions of an earlier test's
+    workers (which may still hold connections) are ended."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE application_name LIKE 'skconsole%%' AND pid <> pg_backend_pid() AND datname = current_database()"
         )
         conn.execute("TRUNCATE " + ", ".join(TABLES) + " RESTART IDENTITY")  # type: ignore[arg-type]
-    return _schema
+    return dsn
+
+
+def _drop_database(server_dsn: str, name: str) -> None:
+    with psycopg.connect(server_dsn, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @pytest.fixture
@@ -144,8 +154,7 @@ def fresh_database(server_dsn: str) -> Iterator[str]:
     with psycopg.connect(server_dsn, autocommit=True) as c:
         c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     yield with_dbname(server_dsn, name)
-    with psycopg.connect(server_dsn, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    _drop_database(server_dsn, name)
 
 
 @pytest.fixture(scope="module")
@@ -158,20 +167,13 @@ def _second_database(server_dsn: str) -> Iterator[str]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         setup_schema(conn)
     yield dsn
-    with psycopg.connect(server_dsn, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    _drop_database(server_dsn, name)
 
 
 @pytest.fixture
 def second(_second_database: str) -> str:
     """A second queue beside ``dsn``'s, its tables emptied (sessions left over ended)."""
-    with psycopg.connect(_second_database, autocommit=True) as conn:
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name"
-            " LIKE 'skconsole%%' AND pid <> pg_backend_pid() AND datname = current_database()"
-        )
-        conn.execute("TRUNCATE " + ", ".join(TABLES) + " RESTART IDENTITY")  # type: ignore[arg-type]
-    return _second_database
+    return _emptied(_second_database)
 
 
 @pytest.fixture
@@ -245,12 +247,15 @@ def run_cli(dsn: str) -> Callable[..., subprocess.CompletedProcess[str]]:
 
 @pytest.fixture
 def start_worker(dsn: str) -> Iterator[Callable[..., subprocess.Popen[str]]]:
-    """Start `skconsole worker` processes; any still running at the end are killed."""
+    """Start `skconsole worker` processes on the test database, or on the one an ``--dsn``
+    among ``args`` names (a proxy's: a worker works on one queue, and two --dsn name two);
+    any still running at the end are killed."""
     procs: list[subprocess.Popen[str]] = []
 
     def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        target = () if "--dsn" in args else ("--dsn", dsn)
         p = subprocess.Popen(
-            skconsole_cmd("--dsn", dsn, "worker", *args),
+            skconsole_cmd(*target, "worker", *args),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -172,7 +172,8 @@ def hoist_connection_options(argv: list[str]) -> list[str]:
 
     People type ``skconsole worker --tasks m --dsn ...``; without this Click
     rejects ``--dsn`` there. Order is kept: when an option is given twice the
-    later one still wins, and repeated ``--dsn`` name their queues in order.
+    later one still wins, but repeated ``--dsn`` name their queues in order (which
+    a command of one queue refuses rather than guess which was meant).
     Nothing after ``--`` is touched.
     """
     hoisted: list[str] = []
