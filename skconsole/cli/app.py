@@ -77,7 +77,7 @@ def main_options(
         typer.Option(
             "--data-dir",
             envvar="SKCONSOLE_DATA_DIR",
-            help=f"Embedded server data directory [default: {default_data_dir()}]",
+            help=f"Embedded server data directory (default: {default_data_dir()})",
         ),
     ] = None,
     no_setup: Annotated[
