@@ -31,6 +31,7 @@ from psycopg import sql
 from skconsole.bench.drain_sampler import DrainSampler, explain
 from skconsole.bench.throughput import BenchConfig, run_bench
 from skconsole.db.connect import Database
+from skconsole.db.schema import setup_schema
 from skconsole.worker.engine import WorkerConfig
 
 VACUUM_STATS = (
@@ -78,6 +79,7 @@ def main() -> None:
         set_vacuum_cost_delay(args.dsn, delays)
         print(f"autovacuum_vacuum_cost_delay for this run: {delays}")
     with psycopg.connect(args.dsn, autocommit=True) as c:
+        setup_schema(c)  # a new database: the tables first, not a traceback
         settings = c.execute(
             "SELECT current_setting('server_version'), current_setting('autovacuum')"
         ).fetchone()
@@ -106,6 +108,10 @@ def main() -> None:
         if delays:
             set_vacuum_cost_delay(args.dsn, dict.fromkeys(delays, 0.0))
     series = result["drain_per_second_series"][1:-1]  # the first and last second are partial
+    if not series:
+        raise SystemExit(
+            "the drain took under 3 s: too short to say anything per second (more --jobs)"
+        )
     median = statistics.median(series)
     print(f"posted at {result['enqueue_jobs_per_s']:,.0f} jobs/s")
     print(
