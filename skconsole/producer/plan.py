@@ -64,7 +64,8 @@ RESULT_TYPES_TRACED = (*RESULT_TYPES, "text")
 
 
 class LoneParams(TypedDict):
-    """post_new_job.sql's parameters: one job without a key."""
+    """post_new_job.sql's parameters: one job without a key (and post_new_job_traced.sql's,
+    with the trace context of a post made inside a trace)."""
 
     id: uuid.UUID
     type: str
@@ -73,6 +74,7 @@ class LoneParams(TypedDict):
     priority: int
     delay_ms: float
     run_at: dt.datetime | None
+    trace: str | None
 
 
 class JobColumns(TypedDict):
@@ -166,8 +168,8 @@ def _with_after(jobs: Sequence[Job], default_source: str, trace: str | None) -> 
 
 def _plain(jobs: Sequence[Job], default_source: str, trace: str | None) -> Plan:
     """The writes of jobs that wait for nothing."""
-    if len(jobs) == 1 and jobs[0].key is None and trace is None:
-        return Plan(_lone(jobs[0], default_source), (), [])
+    if len(jobs) == 1 and jobs[0].key is None:
+        return Plan(_lone(jobs[0], default_source, trace), (), [], trace=trace)
     keyless = [j for j in jobs if j.key is None]
     if len(keyless) < COPY_MIN_ROWS:
         return Plan(None, (), statements(jobs, default_source, trace), trace=trace)
@@ -177,8 +179,8 @@ def _plain(jobs: Sequence[Job], default_source: str, trace: str | None) -> Plan:
     return Plan(None, keyless, keyed, trace=trace)
 
 
-def _lone(job: Job, default_source: str) -> LoneParams:
-    """The parameters of post_new_job.sql."""
+def _lone(job: Job, default_source: str, trace: str | None) -> LoneParams:
+    """The parameters of post_new_job.sql (post_new_job_traced.sql with a ``trace``)."""
     return {
         "id": job.task_id,
         "type": job.task_type,
@@ -187,6 +189,7 @@ def _lone(job: Job, default_source: str) -> LoneParams:
         "priority": job.priority,
         "delay_ms": job.delay * 1000.0,
         "run_at": job.run_at,
+        "trace": trace,
     }
 
 

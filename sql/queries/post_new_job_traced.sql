@@ -1,0 +1,20 @@
+-- post_new_job.sql for a post made inside a trace: the same two rows and NOTIFY,
+-- the result row carrying the trace context (132_skconsole_trace.sql). A lone post
+-- through post_jobs.sql instead cost a traced post half its rate.
+WITH r AS (
+    INSERT INTO sk_task_results_t (
+        task_id, task_type, task_source, task_payload, task_status, task_priority,
+        task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
+        task_posted_at_ts, sk_trace_context)
+    VALUES (%(id)s, %(type)s, %(source)s, %(payload)s, 1, %(priority)s, 0, false, 0, now(),
+        %(trace)s)
+),
+q AS (
+    INSERT INTO sk_tasks_queue_t (
+        task_id, task_type, task_source, task_payload, task_priority,
+        task_posted_at_ts, task_locked_until_ts)
+    VALUES (%(id)s, %(type)s, %(source)s, %(payload)s, %(priority)s,
+        now(), coalesce(%(run_at)s::timestamptz,
+            now() + %(delay_ms)s::double precision * interval '1 millisecond'))
+)
+SELECT 1 AS posted, pg_notify('sk_task_queue_item_added', '') AS notified, 0 AS rerun_requested
