@@ -85,13 +85,8 @@ def _schema(server_dsn: str) -> Iterator[str]:
         yield server_dsn
         return
     name = f"sk_test_{WORKER}"
-    _recreate_database(server_dsn, name)
-    dsn = with_dbname(server_dsn, name)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        setup_schema(conn)
-    yield dsn
-    with psycopg.connect(server_dsn, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    yield _database_with_schema(server_dsn, name)
+    _drop_database(server_dsn, name)
 
 
 def with_dbname(dsn: str, name: str) -> str:
@@ -111,6 +106,15 @@ def _recreate_database(server_dsn: str, name: str) -> None:
     with psycopg.connect(server_dsn, autocommit=True) as c:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def _database_with_schema(server_dsn: str, name: str) -> str:
+    """A new database ``name`` with the schema set up; its DSN."""
+    _recreate_database(server_dsn, name)
+    dsn = with_dbname(server_dsn, name)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        setup_schema(conn)
+    return dsn
 
 
 @pytest.fixture
@@ -162,11 +166,7 @@ def _second_database(server_dsn: str) -> Iterator[str]:
     """A second queue's database (this process's, ``sk_test_<worker>_second``) with the
     schema, for the tests of several queues; dropped once the module's tests are done."""
     name = f"sk_test_{WORKER}_second"
-    _recreate_database(server_dsn, name)
-    dsn = with_dbname(server_dsn, name)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        setup_schema(conn)
-    yield dsn
+    yield _database_with_schema(server_dsn, name)
     _drop_database(server_dsn, name)
 
 

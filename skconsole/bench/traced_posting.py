@@ -12,20 +12,9 @@ interleaved round by round and the ratio reported per round. Needs
 from __future__ import annotations
 
 import argparse
-import time
 
-from skconsole.bench.posting import TYPE, clean, server_version
+from skconsole.bench.posting import clean, producer, server_version
 from skconsole.db.connect import Database
-from skconsole.producer import Producer
-
-
-def posts_per_second(db: Database, posts: int) -> float:
-    with Producer(db, source="bench") as p:
-        p.post(TYPE)  # the connection is opened outside the timing
-        started = time.perf_counter()
-        for _ in range(posts):
-            p.post(TYPE)
-        return posts / (time.perf_counter() - started)
 
 
 def main() -> None:
@@ -47,10 +36,10 @@ def main() -> None:
     print(f"server {server_version(args.dsn)}; {args.posts:,} posts a side per round")
     for n in range(1, args.rounds + 1):
         clean(db)
-        plain = posts_per_second(db, args.posts)
+        plain = producer(db, args.posts)
         clean(db)
         with tracer.start_as_current_span("request"):
-            traced = posts_per_second(db, args.posts)
+            traced = producer(db, args.posts)
         print(
             f"round {n}: outside a span {plain:,.0f}/s, inside one {traced:,.0f}/s,"
             f" ratio {traced / plain:.2f}",
