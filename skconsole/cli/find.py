@@ -33,6 +33,7 @@ from skconsole.cli.options import (
     takes_flags,
 )
 from skconsole.cli.output import Column, out, print_json, print_table
+from skconsole.cli.view_table import Listing, column
 from skconsole.core.durations import format_age, parse_duration
 from skconsole.core.find_query import DEFAULT_LIMIT, MAX_LIMIT, FindQuery
 from skconsole.core.payload_terms import parse_path, parse_terms
@@ -40,6 +41,7 @@ from skconsole.core.text import printable
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.ops.common import db_now
 from skconsole.ops.find_index import FIND_INDEX_ADD, FIND_INDEX_DROP, RESULTS, FindIndexParams
+from skconsole.views import Column as ViewColumn
 
 EXCERPT = 80
 
@@ -222,29 +224,22 @@ def list_indexes(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = F
     db = options_of(ctx).open("skconsole-find-index")
     with db.connect() as conn:
         indexes = read.find_indexes(conn, active_mapping().regname(RESULTS))
-    if as_json:
-        print_json({"indexes": [i.as_dict() for i in indexes]})
-        return
-    if not indexes:
-        out.print("no search index (skconsole find-index add payload.PATH [--type T])")
-        return
-    columns = (
-        Column("index", key=True),
-        Column("path", flexible=True),
-        Column("type", 1),
-        Column("bytes", 2, "right"),
-        Column("scans", 3, "right"),
-        Column("valid", 4),
-    )
-    rows = [
-        [
-            i.index,
-            escape(printable(i.path or "?")),
-            escape(printable(i.task_type or "(all)")),
-            f"{i.index_bytes:,}",
-            f"{i.scans:,}",
-            "yes" if i.valid else "NO (add again)",
-        ]
-        for i in indexes
-    ]
-    print_table(columns, rows, wide=wide, edge=False)
+    _INDEXES.print(indexes, as_json=as_json, wide=wide)
+
+
+_INDEX_COLUMNS: tuple[ViewColumn[read.FindIndex], ...] = (
+    column("index", lambda i: i.index, ident=True),
+    column("path", lambda i: printable(i.path or "?"), flex=True),
+    column("type", lambda i: printable(i.task_type or "(all)"), 1),
+    column("bytes", lambda i: f"{i.index_bytes:,}", 2, right=True),
+    column("scans", lambda i: f"{i.scans:,}", 3, right=True),
+    column("valid", lambda i: "yes" if i.valid else "NO (add again)", 4),
+)
+
+_INDEXES = Listing(
+    "indexes",
+    _INDEX_COLUMNS,
+    read.FindIndex.as_dict,
+    "no search index (skconsole find-index add payload.PATH [--type T])",
+    edge=False,
+)

@@ -41,7 +41,7 @@ from skconsole.cli.options import (
     takes_flags,
 )
 from skconsole.cli.output import out, print_json
-from skconsole.cli.view_table import column, print_items
+from skconsole.cli.view_table import Listing, column
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
@@ -287,12 +287,7 @@ def _show_limits(ctx: typer.Context, as_json: bool, wide: bool) -> None:
     db = options_of(ctx).open("skconsole-limit")
     with db.connect() as conn:
         rows = read.limits(conn)
-    if as_json:
-        print_json({"limits": [r.as_dict() for r in rows]})
-        return
-    print_items(_LIMIT_COLUMNS, rows, wide=wide, title="Limits")
-    if not rows:
-        out.print("no task type is limited")
+    _LIMITS.print(rows, as_json=as_json, wide=wide)
 
 
 _LIMIT_COLUMNS: tuple[Column[read.TypeLimit], ...] = (
@@ -302,6 +297,10 @@ _LIMIT_COLUMNS: tuple[Column[read.TypeLimit], ...] = (
     column("rate", lambda r: r.rate or "-", 3, right=True),
     column("per key", lambda r: r.per_key or "-", 2),
     column("keys at limit", lambda r: r.keys_note or "-", 3),
+)
+
+_LIMITS = Listing(
+    "limits", _LIMIT_COLUMNS, read.TypeLimit.as_dict, "no task type is limited", title="Limits"
 )
 
 
@@ -381,12 +380,7 @@ def audit(
     db = options_of(ctx).open("skconsole-audit")
     with db.connect() as conn:
         rows = ops.audit.entries(conn, limit=limit, action=action)
-    if as_json:
-        print_json({"entries": [r.as_dict() for r in rows]})
-        return
-    print_items(_AUDIT_COLUMNS, rows, wide=wide, title="Audit")
-    if not rows:
-        out.print("no operator action recorded yet")
+    _AUDIT.print(rows, as_json=as_json, wide=wide)
 
 
 _AUDIT_COLUMNS: tuple[Column[ops.audit.AuditEntry], ...] = (
@@ -402,4 +396,12 @@ _AUDIT_COLUMNS: tuple[Column[ops.audit.AuditEntry], ...] = (
         4,
         right=True,
     ),
+)
+
+_AUDIT = Listing(
+    "entries",
+    _AUDIT_COLUMNS,
+    ops.audit.AuditEntry.as_dict,
+    "no operator action recorded yet",
+    title="Audit",
 )

@@ -24,7 +24,7 @@ from skconsole.cli.options import (
     takes_flags,
 )
 from skconsole.cli.output import out, print_json
-from skconsole.cli.view_table import column, print_items
+from skconsole.cli.view_table import Listing, column
 from skconsole.core.actor import Actor
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.retention import Policy
@@ -52,16 +52,7 @@ def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) ->
     db = options_of(ctx).open("skconsole-retention")
     with db.connect() as conn:
         policies = retention.policies(conn)
-    if as_json:
-        print_json({"policies": [p.as_json() for p in policies]})
-        return
-    if not policies:
-        out.print(
-            "no retention policy: finished results are kept until purged"
-            " (skconsole retention set --older-than 30d)"
-        )
-        return
-    print_items(_COLUMNS, policies, wide=wide, title="Retention")
+    _POLICIES.print(policies, as_json=as_json, wide=wide)
 
 
 _COLUMNS: tuple[Column[Policy], ...] = (
@@ -70,6 +61,15 @@ _COLUMNS: tuple[Column[Policy], ...] = (
     column("5 Faulted", lambda p: "purged too" if p.include_faulted else "kept", 2),
     column("set", lambda p: p.set_at.strftime("%Y-%m-%d %H:%M") if p.set_at else "", 3),
     column("by", lambda p: p.set_by or "", 4, flex=True),
+)
+
+_POLICIES = Listing(
+    "policies",
+    _COLUMNS,
+    Policy.as_json,
+    "no retention policy: finished results are kept until purged"
+    " (skconsole retention set --older-than 30d)",
+    title="Retention",
 )
 
 

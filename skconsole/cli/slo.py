@@ -24,8 +24,7 @@ from skconsole.cli.options import (
     options_of,
     takes_flags,
 )
-from skconsole.cli.output import out, print_json
-from skconsole.cli.view_table import column, print_items
+from skconsole.cli.view_table import Listing, column
 from skconsole.core.durations import format_age, parse_duration
 from skconsole.ops.model import seconds_in
 from skconsole.ops.slo import MAX_MAX_WAIT_S, MIN_MAX_WAIT_S, parse_percent
@@ -56,13 +55,7 @@ def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) ->
             for f in flow.flow(conn)
             if f.slo_max_wait_s is not None or f.slo_max_failure_rate is not None
         ]
-    if as_json:
-        print_json({"slos": [f.as_dict() for f in rows]})
-        return
-    if not rows:
-        out.print("no task type has an SLO (skconsole slo set TYPE --max-wait 30s)")
-        return
-    print_items(_COLUMNS, rows, wide=wide, title="SLOs", style=lambda f: f.worst_state.style)
+    _SLOS.print(rows, as_json=as_json, wide=wide)
 
 
 _COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
@@ -73,6 +66,15 @@ _COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
     column("SLO", lambda f: f.slo_text + (" (paused)" if f.paused else ""), right=True),
     column("max failed", lambda f: flow.percent_text(f.slo_max_failure_rate), 3, right=True),
     column("failed 5m", lambda f: f.failures_text, 2, right=True),
+)
+
+_SLOS = Listing(
+    "slos",
+    _COLUMNS,
+    flow.TypeFlow.as_dict,
+    "no task type has an SLO (skconsole slo set TYPE --max-wait 30s)",
+    title="SLOs",
+    style=lambda f: f.worst_state.style,
 )
 
 

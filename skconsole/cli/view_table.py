@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from rich.markup import escape
 from rich.style import StyleType
 
 from skconsole.cli.output import Column as TextColumn
-from skconsole.cli.output import print_table
+from skconsole.cli.output import out, print_json, print_table
+from skconsole.core.json_types import Json
 from skconsole.views import Column, Face, Table
 from skconsole.views.table import Cell, cell_text, cell_tone, shown_in
 
@@ -90,6 +92,30 @@ def print_items(
     print_table(
         [text_column(c) for c in shown], rows, wide=wide, title=title, edge=edge, styles=styles
     )
+
+
+@dataclass(frozen=True)
+class Listing(Generic[T]):
+    """What a listing command prints, declared once beside its columns: ``{key: [...]}``
+    as JSON, else the table, or the ``empty`` line when there is nothing to list."""
+
+    key: str
+    columns: Sequence[Column[T]]
+    json_of: Callable[[T], Json]
+    empty: str
+    title: str | None = None
+    style: Callable[[T], StyleType | None] | None = None
+    edge: bool = True
+
+    def print(self, items: Sequence[T], *, as_json: bool, wide: bool) -> None:
+        if as_json:
+            print_json({self.key: [self.json_of(item) for item in items]})
+        elif not items:
+            out.print(self.empty)
+        else:
+            print_items(
+                self.columns, items, title=self.title, wide=wide, style=self.style, edge=self.edge
+            )
 
 
 def print_view(table: Table[M, Any], model: M, *, wide: bool) -> None:
