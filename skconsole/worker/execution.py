@@ -213,9 +213,7 @@ class Executor:
     async def _run_async(
         self, run: JobRun, task: Task, args: tuple[Any, ...], started: float
     ) -> Outcome:
-        chain = None
-        if self.async_layers:
-            chain = Chain(self.async_layers, task.handler, args, run.ctx, task.then is not None)
+        chain = _chain(self.async_layers, run, task, args)
         timer = asyncio.timeout(task.options.timeout)
         try:
             async with timer:
@@ -234,9 +232,8 @@ class Executor:
     async def _run_sync(
         self, run: JobRun, task: Task, args: tuple[Any, ...], started: float
     ) -> Outcome:
-        chain = None
-        if self.sync_layers:
-            chain = Chain(self.sync_layers, task.handler, args, run.ctx, task.then is not None)
+        chain = _chain(self.sync_layers, run, task, args)
+        if chain is not None:
             done = self.threads.start(run, chain.run_sync, ())
         else:
             done = self.threads.start(run, task.handler, args)
@@ -295,6 +292,14 @@ class Executor:
         if why is not None:
             return fatal(run, started, fatal_by_policy(error, why))
         return failure(run, started, error, True)
+
+
+def _chain(layers: tuple[Any, ...], run: JobRun, task: Task, args: tuple[Any, ...]) -> Chain | None:
+    """The middleware around this attempt; None without middleware, so the handler runs
+    bare and pays for no wrapper."""
+    if not layers:
+        return None
+    return Chain(layers, task.handler, args, run.ctx, task.then is not None)
 
 
 def succeeded(
