@@ -231,9 +231,6 @@ def _sync_key_index(conn: Conn, task_type: str, old: Limits, new: Limits) -> Jso
 LIMIT = TypeSetting(
     Wording.of_settings("limit", "limited"),
     params_type=LimitParams,
-    read="ops_limit_state",
-    lock="ops_limit_lock",
-    write="ops_limit",
     settings=Limits,
     needs=Needs(update=(TYPES,), insert=(TYPES,)),
     after=_sync_key_index,

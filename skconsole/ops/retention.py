@@ -139,9 +139,6 @@ RETENTION = RetentionSetting(
         question="{Done} {target}{phrase}?",  # "Set the retention of task type `x` to ...?"
     ),
     params_type=RetentionParams,
-    read="ops_retention_state",
-    lock="ops_retention_lock",
-    write="ops_retention",
     settings=Retention,
     needs=Needs(update=(RETENTION_TABLE,), insert=(RETENTION_TABLE,), delete=(RETENTION_TABLE,)),
 )

@@ -135,9 +135,6 @@ def describe(slo: Mapping[str, Json]) -> str:
 SLO = TypeSetting(
     Wording.of_settings("slo", "set the SLO of"),
     params_type=SloParams,
-    read="ops_slo_state",
-    lock="ops_slo_lock",
-    write="ops_slo",
     settings=Slo,
     needs=Needs(update=(TYPES,), insert=(TYPES,)),
     # reversible and changes no job; the CLI still asks (or takes --yes)

@@ -116,9 +116,6 @@ class TypeSetting(Action[S], Generic[S, V]):
 
     wording: Wording
     params_type: type[S]
-    read: str  # query: the type's settings (``settings``' fields) and what it holds now
-    lock: str  # query: the type's settings, its row locked (no row: none set)
-    write: str  # query: store the settings (named parameters: task_type and ``settings``)
     settings: type[V]  # the settings: a dataclass of the read queries' columns, by name
     needs: Needs
     confirm: Confirm = Confirm.ASK
@@ -131,6 +128,22 @@ class TypeSetting(Action[S], Generic[S, V]):
     def __post_init__(self) -> None:
         for name in (self.read, self.lock, self.write):
             query(name)
+
+    # its three statements are named after it: sql/queries/ops_NAME_state.sql, ...
+    @property
+    def read(self) -> str:
+        """The query of the type's settings (``settings``' fields) and what it holds now."""
+        return f"ops_{self.name}_state"
+
+    @property
+    def lock(self) -> str:
+        """The query of the type's settings, its row locked (no row: none set)."""
+        return f"ops_{self.name}_lock"
+
+    @property
+    def write(self) -> str:
+        """The statement that stores the settings (parameters: task_type and ``settings``)."""
+        return f"ops_{self.name}"
 
     def default_params(self) -> S:
         raise ConfigError(f"{self.name} needs parameters: what to set")
