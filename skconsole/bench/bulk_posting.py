@@ -16,12 +16,12 @@ data behind ``COPY_MIN_ROWS``.
 
 from __future__ import annotations
 
-import argparse
 import time
 import uuid
 from collections.abc import Callable
 from functools import partial
 
+from skconsole.bench.interleave import arguments, interleave
 from skconsole.bench.posting import TYPE, clean, server_version
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
@@ -85,11 +85,8 @@ def _round(db: Database, label: str, measure: Callable[[], float]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--dsn", required=True)
-    parser.add_argument("--jobs", type=int, default=50_000)
+    parser = arguments(__doc__, size="--jobs", default=50_000)
     parser.add_argument("--chunk", type=int, default=1_000)
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sizes", action="store_true", help="statement vs COPY by post size")
     args = parser.parse_args()
     db = Database(args.dsn)
@@ -102,10 +99,13 @@ def main() -> None:
             print(f"size {size}: COPY / statement {cp / st:.2f}", flush=True)
     else:
         print(f"{args.jobs:,} jobs a side per round, {args.chunk:,} a post")
-        for n in range(1, args.rounds + 1):
-            r = _round(db, "raw COPY", lambda: raw_copy(db, args.jobs, args.chunk))
-            p = _round(db, "post_many", lambda: post_many(db, args.jobs, args.chunk))
-            print(f"round {n}: post_many / raw COPY {p / r:.2f}", flush=True)
+        interleave(
+            args.rounds,
+            ("raw COPY", lambda: raw_copy(db, args.jobs, args.chunk)),
+            ("post_many", lambda: post_many(db, args.jobs, args.chunk)),
+            unit=" jobs/s",
+            reset=lambda: clean(db),
+        )
     clean(db)
 
 

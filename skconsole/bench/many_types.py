@@ -2,22 +2,22 @@
 
 ``python -m skconsole.bench.many_types --dsn DSN [--jobs 30000] [--rounds 3]``
 
-A backlog of one type is drained by a ``skconsole worker`` registered for 200
-types (the busy one among them), then by one registered for the busy type
-alone, alternately, each round on the same server: a claim's cost must not
+A backlog of one type is drained by a ``skconsole worker`` registered for the
+busy type alone, then by one registered for 200 types (the busy one among
+them), alternately, each round on the same server: a claim's cost must not
 depend on how many types a worker runs. The rate is jobs over the span from
 resuming the paused type to the last finalize time the server recorded.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
 import sys
 from typing import Any
 
+from skconsole.bench.interleave import arguments, interleave
 from skconsole.bench.throughput import _set_paused, _wait_for, clean_types
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
@@ -92,20 +92,14 @@ def drain(db: Database, registry: str, jobs: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dsn", required=True)
-    parser.add_argument("--jobs", type=int, default=30_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments(__doc__, size="--jobs", default=30_000).parse_args()
     db = Database(args.dsn)
-    for n in range(1, args.rounds + 1):
-        rate_many = drain(db, "many", args.jobs)
-        rate_one = drain(db, "one", args.jobs)
-        print(
-            f"round {n}: 200 types {rate_many:,.0f} jobs/s, 1 type {rate_one:,.0f} jobs/s,"
-            f" ratio {rate_many / rate_one:.2f}",
-            flush=True,
-        )
+    interleave(
+        args.rounds,
+        ("1 type", lambda: drain(db, "one", args.jobs)),
+        ("200 types", lambda: drain(db, "many", args.jobs)),
+        unit=" jobs/s",
+    )
 
 
 if __name__ == "__main__":

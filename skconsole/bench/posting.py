@@ -10,12 +10,12 @@ interleaved round by round and the ratio reported per round.
 
 from __future__ import annotations
 
-import argparse
 import time
 import uuid
 
 import psycopg
 
+from skconsole.bench.interleave import arguments, interleave
 from skconsole.bench.throughput import clean_types
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
@@ -65,19 +65,16 @@ def producer(db: Database, posts: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dsn", required=True)
-    parser.add_argument("--posts", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments(__doc__, size="--posts", default=2000).parse_args()
     db = Database(args.dsn)
     print(f"server {server_version(args.dsn)}; {args.posts:,} posts a side per round")
-    for n in range(1, args.rounds + 1):
-        clean(db)
-        r = raw(db, args.posts)
-        clean(db)
-        p = producer(db, args.posts)
-        print(f"round {n}: raw {r:,.0f}/s, Producer.post {p:,.0f}/s, ratio {p / r:.2f}", flush=True)
+    interleave(
+        args.rounds,
+        ("raw", lambda: raw(db, args.posts)),
+        ("Producer.post", lambda: producer(db, args.posts)),
+        unit="/s",
+        reset=lambda: clean(db),
+    )
     clean(db)
 
 

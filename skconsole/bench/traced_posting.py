@@ -11,18 +11,13 @@ interleaved round by round and the ratio reported per round. Needs
 
 from __future__ import annotations
 
-import argparse
-
+from skconsole.bench.interleave import arguments, interleave
 from skconsole.bench.posting import clean, producer, server_version
 from skconsole.db.connect import Database
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--dsn", required=True)
-    parser.add_argument("--posts", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments(__doc__, size="--posts", default=2000).parse_args()
     try:
         from opentelemetry import trace
         from opentelemetry.sdk.trace import TracerProvider
@@ -33,18 +28,19 @@ def main() -> None:
     trace.set_tracer_provider(TracerProvider())
     tracer = trace.get_tracer("skconsole.bench")
     db = Database(args.dsn)
-    print(f"server {server_version(args.dsn)}; {args.posts:,} posts a side per round")
-    for n in range(1, args.rounds + 1):
-        clean(db)
-        plain = producer(db, args.posts)
-        clean(db)
+
+    def traced() -> float:
         with tracer.start_as_current_span("request"):
-            traced = producer(db, args.posts)
-        print(
-            f"round {n}: outside a span {plain:,.0f}/s, inside one {traced:,.0f}/s,"
-            f" ratio {traced / plain:.2f}",
-            flush=True,
-        )
+            return producer(db, args.posts)
+
+    print(f"server {server_version(args.dsn)}; {args.posts:,} posts a side per round")
+    interleave(
+        args.rounds,
+        ("outside a span", lambda: producer(db, args.posts)),
+        ("inside one", traced),
+        unit="/s",
+        reset=lambda: clean(db),
+    )
     clean(db)
 
 
