@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from typing import Any, LiteralString, Protocol
+from typing import Any, LiteralString, Protocol, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -36,6 +36,16 @@ def record_pickup(posted_at: object) -> None:
     if path:
         with open(path, "a", encoding="ascii") as f:
             f.write(f"{(received - posted_at) * 1000.0:.3f}\n")
+
+
+C = TypeVar("C")
+
+
+def opened(client: C | None) -> C:
+    """The client a peer's ``open()`` made; a post before it is the harness's bug."""
+    if client is None:
+        raise RuntimeError("open() first")
+    return client
 
 
 class Peer(Protocol):

@@ -27,7 +27,7 @@ from pgqueuer.models import Job
 from pgqueuer.queries import Queries
 from psycopg import sql
 
-from skconsole.bench.peers.common import DSN_ENV, TASK, fetch_count, record_pickup
+from skconsole.bench.peers.common import DSN_ENV, TASK, fetch_count, opened, record_pickup
 
 
 async def noop(job: Job) -> None:
@@ -70,17 +70,12 @@ class PgQueuerPeer:
         if conn is not None:
             await conn.close()
 
-    def _live(self) -> Queries:
-        if self._queries is None:
-            raise RuntimeError("open() first")
-        return self._queries
-
     async def post(self, posted_at: float | None) -> None:
         payload = None if posted_at is None else json.dumps({"t": posted_at}).encode()
-        await self._live().enqueue(TASK, payload)
+        await opened(self._queries).enqueue(TASK, payload)
 
     async def post_many(self, count: int) -> None:
-        await self._live().enqueue([TASK] * count, [None] * count, [0] * count)
+        await opened(self._queries).enqueue([TASK] * count, [None] * count, [0] * count)
 
     def worker(self, dsn: str) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, "-m", "skconsole.bench.peers.pgqueuer_peer"], {DSN_ENV: dsn}

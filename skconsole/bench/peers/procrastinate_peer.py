@@ -15,7 +15,7 @@ import procrastinate
 import psycopg
 from procrastinate.tasks import Task
 
-from skconsole.bench.peers.common import DSN_ENV, TASK, fetch_count, record_pickup
+from skconsole.bench.peers.common import DSN_ENV, TASK, fetch_count, opened, record_pickup
 
 
 async def noop(t: float | None = None) -> None:
@@ -53,9 +53,7 @@ class ProcrastinatePeer:
             await app.close_async()
 
     def _task(self) -> Task[Any, Any, Any]:
-        if self._app is None:
-            raise RuntimeError("open() first")
-        return self._app.tasks[TASK]
+        return opened(self._app).tasks[TASK]
 
     async def post(self, posted_at: float | None) -> None:
         if posted_at is None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 
-from skconsole.bench.peers.common import TASK, fetch_count, record_pickup
+from skconsole.bench.peers.common import TASK, fetch_count, opened, record_pickup
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
@@ -51,17 +51,12 @@ class SkconsolePeer:
         if producer is not None:
             await producer.close()
 
-    def _live(self) -> AsyncProducer:
-        if self._producer is None:
-            raise RuntimeError("open() first")
-        return self._producer
-
     async def post(self, posted_at: float | None) -> None:
         payload = None if posted_at is None else {"t": posted_at}
-        await self._live().post(TASK, payload)
+        await opened(self._producer).post(TASK, payload)
 
     async def post_many(self, count: int) -> None:
-        await self._live().post_many([Job(TASK, None) for _ in range(count)])
+        await opened(self._producer).post_many([Job(TASK, None) for _ in range(count)])
 
     def worker(self, dsn: str) -> tuple[list[str], dict[str, str]]:
         more = [] if self.concurrency is None else ["--concurrency", str(self.concurrency)]
