@@ -131,13 +131,9 @@ class Engine:
         self.upkeep = Upkeep(
             self.links["upkeep"],
             worker_id=self.worker_id,
-            process_id=cfg.process_id,
+            config=cfg,
             metrics_owner=self.metrics_owner,
             metrics=self.metrics,
-            reap=cfg.reap,
-            reap_interval=cfg.reap_interval,
-            metrics_interval=cfg.metrics_interval,
-            unowned_after=cfg.unowned_after,
             default_max_attempts=registry.defaults.max_attempts,
             scheduler=(
                 Scheduler(

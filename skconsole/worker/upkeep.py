@@ -24,6 +24,7 @@ from psycopg.abc import Params
 from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
+from skconsole.worker.config import WorkerConfig
 from skconsole.worker.links import Link, Throttle, guarded
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.retention import Retention
@@ -49,14 +50,11 @@ class Upkeep:
     link: Link
     _: KW_ONLY
     worker_id: uuid.UUID
-    process_id: str
+    #: the worker's knobs: whether and how often it reaps, flushes metrics
+    config: WorkerConfig
     #: the owner id of this process's metric rows: unique to it (a total is its own)
     metrics_owner: str
     metrics: MetricsBuffer
-    reap: bool
-    reap_interval: float
-    metrics_interval: float
-    unowned_after: float | None
     default_max_attempts: int
     scheduler: Scheduler | None = None
     retention: Retention | None = None
@@ -69,10 +67,10 @@ class Upkeep:
         last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0, "after": 0.0}
         while True:
             now = time.monotonic()
-            if self.reap and now - last["reap"] >= self.reap_interval:
+            if self.config.reap and now - last["reap"] >= self.config.reap_interval:
                 last["reap"] = now
                 await self._guarded("reap", self.reap_once)
-            if now - last["metrics"] >= self.metrics_interval:
+            if now - last["metrics"] >= self.config.metrics_interval:
                 last["metrics"] = now
                 await self._guarded("metrics", self.flush_metrics)
             if now - last["after"] >= AFTER_SWEEP_S:
@@ -83,7 +81,7 @@ class Upkeep:
                 await self._guarded("forget", self._forget)
             if self.retention is not None and now >= self.retention.due_at:
                 await self._guarded("retention", self.retention.run_once)
-            wait = min(self.reap_interval, self.metrics_interval, 1.0)
+            wait = min(self.config.reap_interval, self.config.metrics_interval, 1.0)
             if self.scheduler is not None:
                 if time.monotonic() >= self.scheduler.due_at:
                     await self._guarded("schedules", self.scheduler.run_once)
@@ -95,7 +93,7 @@ class Upkeep:
 
     async def reap_once(self) -> int:
         params = {
-            "unowned_s": self.unowned_after,
+            "unowned_s": self.config.unowned_after,
             "default_max_attempts": self.default_max_attempts,
             "ids": None,
             "limit": 1000,
