@@ -356,13 +356,9 @@ class FixedEngine:
     processed: int = 12_840
     concurrency: int = 10
     error: str | None = None
-    starts: int = 0
-    stops: int = 0
 
     def start(self) -> None:
-        self.starts += 1
         self.state = "running"
 
     def stop(self) -> None:
-        self.stops += 1
         self.state = "stopped"

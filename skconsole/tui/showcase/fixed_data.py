@@ -8,7 +8,7 @@ the scene's tests take all of it from here.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from uuid import UUID
 
 from skconsole.core.find_query import FindQuery
@@ -56,228 +56,69 @@ __all__ = [
 ]
 
 
-def _group(
-    signature: str,
-    count: int,
-    task_types: tuple[str, ...],
-    statuses: dict[int, int],
-    first_seen: datetime,
-    last_seen: datetime,
-) -> FailureGroup:
-    return FailureGroup(
-        signature=signature,
-        count=count,
-        statuses=statuses,
-        task_types=list(task_types),
-        first_seen=first_seen,
-        last_seen=last_seen,
-        sample_task_id=None,
-        sample_error=None,
-    )
-
-
-def _inflight(
-    n: int,
-    task_type: str,
-    worker: tuple[str, int],
-    running_s: float,
-    heartbeat_age_s: float,
-    attempt: int,
-    state: InflightState,
-    note: str,
-    hung_reason: str | None,
-    progress: Progress | None = None,
-) -> InflightJob:
-    host, pid = worker
-    return InflightJob(
-        task_id=UUID(fixed_id(n)),
-        task_type=task_type,
-        attempt=attempt,
-        error_count=attempt - 1,
-        started_at=ago(running_s),
-        running_s=running_s,
-        worker_id=None,
-        worker_host=host,
-        worker_pid=pid,
-        worker_connected=state is not InflightState.CONNECTION_LOST,
-        heartbeat_age_s=heartbeat_age_s,
-        timeout_s=None,
-        state=state,
-        note=note,
-        hung_reason=hung_reason,
-        reapable_in_s=None,
-        progress=progress,
-    )
-
-
-def _times(
-    task_type: str,
-    cycles: int,
-    avg_ms: int,
-    pcts: tuple[float, float, float],
-    spread: tuple[int, int, int],
-    sample: int,
-) -> TypeTimes:
-    """Execution times: ``pcts`` are p50, p95, p99; ``spread`` fastest, longest, last (ms)
-    of the ``sample`` recent runs (the latest 10,000 of all types, together); every run
-    reported: ``cycles``, a slower tail and a faster head."""
-    fastest, longest, last = spread
-    p50, p95, p99 = pcts
-    assert fastest <= p50 <= p95 <= p99 <= longest, task_type
-    return TypeTimes(
-        task_type=task_type,
-        cycles=cycles,
-        total_ms=avg_ms * cycles,
-        fastest_ms=max(1, fastest // 2),
-        longest_ms=longest * 2,
-        last_ms=last,
-        sample=sample,
-        p50_ms=p50,
-        p95_ms=p95,
-        p99_ms=p99,
-        recent_avg_ms=float(avg_ms),
-        recent_fastest_ms=fastest,
-        recent_longest_ms=longest,
-        recent_last_ms=last,
-    )
-
-
-def fixed_worker(
-    n: int,
-    host: str,
-    pid: int,
-    state: str,
-    heartbeat_age_s: float,
-    concurrency: int,
-    in_flight: int,
-    task_types: tuple[str, ...],
-) -> WorkerInfo:
-    return WorkerInfo(
-        worker_id=UUID(fixed_id(n)),
-        process_id=f"{host}:{pid}",
-        host=host,
-        pid=pid,
-        concurrency=concurrency,
-        task_types=list(task_types),
-        started_at=ago(heartbeat_age_s + 86_400),
-        heartbeat_age_s=heartbeat_age_s,
-        stopped=WorkerState(state) is WorkerState.STOPPED,
-        connected=WorkerState(state)
-        in (WorkerState.ALIVE, WorkerState.LEASE_EXPIRING, WorkerState.UNRESPONSIVE),
-        in_flight=in_flight,
-        state=WorkerState(state),
-        note="",
-        lease_s=30.0,
-        # the fleet mid-deploy: one host already runs the next release
-        app_version="1.8.3" if n % 2 else "1.8.2",
-    )
-
-
-def _schedule(
-    task_type: str,
-    schedule: str,
-    next_run_in_s: float | None,
-    last: tuple[int, int | None, float] | None,
-    waiting: int = 0,
-    *,
-    paused: bool = False,
-    late_s: float | None = None,
-    error: str | None = None,
-) -> ScheduleInfo:
-    """A periodic type; ``last``: its latest job (id number, status or None if purged,
-    posted this many seconds ago)."""
-    task_id, status, age = last if last is not None else (None, None, None)
-    return ScheduleInfo(
-        task_type=task_type,
-        schedule=schedule,
-        cron=schedule.removeprefix("cron ") if schedule.startswith("cron") else None,
-        every_s=None if schedule.startswith("cron") else 30.0,
-        timezone="UTC",
-        missed="once",
-        payload=None,
-        error=error,
-        paused=paused,
-        next_run=None if next_run_in_s is None else FROZEN_AT + timedelta(seconds=next_run_in_s),
-        next_run_in_s=next_run_in_s,
-        late_s=late_s,
-        last_tick=None if age is None else ago(age),
-        last_task_id=None if task_id is None else UUID(fixed_id(task_id)),
-        last_status=status,
-        last_posted_at=None if age is None else ago(age),
-        last_posted_age_s=age,
-        waiting=waiting,
-        waiting_estimated=False,
-        defined_at=ago(30 * 86_400),
-    )
-
-
 TIMEOUT_SIG = (
     "UpstreamTimeout: timeout after <n>s calling https://api.partner.example/v2/orders/<n>"
 )
 
+
 E, F, X = JobStatus.ERROR, JobStatus.FAULTED, JobStatus.FATAL
 
-GROUPS = (
-    _group(TIMEOUT_SIG, 1284, ("payments.charge",), {E: 1190, F: 94}, ago(3 * 3600 + 240), ago(4)),
-    _group(
+
+#: each failure group: its signature; its failed jobs, their task types, how many ended in
+#: each status, and how long ago (s) the first and the last of them failed
+_GROUP_ROWS: tuple[tuple[str, tuple[int, tuple[str, ...], dict[int, int], int, int]], ...] = (
+    (TIMEOUT_SIG, (1284, ("payments.charge",), {E: 1190, F: 94}, 3 * 3600 + 240, 4)),
+    (
         "PaymentDeclined: card declined for customer cus_<n>: insufficient funds",
-        342,
-        ("payments.charge",),
-        {X: 342},
-        ago(26 * 3600),
-        ago(95),
+        (342, ("payments.charge",), {X: 342}, 26 * 3600, 95),
     ),
-    _group(
+    (
         "ConnectionRefusedError: connection refused by cache-<n>.internal:6379",
-        97,
-        ("emails.send", "webhooks.deliver"),
-        {E: 88, F: 9},
-        ago(1800),
-        ago(12),
+        (97, ("emails.send", "webhooks.deliver"), {E: 88, F: 9}, 1800, 12),
     ),
-    _group(
+    (
         "KeyError: \"'shipping_address' missing in order <n>\"",
-        41,
-        ("orders.ship",),
-        {F: 41},
-        ago(5 * 3600),
-        ago(600),
+        (41, ("orders.ship",), {F: 41}, 5 * 3600, 600),
     ),
-    _group(
+    (
         "skconsole.HungJob: worker gone (<host> pid <n>): no heartbeat for <n> s",
-        7,
-        ("reports.nightly",),
-        {E: 7},
-        ago(420),
-        ago(380),
+        (7, ("reports.nightly",), {E: 7}, 420, 380),
     ),
-    _group(
+    (
         "ValueError: cannot parse amount '<n>,00' for invoice INV-<n>",
-        12,
-        ("invoices.import",),
-        {X: 12},
-        ago(7200),
-        ago(3000),
+        (12, ("invoices.import",), {X: 12}, 7200, 3000),
     ),
 )
-OWNER = fixed_id(902)  # web-2 pid 2201: the worker of the job shown in detail
-#: the second job of every group's list is a pipeline's stage 2, posted by this job
-STAGE_JOB = fixed_id(5001)
-PARENT_JOB = fixed_id(4000)
-
-TRACEBACK = """Traceback (most recent call last):
-  File "/srv/app/skconsole/worker/engine.py", line 342, in _run_job
-    await asyncio.wait_for(task.handler(*args), task.options.timeout)
-  File "/srv/app/payments/tasks.py", line 88, in charge
-    receipt = await partner.create_order(order_id, amount=payload["amount"])
-  File "/srv/app/payments/partner.py", line 41, in create_order
-    raise UpstreamTimeout(f"timeout after {elapsed:.0f}s calling {url}")
-payments.partner.UpstreamTimeout: timeout after 31s calling https://api.partner.example/v2/orders/48213"""
+#: the failure groups, no sample job of their own (:func:`fixed_group_jobs` lists them)
+GROUPS = tuple(
+    FailureGroup(signature, count, statuses, list(types), ago(first), ago(last), None, None)
+    for signature, (count, types, statuses, first, last) in _GROUP_ROWS
+)
 
 
-def fixed_snapshot() -> Snapshot:
-    t = FROZEN_AT.timestamp()
-    depth = (
+def fixed_group_jobs(group: FailureGroup) -> GroupJobs:
+    """The group's latest 60 jobs at the most, 37 s apart: its task types and its statuses
+    (up to 40 jobs of each) in turn."""
+    statuses = [status for status, n in group.statuses.items() for _ in range(min(n, 40))]
+    jobs = [
+        FailedJob(
+            task_id=UUID(fixed_id(5000 + i)),
+            task_type=group.task_types[i % len(group.task_types)],
+            status=statuses[i % len(statuses)],
+            priority=i % 3,
+            error_count=1 + i % 5,
+            failed_at=ago(4 + i * 37),
+            error_line=group.signature.replace("<n>", str(48213 + i * 7)),
+        )
+        for i in range(min(group.count, 60))
+    ]
+    return GroupJobs(group.signature, group.count, jobs)
+
+
+def _depth_rows() -> tuple[DepthRow, ...]:
+    """The queue by type: one over its wait SLO, one over its failure rate, one paused,
+    two idle (one of them failing every job)."""
+    return (
         DepthRow(
             "emails.send",
             1204,
@@ -337,7 +178,48 @@ def fixed_snapshot() -> Snapshot:
             finished=120,
         ),
     )
-    inflight = (
+
+
+def _inflight(
+    n: int,
+    task_type: str,
+    worker: tuple[str, int],
+    running_s: float,
+    heartbeat_age_s: float,
+    attempt: int,
+    state: InflightState,
+    note: str,
+    hung_reason: str | None,
+    progress: Progress | None = None,
+) -> InflightJob:
+    """A job ``n`` (its id number) on ``worker`` (host, pid), in its ``attempt`` (every
+    earlier one failed); its worker connected unless the state says it lost its connection."""
+    host, pid = worker
+    return InflightJob(
+        task_id=UUID(fixed_id(n)),
+        task_type=task_type,
+        attempt=attempt,
+        error_count=attempt - 1,
+        started_at=ago(running_s),
+        running_s=running_s,
+        worker_id=None,
+        worker_host=host,
+        worker_pid=pid,
+        worker_connected=state is not InflightState.CONNECTION_LOST,
+        heartbeat_age_s=heartbeat_age_s,
+        timeout_s=None,
+        state=state,
+        note=note,
+        hung_reason=hung_reason,
+        reapable_in_s=None,
+        progress=progress,
+    )
+
+
+def _inflight_jobs() -> tuple[InflightJob, ...]:
+    """Five jobs in trouble (hung, timed out, ignoring a cancel, cut off from their
+    worker), then 17 running on three web hosts."""
+    return (
         _inflight(
             101,
             "reports.nightly",
@@ -415,28 +297,61 @@ def fixed_snapshot() -> Snapshot:
             )
         ),
     )
-    exec_stats = (
-        _times("emails.send", 184_220, 412, (380.0, 910.0, 1840.0), (31, 29_800, 402), 6_118),
-        _times("orders.ship", 12_004, 1210, (990.0, 3100.0, 5200.0), (120, 61_000, 870), 410),
-        _times(
-            "payments.charge",
-            48_310,
-            2240,
-            (1400.0, 30_100.0, 31_900.0),
-            (88, 33_000, 31_020),
-            1_630,
-        ),
-        _times(
-            "reports.nightly",
-            61,
-            184_000,
-            (171_000.0, 402_000.0, 433_000.0),
-            (95_000, 433_000, 190_400),
-            3,
-        ),
-        _times("webhooks.deliver", 96_400, 95, (61.0, 310.0, 1200.0), (4, 60_000, 58), 1_839),
+
+
+def _times(
+    task_type: str,
+    cycles: int,
+    avg_ms: int,
+    pcts: tuple[float, float, float],
+    spread: tuple[int, int, int],
+    sample: int,
+) -> TypeTimes:
+    """Execution times: ``pcts`` are p50, p95, p99; ``spread`` fastest, longest, last (ms)
+    of the ``sample`` recent runs (the latest 10,000 of all types, together); every run
+    reported: ``cycles``, a slower tail and a faster head."""
+    fastest, longest, last = spread
+    p50, p95, p99 = pcts
+    assert fastest <= p50 <= p95 <= p99 <= longest, task_type
+    return TypeTimes(
+        task_type=task_type,
+        cycles=cycles,
+        total_ms=avg_ms * cycles,
+        fastest_ms=max(1, fastest // 2),
+        longest_ms=longest * 2,
+        last_ms=last,
+        sample=sample,
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+        recent_avg_ms=float(avg_ms),
+        recent_fastest_ms=fastest,
+        recent_longest_ms=longest,
+        recent_last_ms=last,
     )
-    metrics = (
+
+
+#: execution times by type: runs reported, their mean (ms), p50, p95, p99 (ms), the
+#: fastest, longest and last of the recent sample (ms), and the sample's size
+_TIMES_ROWS = (
+    ("emails.send", 184_220, 412, (380.0, 910.0, 1840.0), (31, 29_800, 402), 6_118),
+    ("orders.ship", 12_004, 1210, (990.0, 3100.0, 5200.0), (120, 61_000, 870), 410),
+    ("payments.charge", 48_310, 2240, (1400.0, 30_100.0, 31_900.0), (88, 33_000, 31_020), 1_630),
+    (
+        "reports.nightly",
+        61,
+        184_000,
+        (171_000.0, 402_000.0, 433_000.0),
+        (95_000, 433_000, 190_400),
+        3,
+    ),
+    ("webhooks.deliver", 96_400, 95, (61.0, 310.0, 1200.0), (4, 60_000, 58), 1_839),
+)
+
+
+def _metrics() -> tuple[MetricRow, ...]:
+    """The workers' counters, with their rates per second."""
+    return (
         MetricRow("listener@reconnect-count", "task-queue-notification-listener", 3, 0.0),
         MetricRow(
             "listener@task-notification-count", "task-queue-notification-listener", 402_118, 21.4
@@ -451,24 +366,58 @@ def fixed_snapshot() -> Snapshot:
         MetricRow("worker@successful-processed-payload-count", "task-worker", 339_191, 17.2),
         MetricRow("worker@total-processing-time", "task-worker", 120_551_004, 6_310.0),
     )
-    workers = (
-        fixed_worker(901, "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")),
-        fixed_worker(
-            902,
-            "web-2",
-            2201,
-            "connection lost",
-            0.2,
-            10,
-            6,
-            ("emails.send", "payments.charge"),
-        ),
-        fixed_worker(903, "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")),
-        fixed_worker(904, "batch-2", 3310, "unresponsive", 95.0, 2, 1, ("reports.nightly",)),
-        fixed_worker(905, "web-7", 4412, "gone", 381.0, 10, 1, ("orders.ship",)),
-        fixed_worker(906, "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
+
+
+def fixed_worker(
+    n: int,
+    host: str,
+    pid: int,
+    state: str,
+    heartbeat_age_s: float,
+    concurrency: int,
+    in_flight: int,
+    task_types: tuple[str, ...],
+) -> WorkerInfo:
+    """A worker ``n`` (its id number) on ``host``, up a day longer than its heartbeat's
+    age; its control session still open unless its ``state`` (a :class:`WorkerState`
+    value) says it lost it, went or stopped."""
+    worker_state = WorkerState(state)
+    return WorkerInfo(
+        worker_id=UUID(fixed_id(n)),
+        process_id=f"{host}:{pid}",
+        host=host,
+        pid=pid,
+        concurrency=concurrency,
+        task_types=list(task_types),
+        started_at=ago(heartbeat_age_s + 86_400),
+        heartbeat_age_s=heartbeat_age_s,
+        stopped=worker_state is WorkerState.STOPPED,
+        connected=worker_state
+        in (WorkerState.ALIVE, WorkerState.LEASE_EXPIRING, WorkerState.UNRESPONSIVE),
+        in_flight=in_flight,
+        state=worker_state,
+        note="",
+        lease_s=30.0,
+        # the fleet mid-deploy: one host already runs the next release
+        app_version="1.8.3" if n % 2 else "1.8.2",
     )
-    audit = (
+
+
+#: the fleet mid-incident: id number, host, pid, state, heartbeat age (s), concurrency,
+#: jobs in flight, task types
+_WORKER_ROWS = (
+    (901, "web-1", 2200, "alive", 0.8, 10, 7, ("emails.send", "webhooks.deliver")),
+    (902, "web-2", 2201, "connection lost", 0.2, 10, 6, ("emails.send", "payments.charge")),
+    (903, "web-3", 2207, "alive", 1.2, 10, 5, ("orders.ship", "webhooks.deliver")),
+    (904, "batch-2", 3310, "unresponsive", 95.0, 2, 1, ("reports.nightly",)),
+    (905, "web-7", 4412, "gone", 381.0, 10, 1, ("orders.ship",)),
+    (906, "web-5", 1980, "stopped", 86_000.0, 10, 0, ("emails.send",)),
+)
+
+
+def _audit() -> tuple[AuditRow, ...]:
+    """The operators' latest actions, newest first."""
+    return (
         AuditRow(
             12, ago(900), "maria", "ops-laptop", "requeue", "group `KeyError: ...` (ids 18)", 18
         ),
@@ -486,7 +435,49 @@ def fixed_snapshot() -> Snapshot:
             10, ago(86_400), "deploy", "ci-runner", "purge", "finished older than 30d", 1_204_331
         ),
     )
-    schedules = (
+
+
+def _schedule(
+    task_type: str,
+    schedule: str,
+    next_run_in_s: float | None,
+    last: tuple[int, int | None, float] | None,
+    waiting: int = 0,
+    *,
+    paused: bool = False,
+    late_s: float | None = None,
+    error: str | None = None,
+) -> ScheduleInfo:
+    """A periodic type; ``last``: its latest job (id number, status or None if purged,
+    posted this many seconds ago)."""
+    task_id, status, age = last if last is not None else (None, None, None)
+    return ScheduleInfo(
+        task_type=task_type,
+        schedule=schedule,
+        cron=schedule.removeprefix("cron ") if schedule.startswith("cron") else None,
+        every_s=None if schedule.startswith("cron") else 30.0,
+        timezone="UTC",
+        missed="once",
+        payload=None,
+        error=error,
+        paused=paused,
+        next_run=None if next_run_in_s is None else FROZEN_AT + timedelta(seconds=next_run_in_s),
+        next_run_in_s=next_run_in_s,
+        late_s=late_s,
+        last_tick=None if age is None else ago(age),
+        last_task_id=None if task_id is None else UUID(fixed_id(task_id)),
+        last_status=status,
+        last_posted_at=None if age is None else ago(age),
+        last_posted_age_s=age,
+        waiting=waiting,
+        waiting_estimated=False,
+        defined_at=ago(30 * 86_400),
+    )
+
+
+def _schedules() -> tuple[ScheduleInfo, ...]:
+    """The periodic types: one with a time zone it cannot find, one late, one paused."""
+    return (
         _schedule("invoices.import", "cron */30 * * * *", 18 * 60, (301, JobStatus.PROCESSED, 720)),
         _schedule(
             "legacy.export",
@@ -518,16 +509,22 @@ def fixed_snapshot() -> Snapshot:
         ),
         _schedule("webhooks.retry_sweep", "every 30s", 18.0, (305, JobStatus.PROCESSED, 12.0), 1),
     )
+
+
+def fixed_snapshot() -> Snapshot:
+    """The busy queue at the frozen clock, every panel's rows built afresh (as each read
+    builds its own)."""
+    depth = _depth_rows()
     return Snapshot(
-        taken_at=t,
+        taken_at=FROZEN_AT.timestamp(),
         server_version="16.4",
         depth=depth,
-        inflight=inflight,
-        exec_stats=exec_stats,
-        metrics=metrics,
-        workers=workers,
-        audit=audit,
-        schedules=schedules,
+        inflight=_inflight_jobs(),
+        exec_stats=tuple(_times(*row) for row in _TIMES_ROWS),
+        metrics=_metrics(),
+        workers=tuple(fixed_worker(*row) for row in _WORKER_ROWS),
+        audit=_audit(),
+        schedules=_schedules(),
         statuses=StatusCounts(
             {
                 JobStatus.UNPROCESSED: 6781,
@@ -544,21 +541,20 @@ def fixed_snapshot() -> Snapshot:
     )
 
 
-def fixed_group_jobs(group: FailureGroup) -> GroupJobs:
-    statuses = [status for status, n in group.statuses.items() for _ in range(min(n, 40))]
-    jobs = [
-        FailedJob(
-            task_id=UUID(fixed_id(5000 + i)),
-            task_type=group.task_types[i % len(group.task_types)],
-            status=statuses[i % len(statuses)],
-            priority=i % 3,
-            error_count=1 + i % 5,
-            failed_at=ago(4 + i * 37),
-            error_line=group.signature.replace("<n>", str(48213 + i * 7)),
-        )
-        for i in range(min(group.count, 60))
-    ]
-    return GroupJobs(group.signature, group.count, jobs)
+OWNER = fixed_id(902)  # web-2 pid 2201: the worker of the job shown in detail
+#: the second job of every group's list is a pipeline's stage 2, posted by this job
+STAGE_JOB = fixed_id(5001)
+PARENT_JOB = fixed_id(4000)
+
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/srv/app/skconsole/worker/engine.py", line 342, in _run_job
+    await asyncio.wait_for(task.handler(*args), task.options.timeout)
+  File "/srv/app/payments/tasks.py", line 88, in charge
+    receipt = await partner.create_order(order_id, amount=payload["amount"])
+  File "/srv/app/payments/partner.py", line 41, in create_order
+    raise UpstreamTimeout(f"timeout after {elapsed:.0f}s calling {url}")
+payments.partner.UpstreamTimeout: timeout after 31s calling https://api.partner.example/v2/orders/48213"""
 
 
 def _checkout_job(

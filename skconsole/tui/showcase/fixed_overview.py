@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from skconsole.check.verdict import Models
 from skconsole.core.status import JobStatus
 from skconsole.read import Inflight, StatusCounts, health
 from skconsole.read.flow import WINDOW_S, TypeFlow
 from skconsole.tui.model import QueueOverview, Snapshot
 from skconsole.tui.showcase.fixed_data import fixed_snapshot, fixed_worker
-from skconsole.tui.showcase.fixed_health import HEALTH_SERVER, fixed_health
+from skconsole.tui.showcase.fixed_health import fixed_health
 from skconsole.tui.showcase.frozen import FROZEN_AT
 
 #: the queues of the overview scene: the busy queue above, a quiet one, one that is down
@@ -60,16 +62,14 @@ def fixed_quiet_overview() -> QueueOverview:
         fixed_worker(911, "mail-1", 1200, "alive", 0.6, 20, 4, served),
         fixed_worker(912, "mail-2", 1204, "alive", 1.1, 20, 3, served),
     )
-    quiet = fixed_health()
-    calm = health.Health(
-        taken_at=FROZEN_AT,
-        tables=quiet.tables,
+    # the busy queue's tables, with nothing holding the horizon, waiting or hidden
+    calm = replace(
+        fixed_health(),
         horizon=health.Horizon(None, None, None, [], [], []),
         lock_waits=[],
         blockers=[],
         advice=[],
-        settings=HEALTH_SERVER,
-        role="ops",
+        hidden=[],
     )
     models = Models(flows, Inflight([], 7, 0), workers, calm, ())
     statuses = StatusCounts(
