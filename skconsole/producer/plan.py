@@ -17,9 +17,9 @@ none of post_jobs.sql's conflict rules, and the other paths stay as they were.
 A post made inside an active trace (producer/trace_context.py) carries its
 trace context: post_jobs.sql and post_after.sql take it as one parameter, a
 COPY writes it as one more column (copy_results_traced.sql), and a lone job
-goes by post_jobs.sql. A post outside a trace sends exactly what it did
-before (post_new_job.sql and copy_results.sql have no such column), plus one
-NULL parameter per post_jobs.sql or post_after.sql statement.
+goes by post_new_job_traced.sql. A post outside a trace sends exactly what it
+did before (post_new_job.sql and copy_results.sql have no such column), plus
+one NULL parameter per post_jobs.sql or post_after.sql statement.
 
 The sync and async producers share this module and differ only in how they
 await their round trips.
