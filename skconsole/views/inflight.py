@@ -15,7 +15,7 @@ from skconsole.read import Inflight, InflightJob, inflight
 from skconsole.read.inflight import Progress
 from skconsole.read.query import Conn
 from skconsole.views.registry import Table, View, ViewArgs
-from skconsole.views.table import Cell, Column, Face
+from skconsole.views.table import Cell, Column, Face, type_column
 
 
 def worker_text(j: InflightJob) -> str:
@@ -57,7 +57,7 @@ def _when(value: datetime | None) -> str:
 
 COLUMNS: tuple[Column[InflightJob], ...] = (
     Column("job", "job", 8, cell=lambda j, _: str(j.task_id), ident=True),
-    Column("type", "type", 15, cell=lambda j, _: j.task_type, priority=1),
+    type_column(15, priority=1),
     Column("worker", "worker", 15, cell=lambda j, _: worker_text(j), priority=4),
     Column("started", "started", cell=lambda j, _: _when(j.started_at), priority=6, faces=Face.CLI),
     Column(

@@ -35,8 +35,8 @@ from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.opening import Opening, waiting_of
 from skconsole.tui.widgets.keyed_table import Row
-from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column, Tone, cell_text, cell_tone
+from skconsole.tui.widgets.panel import TypesPanel
+from skconsole.views.table import Cell, Column, Tone, cell_text, cell_tone, type_column
 
 
 def _state(d: DepthRow) -> Cell:
@@ -111,7 +111,7 @@ def _dimmed(cell: Cell) -> Cell:
     return cell if cell_tone(cell) in _KEPT_TONES else (cell_text(cell), "muted")
 
 
-class DepthPanel(Panel):
+class DepthPanel(TypesPanel):
     scope = "depth"
     title = "Queue depth"
     tabbed = False
@@ -119,7 +119,7 @@ class DepthPanel(Panel):
     # it), in flight (panel 2 lists them) and scheduled: what is ready, how old, failing
     # and held (state) stay
     COLUMNS: ClassVar[tuple[Column[DepthRow], ...]] = (
-        Column("type", "type", 17, flex=True, cell=lambda d, _: d.task_type),
+        type_column(17, flex=True),
         Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_count(d.ready, d.estimated)),
         Column(
             "scheduled",
@@ -157,9 +157,6 @@ class DepthPanel(Panel):
             (key, tuple(_dimmed(c) for c in cells) if key in idle else cells)
             for key, cells in super().rows_of(shown, now)
         ]
-
-    def row_key(self, item: DepthRow) -> str:
-        return item.task_type
 
     def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
         return waiting_of(key)

@@ -8,7 +8,7 @@ from skconsole.core.status import JobStatus
 from skconsole.read import FailedJob
 from skconsole.tui.formatting import fmt_ago, fmt_int, short_id
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column, Tone
+from skconsole.views.table import Cell, Column, Tone, type_column
 
 #: how a job's status is coloured wherever one is shown
 STATUS_TONES: dict[int, Tone] = {
@@ -34,7 +34,7 @@ class JobsPanel(Panel):
     # narrow, the columns a list's rows often share give way to the error first
     COLUMNS: ClassVar[tuple[Column[FailedJob], ...]] = (
         Column("job", "job", 8, cell=lambda j, _: short_id(str(j.task_id))),
-        Column("type", "type", 16, cell=lambda j, _: j.task_type, priority=2),
+        type_column(16, priority=2),
         Column("status", "status", 11, cell=lambda j, _: _status(j)),
         Column(
             "errors", "errors", 6, right=True, cell=lambda j, _: fmt_int(j.error_count), priority=3
