@@ -76,6 +76,19 @@ def type_column(width: int, *, flex: bool = False, priority: int = 0) -> Column[
     )
 
 
+def figure_column(
+    key: str,
+    width: int,
+    cell: Callable[[T, float], Cell],
+    *,
+    label: str | None = None,
+    priority: int = 0,
+) -> Column[T]:
+    """A right-aligned column (a count, an age, a duration, a size), headed by its key
+    unless ``label`` says otherwise."""
+    return Column(key, label or key, width, right=True, cell=cell, priority=priority)
+
+
 def cell_text(cell: Cell) -> str:
     return cell if isinstance(cell, str) else cell[0]
 

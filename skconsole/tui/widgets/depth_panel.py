@@ -36,7 +36,15 @@ from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.opening import Opening, waiting_of
 from skconsole.tui.widgets.keyed_table import Row
 from skconsole.tui.widgets.panel import TypesPanel
-from skconsole.views.table import Cell, Column, Tone, cell_text, cell_tone, type_column
+from skconsole.views.table import (
+    Cell,
+    Column,
+    Tone,
+    cell_text,
+    cell_tone,
+    figure_column,
+    type_column,
+)
 
 
 def _state(d: DepthRow) -> Cell:
@@ -120,25 +128,13 @@ class DepthPanel(TypesPanel):
     # and held (state) stay
     COLUMNS: ClassVar[tuple[Column[DepthRow], ...]] = (
         type_column(17, flex=True),
-        Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_count(d.ready, d.estimated)),
-        Column(
-            "scheduled",
-            "scheduled",
-            9,
-            right=True,
-            cell=lambda d, _: fmt_count(d.scheduled, d.estimated),
-            priority=2,
+        figure_column("ready", 7, lambda d, _: fmt_count(d.ready, d.estimated)),
+        figure_column("scheduled", 9, lambda d, _: fmt_count(d.scheduled, d.estimated), priority=2),
+        figure_column(
+            "in_flight", 9, lambda d, _: fmt_int(d.in_flight), label="in flight", priority=3
         ),
-        Column(
-            "in_flight",
-            "in flight",
-            9,
-            right=True,
-            cell=lambda d, _: fmt_int(d.in_flight),
-            priority=3,
-        ),
-        Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
-        Column("failed", "fail 5m", 7, right=True, cell=lambda d, _: _failed(d)),
+        figure_column("oldest", 7, lambda d, _: _oldest(d)),
+        figure_column("failed", 7, lambda d, _: _failed(d), label="fail 5m"),
         Column("state", "state", 11, cell=lambda d, _: _state(d)),
         Column("slo", "SLO", 11, cell=lambda d, _: _slo(d), priority=4),
         Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent"), priority=5),

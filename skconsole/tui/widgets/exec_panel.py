@@ -11,12 +11,12 @@ from skconsole.tui.formatting import fmt_int, fmt_ms
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.panel import TypesPanel
 from skconsole.views.catalog import exec_window
-from skconsole.views.table import Column, type_column
+from skconsole.views.table import Column, figure_column, type_column
 
 
 def _ms(key: str, of: Callable[[TypeTimes], float | None]) -> Column[TypeTimes]:
     """One of a type's figures in milliseconds, headed by its key."""
-    return Column(key, key, 8, right=True, cell=lambda s, _: fmt_ms(of(s)))
+    return figure_column(key, 8, lambda s, _: fmt_ms(of(s)))
 
 
 class ExecPanel(TypesPanel):
@@ -25,7 +25,7 @@ class ExecPanel(TypesPanel):
     short_title = "Exec times"
     COLUMNS: ClassVar[tuple[Column[TypeTimes], ...]] = (
         type_column(24, flex=True),
-        Column("runs", "runs", 9, right=True, cell=lambda s, _: fmt_int(s.sample)),
+        figure_column("runs", 9, lambda s, _: fmt_int(s.sample)),
         _ms("avg", lambda s: s.recent_avg_ms),
         _ms("p50", lambda s: s.p50_ms),
         _ms("p95", lambda s: s.p95_ms),

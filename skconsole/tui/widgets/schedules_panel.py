@@ -17,7 +17,7 @@ from skconsole.tui.formatting import fmt_count, format_age
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.jobs_panel import status_tone
 from skconsole.tui.widgets.panel import TypesPanel
-from skconsole.views.table import Cell, Column, type_column
+from skconsole.views.table import Cell, Column, figure_column, type_column
 
 
 def short_reason(error: str) -> str:
@@ -63,15 +63,9 @@ class SchedulesPanel(TypesPanel):
     COLUMNS: ClassVar[tuple[Column[ScheduleInfo], ...]] = (
         type_column(22),
         Column("schedule", "schedule", 30, flex=True, cell=lambda s, _: schedule_cell(s)),
-        Column("next", "next run", 13, right=True, cell=lambda s, _: next_run_cell(s)),
+        figure_column("next", 13, lambda s, _: next_run_cell(s), label="next run"),
         Column("last", "last run", 24, cell=lambda s, _: last_run_cell(s)),
-        Column(
-            "waiting",
-            "waiting",
-            8,
-            right=True,
-            cell=lambda s, _: fmt_count(s.waiting, s.waiting_estimated),
-        ),
+        figure_column("waiting", 8, lambda s, _: fmt_count(s.waiting, s.waiting_estimated)),
     )
     opens = "the jobs of the schedule's type (a search)"
 
