@@ -129,7 +129,7 @@ class ConsoleApp(App[int]):
         self.apply_times_ms: deque[float] = deque(maxlen=1000)  # updating the widgets (UI)
         self.refresh_count = 0
         self.failure_reads_ms: deque[float] = deque(maxlen=1000)  # their database reads
-        self._nothing_read(source)  # the source, its cadences, and no data yet
+        self._start_reading(source)  # the source, its cadences; no data yet
         self._bindings_connected = False
         self.operator = ActionRunner(
             self,
@@ -143,7 +143,7 @@ class ConsoleApp(App[int]):
         self.main_screen = MainScreen(self.status_state, self.apply_pending)
         #: several queues (else none): each one's overview, on a loop of its own
         self.overview = QueueOverviews(self, queues if len(queues) > 1 else (), shown=source)
-        self.switch = QueueSwitch(
+        self.queue_switch = QueueSwitch(
             self,
             self.overview,
             busy=lambda: self.operator.busy,
@@ -154,11 +154,11 @@ class ConsoleApp(App[int]):
             self,
             self.main_screen,
             snapshot=lambda: self.snapshot,
-            show_queue=self.switch.show,
+            show_queue=self.queue_switch.show,
         )
 
-    def _nothing_read(self, source: DataSource) -> None:
-        """Read ``source`` from the start: its cadences, and no data or connection yet."""
+    def _start_reading(self, source: DataSource) -> None:
+        """Read ``source`` from the start: cadences of its own, no data, no connection yet."""
         self.source = source
         self.snapshot: Snapshot | None = None
         self.trends: Trends | None = None
@@ -212,7 +212,7 @@ class ConsoleApp(App[int]):
         if self.snapshot is None:
             self.main_screen.set_loading(True)
         self.request_refresh()  # the slower loops follow: they read once it is shown
-        self.switch.start()
+        self.queue_switch.start()
 
     # -- status ----------------------------------------------------------------------
     def status_state(self) -> StatusState:
@@ -349,7 +349,7 @@ class ConsoleApp(App[int]):
         """Read another queue (several queues): the last one's cadences are retired (what
         they were reading lands nowhere) and nothing of it stays on screen."""
         self.cadences.retire()
-        self._nothing_read(source)
+        self._start_reading(source)
         self.operator.source = source
         if self.paused:
             self.cadences.pause()
@@ -424,7 +424,7 @@ class ConsoleApp(App[int]):
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
         return spec.allowed(
-            self.engine is not None, self.read_only, self.connected, self.switch.several
+            self.engine is not None, self.read_only, self.connected, self.queue_switch.several
         )
 
     def palette_allows(self, spec: ActionSpec) -> bool:
@@ -461,7 +461,7 @@ class ConsoleApp(App[int]):
 
     # -- simple actions ------------------------------------------------------------------
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.read_only, self.switch.several))
+        self.push_screen(HelpScreen(self.read_only, self.queue_switch.several))
 
     def action_panel(self, scope: str) -> None:
         self.main_screen.show_panel(scope)
@@ -565,7 +565,9 @@ class ConsoleApp(App[int]):
     def action_connection(self) -> None:
         self.notify(clipboard.copy_connection(self, self.source.connection), title="Connection")
 
-    # -- what the keys open (Navigator) and the queue shown (QueueSwitch) -----------------
+    # -- what the keys open (Navigator), the queue shown (QueueSwitch) ---------------------
+    # Textual runs an action as an App method: these name the key registry's actions,
+    # the Navigator and the QueueSwitch do the work.
     def action_open(self) -> None:
         self.navigator.open_selected()
 
@@ -588,7 +590,7 @@ class ConsoleApp(App[int]):
         self.navigator.children()
 
     def action_queues(self) -> None:
-        self.switch.toggle()
+        self.queue_switch.toggle()
 
     # -- operator actions (skconsole.ops, through ActionRunner) ----------------------------
     @property
