@@ -52,8 +52,8 @@ class Cadence(Generic[H]):
     first, on the UI thread); ``show(host, value)`` paints, once no dialog is open;
     ``retry(host, failures)`` is the wait after a failure (else ``every``); ``follows``
     names the cadence whose reads this one follows (it must come before it), and
-    ``failing`` says in words what a failed read of it could not read: the host reports
-    it once (a lost connection is for the cadence it follows to say).
+    ``failing`` (instead of ``error``) says in words what a failed read of it could not
+    read: the host reports it once (a lost connection is for the cadence it follows to say).
     """
 
     name: str
