@@ -15,19 +15,20 @@ Rules this module keeps:
   retries with back-off; write actions are dimmed until the server is back.
 - Screens get what they need passed in (the App as a
   :class:`~skconsole.tui.context.Console`) and hear of new data through
-  :class:`~skconsole.tui.messages.DataChanged`; none imports this module.
+  :class:`~skconsole.tui.messages.DataChanged`; none imports this module. What a
+  key opens is the :class:`~skconsole.tui.navigation.Navigator`'s to open.
 - Every write key runs through :meth:`ConsoleApp.action_operate`: its
   :class:`~skconsole.tui.operation.Operation` in the key registry says the
   spec, the target and the dialogs; :class:`ActionRunner` previews, confirms
   with the exact scope (default No) and executes on the ids the preview captured.
 - Several queues (:meth:`ConsoleApp.of_queues`): the console opens on their
-  overview (:class:`~skconsole.tui.screens.overview.OverviewScreen`), each queue
-  read on a loop of its own (what ``skconsole check`` reads, within its bound), so
-  one that does not answer holds up neither the others nor the screen. The panels
-  show one queue at a time, named in the status line; Enter on the overview
-  switches them (the cadences of the last queue are retired: what they were
-  reading lands nowhere), and every key, operator actions included, acts on the
-  queue shown. With one queue none of this exists: no overview, no key for it.
+  overview, each queue read on a loop of its own
+  (:class:`~skconsole.tui.queue_overviews.QueueOverviews`). The panels show one
+  queue at a time, named in the status line; the
+  :class:`~skconsole.tui.queue_switch.QueueSwitch` goes between the overview and
+  them, and the App then reads the queue shown (the last one's cadences retired),
+  which every key, operator actions included, acts on. With one queue none of this
+  exists: no overview, no key for it.
 """
 
 from __future__ import annotations
@@ -52,9 +53,8 @@ from skconsole.tui.action_runner import ActionRunner, is_connection_error
 from skconsole.tui.actions import ActionSpec, spec_for
 from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences, following
 from skconsole.tui.commands import ActionCommands
-from skconsole.tui.context import Opens, Scoped
+from skconsole.tui.context import Scoped
 from skconsole.tui.engine_control import EngineControl, engine_text, toggle
-from skconsole.tui.factor_search import load_factors
 from skconsole.tui.formatting import first_line, fmt_seconds, short_id
 from skconsole.tui.messages import (
     ActionDone,
@@ -70,20 +70,17 @@ from skconsole.tui.model import (
     Snapshot,
     Trends,
 )
-from skconsole.tui.opening import Opening, OpenKind, job
+from skconsole.tui.navigation import Navigator
 from skconsole.tui.operation import Here
 from skconsole.tui.polling import PollLoop, backoff
 from skconsole.tui.queue_overviews import QueueOverviews
+from skconsole.tui.queue_switch import QueueSwitch
 from skconsole.tui.screens.drilldown import DrillDownScreen
-from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
-from skconsole.tui.screens.jump_to_job import JumpToJobScreen
-from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.main import MainScreen, back_to_main
 from skconsole.tui.screens.overview import OverviewScreen
 from skconsole.tui.screens.schema_setup import SchemaSetupScreen
-from skconsole.tui.screens.search import SearchScreen
-from skconsole.tui.screens.why_job import WhyScreen
 from skconsole.tui.source import DataSource, Queue
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
@@ -119,10 +116,6 @@ class ConsoleApp(App[int]):
         queues: Sequence[Queue] = (),
     ) -> None:
         super().__init__()
-        self.source = source
-        #: several queues (else empty): the panels show the one whose source is ``source``
-        self.queues = tuple(queues) if len(queues) > 1 else ()
-        self.shown_queue = next((q.name for q in self.queues if q.source is source), None)
         self.read_only = source.read_only
         self.engine = engine
         self.clock = clock
@@ -132,18 +125,11 @@ class ConsoleApp(App[int]):
         self.setup_needed = list(setup_needed or [])
         self.start_engine = start_engine
         self.live_refresh = auto_refresh  # False: refresh only on demand (fixed-data scenes)
-        self.snapshot: Snapshot | None = None
-        self.connection = "setup" if self.setup_needed else "connecting"
-        self.error_text: str | None = None
         self.refresh_times_ms: deque[float] = deque(maxlen=1000)  # database reads (worker)
         self.apply_times_ms: deque[float] = deque(maxlen=1000)  # updating the widgets (UI)
         self.refresh_count = 0
-        self._last_ok_at: float | None = None
-        self.trends: Trends | None = None
-        self.failure_groups: FailureGroups | None = None
         self.failure_reads_ms: deque[float] = deque(maxlen=1000)  # their database reads
-        self.health: QueueHealth | None = None
-        self.cadences = Cadences(self, source, CADENCES, auto=auto_refresh, ready=self.can_read)
+        self._start_reading(source)  # the source, its cadences; no data yet
         self._bindings_connected = False
         self.operator = ActionRunner(
             self,
@@ -155,19 +141,41 @@ class ConsoleApp(App[int]):
             report_error=self.report_error,
         )
         self.main_screen = MainScreen(self.status_state, self.apply_pending)
-        #: several queues: each one's overview, on a loop of its own
-        self.overview = QueueOverviews(self, self.queues)
+        #: several queues (else none): each one's overview, on a loop of its own
+        self.overview = QueueOverviews(self, queues if len(queues) > 1 else (), shown=source)
+        self.queue_switch = QueueSwitch(
+            self,
+            self.overview,
+            busy=lambda: self.operator.busy,
+            read_from=self._read_from,
+        )
+        self.navigator = Navigator(
+            self,
+            self,
+            self.main_screen,
+            snapshot=lambda: self.snapshot,
+            show_queue=self.queue_switch.show,
+        )
+
+    def _start_reading(self, source: DataSource) -> None:
+        """Read ``source`` from the start: cadences of its own, no data, no connection yet."""
+        self.source = source
+        self.snapshot: Snapshot | None = None
+        self.trends: Trends | None = None
+        self.failure_groups: FailureGroups | None = None
+        self.health: QueueHealth | None = None
+        self.connection = "setup" if self.setup_needed else "connecting"
+        self.error_text: str | None = None
+        self._last_ok_at: float | None = None
+        self.cadences = Cadences(
+            self, source, CADENCES, auto=self.live_refresh, ready=self.can_read
+        )
 
     @classmethod
     def of_queues(cls, queues: Sequence[Queue], **kw: Any) -> ConsoleApp:
         """A console of several queues: it opens on their overview, the first one's
         panels beneath it."""
         return cls(queues[0].source, queues=queues, **kw)
-
-    @property
-    def several(self) -> bool:
-        """The console watches several queues."""
-        return bool(self.queues)
 
     # -- screens ---------------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
@@ -204,9 +212,7 @@ class ConsoleApp(App[int]):
         if self.snapshot is None:
             self.main_screen.set_loading(True)
         self.request_refresh()  # the slower loops follow: they read once it is shown
-        if self.several:
-            self.overview.request()
-            self.push_screen(self.overview.screen())
+        self.queue_switch.start()
 
     # -- status ----------------------------------------------------------------------
     def status_state(self) -> StatusState:
@@ -225,14 +231,8 @@ class ConsoleApp(App[int]):
             engine_brief=None if engine is None else engine_text(engine, done=False),
             engine_state=None if engine is None else engine.state,
             degraded=self.snapshot is not None and self.snapshot.degraded,
-            queue=self.shown_queue,
+            queue=self.overview.shown,
         )
-
-    def overview_screens(self) -> list[OverviewScreen]:
-        """The overview screens on the stack (none while quitting)."""
-        if not self.is_running:
-            return []
-        return [s for s in self.screen_stack if isinstance(s, OverviewScreen)]
 
     def status_changed(self) -> None:
         from skconsole.tui.widgets.status_bar import StatusBar
@@ -257,12 +257,6 @@ class ConsoleApp(App[int]):
     def request_refresh(self) -> None:
         """Refresh now unless a refresh is running; replaces the scheduled one."""
         self.refresh_loop.request()
-
-    def request_failures(self) -> None:
-        """Read the failure groups now unless they are being read (or nothing is shown yet:
-        they follow the first snapshot)."""
-        if self.snapshot is not None:
-            self.cadences["failures"].request()
 
     def can_read(self) -> bool:
         return self.connection != "setup"
@@ -322,14 +316,6 @@ class ConsoleApp(App[int]):
         if self.snapshot is not None:
             self.snapshot = self.snapshot.with_failures(groups)
 
-    def _failures_failed(self, error: BaseException) -> None:
-        self._report_once("failures", "could not read the failure groups", error)
-
-    def _report_once(self, cadence: str, what: str, error: BaseException) -> None:
-        """The refresh loop reports a lost connection; anything else is said once."""
-        if self.cadences[cadence].failures == 1 and not is_connection_error(error):
-            self.report_error(what, error)
-
     def _show_failures(self, _groups: FailureGroups) -> None:
         if self.snapshot is not None:  # else the first snapshot shows them
             self.main_screen.show_failures(self.snapshot)
@@ -343,9 +329,6 @@ class ConsoleApp(App[int]):
         self.health = read
         if self.snapshot is not None:
             self.snapshot = self.snapshot.with_health(read)
-
-    def _health_failed(self, error: BaseException) -> None:
-        self._report_once("health", "could not read the queue health", error)
 
     def _show_health(self, _read: QueueHealth) -> None:
         if self.snapshot is not None:  # else the first snapshot shows it
@@ -362,51 +345,17 @@ class ConsoleApp(App[int]):
         self.cadences.flush()
         self.overview.flush()
 
-    def action_queues(self) -> None:
-        """o: the overview of every queue; o again (or esc) back to the queue shown."""
-        if not self.several or isinstance(self.screen, ModalScreen):
-            return
-        if isinstance(self.screen, OverviewScreen):
-            self.pop_screen()
-            return
-        while len(self.screen_stack) > 1 and not isinstance(self.screen, MainScreen):
-            self.pop_screen()
-        self.push_screen(self.overview.screen())
-
-    def show_queue(self, name: str) -> None:
-        """Show the queue ``name``'s panels: the last queue's reads are retired and its
-        marks cleared; every key acts on this one from now on."""
-        queue = next((q for q in self.queues if q.name == name), None)
-        if queue is None:
-            return
-        if self.operator.busy:
-            self.notify(
-                f"An action on {self.shown_queue} is under way: switch once it is done.",
-                severity="warning",
-            )
-            return
-        while len(self.screen_stack) > 1 and not isinstance(self.screen, MainScreen):
-            self.pop_screen()
-        if queue.source is self.source:
-            return
+    def _read_from(self, source: DataSource) -> None:
+        """Read another queue (several queues): the last one's cadences are retired (what
+        they were reading lands nowhere) and nothing of it stays on screen."""
         self.cadences.retire()
-        self.source = queue.source
-        self.operator.source = queue.source
-        self.shown_queue = queue.name
-        self.snapshot = None
-        self.trends = None
-        self.failure_groups = None
-        self.health = None
-        self.connection, self.error_text, self._last_ok_at = "connecting", None, None
-        self.cadences = Cadences(
-            self, self.source, CADENCES, auto=self.live_refresh, ready=self.can_read
-        )
+        self._start_reading(source)
+        self.operator.source = source
         if self.paused:
             self.cadences.pause()
         self.main_screen.reset()
         self.status_changed()
         self.request_refresh()
-        self.overview.show()  # the row marked as shown
 
     # -- schema setup ----------------------------------------------------------------
     def _on_setup_answer(self, yes: bool | None) -> None:
@@ -459,9 +408,9 @@ class ConsoleApp(App[int]):
             return False
         if spec.id == "queues" and isinstance(self.screen, ModalScreen):
             return False
-        if spec.id == "parent" and not self._parent_shown():
+        if spec.id == "parent" and self.navigator.parent_of_shown() is None:
             return False
-        if spec.id == "children" and not self._children_shown():
+        if spec.id == "children" and self.navigator.posted_by_shown() is None:
             return False
         return self._allowed(spec)
 
@@ -473,16 +422,10 @@ class ConsoleApp(App[int]):
             bool(panel.table.filter_text) or panel.filter_input.display or bool(panel.table.marked)
         )
 
-    def _parent_shown(self) -> bool:
-        screen = self.screen
-        return isinstance(screen, JobDetailScreen) and screen.parent_id is not None
-
-    def _children_shown(self) -> bool:
-        screen = self.screen
-        return isinstance(screen, JobDetailScreen) and screen.posted_jobs() is not None
-
     def _allowed(self, spec: ActionSpec) -> bool | None:
-        return spec.allowed(self.engine is not None, self.read_only, self.connected, self.several)
+        return spec.allowed(
+            self.engine is not None, self.read_only, self.connected, self.queue_switch.several
+        )
 
     def palette_allows(self, spec: ActionSpec) -> bool:
         return self._allowed(spec) is not False and (
@@ -507,8 +450,7 @@ class ConsoleApp(App[int]):
         ):
             self.notify(f"“{spec.description}” does not apply here.", severity="warning")
             return
-        while not isinstance(self.screen, MainScreen) and len(self.screen_stack) > 1:
-            self.pop_screen()
+        back_to_main(self)
         if spec.home is not None:
             self.main_screen.show_panel(spec.home)
         # once the focus has moved, the action sees its panel's selection
@@ -519,34 +461,32 @@ class ConsoleApp(App[int]):
 
     # -- simple actions ------------------------------------------------------------------
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.read_only, self.several))
+        self.push_screen(HelpScreen(self.read_only, self.queue_switch.several))
 
     def action_panel(self, scope: str) -> None:
         self.main_screen.show_panel(scope)
-        if scope == FailuresPanel.scope:
-            self._entered_failures()
-        elif scope == HealthPanel.scope:
-            self._entered_health()
+        self._entered(scope)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == f"tab-{FailuresPanel.scope}":
-            self._entered_failures()
-        elif event.pane.id == f"tab-{HealthPanel.scope}":
-            self._entered_health()
+        self._entered((event.pane.id or "").removeprefix("tab-"))
 
-    def _entered_health(self) -> None:
-        """Entering the health panel reads it again, unless fresh (its cadence is slow)."""
-        read = self.health
+    def _entered(self, scope: str) -> None:
+        """Entering the failures or the health panel (key or click) reads it again, unless
+        fresh: their cadences are slow."""
+        if scope == FailuresPanel.scope:
+            self._read_unless_fresh("failures", self.failure_groups, cadences.FAILURES_FRESH_S)
+        elif scope == HealthPanel.scope:
+            self._read_unless_fresh("health", self.health, cadences.HEALTH_FRESH_S)
+
+    def _read_unless_fresh(
+        self, cadence: str, latest: FailureGroups | QueueHealth | None, fresh_s: float
+    ) -> None:
+        """Read now, unless ``latest`` is younger than ``fresh_s`` (or nothing is shown
+        yet: the slower reads follow the first snapshot)."""
         if self.snapshot is not None and (
-            read is None or self.clock() - read.taken_at >= cadences.HEALTH_FRESH_S
+            latest is None or self.clock() - latest.taken_at >= fresh_s
         ):
-            self.cadences["health"].request()
-
-    def _entered_failures(self) -> None:
-        """Entering the failures panel (key or click) reads the groups again, unless fresh."""
-        groups = self.failure_groups
-        if groups is None or self.clock() - groups.taken_at >= cadences.FAILURES_FRESH_S:
-            self.request_failures()
+            self.cadences[cadence].request()
 
     def action_filter(self) -> None:
         panel = panel_of(self.focused)
@@ -587,7 +527,7 @@ class ConsoleApp(App[int]):
     def action_refresh_now(self) -> None:
         """Every cadence reads now: the slower ones right after this refresh (and every
         queue's overview at once)."""
-        self.cadences.read_all_soon()
+        self.cadences.request_soon()
         self.overview.request()
 
     def _set_interval(self, step: int) -> None:
@@ -625,72 +565,32 @@ class ConsoleApp(App[int]):
     def action_connection(self) -> None:
         self.notify(clipboard.copy_connection(self, self.source.connection), title="Connection")
 
+    # -- what the keys open (Navigator), the queue shown (QueueSwitch) ---------------------
+    # Textual runs an action as an App method: these name the key registry's actions,
+    # the Navigator and the QueueSwitch do the work.
     def action_open(self) -> None:
-        """Enter: what the selected row stands for (see each panel's ``opening``)."""
-        screen = self.screen
-        if isinstance(screen, Opens):
-            opening = screen.opening(self.snapshot)
-            if opening is not None:
-                self.open(opening)
-
-    def open(self, opening: Opening) -> None:
-        """Open a job, a failure group, a search, or a panel filtered (Esc comes back)."""
-        workers = self.snapshot.workers if self.snapshot is not None else ()
-        match opening.kind:
-            case OpenKind.JOB:
-                self.push_screen(
-                    JobDetailScreen(opening.value, self, opening.group, workers=workers)
-                )
-            case OpenKind.GROUP:
-                groups = self.snapshot.failures if self.snapshot is not None else ()
-                group = next((g for g in groups if g.signature == opening.value), None)
-                if group is not None:
-                    self.push_screen(GroupJobsScreen(group, self))
-            case OpenKind.SEARCH:
-                self.push_screen(SearchScreen(self, opening.value))
-            case OpenKind.FILTER:
-                self.main_screen.show_filtered(opening.panel, opening.value)
-            case OpenKind.QUEUE:
-                self.show_queue(opening.value)
+        self.navigator.open_selected()
 
     def action_search(self) -> None:
-        """Open the search screen (payload.PATH=VALUE type=T ...)."""
-        if not isinstance(self.screen, SearchScreen):
-            self.push_screen(SearchScreen(self))
+        self.navigator.search()
 
     def action_factor_search(self) -> None:
-        """In a failure group: read what its jobs share (off the UI thread), then search."""
-        screen = self.screen
-        if isinstance(screen, GroupJobsScreen):
-            load_factors(self, self, screen.group)
-
-    def action_why(self) -> None:
-        """Why the job shown waits (read in a worker thread by the dialog)."""
-        if isinstance(self.screen, JobDetailScreen):
-            self.push_screen(WhyScreen(self.screen.task_id, self))
-
-    def action_parent(self) -> None:
-        """Open the job that posted the one shown (Esc comes back)."""
-        screen = self.screen
-        if isinstance(screen, JobDetailScreen) and screen.parent_id is not None:
-            self.open(job(screen.parent_id))
-
-    def action_children(self) -> None:
-        """Open the jobs the one shown posted: the one child, or a search for them all."""
-        screen = self.screen
-        if isinstance(screen, JobDetailScreen):
-            posted = screen.posted_jobs()
-            if posted is not None:
-                self.open(posted)
+        self.navigator.factor_search()
 
     def action_jump_to_job(self) -> None:
-        """Ask for a job id or prefix (looked up off the UI thread), then open that job."""
+        self.navigator.jump_to_job()
 
-        def opened(task_id: str | None) -> None:
-            if task_id is not None:
-                self.open(job(task_id))
+    def action_why(self) -> None:
+        self.navigator.why()
 
-        self.push_screen(JumpToJobScreen(self.source.jobs_by_prefix), opened)
+    def action_parent(self) -> None:
+        self.navigator.parent()
+
+    def action_children(self) -> None:
+        self.navigator.children()
+
+    def action_queues(self) -> None:
+        self.queue_switch.toggle()
 
     # -- operator actions (skconsole.ops, through ActionRunner) ----------------------------
     @property
@@ -764,7 +664,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
         cadences.FAILURES_EVERY_S,
         ConsoleApp._show_failures,
         done=ConsoleApp._failures_read,
-        error=ConsoleApp._failures_failed,
+        failing="could not read the failure groups",
     ),
     following(
         "refresh",
@@ -773,6 +673,6 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
         cadences.HEALTH_EVERY_S,
         ConsoleApp._show_health,
         done=ConsoleApp._health_read,
-        error=ConsoleApp._health_failed,
+        failing="could not read the queue health",
     ),
 )

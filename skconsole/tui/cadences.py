@@ -10,11 +10,13 @@ running beside it. The App declares its table and handlers; this runs them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from functools import partial
+from typing import Any, Generic, Protocol, TypeVar
 
-from skconsole.tui.polling import PollHost, PollLoop
+from skconsole.tui.action_runner import is_connection_error
+from skconsole.tui.polling import Loops, PollHost, PollLoop
 from skconsole.tui.source import DataSource
 
 #: the refresh intervals + and - step through
@@ -31,7 +33,14 @@ HEALTH_FRESH_S = 5.0  # entering its panel reads it again once it is this old
 #: most this often (or the refresh interval, when slower)
 OVERVIEW_EVERY_S = 5.0
 
-H = TypeVar("H", bound=PollHost)  # the App: it runs the workers and takes the results
+
+class CadenceHost(PollHost, Protocol):
+    """What the cadences need of the App: a loop's host, and where an error is said."""
+
+    def report_error(self, what: str, exc: BaseException) -> None: ...
+
+
+H = TypeVar("H", bound=CadenceHost)  # the App: it runs the workers and takes the results
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,9 @@ class Cadence(Generic[H]):
     ``done(host, value, elapsed_ms)`` and ``error(host, error)`` keep the books (they run
     first, on the UI thread); ``show(host, value)`` paints, once no dialog is open;
     ``retry(host, failures)`` is the wait after a failure (else ``every``); ``follows``
-    names the cadence whose reads this one follows (it must come before it).
+    names the cadence whose reads this one follows (it must come before it), and
+    ``failing`` (instead of ``error``) says in words what a failed read of it could not
+    read: the host reports it once (a lost connection is for the cadence it follows to say).
     """
 
     name: str
@@ -53,6 +64,7 @@ class Cadence(Generic[H]):
     error: Callable[[H, BaseException], None] | None = None
     retry: Callable[[H, int], float] | None = None
     follows: str | None = None
+    failing: str | None = None
 
 
 def following(
@@ -63,15 +75,18 @@ def following(
     show: Callable[[H, Any], None],
     *,
     done: Callable[[H, Any, float], None],
-    error: Callable[[H, BaseException], None] | None = None,
+    failing: str | None = None,
 ) -> Cadence[H]:
     """A slower read on a fixed cycle of ``every_s`` seconds, made right after a read of
     ``leader`` once it is due."""
-    return Cadence(name, read, lambda _host: every_s, show, done=done, error=error, follows=leader)
+    return Cadence(
+        name, read, lambda _host: every_s, show, done=done, follows=leader, failing=failing
+    )
 
 
-class Cadences(Generic[H]):
-    """The loops of a table of cadences, by name, and what is done to all of them at once."""
+class Cadences(Loops, Generic[H]):
+    """The loops of a table of cadences, by name (what is done to all of them at once:
+    :class:`~skconsole.tui.polling.Loops`)."""
 
     def __init__(
         self,
@@ -82,74 +97,28 @@ class Cadences(Generic[H]):
         auto: bool,
         ready: Callable[[], bool],
     ) -> None:
-        self.loops: dict[str, PollLoop[Any]] = {}
+        super().__init__({})
         for c in table:
-            self.loops[c.name] = PollLoop(
+            loop: PollLoop[Any] = PollLoop(
                 host,
                 c.name,
-                _bind_read(c, source),
-                _bind(c.show, host),
-                every=_bind_every(c.every, host),
-                on_done=None if c.done is None else _bind_done(c.done, host),
-                on_error=None if c.error is None else _bind(c.error, host),
-                retry=None if c.retry is None else _bind_retry(c.retry, host),
+                partial(c.read, source),
+                partial(c.show, host),
+                every=partial(c.every, host),
+                on_done=None if c.done is None else partial(c.done, host),
+                on_error=None if c.error is None else partial(c.error, host),
+                retry=None if c.retry is None else partial(c.retry, host),
                 auto=auto,
                 ready=ready,
                 follows=None if c.follows is None else self.loops[c.follows],
             )
-
-    def __getitem__(self, name: str) -> PollLoop[Any]:
-        return self.loops[name]
-
-    def __iter__(self) -> Iterator[PollLoop[Any]]:
-        return iter(self.loops.values())
-
-    def retire(self) -> None:
-        """Done with them all (the console shows another queue): what they were reading
-        lands nowhere."""
-        for loop in self:
-            loop.retire()
-
-    def pause(self) -> None:
-        for loop in self:
-            loop.pause()
-
-    def resume(self) -> None:
-        for loop in self:
-            loop.resume()
-
-    def read_all_soon(self) -> None:
-        """Every cadence reads now: the ones that follow right after their leader's read."""
-        for loop in self:
-            loop.request_soon()
-
-    def flush(self) -> None:
-        """A dialog closed: show what arrived while it was open."""
-        for loop in self:
-            loop.flush()
-
-    def worker_failed(self, group: str, error: BaseException) -> None:
-        """A read that raised past its own handling (its worker group is the loop's name)."""
-        loop = self.loops.get(group)
-        if loop is not None:
-            loop.failed(error)
+            if c.failing is not None:
+                loop.on_error = partial(_said_once, host, loop, c.failing)
+            self.loops[c.name] = loop
 
 
-def _bind_read(c: Cadence[Any], source: DataSource) -> Callable[[], Any]:
-    return lambda: c.read(source)
-
-
-def _bind_every(f: Callable[[H], float], host: H) -> Callable[[], float]:
-    return lambda: f(host)
-
-
-def _bind(f: Callable[[H, Any], None], host: H) -> Callable[[Any], None]:
-    return lambda value: f(host, value)
-
-
-def _bind_done(f: Callable[[H, Any, float], None], host: H) -> Callable[[Any, float], None]:
-    return lambda value, ms: f(host, value, ms)
-
-
-def _bind_retry(f: Callable[[H, int], float], host: H) -> Callable[[int], float]:
-    return lambda failures: f(host, failures)
+def _said_once(host: CadenceHost, loop: PollLoop[Any], what: str, error: BaseException) -> None:
+    """A follower's failed read, reported once; a lost connection, never: the loop it
+    follows says that (the status line shows it)."""
+    if loop.failures == 1 and not is_connection_error(error):
+        host.report_error(what, error)

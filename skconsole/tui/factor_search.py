@@ -17,6 +17,7 @@ from skconsole.core.text import printable
 from skconsole.read import FailureGroup
 from skconsole.read.factors import CommonFactors
 from skconsole.tui.context import Console
+from skconsole.tui.off_thread import read_off_thread
 from skconsole.tui.screens.search import SearchScreen
 
 SHOWN = 3
@@ -46,18 +47,16 @@ def search_line(found: CommonFactors, group: FailureGroup) -> str | None:
 def load_factors(app: App[Any], console: Console, group: FailureGroup) -> None:
     """Read the group's factors in a worker thread, then say them and open the search."""
 
-    def read() -> None:
-        try:
-            found = console.source.common_factors(group.signature)
-        except Exception as exc:
-            app.call_from_thread(console.report_error, "could not read the group's factors", exc)
-            return
-        app.call_from_thread(show, found)
-
     def show(found: CommonFactors) -> None:
         app.notify(printable(factors_text(found)), title="What the group's jobs share")
         line = search_line(found, group)
         if line is not None:
             app.push_screen(SearchScreen(console, line))
 
-    app.run_worker(read, thread=True, group="factors", exit_on_error=False)
+    read_off_thread(
+        app,
+        lambda: console.source.common_factors(group.signature),
+        show,
+        lambda exc: console.report_error("could not read the group's factors", exc),
+        group="factors",
+    )

@@ -26,13 +26,15 @@ The worker posts :class:`PollLoop.Done` or :class:`PollLoop.Failed` to the
 host App, whose handlers hand them back to the loop (``finished``/``failed``):
 one handler each serves every loop. A loop that is done with (the console
 switched to another queue) is retired: nothing more is scheduled, and a
-read still under way lands nowhere.
+read still under way lands nowhere. :class:`Loops` is a set of loops the App
+acts on at once (pause, resume, flush, retire): a table's cadences, every
+queue's overview.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -230,3 +232,51 @@ class PollLoop(Generic[T]):
     @property
     def scheduled(self) -> bool:
         return self._timer is not None
+
+
+class Loops:
+    """Loops by name, and what the App does to all of them at once (pause, resume, show
+    what a dialog held back, retire): a table's cadences, every queue's overview."""
+
+    def __init__(self, loops: dict[str, PollLoop[Any]]) -> None:
+        self.loops = loops
+
+    def __getitem__(self, name: str) -> PollLoop[Any]:
+        return self.loops[name]
+
+    def __iter__(self) -> Iterator[PollLoop[Any]]:
+        return iter(self.loops.values())
+
+    def _each(self, act: Callable[[PollLoop[Any]], None]) -> None:
+        for loop in self:
+            act(loop)
+
+    def request(self) -> None:
+        """Every loop reads now (unless it is reading)."""
+        self._each(PollLoop.request)
+
+    def request_soon(self) -> None:
+        """Every loop reads now: one that follows another, right after that one's read."""
+        self._each(PollLoop.request_soon)
+
+    def pause(self) -> None:
+        self._each(PollLoop.pause)
+
+    def resume(self) -> None:
+        self._each(PollLoop.resume)
+
+    def flush(self) -> None:
+        """A dialog closed: show what arrived while it was open."""
+        self._each(PollLoop.flush)
+
+    def retire(self) -> None:
+        """Done with them all (the console shows another queue): what they were reading
+        lands nowhere."""
+        self._each(PollLoop.retire)
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        """A read that raised past its own handling ends as a failed read of its loop
+        (the worker group is the loop's name)."""
+        for loop in self:
+            if loop.name == group:
+                loop.failed(error)

@@ -1,20 +1,23 @@
 """The overview of several queues: each queue read on a loop of its own (what
 ``skconsole check`` reads, within its bound), so one that does not answer holds up
 neither the others nor the screen. The App owns one of these when it watches
-several queues; it only asks it to read, pause, show and say its status line."""
+several queues; it only asks it to read, pause, show and say its status line (going
+to the overview and back, and switching queues, is :mod:`~skconsole.tui.queue_switch`'s)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
+
+from textual.screen import Screen
 
 from skconsole.tui import cadences
 from skconsole.tui.formatting import first_line
 from skconsole.tui.model import QueueOverview, QueueRow
-from skconsole.tui.polling import PollHost, PollLoop, backoff
+from skconsole.tui.polling import Loops, PollHost, PollLoop, backoff
 from skconsole.tui.screens.overview import OverviewScreen
-from skconsole.tui.source import Queue
+from skconsole.tui.source import DataSource, Queue
 from skconsole.tui.widgets.status_bar import StatusState
 
 
@@ -23,27 +26,33 @@ class OverviewHost(PollHost, Protocol):
 
     interval: float
     live_refresh: bool
-    shown_queue: str | None
     clock: Callable[[], float]
+
+    @property
+    def is_running(self) -> bool: ...
+
+    @property
+    def screen_stack(self) -> list[Screen[Any]]: ...
 
     def can_read(self) -> bool: ...
 
     def status_state(self) -> StatusState: ...
 
-    def overview_screens(self) -> Iterable[OverviewScreen]: ...
-
     def status_changed(self) -> None: ...
 
 
-class QueueOverviews:
-    """Every queue's latest overview (or why there is none), read on loops of their own."""
+class QueueOverviews(Loops):
+    """Every queue's latest overview (or why there is none), read on loops of their own
+    (by queue name; what is done to all of them at once: :class:`Loops`), and which queue
+    the panels show (``shown``, by name; first the one whose source is ``shown``)."""
 
-    def __init__(self, host: OverviewHost, queues: Sequence[Queue]) -> None:
+    def __init__(self, host: OverviewHost, queues: Sequence[Queue], shown: DataSource) -> None:
         self.host = host
         self.queues = tuple(queues)
+        self.shown = next((q.name for q in self.queues if q.source is shown), None)
         self.overviews: dict[str, QueueOverview] = {}
         self.errors: dict[str, str] = {}
-        self.loops: dict[str, PollLoop[QueueOverview]] = {q.name: self._loop(q) for q in queues}
+        super().__init__({q.name: self._loop(q) for q in queues})
 
     def _loop(self, queue: Queue) -> PollLoop[QueueOverview]:
         host = self.host
@@ -68,29 +77,6 @@ class QueueOverviews:
         self.errors[name] = first_line(str(error), 160) or type(error).__name__
         self.show()
 
-    # -- what the App asks of every loop -------------------------------------------------
-    def _each(self, act: Callable[[PollLoop[QueueOverview]], None]) -> None:
-        for loop in self.loops.values():
-            act(loop)
-
-    def request(self) -> None:
-        self._each(PollLoop.request)
-
-    def pause(self) -> None:
-        self._each(PollLoop.pause)
-
-    def resume(self) -> None:
-        self._each(PollLoop.resume)
-
-    def flush(self) -> None:
-        self._each(PollLoop.flush)
-
-    def worker_failed(self, group: str | None, error: BaseException) -> None:
-        """A read that raised past its own handling ends as a failed read of its queue."""
-        for loop in self.loops.values():
-            if loop.name == group:
-                loop.failed(error)
-
     # -- what the overview shows ---------------------------------------------------------
     def rows(self) -> tuple[QueueRow, ...]:
         """Every queue as the overview lists it, in the order they were named."""
@@ -98,7 +84,7 @@ class QueueOverviews:
             QueueRow(
                 q.name,
                 q.source.description,
-                q.name == self.host.shown_queue,
+                q.name == self.shown,
                 self.overviews.get(q.name),
                 self.errors.get(q.name),
                 self.loops[q.name].failures,
@@ -112,8 +98,14 @@ class QueueOverviews:
     def screen(self) -> OverviewScreen:
         return OverviewScreen(self.status_state, self._rows_now)
 
+    def screens(self) -> list[OverviewScreen]:
+        """The overview screens on the stack (none while quitting)."""
+        if not self.host.is_running:
+            return []
+        return [s for s in self.host.screen_stack if isinstance(s, OverviewScreen)]
+
     def show(self) -> None:
-        for screen in self.host.overview_screens():
+        for screen in self.screens():
             screen.show_queues(*self._rows_now())
         self.host.status_changed()
 

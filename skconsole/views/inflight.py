@@ -15,7 +15,7 @@ from skconsole.read import Inflight, InflightJob, inflight
 from skconsole.read.inflight import Progress
 from skconsole.read.query import Conn
 from skconsole.views.registry import Table, View, ViewArgs
-from skconsole.views.table import Cell, Column, Face
+from skconsole.views.table import Cell, Column, Face, figure_column, type_column
 
 
 def worker_text(j: InflightJob) -> str:
@@ -57,21 +57,12 @@ def _when(value: datetime | None) -> str:
 
 COLUMNS: tuple[Column[InflightJob], ...] = (
     Column("job", "job", 8, cell=lambda j, _: str(j.task_id), ident=True),
-    Column("type", "type", 15, cell=lambda j, _: j.task_type, priority=1),
+    type_column(15, priority=1),
     Column("worker", "worker", 15, cell=lambda j, _: worker_text(j), priority=4),
     Column("started", "started", cell=lambda j, _: _when(j.started_at), priority=6, faces=Face.CLI),
-    Column(
-        "running", "running", 7, right=True, cell=lambda j, _: format_age(j.running_s), priority=2
-    ),
-    Column(
-        "heartbeat",
-        "heartbeat",
-        9,
-        right=True,
-        cell=lambda j, _: format_age(j.heartbeat_age_s),
-        priority=3,
-    ),
-    Column("attempt", "try", 3, right=True, cell=lambda j, _: str(j.attempt), priority=5),
+    figure_column("running", 7, lambda j, _: format_age(j.running_s), priority=2),
+    figure_column("heartbeat", 9, lambda j, _: format_age(j.heartbeat_age_s), priority=3),
+    figure_column("attempt", 3, lambda j, _: str(j.attempt), label="try", priority=5),
     Column("progress", "progress", 16, cell=lambda j, _: progress_text(j.progress), priority=6),
     Column("state", "state", 36, flex=True, cell=lambda j, _: state_cell(j)),
 )

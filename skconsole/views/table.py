@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 #: what a cell's colour means; each face picks the colour
 Tone = Literal["bad", "warn", "good", "muted", "accent", ""]
@@ -57,6 +57,36 @@ class Column(Generic[T]):
     ident: bool = field(default=False, kw_only=True)
     faces: Face = field(default=Face.BOTH, kw_only=True)
     fit: Callable[[str, int], str] | None = field(default=None, kw_only=True)
+
+
+class OfType(Protocol):
+    """A row of one task type (its depth, a job, its schedule)."""
+
+    @property
+    def task_type(self) -> str: ...
+
+
+R = TypeVar("R", bound=OfType)
+
+
+def type_column(width: int, *, flex: bool = False, priority: int = 0) -> Column[R]:
+    """The row's task type, headed "type" in every view and panel."""
+    return Column(
+        "type", "type", width, flex=flex, cell=lambda row, _: row.task_type, priority=priority
+    )
+
+
+def figure_column(
+    key: str,
+    width: int,
+    cell: Callable[[T, float], Cell],
+    *,
+    label: str | None = None,
+    priority: int = 0,
+) -> Column[T]:
+    """A right-aligned column (a count, an age, a duration, a size), headed by its key
+    unless ``label`` says otherwise."""
+    return Column(key, label or key, width, right=True, cell=cell, priority=priority)
 
 
 def cell_text(cell: Cell) -> str:

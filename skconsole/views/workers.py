@@ -15,7 +15,7 @@ from skconsole.core.states import WorkerState
 from skconsole.read import WorkerInfo, workers
 from skconsole.read.query import Conn
 from skconsole.views.registry import Table, View, ViewArgs
-from skconsole.views.table import Column, Face, Tone
+from skconsole.views.table import Column, Face, Tone, figure_column
 
 TONES: dict[WorkerState, Tone] = {
     WorkerState.ALIVE: "good",
@@ -29,7 +29,7 @@ TONES: dict[WorkerState, Tone] = {
 COLUMNS: tuple[Column[WorkerInfo], ...] = (
     Column("worker", "worker", 8, cell=lambda w, _: str(w.worker_id), ident=True),
     Column("host", "host", 18, cell=lambda w, _: w.host, priority=4),
-    Column("pid", "pid", 8, right=True, cell=lambda w, _: str(w.pid), priority=5),
+    figure_column("pid", 8, lambda w, _: str(w.pid), priority=5),
     Column("app_version", "version", 10, cell=lambda w, _: w.app_version or "-", priority=6),
     Column("state", "state", 15, cell=lambda w, _: (w.state.value, TONES[w.state]), priority=1),
     Column(
@@ -39,16 +39,9 @@ COLUMNS: tuple[Column[WorkerInfo], ...] = (
         priority=7,
         faces=Face.CLI,
     ),
-    Column(
-        "heartbeat",
-        "heartbeat",
-        10,
-        right=True,
-        cell=lambda w, _: format_age(w.heartbeat_age_s),
-        priority=2,
-    ),
-    Column("concurrency", "slots", 6, right=True, cell=lambda w, _: str(w.concurrency), priority=6),
-    Column("in_flight", "in flight", 9, right=True, cell=lambda w, _: str(w.in_flight), priority=3),
+    figure_column("heartbeat", 10, lambda w, _: format_age(w.heartbeat_age_s), priority=2),
+    figure_column("concurrency", 6, lambda w, _: str(w.concurrency), label="slots", priority=6),
+    figure_column("in_flight", 9, lambda w, _: str(w.in_flight), label="in flight", priority=3),
     Column(
         "types",
         "types",

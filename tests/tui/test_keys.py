@@ -228,7 +228,7 @@ async def test_d_on_a_job_opens_the_job_it_posted() -> None:
     app = fixed_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.open(opening.job(PARENT_JOB))
+        app.navigator.open(opening.job(PARENT_JOB))
         await until(pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail)
         await pilot.press("d")
         await until(pilot, lambda: getattr(app.screen, "task_id", None) == STAGE_JOB)

@@ -101,7 +101,7 @@ async def test_enter_shows_the_selected_queues_panels_and_o_comes_back(
         await pilot.press("down", "enter")  # emails
 
         assert isinstance(app.screen, MainScreen)
-        assert app.shown_queue == "emails"
+        assert app.overview.shown == "emails"
         await until(
             pilot,
             lambda: (
@@ -114,7 +114,7 @@ async def test_enter_shows_the_selected_queues_panels_and_o_comes_back(
         assert isinstance(app.screen, OverviewScreen)
         assert [r.name for r in app.overview.rows() if r.shown] == ["emails"]
         await pilot.press("escape")
-        assert isinstance(app.screen, MainScreen) and app.shown_queue == "emails"
+        assert isinstance(app.screen, MainScreen) and app.overview.shown == "emails"
 
 
 async def test_an_operator_action_acts_on_the_queue_shown(
@@ -166,10 +166,10 @@ async def test_the_queue_that_does_not_answer_stalls_neither_the_others_nor_the_
             ),
         )
         await pilot.press("down", "down", "enter")  # search: its panels say it is away
-        assert app.shown_queue == "search"
+        assert app.overview.shown == "search"
         await until(pilot, lambda: app.connection in ("reconnecting", "error"))
         await pilot.press("o", "up", "up", "enter")  # billing still reads at once
-        await until(pilot, lambda: app.shown_queue == "billing" and app.connected)
+        await until(pilot, lambda: app.overview.shown == "billing" and app.connected)
 
 
 async def test_one_queue_has_no_overview_and_no_key_for_it() -> None:

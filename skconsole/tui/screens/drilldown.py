@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import ClassVar, Generic, TypeVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
@@ -13,6 +12,7 @@ from textual.widgets import Footer, Static
 
 from skconsole.tui.context import Console
 from skconsole.tui.messages import DataChanged
+from skconsole.tui.off_thread import read_off_thread
 from skconsole.tui.widgets.status_bar import StatusBar
 
 T = TypeVar("T")  # what the screen loads
@@ -78,16 +78,7 @@ class DrillDownScreen(Screen[None], Generic[T, B]):
         """Fetch the data again (ignored while a fetch is running: no pile-up)."""
         if not self._loading:
             self._loading = True
-            self._load()
-
-    @work(thread=True, exclusive=True, group="drilldown", exit_on_error=False)
-    def _load(self) -> None:
-        try:
-            data = self.fetch()
-        except Exception as exc:
-            self.app.call_from_thread(self._failed, exc)
-            return
-        self.app.call_from_thread(self._loaded, data)
+            read_off_thread(self, self.fetch, self._loaded, self._failed, group="drilldown")
 
     def _loaded(self, data: T) -> None:
         self._loading = False

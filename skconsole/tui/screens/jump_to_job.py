@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -18,6 +17,7 @@ from textual.widgets import Input, Static
 from skconsole.core.text import printable
 from skconsole.read import JobMatch
 from skconsole.read.job_lookup import CANDIDATES
+from skconsole.tui.off_thread import read_off_thread
 
 
 def verdict(text: str, found: list[JobMatch]) -> str | None:
@@ -57,14 +57,15 @@ class JumpToJobScreen(ModalScreen[str | None]):
         if event.value.strip():
             self._find(event.value)
 
-    @work(thread=True, exclusive=True, group="jump", exit_on_error=False)
     def _find(self, text: str) -> None:
-        try:
-            found = self.lookup(text)
-        except Exception as exc:  # a bad id (a ConfigError), or the database
-            self.app.call_from_thread(self._say, str(exc) or type(exc).__name__)
-            return
-        self.app.call_from_thread(self._found, text, found)
+        read_off_thread(
+            self,
+            lambda: self.lookup(text),
+            lambda found: self._found(text, found),
+            # a bad id (a ConfigError), or the database
+            lambda exc: self._say(str(exc) or type(exc).__name__),
+            group="jump",
+        )
 
     def _found(self, text: str, found: list[JobMatch]) -> None:
         message = verdict(text, found)

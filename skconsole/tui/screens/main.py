@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane, Tabs
@@ -256,3 +257,9 @@ class MainScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self._on_resume()
+
+
+def back_to_main(app: App[Any]) -> None:
+    """Close whatever is above the main screen: drill-downs, dialogs, the overview."""
+    while len(app.screen_stack) > 1 and not isinstance(app.screen, MainScreen):
+        app.pop_screen()

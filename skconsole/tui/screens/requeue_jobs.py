@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -28,6 +27,7 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.text import printable
 from skconsole.ops import RequeueParams
 from skconsole.ops.requeue import MAX_SPREAD_S, Attempts, spread_text
+from skconsole.tui.off_thread import read_off_thread
 from skconsole.tui.screens.input_dialog import InputDialog
 
 
@@ -86,15 +86,13 @@ class RequeueJobsScreen(InputDialog[RequeueParams]):
     def on_mount(self) -> None:
         self.query_one("#requeue-reset", Checkbox).focus()
         self.show_effect()
-        self._read()
-
-    @work(thread=True, exclusive=True, group="requeue-attempts", exit_on_error=False)
-    def _read(self) -> None:  # worker thread: the requeue's preview
-        try:
-            attempts = self.read_attempts()
-        except Exception:
-            attempts = None
-        self.app.call_from_thread(self._show_attempts, attempts)
+        read_off_thread(  # the requeue's preview; if it fails, the counts are not known
+            self,
+            self.read_attempts,
+            self._show_attempts,
+            lambda _exc: self._show_attempts(None),
+            group="requeue-attempts",
+        )
 
     def _show_attempts(self, attempts: Attempts | None) -> None:
         self.attempts = attempts

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -17,6 +16,7 @@ from skconsole.core.text import printable
 from skconsole.read import Why
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import short_id
+from skconsole.tui.off_thread import read_off_thread
 
 
 def why_text(found: Why | None) -> Content:
@@ -56,16 +56,13 @@ class WhyScreen(ModalScreen[None]):
             yield Static("esc: close", classes="dialog-hint")
 
     def on_mount(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="why", exit_on_error=False)
-    def _load(self) -> None:
-        try:
-            found = self.console.source.why(self.task_id)
-        except Exception as exc:
-            self.app.call_from_thread(self._failed, exc)
-            return
-        self.app.call_from_thread(self._show, found)
+        read_off_thread(
+            self,
+            lambda: self.console.source.why(self.task_id),
+            self._show,
+            self._failed,
+            group="why",
+        )
 
     def _show(self, found: Why | None) -> None:
         self.found = found

@@ -10,7 +10,7 @@ from skconsole.tui.formatting import fmt_ago, fmt_int
 from skconsole.tui.model import AuditRow, Snapshot
 from skconsole.tui.opening import Opening, job, search
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Column
+from skconsole.views.table import Column, figure_column
 
 
 class AuditPanel(Panel):
@@ -18,10 +18,10 @@ class AuditPanel(Panel):
     title = "Audit log"
     skconsole_tables_only = True
     COLUMNS: ClassVar[tuple[Column[AuditRow], ...]] = (
-        Column("when", "when", 12, right=True, cell=lambda a, now: fmt_ago(a.at, now)),
+        figure_column("when", 12, lambda a, now: fmt_ago(a.at, now)),
         Column("who", "who", 24, cell=lambda a, _: f"{a.user}@{a.host}"),
         Column("action", "action", 10, cell=lambda a, _: (a.action, "accent")),
-        Column("count", "jobs", 10, right=True, cell=lambda a, _: fmt_int(a.count)),
+        figure_column("count", 10, lambda a, _: fmt_int(a.count), label="jobs"),
         Column("selection", "selection", 30, flex=True, cell=lambda a, _: a.selection),
     )
     opens = "the jobs the action was on (a search; one job: its detail)"

@@ -35,8 +35,16 @@ from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
 from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.opening import Opening, waiting_of
 from skconsole.tui.widgets.keyed_table import Row
-from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column, Tone, cell_text, cell_tone
+from skconsole.tui.widgets.panel import TypesPanel
+from skconsole.views.table import (
+    Cell,
+    Column,
+    Tone,
+    cell_text,
+    cell_tone,
+    figure_column,
+    type_column,
+)
 
 
 def _state(d: DepthRow) -> Cell:
@@ -111,7 +119,7 @@ def _dimmed(cell: Cell) -> Cell:
     return cell if cell_tone(cell) in _KEPT_TONES else (cell_text(cell), "muted")
 
 
-class DepthPanel(Panel):
+class DepthPanel(TypesPanel):
     scope = "depth"
     title = "Queue depth"
     tabbed = False
@@ -119,26 +127,14 @@ class DepthPanel(Panel):
     # it), in flight (panel 2 lists them) and scheduled: what is ready, how old, failing
     # and held (state) stay
     COLUMNS: ClassVar[tuple[Column[DepthRow], ...]] = (
-        Column("type", "type", 17, flex=True, cell=lambda d, _: d.task_type),
-        Column("ready", "ready", 7, right=True, cell=lambda d, _: fmt_count(d.ready, d.estimated)),
-        Column(
-            "scheduled",
-            "scheduled",
-            9,
-            right=True,
-            cell=lambda d, _: fmt_count(d.scheduled, d.estimated),
-            priority=2,
+        type_column(17, flex=True),
+        figure_column("ready", 7, lambda d, _: fmt_count(d.ready, d.estimated)),
+        figure_column("scheduled", 9, lambda d, _: fmt_count(d.scheduled, d.estimated), priority=2),
+        figure_column(
+            "in_flight", 9, lambda d, _: fmt_int(d.in_flight), label="in flight", priority=3
         ),
-        Column(
-            "in_flight",
-            "in flight",
-            9,
-            right=True,
-            cell=lambda d, _: fmt_int(d.in_flight),
-            priority=3,
-        ),
-        Column("oldest", "oldest", 7, right=True, cell=lambda d, _: _oldest(d)),
-        Column("failed", "fail 5m", 7, right=True, cell=lambda d, _: _failed(d)),
+        figure_column("oldest", 7, lambda d, _: _oldest(d)),
+        figure_column("failed", 7, lambda d, _: _failed(d), label="fail 5m"),
         Column("state", "state", 11, cell=lambda d, _: _state(d)),
         Column("slo", "SLO", 11, cell=lambda d, _: _slo(d), priority=4),
         Column("trend", "trend", 12, cell=lambda d, _: (spark(d.trend, 12), "accent"), priority=5),
@@ -157,9 +153,6 @@ class DepthPanel(Panel):
             (key, tuple(_dimmed(c) for c in cells) if key in idle else cells)
             for key, cells in super().rows_of(shown, now)
         ]
-
-    def row_key(self, item: DepthRow) -> str:
-        return item.task_type
 
     def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
         return waiting_of(key)

@@ -9,24 +9,23 @@ from typing import ClassVar
 from skconsole.read import TypeTimes
 from skconsole.tui.formatting import fmt_int, fmt_ms
 from skconsole.tui.model import Snapshot
-from skconsole.tui.opening import Opening, of_type, search
-from skconsole.tui.widgets.panel import Panel
+from skconsole.tui.widgets.panel import TypesPanel
 from skconsole.views.catalog import exec_window
-from skconsole.views.table import Column
+from skconsole.views.table import Column, figure_column, type_column
 
 
 def _ms(key: str, of: Callable[[TypeTimes], float | None]) -> Column[TypeTimes]:
     """One of a type's figures in milliseconds, headed by its key."""
-    return Column(key, key, 8, right=True, cell=lambda s, _: fmt_ms(of(s)))
+    return figure_column(key, 8, lambda s, _: fmt_ms(of(s)))
 
 
-class ExecPanel(Panel):
+class ExecPanel(TypesPanel):
     scope = "exec"
     title = "Execution time"
     short_title = "Exec times"
     COLUMNS: ClassVar[tuple[Column[TypeTimes], ...]] = (
-        Column("type", "type", 24, flex=True, cell=lambda s, _: s.task_type),
-        Column("runs", "runs", 9, right=True, cell=lambda s, _: fmt_int(s.sample)),
+        type_column(24, flex=True),
+        figure_column("runs", 9, lambda s, _: fmt_int(s.sample)),
         _ms("avg", lambda s: s.recent_avg_ms),
         _ms("p50", lambda s: s.p50_ms),
         _ms("p95", lambda s: s.p95_ms),
@@ -39,12 +38,6 @@ class ExecPanel(Panel):
 
     def items(self, snapshot: Snapshot) -> Sequence[TypeTimes]:
         return snapshot.exec_stats
-
-    def row_key(self, item: TypeTimes) -> str:
-        return item.task_type
-
-    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
-        return search(of_type(key))
 
     def summarize(self, snapshot: Snapshot) -> str:
         runs = sum(s.sample for s in snapshot.exec_stats)

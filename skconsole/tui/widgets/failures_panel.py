@@ -16,7 +16,7 @@ from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_int, shorten_signat
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, OpenKind
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Column
+from skconsole.views.table import Column, figure_column
 
 
 def statuses_text(group: FailureGroup) -> str:
@@ -30,13 +30,8 @@ def _seen(
 ) -> Column[FailureGroup]:
     """When the group's jobs were first or last seen: how long ago, without "ago" (the
     header says "seen")."""
-    return Column(
-        key,
-        label,
-        10,
-        right=True,
-        priority=priority,
-        cell=lambda g, now: fmt_ago(at(g), now, suffix=False),
+    return figure_column(
+        key, 10, lambda g, now: fmt_ago(at(g), now, suffix=False), label=label, priority=priority
     )
 
 
@@ -58,7 +53,7 @@ class FailuresPanel(Panel):
             fit=shorten_signature,
             cell=lambda g, _: (g.signature, "bad"),
         ),
-        Column("count", "jobs", 7, right=True, cell=lambda g, _: fmt_int(g.count)),
+        figure_column("count", 7, lambda g, _: fmt_int(g.count), label="jobs"),
         Column("types", "types", 16, priority=2, cell=lambda g, _: ", ".join(g.task_types)),
         Column("statuses", "statuses", 20, priority=3, cell=lambda g, _: statuses_text(g)),
         _seen("first", "first seen", 4, lambda g: g.first_seen),

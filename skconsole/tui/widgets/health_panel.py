@@ -30,7 +30,7 @@ from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_bytes, fmt_int, for
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import KeyedTable
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column
+from skconsole.views.table import Cell, Column, figure_column
 
 T = TypeVar("T")
 
@@ -105,41 +105,30 @@ class HealthPanel(Panel):
     short_title = "Health"
     COLUMNS: ClassVar[tuple[Column[TableHealth], ...]] = (
         Column("table", "table", 30, cell=lambda t, _: t.table),
-        Column("live", "live", 9, right=True, cell=lambda t, _: fmt_int(t.live_rows)),
-        Column("dead", "dead", 9, right=True, cell=lambda t, _: fmt_int(t.dead_rows)),
-        Column("share", "dead%", 5, right=True, cell=lambda t, _: _dead(t)),
-        Column("size", "size", 7, right=True, cell=lambda t, _: fmt_bytes(t.table_bytes)),
-        Column(
-            "bloat",
-            "≈bloat",
-            7,
-            right=True,
-            cell=lambda t, _: fmt_bytes(t.bloat_bytes_estimate),
-        ),
-        Column("vacuumed", "vacuumed", 9, right=True, cell=_last_vacuum),
+        figure_column("live", 9, lambda t, _: fmt_int(t.live_rows)),
+        figure_column("dead", 9, lambda t, _: fmt_int(t.dead_rows)),
+        figure_column("share", 5, lambda t, _: _dead(t), label="dead%"),
+        figure_column("size", 7, lambda t, _: fmt_bytes(t.table_bytes)),
+        figure_column("bloat", 7, lambda t, _: fmt_bytes(t.bloat_bytes_estimate), label="≈bloat"),
+        figure_column("vacuumed", 9, _last_vacuum),
         Column("now", "vacuum now", 12, flex=True, cell=lambda t, _: _vacuum_now(t)),
     )
     SESSION_COLUMNS: ClassVar[tuple[Column[SessionRow], ...]] = (
-        Column("pid", "pid", 7, right=True, cell=lambda r, _: str(r.session.pid)),
+        figure_column("pid", 7, lambda r, _: str(r.session.pid)),
         Column("user", "user", 10, cell=lambda r, _: _text(r.session.user)),
         Column("application", "application", 12, cell=lambda r, _: _text(r.session.application)),
         Column("state", "state", 12, cell=lambda r, _: _state(r.session)),
-        Column(
+        figure_column(
             "age",
-            "xact age",
             8,
-            right=True,
-            cell=lambda r, _: _text(
+            lambda r, _: _text(
                 None if r.session.xact_age_s is None else format_age(r.session.xact_age_s),
                 r.session.visible,
             ),
+            label="xact age",
         ),
-        Column(
-            "horizon",
-            "xacts back",
-            10,
-            right=True,
-            cell=lambda r, _: fmt_int(r.session.horizon_age),
+        figure_column(
+            "horizon", 10, lambda r, _: fmt_int(r.session.horizon_age), label="xacts back"
         ),
         Column("role", "holds", 13, cell=lambda r, _: _role(r)),
         Column(
@@ -151,14 +140,13 @@ class HealthPanel(Panel):
         ),
     )
     WAIT_COLUMNS: ClassVar[tuple[Column[LockWait], ...]] = (
-        Column("pid", "waits", 7, right=True, cell=lambda w, _: str(w.pid)),
+        figure_column("pid", 7, lambda w, _: str(w.pid), label="waits"),
         Column("application", "application", 16, cell=lambda w, _: _text(w.application)),
-        Column(
+        figure_column(
             "waited",
-            "for",
             7,
-            right=True,
-            cell=lambda w, _: "-" if w.waited_s is None else (format_age(w.waited_s), "warn"),
+            lambda w, _: "-" if w.waited_s is None else (format_age(w.waited_s), "warn"),
+            label="for",
         ),
         Column("table", "table", 17, cell=lambda w, _: w.table),
         Column("lock", "lock", 23, cell=lambda w, _: f"{w.mode} {w.lock_type}"),

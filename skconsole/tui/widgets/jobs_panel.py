@@ -8,7 +8,7 @@ from skconsole.core.status import JobStatus
 from skconsole.read import FailedJob
 from skconsole.tui.formatting import fmt_ago, fmt_int, short_id
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column, Tone
+from skconsole.views.table import Cell, Column, Tone, figure_column, type_column
 
 #: how a job's status is coloured wherever one is shown
 STATUS_TONES: dict[int, Tone] = {
@@ -34,19 +34,12 @@ class JobsPanel(Panel):
     # narrow, the columns a list's rows often share give way to the error first
     COLUMNS: ClassVar[tuple[Column[FailedJob], ...]] = (
         Column("job", "job", 8, cell=lambda j, _: short_id(str(j.task_id))),
-        Column("type", "type", 16, cell=lambda j, _: j.task_type, priority=2),
+        type_column(16, priority=2),
         Column("status", "status", 11, cell=lambda j, _: _status(j)),
-        Column(
-            "errors", "errors", 6, right=True, cell=lambda j, _: fmt_int(j.error_count), priority=3
-        ),
-        Column("priority", "prio", 5, right=True, cell=lambda j, _: str(j.priority), priority=4),
-        Column(
-            "last",
-            "last attempt",
-            12,
-            right=True,
-            cell=lambda j, now: fmt_ago(j.failed_at, now),
-            priority=1,
+        figure_column("errors", 6, lambda j, _: fmt_int(j.error_count), priority=3),
+        figure_column("priority", 5, lambda j, _: str(j.priority), label="prio", priority=4),
+        figure_column(
+            "last", 12, lambda j, now: fmt_ago(j.failed_at, now), label="last attempt", priority=1
         ),
         Column("error", "error", 44, flex=True, cell=lambda j, _: j.error_line, min_width=30),
     )

@@ -9,7 +9,7 @@ from typing import ClassVar
 from skconsole.tui.formatting import fmt_int, fmt_rate
 from skconsole.tui.model import MetricRow, Snapshot
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Column
+from skconsole.views.table import Column, figure_column
 
 
 class MetricsPanel(Panel):
@@ -19,14 +19,12 @@ class MetricsPanel(Panel):
     COLUMNS: ClassVar[tuple[Column[MetricRow], ...]] = (
         Column("metric", "metric", 44, flex=True, cell=lambda m, _: m.metric_id),
         Column("category", "category", 34, cell=lambda m, _: (m.category, "muted")),
-        Column(
-            "value",
+        figure_column(
             "value",
             14,
-            right=True,
-            cell=lambda m, _: fmt_int(m.value) if m.value is not None else ("none yet", "muted"),
+            lambda m, _: fmt_int(m.value) if m.value is not None else ("none yet", "muted"),
         ),
-        Column("rate", "rate", 12, right=True, cell=lambda m, _: fmt_rate(m.rate_per_s)),
+        figure_column("rate", 12, lambda m, _: fmt_rate(m.rate_per_s)),
     )
 
     def items(self, snapshot: Snapshot) -> Sequence[MetricRow]:

@@ -22,9 +22,9 @@ from textual.widgets import Input
 from skconsole.core.text import printable
 from skconsole.tui.formatting import short_id
 from skconsole.tui.model import Snapshot
-from skconsole.tui.opening import Opening
+from skconsole.tui.opening import Opening, of_type, search
 from skconsole.tui.widgets.keyed_table import KeyedTable, Row
-from skconsole.views.table import Column, Face, cell_text, shown_in
+from skconsole.views.table import Column, Face, OfType, cell_text, shown_in
 
 T = TypeVar("T")
 
@@ -204,6 +204,17 @@ class Panel(Vertical):
         if marked:
             parts.append(f"{marked:,} marked (esc clears)")
         self.border_title = Content(printable(" · ".join(parts)))
+
+
+class TypesPanel(Panel):
+    """A panel of task types, one a row keyed by its name: Enter searches the type's jobs
+    unless the panel opens something else."""
+
+    def row_key(self, item: OfType) -> str:
+        return item.task_type
+
+    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
+        return search(of_type(key))
 
 
 def panel_of(node: DOMNode | None) -> Panel | None:

@@ -21,7 +21,7 @@ from skconsole.tui.formatting import first_line, fmt_age_s, fmt_count, format_ag
 from skconsole.tui.model import QueueOverview, QueueRow
 from skconsole.tui.widgets.keyed_table import Row
 from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column, Tone
+from skconsole.views.table import Cell, Column, Tone, figure_column
 
 _LEVEL_TONES: dict[Level, Tone] = {
     Level.OK: "good",
@@ -112,27 +112,21 @@ COLUMNS: tuple[Column[QueueRow], ...] = (
     Column("queue", "Queue", cell=_name),
     Column("connection", "Conn", 6, cell=_connection),
     Column("verdict", "Verdict", 8, cell=_verdict),
-    Column("waiting", "Waiting", 7, right=True, cell=_statuses(JobStatus.UNPROCESSED), priority=3),
-    Column("oldest", "Oldest", 7, right=True, cell=_oldest, priority=2),
-    Column("running", "Running", 7, right=True, cell=_statuses(JobStatus.PROCESSING), priority=5),
-    Column("hung", "Hung", 4, right=True, cell=_figure(lambda o: o.hung, "bad"), priority=4),
-    Column(
-        "failed5m",
-        "Fail 5m",
-        7,
-        right=True,
-        cell=_figure(lambda o: o.failed_recently, "warn"),
-        priority=1,
+    figure_column("waiting", 7, _statuses(JobStatus.UNPROCESSED), label="Waiting", priority=3),
+    figure_column("oldest", 7, _oldest, label="Oldest", priority=2),
+    figure_column("running", 7, _statuses(JobStatus.PROCESSING), label="Running", priority=5),
+    figure_column("hung", 4, _figure(lambda o: o.hung, "bad"), label="Hung", priority=4),
+    figure_column(
+        "failed5m", 7, _figure(lambda o: o.failed_recently, "warn"), label="Fail 5m", priority=1
     ),
-    Column(
+    figure_column(
         "failed",
-        "Failed",
         6,
-        right=True,
-        cell=_statuses(JobStatus.ERROR, JobStatus.FAULTED, JobStatus.FATAL),
+        _statuses(JobStatus.ERROR, JobStatus.FAULTED, JobStatus.FATAL),
+        label="Failed",
         priority=6,
     ),
-    Column("done", "Processed", 9, right=True, cell=_statuses(JobStatus.PROCESSED), priority=7),
+    figure_column("done", 9, _statuses(JobStatus.PROCESSED), label="Processed", priority=7),
     Column("findings", "What check says", flex=True, cell=_findings, min_width=24),
     Column("server", "Server", 16, cell=lambda r, _now: r.description, priority=8),
 )

@@ -15,10 +15,9 @@ from skconsole.core.status import JobStatus
 from skconsole.read import ScheduleInfo
 from skconsole.tui.formatting import fmt_count, format_age
 from skconsole.tui.model import Snapshot
-from skconsole.tui.opening import Opening, of_type, search
 from skconsole.tui.widgets.jobs_panel import status_tone
-from skconsole.tui.widgets.panel import Panel
-from skconsole.views.table import Cell, Column
+from skconsole.tui.widgets.panel import TypesPanel
+from skconsole.views.table import Cell, Column, figure_column, type_column
 
 
 def short_reason(error: str) -> str:
@@ -57,33 +56,21 @@ def last_run_cell(s: ScheduleInfo) -> Cell:
     return (f"{age} · {JobStatus.label_of(s.last_status)}", status_tone(s.last_status))
 
 
-class SchedulesPanel(Panel):
+class SchedulesPanel(TypesPanel):
     scope = "schedules"
     title = "Schedules"
     skconsole_tables_only = True
     COLUMNS: ClassVar[tuple[Column[ScheduleInfo], ...]] = (
-        Column("type", "type", 22, cell=lambda s, _: s.task_type),
+        type_column(22),
         Column("schedule", "schedule", 30, flex=True, cell=lambda s, _: schedule_cell(s)),
-        Column("next", "next run", 13, right=True, cell=lambda s, _: next_run_cell(s)),
+        figure_column("next", 13, lambda s, _: next_run_cell(s), label="next run"),
         Column("last", "last run", 24, cell=lambda s, _: last_run_cell(s)),
-        Column(
-            "waiting",
-            "waiting",
-            8,
-            right=True,
-            cell=lambda s, _: fmt_count(s.waiting, s.waiting_estimated),
-        ),
+        figure_column("waiting", 8, lambda s, _: fmt_count(s.waiting, s.waiting_estimated)),
     )
     opens = "the jobs of the schedule's type (a search)"
 
     def items(self, snapshot: Snapshot) -> Sequence[ScheduleInfo]:
         return snapshot.schedules
-
-    def row_key(self, item: ScheduleInfo) -> str:
-        return item.task_type
-
-    def opening(self, key: str, snapshot: Snapshot) -> Opening | None:
-        return search(of_type(key))
 
     def tab_note(self, snapshot: Snapshot) -> str | None:
         return f"{len(snapshot.schedules):,}"

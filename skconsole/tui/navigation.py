@@ -1,0 +1,124 @@
+"""What Enter and the reading keys open: the console's way from one screen to the next.
+
+Enter asks the screen on top what its selected row stands for (an
+:class:`~skconsole.tui.opening.Opening`: the panels and lists say it as data and never
+import a screen) and this opens it: a job's detail, a failure group's jobs, a search, a
+panel filtered, another queue's panels. The job detail's keys open what the job points
+at (the job that posted it, the jobs it posted, why it waits); J opens a job by its id,
+s the search, F what a failure group's jobs share. The App holds one
+:class:`Navigator`; its ``action_*`` methods (the names the key registry binds) call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
+from typing import Any
+
+from textual.app import App
+
+from skconsole.tui.context import Console, Opens
+from skconsole.tui.factor_search import load_factors
+from skconsole.tui.model import Snapshot
+from skconsole.tui.opening import Opening, OpenKind, job
+from skconsole.tui.screens.group_jobs import GroupJobsScreen
+from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.jump_to_job import JumpToJobScreen
+from skconsole.tui.screens.main import MainScreen
+from skconsole.tui.screens.search import SearchScreen
+from skconsole.tui.screens.why_job import WhyScreen
+
+
+@dataclass(eq=False)
+class Navigator:
+    """Opens screens on the App's stack (Esc comes back from each).
+
+    ``console`` is what the screens are given, ``main`` the main screen (where a panel
+    is shown filtered), ``snapshot`` the data on screen (the workers a job's owner is
+    named among, the failure groups), ``show_queue`` points the panels at another queue.
+    """
+
+    app: App[Any]
+    console: Console
+    main: MainScreen
+    _: KW_ONLY
+    snapshot: Callable[[], Snapshot | None]
+    show_queue: Callable[[str], None]
+
+    def open_selected(self) -> None:
+        """Enter: what the selected row stands for (see each panel's ``opening``)."""
+        screen = self.app.screen
+        if isinstance(screen, Opens):
+            self.open(screen.opening(self.snapshot()))
+
+    def open(self, opening: Opening | None) -> None:
+        """Open a job, a failure group, a search, a panel filtered or a queue (None: nothing)."""
+        if opening is None:
+            return
+        snapshot = self.snapshot()
+        match opening.kind:
+            case OpenKind.JOB:
+                workers = snapshot.workers if snapshot is not None else ()
+                self.app.push_screen(
+                    JobDetailScreen(opening.value, self.console, opening.group, workers=workers)
+                )
+            case OpenKind.GROUP:
+                groups = snapshot.failures if snapshot is not None else ()
+                group = next((g for g in groups if g.signature == opening.value), None)
+                if group is not None:
+                    self.app.push_screen(GroupJobsScreen(group, self.console))
+            case OpenKind.SEARCH:
+                self.app.push_screen(SearchScreen(self.console, opening.value))
+            case OpenKind.FILTER:
+                self.main.show_filtered(opening.panel, opening.value)
+            case OpenKind.QUEUE:
+                self.show_queue(opening.value)
+
+    def search(self) -> None:
+        """s: the search screen (payload.PATH=VALUE type=T ...)."""
+        if not isinstance(self.app.screen, SearchScreen):
+            self.app.push_screen(SearchScreen(self.console))
+
+    def factor_search(self) -> None:
+        """F, in a failure group: read what its jobs share (off the UI thread), then search."""
+        screen = self.app.screen
+        if isinstance(screen, GroupJobsScreen):
+            load_factors(self.app, self.console, screen.group)
+
+    def jump_to_job(self) -> None:
+        """J: ask for a job id or prefix (looked up off the UI thread), then open that job."""
+
+        def opened(task_id: str | None) -> None:
+            self.open(None if task_id is None else job(task_id))
+
+        self.app.push_screen(JumpToJobScreen(self.console.source.jobs_by_prefix), opened)
+
+    # -- the job detail's keys ------------------------------------------------------------
+    def _job_shown(self) -> JobDetailScreen | None:
+        screen = self.app.screen
+        return screen if isinstance(screen, JobDetailScreen) else None
+
+    def why(self) -> None:
+        """w: why the job shown waits (read in a worker thread by the dialog)."""
+        shown = self._job_shown()
+        if shown is not None:
+            self.app.push_screen(WhyScreen(shown.task_id, self.console))
+
+    def parent_of_shown(self) -> Opening | None:
+        """The job that posted the one shown, when its row is still there."""
+        shown = self._job_shown()
+        parent = None if shown is None else shown.parent_id
+        return None if parent is None else job(parent)
+
+    def posted_by_shown(self) -> Opening | None:
+        """The jobs the one shown posted: the one child, or a search for them all."""
+        shown = self._job_shown()
+        return None if shown is None else shown.posted_jobs()
+
+    def parent(self) -> None:
+        """u: open the job that posted the one shown."""
+        self.open(self.parent_of_shown())
+
+    def children(self) -> None:
+        """d: open the jobs the one shown posted."""
+        self.open(self.posted_by_shown())
