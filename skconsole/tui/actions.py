@@ -41,7 +41,7 @@ OPENS = frozenset({*(p.scope for p in PANELS if p.opens), "jobs", QUEUES})
 class ActionSpec:
     """One action: what runs, on which key, where, and how careful it must be."""
 
-    id: str  # the App method is ``action_<id>`` (a write key's: ``action_operate``)
+    id: str  # the App method is ``action_<id>`` (``action_operate``, ``action_navigate``)
     key: str  # Textual key name
     description: str  # footer text: short
     help: str  # help screen and command palette: one sentence
@@ -55,11 +55,16 @@ class ActionSpec:
     home: str | None = None  # panel the command palette focuses first, when out of scope
     key_display: str | None = None
     op: Operation | None = None  # a write key's operator action
+    #: what it opens is the Navigator's to do (its method of the same name)
+    navigates: bool = False
 
     @property
     def action(self) -> str:
-        """The action string Textual runs: ``operate('<id>')`` for an operator action."""
-        return f"operate({self.id!r})" if self.op is not None else self.id
+        """The action string Textual runs: ``operate('<id>')`` for an operator action,
+        ``navigate('<id>')`` for one the Navigator does, else ``<id>``."""
+        if self.op is not None:
+            return f"operate({self.id!r})"
+        return f"navigate({self.id!r})" if self.navigates else self.id
 
     def allowed(
         self, engine: bool, read_only: bool, connected: bool, several: bool = False
@@ -304,6 +309,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Search",
         "Find jobs by payload field, type, status, age or error: payload.customer.id=42 type=T.",
         footer=False,
+        navigates=True,
     ),
     ActionSpec(
         "factor_search",
@@ -312,6 +318,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "What a failure group's jobs share: its top factors, and a search by the strongest.",
         scopes=frozenset({"jobs"}),
         footer=False,
+        navigates=True,
     ),
     ActionSpec(
         "copy",
@@ -327,6 +334,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Why the job waits: paused, limit, rate, no worker, jobs ahead, not due, locks; each with its fix.",
         scopes=frozenset({"job"}),
         footer=False,
+        navigates=True,
     ),
     ActionSpec(
         "jump_to_job",
@@ -334,6 +342,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Job",
         "Open a job by its id or a unique prefix of it (from a ticket or a log line).",
         footer=False,
+        navigates=True,
     ),
     ActionSpec(
         "parent",
@@ -341,6 +350,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Parent",
         "Open the job that posted this one: a pipeline's previous stage, or the job whose ctx.post posted it.",
         scopes=frozenset({"job"}),
+        navigates=True,
     ),
     ActionSpec(
         "children",
@@ -348,6 +358,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Posted",
         "Open the jobs this one posted: a pipeline's next stage, its ctx.post jobs (one: its detail).",
         scopes=frozenset({"job"}),
+        navigates=True,
     ),
     ActionSpec(
         "connection",

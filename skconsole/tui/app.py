@@ -566,28 +566,12 @@ class ConsoleApp(App[int]):
         self.notify(clipboard.copy_connection(self, self.source.connection), title="Connection")
 
     # -- what the keys open (Navigator), the queue shown (QueueSwitch) ---------------------
-    # Textual runs an action as an App method: these name the key registry's actions,
-    # the Navigator and the QueueSwitch do the work.
     def action_open(self) -> None:
         self.navigator.open_selected()
 
-    def action_search(self) -> None:
-        self.navigator.search()
-
-    def action_factor_search(self) -> None:
-        self.navigator.factor_search()
-
-    def action_jump_to_job(self) -> None:
-        self.navigator.jump_to_job()
-
-    def action_why(self) -> None:
-        self.navigator.why()
-
-    def action_parent(self) -> None:
-        self.navigator.parent()
-
-    def action_children(self) -> None:
-        self.navigator.children()
+    def action_navigate(self, name: str) -> None:
+        """A key whose spec ``navigates``: the Navigator's method of its name."""
+        getattr(self.navigator, name)()
 
     def action_queues(self) -> None:
         self.queue_switch.toggle()

@@ -17,6 +17,7 @@ from skconsole.ops import LimitParams, Rate
 from skconsole.read import TypeLimit
 from skconsole.tui import actions
 from skconsole.tui.app import ConsoleApp
+from skconsole.tui.navigation import Navigator
 from skconsole.tui.screens.limit_type import params_from
 
 
@@ -26,6 +27,8 @@ def test_registry_generates_bindings_for_every_action() -> None:
     for spec in actions.ACTIONS:
         name = spec.action.split("(")[0]
         assert callable(getattr(ConsoleApp, f"action_{name}", None)), spec.id
+        if spec.navigates:
+            assert callable(getattr(Navigator, spec.id, None)), spec.id
         if spec.destructive:
             assert spec.needs_write
 
