@@ -280,9 +280,7 @@ class Producer(Closing):
             if writes.lone is not None:
                 done.add(
                     counts(
-                        cur.execute(
-                            _lone_statement(writes), writes.lone, prepare=prepare
-                        ).fetchone(),
+                        cur.execute(query("post_new_job"), writes.lone, prepare=prepare).fetchone(),
                         1,
                     )
                 )
@@ -391,7 +389,7 @@ class AsyncProducer:
             psycopg.AsyncCursor(conn, row_factory=class_row(PostAnswer)), own
         ) as cur:
             if writes.lone is not None:
-                await cur.execute(_lone_statement(writes), writes.lone, prepare=prepare)
+                await cur.execute(query("post_new_job"), writes.lone, prepare=prepare)
                 done.add(counts(await cur.fetchone(), 1))
             if writes.copied:
                 async with _cursor(psycopg.AsyncCursor(conn, row_factory=scalar_row), own) as clock:
@@ -459,13 +457,6 @@ def _cursor(cur: Cur, own: bool) -> Cur:
     if not own:  # the producer's own connection has psycopg's loaders already
         cur.adapters.register_loader("timestamptz", TimestamptzLoader)
     return cur
-
-
-def _lone_statement(writes: Plan) -> LiteralString:
-    """One job's post, with its trace context when made inside a trace."""
-    if writes.trace is not None:
-        return query("post_new_job_traced")
-    return query("post_new_job")
 
 
 def _copy_results(writes: Plan) -> LiteralString:

@@ -16,10 +16,10 @@ none of post_jobs.sql's conflict rules, and the other paths stay as they were.
 
 A post made inside an active trace (producer/trace_context.py) carries its
 trace context: post_jobs.sql and post_after.sql take it as one parameter, a
-COPY writes it as one more column (copy_results_traced.sql), and a lone job
-goes by post_new_job_traced.sql. A post outside a trace sends exactly what it
-did before (post_new_job.sql and copy_results.sql have no such column), plus
-one NULL parameter per post_jobs.sql or post_after.sql statement.
+COPY writes it as one more column (copy_results_traced.sql), and
+post_new_job.sql (a lone job) takes it as one parameter. A post outside a trace
+sends one NULL parameter per statement; its COPY has no such column
+(copy_results.sql).
 
 The sync and async producers share this module and differ only in how they
 await their round trips.
@@ -64,8 +64,8 @@ RESULT_TYPES_TRACED = (*RESULT_TYPES, "text")
 
 
 class LoneParams(TypedDict):
-    """post_new_job.sql's parameters: one job without a key (and post_new_job_traced.sql's,
-    with the trace context of a post made inside a trace)."""
+    """post_new_job.sql's parameters: one job without a key, and the trace context of a
+    post made inside a trace (None outside one)."""
 
     id: uuid.UUID
     type: str
@@ -180,7 +180,7 @@ def _plain(jobs: Sequence[Job], default_source: str, trace: str | None) -> Plan:
 
 
 def _lone(job: Job, default_source: str, trace: str | None) -> LoneParams:
-    """The parameters of post_new_job.sql (post_new_job_traced.sql with a ``trace``)."""
+    """The parameters of post_new_job.sql."""
     return {
         "id": job.task_id,
         "type": job.task_type,

@@ -1,12 +1,14 @@
 -- Post one job that has no key: its id is new (uuid4), so there is nothing to
 -- conflict with and nothing to re-run: the two rows and the NOTIFY, the least
--- a post can be (keyed jobs go through post_jobs.sql).
+-- a post can be (keyed jobs go through post_jobs.sql). The result row carries the
+-- trace context of a post made inside a trace (132_skconsole_trace.sql), else NULL.
 WITH r AS (
     INSERT INTO sk_task_results_t (
         task_id, task_type, task_source, task_payload, task_status, task_priority,
         task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
-        task_posted_at_ts)
-    VALUES (%(id)s, %(type)s, %(source)s, %(payload)s, 1, %(priority)s, 0, false, 0, now())
+        task_posted_at_ts, sk_trace_context)
+    VALUES (%(id)s, %(type)s, %(source)s, %(payload)s, 1, %(priority)s, 0, false, 0, now(),
+        %(trace)s)
 ),
 q AS (
     INSERT INTO sk_tasks_queue_t (
