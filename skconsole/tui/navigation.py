@@ -6,7 +6,8 @@ import a screen) and this opens it: a job's detail, a failure group's jobs, a se
 panel filtered, another queue's panels. The job detail's keys open what the job points
 at (the job that posted it, the jobs it posted, why it waits); J opens a job by its id,
 s the search, F what a failure group's jobs share. The App holds one
-:class:`Navigator`; its ``action_*`` methods (the names the key registry binds) call it.
+:class:`Navigator`: Enter is its ``open_selected``, and a key whose spec ``navigates``
+runs ``navigate('<id>')``, its method of that name.
 """
 
 from __future__ import annotations
