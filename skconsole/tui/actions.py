@@ -389,7 +389,7 @@ def spec_for(action_name: str, parameters: tuple[object, ...] = ()) -> ActionSpe
     """The spec of an action as Textual passes it to ``check_action`` (name, parameters)."""
     if action_name == "panel" and parameters:
         return BY_ID.get(f"panel({parameters[0]!r})")
-    if action_name == "operate" and parameters:
+    if action_name in ("operate", "navigate") and parameters:
         return BY_ID.get(str(parameters[0]))
     return BY_ID.get(action_name)
 
