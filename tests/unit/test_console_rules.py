@@ -33,7 +33,6 @@ def test_registry_generates_bindings_for_every_action() -> None:
             assert spec.needs_write
 
 
-
 def test_check_action_finds_every_spec_from_the_action_textual_passes_it() -> None:
     """What hides or dims a key (``check_action``) gets Textual's parsed action: every
     spec's own action string, parsed, names that spec."""
@@ -41,6 +40,7 @@ def test_check_action_finds_every_spec_from_the_action_textual_passes_it() -> No
         name, _, rest = spec.action.partition("(")
         parameters = (rest.rstrip(")").strip("'"),) if rest else ()
         assert actions.spec_for(name, parameters) is spec, spec.action
+
 
 LIMITED = TypeLimit("t", 2, 10, 60.0, 0)
 
