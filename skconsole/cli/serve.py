@@ -41,6 +41,9 @@ from skconsole.core.text import is_printable, quoted
 from skconsole.web.token import Token
 
 DEFAULT_PORT = 8000
+#: consoles at once by default: each is a process with database connections of its own
+DEFAULT_MAX_SESSIONS = 8
+MAX_SESSIONS = 100
 #: audit_user is varchar(250); a name is a person or a token, not a paragraph
 MAX_USER_CHARS = 100
 
@@ -143,6 +146,14 @@ def serve(
             " audited with --user, else the token's name",
         ),
     ] = False,
+    max_sessions: Annotated[
+        int,
+        typer.Option(
+            "--max-sessions",
+            help=f"Most consoles at once, one per tab (1 to {MAX_SESSIONS}); a tab past it is"
+            " refused until another closes",
+        ),
+    ] = DEFAULT_MAX_SESSIONS,
     user: Annotated[
         str | None,
         typer.Option(
@@ -155,6 +166,7 @@ def serve(
     """The console in a browser tab: one console per session, behind a token (read-only
     unless --allow-writes)."""
     check_range("--port", port, 0, 65535)
+    check_range("--max-sessions", max_sessions, 1, MAX_SESSIONS)
     check_text("--host", host)
     _check_user(user)
     opts = options_of(ctx)
@@ -203,5 +215,5 @@ def serve(
         sys.stdout.flush()
 
     configure_logging()
-    server = ConsoleServer(command.shell(), token, host=host, port=port)
+    server = ConsoleServer(command.shell(), token, host=host, port=port, max_sessions=max_sessions)
     asyncio.run(serve_until_stopped(server, started))

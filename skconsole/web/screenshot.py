@@ -38,7 +38,7 @@ def chromium() -> str:
 async def capture(path: Path) -> Path:
     command = "exec " + shlex.join([sys.executable, "-m", "skconsole.tui.showcase.live", SCENE])
     token = Token.generate()
-    server = ConsoleServer(command, token, host="127.0.0.1", port=0)
+    server = ConsoleServer(command, token, host="127.0.0.1", port=0, max_sessions=1)
     screen = TerminalText()
     async with listening(server) as (host, port), async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=chromium())

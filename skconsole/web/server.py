@@ -17,7 +17,10 @@ builds the application around them itself:
   installed ``static`` folder, through this server, and its Content-Security-Policy
   lets the browser load nothing from anywhere else, nor frame the page;
 - no access log: the first request's line holds the token. Refusals are logged
-  without their query.
+  without their query;
+- at most ``max_sessions`` consoles at once: each is a process with database
+  connections of its own, so a tab opened past the limit is refused (503) and
+  starts nothing until another session ends.
 """
 
 from __future__ import annotations
@@ -63,7 +66,14 @@ class ConsoleServer(Server):
     """One console process per browser session, for whoever shows ``token``."""
 
     def __init__(
-        self, command: str, token: Token, *, host: str, port: int, title: str = "skconsole"
+        self,
+        command: str,
+        token: Token,
+        *,
+        host: str,
+        port: int,
+        max_sessions: int,
+        title: str = "skconsole",
     ) -> None:
         super().__init__(
             command,
@@ -74,9 +84,15 @@ class ConsoleServer(Server):
             templates_path=TEMPLATES,
         )
         self.token = token
+        self.max_sessions = max_sessions
         self._pages = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
         #: the handlers of open websockets: each one's console quits when it ends
         self._sessions: set[asyncio.Task[object]] = set()
+
+    @property
+    def open_sessions(self) -> int:
+        """Browser sessions whose console runs now."""
+        return len(self._sessions)
 
     def make_app(self) -> web.Application:
         """The aiohttp application: textual-serve's routes, each behind the token."""
@@ -140,9 +156,20 @@ class ConsoleServer(Server):
         )
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        if self.open_sessions >= self.max_sessions:
+            log.warning(
+                "session from %s refused: %d open, the most allowed (--max-sessions)",
+                request.remote,
+                self.open_sessions,
+            )
+            return web.Response(
+                status=503,
+                text=f"skconsole serve: {self.open_sessions} consoles are open, the most it"
+                " starts (--max-sessions); close a tab, then reload this one\n",
+            )
         task = asyncio.current_task()
         assert task is not None
-        self._sessions.add(task)
+        self._sessions.add(task)  # no await since the count: two tabs cannot both pass
         log.info("session from %s: starting a console", request.remote)
         try:
             return await self.handle_websocket(request)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -37,7 +39,15 @@ def started(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def client(started: Path) -> AsyncIterator[Client]:
-    server = ConsoleServer(f"touch {shlex.quote(str(started))}", TOKEN, host="127.0.0.1", port=0)
+    command = f"touch {shlex.quote(str(started))}"
+    async with _client(
+        ConsoleServer(command, TOKEN, host="127.0.0.1", port=0, max_sessions=8)
+    ) as c:
+        yield c
+
+
+@asynccontextmanager
+async def _client(server: ConsoleServer) -> AsyncIterator[Client]:
     # an IP address's cookies: aiohttp's jar keeps them only when told to, browsers always do
     async with TestClient(TestServer(server.make_app()), cookie_jar=CookieJar(unsafe=True)) as c:
         yield c
@@ -182,3 +192,35 @@ async def test_the_page_loads_only_this_servers_own_assets(
     for address in parser.addresses:  # all in the installed textual-serve package
         assert (await client.get(address)).status == 200, address
     assert "default-src 'self'" in response.headers["Content-Security-Policy"]
+
+
+#: a console that stays until the server tells it to quit (textual-serve's "quit" meta)
+_STAYS = shlex.join(
+    [
+        sys.executable,
+        "-c",
+        "import sys\nseen = b''\nwhile b'quit' not in seen:\n"
+        "    chunk = sys.stdin.buffer.read1(4096)\n    if not chunk: break\n    seen += chunk",
+    ]
+)
+
+
+async def test_a_session_past_max_sessions_is_refused_until_another_ends() -> None:
+    server = ConsoleServer(_STAYS, TOKEN, host="127.0.0.1", port=0, max_sessions=2)
+    async with _client(server) as client:
+        await _log_in(client)
+        first = await client.ws_connect("/ws")
+        second = await client.ws_connect("/ws")
+        await _until(lambda: server.open_sessions == 2)
+
+        with pytest.raises(WSServerHandshakeError) as refused:
+            await client.ws_connect("/ws")
+        assert refused.value.status == 503
+
+        await first.close()
+        await _until(lambda: server.open_sessions == 1)
+        third = await client.ws_connect("/ws")
+        await _until(lambda: server.open_sessions == 2)
+        await second.close()
+        await third.close()
+        await _until(lambda: server.open_sessions == 0)  # their consoles quit
