@@ -257,6 +257,9 @@ class MainScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self._on_resume()
+        # tabs relabelled while another screen was on top (the overview of several
+        # queues, a drill-down) were laid out only now: place the underline under them
+        self.call_after_refresh(self._realign_underline)
 
 
 def back_to_main(app: App[Any]) -> None:

@@ -24,12 +24,23 @@ from skconsole.tui.source import Queue
 SIZE = (120, 40)
 
 
+#: at most this many rounds of reads set off by reads (a few are: refresh, then its followers)
+SETTLE_ROUNDS = 20
+
+
 async def settle(pilot: Pilot[Any]) -> None:
     """Wait until every worker finished and the screen caught up; cursors stop blinking
-    (shown steadily), so a picture taken half a second later is the same picture."""
-    for _ in range(3):
+    (shown steadily), so a picture taken half a second later is the same picture.
+
+    A read's result can set off another read (a refresh, then the cadences that follow
+    it), so this waits until a pause leaves no worker behind, however slowly a loaded
+    machine gets there, not for a fixed number of rounds."""
+    for _ in range(SETTLE_ROUNDS):
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not pilot.app.workers:
+            break
     for widget in pilot.app.screen.query("Input, TextArea"):
         if isinstance(widget, Input | TextArea):
             widget.cursor_blink = False
