@@ -45,6 +45,16 @@ def skconsole_setup(dsn: str) -> None:
         setup_schema(conn)
 
 
+def set_up_in_order(app: DotNetApp, first: str) -> None:
+    """Both setups on the app's database: ``first`` ("dotnet" or "skconsole") first."""
+    if first == "dotnet":
+        app.setup()
+        skconsole_setup(app.dsn)
+    else:
+        skconsole_setup(app.dsn)
+        app.setup()
+
+
 @pytest.fixture
 def net_only_db(fresh_database: str) -> str:
     """A new database with Stakhanovise.NET's objects alone (its setup ran)."""

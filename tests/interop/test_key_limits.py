@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.interop.conftest import Workers, result_row, run_skconsole, skconsole_setup, wait_for
+from tests.interop.conftest import Workers, result_row, run_skconsole, set_up_in_order, wait_for
 from tests.interop.dotnet_app import PROCESSED, DotNetApp
 from tests.interop.tasks_interop import ASSEMBLY, CHARGE_CARD
 
@@ -20,12 +20,7 @@ pytestmark = pytest.mark.interop
 
 def set_up(dsn: str, first: str, net_apps: Callable[..., DotNetApp]) -> DotNetApp:
     app = net_apps(dsn, executors={CHARGE_CARD: lambda task: None})
-    if first == "dotnet":
-        app.setup()
-        skconsole_setup(dsn)
-    else:
-        skconsole_setup(dsn)
-        app.setup()
+    set_up_in_order(app, first)
     return app
 
 

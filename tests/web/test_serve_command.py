@@ -81,13 +81,13 @@ def test_allow_writes_contradicts_read_only() -> None:
     assert "--allow-writes contradicts --read-only" in err
 
 
-
 @pytest.mark.parametrize("value", ["0", "101"])
 def test_max_sessions_out_of_range_is_refused_in_one_line(value: str) -> None:
     code, err = _serve("--max-sessions", value)
 
     assert code == 2
     assert f"--max-sessions must be between 1 and 100, got {value}" in err
+
 
 def test_without_the_web_extra_serve_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
