@@ -48,9 +48,12 @@ async def client(started: Path) -> AsyncIterator[Client]:
 
 @asynccontextmanager
 async def _client(server: ConsoleServer) -> AsyncIterator[Client]:
+    """A client of ``server``; at the end it waits until every console it started has
+    quit, so none outlives the test's event loop."""
     # an IP address's cookies: aiohttp's jar keeps them only when told to, browsers always do
     async with TestClient(TestServer(server.make_app()), cookie_jar=CookieJar(unsafe=True)) as c:
         yield c
+        await _until(lambda: server.open_sessions == 0)
 
 
 async def _until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -223,4 +226,3 @@ async def test_a_session_past_max_sessions_is_refused_until_another_ends() -> No
         await _until(lambda: server.open_sessions == 2)
         await second.close()
         await third.close()
-        await _until(lambda: server.open_sessions == 0)  # their consoles quit
