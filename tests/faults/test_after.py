@@ -24,6 +24,7 @@ from tests.support.tasks_faults import (
     status_counts,
     wait_exit,
     wait_for,
+    worker_ids_for_pid,
 )
 
 Conn = psycopg.Connection[Any]
@@ -106,6 +107,13 @@ def test_posts_after_racing_their_parents_finishes_each_run_exactly_once(
     exactly once (the finish statements, or the sweep, release it), after all
     its parents, and nothing is left waiting."""
     workers = [spawn("--concurrency", "8"), spawn("--concurrency", "8")]
+    # both are up (registered, so their signal handlers are in place) before the race: a
+    # worker still importing when the test ends would die of its SIGTERM (exit -15)
+    wait_for(
+        lambda: all(worker_ids_for_pid(conn, w.pid) for w in workers),
+        60,
+        _diag(conn, *workers),
+    )
     parents: list[uuid.UUID] = []
     children: dict[uuid.UUID, list[uuid.UUID]] = {}
     lock = threading.Lock()
