@@ -77,11 +77,19 @@ class FreezableProxy:
                 self._server.close()
             for w in list(self._writers):
                 w.close()
+            # every connection's task ends here, none is left pending (or never started)
+            # on a stopped loop for the garbage collector to report in a later test
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(stop(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()
 
     async def _start(self) -> None:
         self._thawed.set()
