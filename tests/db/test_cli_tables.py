@@ -3,6 +3,7 @@ one line); ``--wide`` shows every column. The real CLI, as a process."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -98,3 +99,25 @@ def test_a_table_piped_without_columns_keeps_every_cell_whole(
     assert proc.returncode == 0, proc.stderr
     [row] = [line for line in proc.stdout.splitlines() if gid in line]
     assert error_signature(LONG_ERROR) in row and "…" not in row
+
+
+@pytest.mark.parametrize(
+    ("command", "key", "line"),
+    [
+        (("limit",), "limits", "no task type is limited"),
+        (("audit",), "entries", "no operator action recorded yet"),
+        (("retention",), "policies", "no retention policy"),
+        (("slo",), "slos", "no task type has an SLO"),
+        (("find-index", "list"), "indexes", "no search index"),
+    ],
+)
+def test_an_empty_listing_prints_its_line_alone_and_an_empty_json_list(
+    run_cli: CLI, conn: Conn, command: tuple[str, ...], key: str, line: str
+) -> None:
+    shown = run_cli(*command)
+    as_json = run_cli(*command, "--json")
+
+    assert shown.returncode == as_json.returncode == 0, shown.stderr + as_json.stderr
+    assert shown.stdout.startswith(line)
+    assert "┃" not in shown.stdout and "│" not in shown.stdout  # no table drawn
+    assert json.loads(as_json.stdout) == {key: []}
