@@ -138,7 +138,7 @@ def prepare(server_dsn: str, database: str, all_: list[Scenario], jobs: int) -> 
 
 def claim_ms(conn: Conn, task_type: str) -> tuple[float, int]:
     """One claim of up to TAKE jobs, rolled back: its milliseconds and the jobs it took."""
-    params = {"types": [task_type], "limit": TAKE, "worker_id": uuid.uuid4()}
+    params = {"types": [task_type], "limit": TAKE, "worker_id": uuid.uuid4(), "hold_s": 12.0}
     with conn.transaction(force_rollback=True):
         started = time.perf_counter()
         rows = conn.execute(query("claim"), params).fetchall()

@@ -19,7 +19,7 @@ from skconsole.core.version import __version__
 from skconsole.db.rows import one, value, values
 from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: The class id of skconsole's advisory locks (the two-key form, so its keys
 #: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
 #: function sk_lock_class() returns the same number; a test checks they agree.
@@ -46,6 +46,7 @@ SKCONSOLE_OBJECTS = (
     "sk_task_progress_t",
     "sk_task_after_t",
     "sk_task_key_windows_t",
+    "sk_timelines_t",
 )
 
 #: skconsole's columns of the results table, one per schema version (or later script
@@ -97,6 +98,8 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_payload_term",
         "sk_payload_matches",
         "sk_release_after",
+        "sk_timeline_state",
+        "sk_claim_gate",
     )
     present: list[bool] = value(
         conn,

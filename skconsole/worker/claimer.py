@@ -66,6 +66,8 @@ class Claimer:
     link: Link
     _: KW_ONLY
     worker_id: uuid.UUID
+    #: after a failover, claims are held for at least this long (lease + margin)
+    hold_s: float
     types: list[str]
     held: dict[int, Claimed]
     metrics: MetricsBuffer
@@ -78,7 +80,12 @@ class Claimer:
     async def claim(self, want: int) -> list[Claimed] | None:
         """Claim up to ``want`` jobs; None when the claim failed (try again later)."""
         started = time.perf_counter()
-        params = {"types": self.types, "limit": want, "worker_id": self.worker_id}
+        params = {
+            "types": self.types,
+            "limit": want,
+            "worker_id": self.worker_id,
+            "hold_s": self.hold_s,
+        }
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[Claimed]:
             cur = conn.cursor(row_factory=class_row(Claimed))
@@ -115,6 +122,10 @@ class Claimer:
 
         return await self.link.run(op)
 
+    def reconcile_soon(self) -> None:
+        """Reconcile before the next claim (a failover may have lost results)."""
+        self.last_reconcile = float("-inf")
+
     def reconcile_due(self) -> bool:
         return self.unsure is not None or time.monotonic() - self.last_reconcile > RECONCILE_EVERY
 
@@ -140,7 +151,11 @@ class Claimer:
             return False
         orphans = [a for a in owned if a.claim_id not in self.held and a.claim_id not in known]
         if orphans:
-            log.warning("handing back %d job(s) claimed over a lost connection", len(orphans))
+            log.warning(
+                "handing back %d job(s) the database says this worker runs but it does not"
+                " hold (a claim whose answer was lost, or a result a failover lost)",
+                len(orphans),
+            )
             for attempt in orphans:
                 job = _orphan(attempt)
                 self.held[attempt.claim_id] = job

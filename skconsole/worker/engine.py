@@ -15,6 +15,8 @@ Every claimed attempt is tracked by its claim id (the fencing token) in
 ``held`` until its result is written or found fenced; whatever the database
 says this worker owns beyond that (a claim whose answer was lost) is handed
 straight back, once the session that ran the claim is known to be gone.
+After a failover (the lease renewed on a new timeline), runs whose claims the
+database lost are stopped before that renewal counts (:meth:`Engine._after_failover`).
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ import psycopg
 
 from skconsole.core.errors import ConfigError
 from skconsole.db.connect import Database
+from skconsole.db.rows import arows
 from skconsole.db.sqlfiles import query
 from skconsole.worker.claimer import CLAIM_SETTINGS, CLAIM_TIMEOUT, Claimer, free_slots
 from skconsole.worker.config import LEASE_MARGIN_SHARE, WorkerConfig
 from skconsole.worker.execution import Executor, Threads
 from skconsole.worker.fencing import Fence
-from skconsole.worker.jobs import Attempt, Claimed, Ending, JobRun, Outcome
-from skconsole.worker.lease import Lease, LeaseKeeper, registration
+from skconsole.worker.jobs import Attempt, Claimed, Ending, JobRun, Outcome, token_timeline
+from skconsole.worker.lease import Failover, Lease, LeaseKeeper, registration
 from skconsole.worker.links import Backoff, Link
 from skconsole.worker.listener import Listener
 from skconsole.worker.metrics import MetricsBuffer
@@ -123,6 +126,7 @@ class Engine:
         self.claimer = Claimer(
             self.links["claim"],
             worker_id=self.worker_id,
+            hold_s=cfg.lease + cfg.lease_margin,
             types=self.types,
             held=self.held,
             metrics=self.metrics,
@@ -168,6 +172,7 @@ class Engine:
             interval=cfg.heartbeat_interval,
             on_expired=self.fence.engage,
             on_renewed=self.fence.lift,
+            on_failover=self._after_failover,
         )
         self.processed = 0
         self.state = "starting"
@@ -260,7 +265,7 @@ class Engine:
                 os._exit(0)
         finally:
             await self._stop_background(background)
-            self.fence.cancel_exit()
+            self.fence.cancel_exit(lost_too=True)
             await self._close_links()
             self.threads.close()
             self.state = "stopped"
@@ -352,6 +357,35 @@ class Engine:
         self.metrics.add("worker@cancel-request-count")
         run.stop("cancel")
 
+    async def _after_failover(self, conn: psycopg.AsyncConnection[Any], failover: Failover) -> None:
+        """The lease was renewed on a new timeline: the database may have lost claims
+        this worker runs. Those it no longer says this worker owns (under the same
+        token) are stopped before the renewal counts; what it owns that this worker
+        does not hold (results it lost) is handed back by the next reconciliation."""
+        owned = await arows(
+            conn, query("owned_jobs"), Attempt, {"worker_id": self.worker_id, "ids": None}
+        )
+        kept = {a.claim_id for a in owned}
+        lost = [
+            run
+            for claim_id, run in self.runs.items()
+            if claim_id not in kept and token_timeline(claim_id) != failover.timeline
+        ]
+        held_until = (
+            f"; claims are held until {failover.held_until:%H:%M:%S} UTC"
+            if failover.held_until
+            else ""
+        )
+        log.warning(
+            "the database is on timeline %d, no longer %d: a failover%s",
+            failover.timeline,
+            failover.previous,
+            held_until,
+        )
+        self.metrics.add("worker@failover-count")
+        self.fence.stop_lost(lost, failover.timeline)
+        self.claimer.reconcile_soon()
+
     # -- claiming --------------------------------------------------------------
     async def _claim_loop(self) -> None:
         backoff = Backoff(0.2, 5.0)
@@ -416,6 +450,7 @@ class Engine:
             attempt=job.attempt,
             error_count=job.error_count,
             posted_at=job.posted_at,
+            fencing_token=job.claim_id,
             progress_sink=ProgressSink(self.progress, job.task_id, job.claim_id),
             trace_context=job.trace_context,
         )

@@ -6,6 +6,11 @@ A handler that will not stop (a sync one that ignores ``JobContext.stop``, an
 async one that swallows its cancellation) could then overlap with its next
 attempt elsewhere: an engine that owns its process ends the process just
 before the lease lapses, taking the handler along (exit code EXIT_FENCED).
+
+After a failover the database may have lost some of the worker's claims while
+it kept others: the runs of the lost ones are stopped the same way
+(:meth:`Fence.stop_lost`), before the renewal that found the new timeline
+counts, and the process ends by the old lease's deadline if one will not stop.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class Fence:
     on_lifted: Callable[[], None]
     fenced: bool = field(default=False, init=False)
     _exit: asyncio.TimerHandle | None = field(default=None, init=False)
+    _lost_exit: asyncio.TimerHandle | None = field(default=None, init=False)
 
     def engage(self) -> None:
         """The lease could not be renewed for lease - margin: stop every running job
@@ -56,20 +62,46 @@ class Fence:
         )
         for run in runs:
             run.stop("fence")
-        if self.own_process and runs:
-            delay = max(0.0, self.lease.deadline - time.monotonic())
-            self._exit = asyncio.get_running_loop().call_later(delay, self._exit_if_stuck)
+        self._exit = self._exit_unless_stopped(runs, lambda: self.fenced)
 
-    def _exit_if_stuck(self) -> None:
+    def stop_lost(self, runs: list[JobRun], timeline: int) -> None:
+        """A failover lost these runs' claims: the new primary may hand their jobs out
+        again once its hold ends. Stop them now; if one will not stop, the process
+        ends when the lease the worker last renewed before the failover lapses
+        (the hold lasts longer). Call it before that renewal counts."""
+        if not runs:
+            return
+        self.metrics.add("worker@failover-stopped-count", len(runs))
+        log.error(
+            "the database is on timeline %d and has lost the claims of %d job(s) this worker "
+            "runs (a failover lost the old primary's last writes): stopping them before the "
+            "new primary may hand them out again; their results will be ignored",
+            timeline,
+            len(runs),
+        )
+        for run in runs:
+            run.stop("fence")
+        self._lost_exit = self._exit_unless_stopped(runs, lambda: True)
+
+    def _exit_unless_stopped(
+        self, runs: list[JobRun], still_needed: Callable[[], bool]
+    ) -> asyncio.TimerHandle | None:
+        """Just before the lease lapses, end the process if one of ``runs`` still runs
+        and ``still_needed()`` (the fence was not lifted meanwhile)."""
+        if not (self.own_process and runs):
+            return None
+        delay = max(0.0, self.lease.deadline - time.monotonic())
+        return asyncio.get_running_loop().call_later(delay, self._exit_if_stuck, runs, still_needed)
+
+    def _exit_if_stuck(self, runs: list[JobRun], still_needed: Callable[[], bool]) -> None:
         """The lease is about to lapse: a handler still running now could overlap
         with its next attempt elsewhere, so the process ends and takes it along."""
-        self._exit = None
         stuck = [
             r
-            for r in self.runs.values()
+            for r in runs
             if r.thread_alive or (r.is_async and r.task is not None and not r.task.done())
         ]
-        if not self.fenced or not stuck:
+        if not still_needed() or not stuck:
             return
         log.critical(
             "lease lapsing while %d handler(s) still run (a sync handler that ignores "
@@ -87,8 +119,13 @@ class Fence:
         log.warning("lease renewed again; claiming again")
         self.on_lifted()
 
-    def cancel_exit(self) -> None:
-        """No exit pending any more (lease renewed, or the engine stopped)."""
-        if self._exit is not None:
-            self._exit.cancel()
-            self._exit = None
+    def cancel_exit(self, *, lost_too: bool = False) -> None:
+        """No exit pending any more: the lease was renewed (an exit for runs a failover
+        lost stays: their claims are gone whatever the lease does), or the engine
+        stopped (``lost_too``)."""
+        for handle in (self._exit, self._lost_exit if lost_too else None):
+            if handle is not None:
+                handle.cancel()
+        self._exit = None
+        if lost_too:
+            self._lost_exit = None

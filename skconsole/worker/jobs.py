@@ -18,7 +18,13 @@ from skconsole.core.stored_error import StoredError
 from skconsole.producer.job import Job
 from skconsole.worker.registry import JobContext, StopReason, Task
 
-# Stakhanovise.NET status codes the engine writes.
+#: a fencing token's timeline sits above this many bits (134_skconsole_failover.sql)
+TOKEN_TIMELINE_SHIFT = 44
+
+
+def token_timeline(token: int) -> int:
+    """The timeline a fencing token was handed out on (0: one where it was unknown)."""
+    return token >> TOKEN_TIMELINE_SHIFT
 
 
 @dataclass(frozen=True)

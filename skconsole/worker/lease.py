@@ -10,6 +10,16 @@ margin`` seconds have passed since the last renewal they can see
 least ``2 x margin`` apart, whatever cut the worker off: a crash, a
 partition, a frozen connection, a lock held on its row.
 
+A failover can make the database forget the last renewals, and the claims
+made with them (asynchronous replication: the promoted standby lacks the old
+primary's last commits). Each renewal therefore also returns the timeline the
+database is on; one renewal on a new timeline counts only once the worker
+has checked what it runs against what the database says it owns and stopped
+what the database lost (``on_failover``). Until then its lease ages as if the
+renewal had failed; claims are held on a new timeline for longer than any
+lease (``sk_timeline_state()``), so no lost claim is handed out again before
+its execution has stopped.
+
 The control connection also holds a session advisory lock (two-key form,
 class ``sk_lock_class()``) while it lives. It tells the console whether the
 worker's connection is up; it plays no part in deciding that a job is hung,
@@ -26,13 +36,14 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
+from datetime import datetime
 from typing import Any, TypedDict
 
 import psycopg
 
-from skconsole.db.rows import avalue, avalues
+from skconsole.db.rows import aone, avalue
 from skconsole.db.schema import LOCK_CLASS
 from skconsole.db.sqlfiles import query
 from skconsole.worker.links import Link, LinkLost, Throttle
@@ -74,10 +85,32 @@ class Lease:
         return self.renewed_at + self.length
 
 
+@dataclass(frozen=True)
+class Renewal:
+    """What a registration or a renewal returns (register_worker.sql, heartbeat.sql):
+    the liveness lock's key, the timeline the database is on (None: unknown) and
+    until when claims are held on it."""
+
+    lock_key: int
+    timeline: int | None
+    held_until: datetime | None
+
+
+@dataclass(frozen=True)
+class Failover:
+    """The database is on another timeline than this worker's last renewal was made on."""
+
+    previous: int
+    timeline: int
+    held_until: datetime | None
+
+
 @dataclass(eq=False)
 class LeaseKeeper:
     """Registers the worker, renews its lease, holds its liveness lock, and
-    calls ``on_expired`` / ``on_renewed`` when the lease lapses and comes back."""
+    calls ``on_expired`` / ``on_renewed`` when the lease lapses and comes back,
+    ``on_failover`` (on the control connection) before a renewal on a new timeline
+    counts: if it raises, the renewal does not count and the next one tries again."""
 
     link: Link
     lease: Lease
@@ -87,7 +120,10 @@ class LeaseKeeper:
     interval: float
     on_expired: Callable[[], None]
     on_renewed: Callable[[], None]
+    on_failover: Callable[[psycopg.AsyncConnection[Any], Failover], Awaitable[None]]
     lock_key: int | None = field(default=None, init=False)
+    #: the timeline of the last renewal that counted (None: not known)
+    timeline: int | None = field(default=None, init=False)
     expired: bool = field(default=False, init=False)
     renewals: int = field(default=0, init=False)
     _lock_held_by: psycopg.AsyncConnection[Any] | None = field(default=None, init=False)
@@ -96,14 +132,16 @@ class LeaseKeeper:
     async def register(self) -> None:
         """First registration (also the first renewal); retried until it succeeds."""
         sent = time.monotonic()
-        self.lock_key = await self.link.run(self._register)
+        renewal = await self.link.run(self._register)
+        self.timeline = renewal.timeline
         self.lease.renewed(sent)
         await self.link.run(self._take_lock)
 
-    async def _register(self, conn: psycopg.AsyncConnection[Any]) -> int:
-        lock_key = await avalue(conn, query("register_worker"), self.registration)
-        assert lock_key is not None
-        return int(lock_key)
+    async def _register(self, conn: psycopg.AsyncConnection[Any]) -> Renewal:
+        renewal = await aone(conn, query("register_worker"), Renewal, self.registration)
+        assert renewal is not None
+        self.lock_key = renewal.lock_key
+        return renewal
 
     async def _take_lock(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """Take the liveness lock on this connection if it does not hold it yet. It may
@@ -117,10 +155,16 @@ class LeaseKeeper:
             self._lock_held_by = conn
 
     async def _renew(self, conn: psycopg.AsyncConnection[Any]) -> bool:
-        renewed = await avalues(conn, query("heartbeat"), {"worker_id": self.worker_id})
-        if not renewed:  # the registration was deleted by hand: register again
+        params = {"worker_id": self.worker_id, "hold_s": self.lease.length + self.lease.margin}
+        renewal = await aone(conn, query("heartbeat"), Renewal, params)
+        if renewal is None:  # the registration was deleted by hand, or lost: register again
             log.warning("worker %s was no longer registered; registering again", self.worker_id)
-            self.lock_key = await self._register(conn)
+            renewal = await self._register(conn)
+        known = self.timeline
+        if renewal.timeline is not None and known is not None and renewal.timeline != known:
+            await self.on_failover(conn, Failover(known, renewal.timeline, renewal.held_until))
+        if renewal.timeline is not None:
+            self.timeline = renewal.timeline
         await self._take_lock(conn)
         return True
 

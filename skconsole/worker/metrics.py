@@ -27,6 +27,8 @@ CATEGORIES = {
     "worker@handed-back-count": "task-worker",
     "worker@self-fence-count": "task-worker",
     "worker@stopped-by-fence-count": "task-worker",
+    "worker@failover-count": "task-worker",
+    "worker@failover-stopped-count": "task-worker",
     "worker@cancel-request-count": "task-worker",
     "worker@cancelled-count": "task-worker",
     "result-queue@deferred-result-count": "task-result-queue",

@@ -241,6 +241,11 @@ class JobContext:
         attempt: this attempt's number, the first is 1.
         error_count: the failed attempts before this one.
         posted_at: when it was posted (the server's time).
+        fencing_token: this attempt's fencing token: no other attempt of any job has had
+            it or ever will, and a later attempt's is greater, across failovers too
+            (docs/explanation/safety-model.md). Pass it to a store that can refuse a
+            write carrying a smaller token than one it has seen, and a late writer of
+            an earlier attempt is refused there too.
         stop: the stop signal; once the engine sets it, its ``reason`` is ``timeout``,
             ``shutdown``, ``fence`` or ``cancel``.
     """
@@ -252,6 +257,7 @@ class JobContext:
     attempt: int
     error_count: int
     posted_at: datetime
+    fencing_token: int = 0
     stop: StopSignal = field(default_factory=StopSignal, repr=False, compare=False)
     #: jobs posted with :meth:`post`, written only if this attempt succeeds
     posts: list[Job] = field(default_factory=list, repr=False, compare=False)

@@ -19,7 +19,13 @@
 -- every other worker's claim of that type, and so every type they run.
 -- Each job comes with the trace context it was posted under (NULL outside a
 -- trace: 132_skconsole_trace.sql), for the worker's tracing middleware.
-WITH kinds AS (
+-- After a failover, nothing is claimed until every execution the old primary
+-- handed out has stopped (sk_claim_gate(), 134_skconsole_failover.sql: NULL
+-- while held), and each fencing token carries the timeline it was given on.
+WITH gate AS MATERIALIZED (
+    SELECT sk_claim_gate(%(hold_s)s) AS base
+),
+kinds AS (
     -- limited types are locked in name order (the sorted subquery), so two
     -- claims locking several types never deadlock
     SELECT k.name, k.rated, k.keyed,
@@ -32,7 +38,7 @@ WITH kinds AS (
             (p.tt_key_path IS NOT NULL) AS keyed
         FROM unnest(%(types)s::varchar[]) AS t(name)
         LEFT JOIN sk_task_types_t p ON p.task_type = t.name
-        WHERE NOT coalesce(p.tt_paused, false)
+        WHERE NOT coalesce(p.tt_paused, false) AND (SELECT base FROM gate) IS NOT NULL
         ORDER BY t.name
         OFFSET 0
     ) AS k
@@ -114,7 +120,7 @@ started AS (
         task_last_processing_attempted_at_ts, sk_owner_worker_id, sk_attempt, sk_claim_id)
     SELECT c.task_id, c.task_type, c.task_source, c.task_payload, 2, c.task_priority,
         0, false, 0, c.task_posted_at_ts, clock_timestamp(), clock_timestamp(), %(worker_id)s, 1,
-        nextval('sk_claim_id_seq')
+        (SELECT base FROM gate) + nextval('sk_claim_id_seq')
     FROM claimed c
     ON CONFLICT (task_id) DO UPDATE SET
         task_status = 2,

@@ -62,7 +62,7 @@ def claim(conn: Conn, limit: int = 50, types: tuple[str, ...] = (KEYED, OTHER)) 
     """One claim as a worker makes it; the claimed jobs' customers (their type when not
     the keyed type; None for a payload without one)."""
     rows = conn.execute(
-        query("claim"), {"types": list(types), "limit": limit, "worker_id": uuid.uuid4()}
+        query("claim"), {"types": list(types), "limit": limit, "worker_id": uuid.uuid4(), "hold_s": 12.0}
     ).fetchall()
     out: list[Any] = []
     for r in rows:
@@ -136,7 +136,7 @@ def test_the_keys_jobs_are_taken_in_claim_order(conn: Conn) -> None:
     post(conn, "acme", 1, priority=0)
     per_key(conn, 1)
     rows = conn.execute(
-        query("claim"), {"types": [KEYED], "limit": 10, "worker_id": uuid.uuid4()}
+        query("claim"), {"types": [KEYED], "limit": 10, "worker_id": uuid.uuid4(), "hold_s": 12.0}
     ).fetchall()
 
     assert [r[4] for r in rows] == [0]
@@ -471,7 +471,7 @@ def test_a_claim_of_unlimited_types_calls_no_key_function(conn: Conn) -> None:
     conn.execute("ANALYZE sk_tasks_queue_t")
     for name, value in CLAIM_SETTINGS.items():  # the worker's claim connection
         conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-    params = {"types": [OTHER], "limit": 10, "worker_id": uuid.uuid4()}
+    params = {"types": [OTHER], "limit": 10, "worker_id": uuid.uuid4(), "hold_s": 12.0}
     plan = "\n".join(
         r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + query("claim"), params)
     )

@@ -177,7 +177,7 @@ def test_a_fenced_late_finisher_posts_nothing(db: Database, conn: Conn) -> None:
     task_id = post(db, "fanout.ok", {"children": 1})
     worker = uuid.uuid4()
     claim = conn.execute(
-        query("claim"), {"types": ["fanout.ok"], "limit": 1, "worker_id": worker}
+        query("claim"), {"types": ["fanout.ok"], "limit": 1, "worker_id": worker, "hold_s": 12.0}
     ).fetchone()
     assert claim is not None
     stale = Outcome(

@@ -180,7 +180,7 @@ def _claim_plan(conn: psycopg.Connection[Any]) -> str:
     """The claim's plan for a worker of 200 types, on the worker's claim connection."""
     for name, value in CLAIM_SETTINGS.items():
         conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-    params = {"types": TYPES, "limit": 100, "worker_id": uuid.uuid4()}
+    params = {"types": TYPES, "limit": 100, "worker_id": uuid.uuid4(), "hold_s": 12.0}
     plans = []
     for mode in ("force_generic_plan", "force_custom_plan"):
         conn.execute("SELECT set_config('plan_cache_mode', %s, false)", (mode,))

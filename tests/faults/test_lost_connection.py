@@ -179,7 +179,7 @@ def test_worker_survives_terminated_backends(
     assert queue_count(conn) == 0
 
     _check_each_ran_once_and_none_was_reaped(log_dir, posted, [(r[0], r[2]) for r in rows])
-    lost_claims = sum("claimed over a lost connection" in line for line in w.drain.lines)
+    lost_claims = sum("a claim whose answer was lost" in line for line in w.drain.lines)
     reconnects = conn.execute(
         "SELECT coalesce(sum(metric_value), 0) FROM sk_metrics_t WHERE metric_id = 'listener@reconnect-count'"
     ).fetchone()[0]

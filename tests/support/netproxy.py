@@ -109,14 +109,17 @@ class FreezableProxy:
             else:
                 assert self._tcp is not None
                 up_reader, up_writer = await asyncio.open_connection(*self._tcp)
-        except OSError:
+        except (OSError, asyncio.CancelledError):
             writer.close()
             self._writers.discard(writer)
             return
         self._writers.add(up_writer)
-        await asyncio.gather(
-            self._pump(reader, up_writer), self._pump(up_reader, writer), return_exceptions=True
-        )
+        # cancelled by close(): the connection just ends (a cancelled handler task would
+        # be reported by asyncio's stream callback, which asks it for its exception)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(
+                self._pump(reader, up_writer), self._pump(up_reader, writer), return_exceptions=True
+            )
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

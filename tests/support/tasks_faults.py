@@ -38,8 +38,9 @@ attempt), ``own-timeout`` (its own TimeoutError, no timeout set; 1 attempt),
 ``payload`` s with JobContext.sleep, so it stops when asked), ``overrun`` (a thread that sleeps ``payload`` s
 past its 1 s timeout, ignoring JobContext.stop), ``versioned`` (payload
 ``{"v": n, "sleep": s, "fail": bool}``: sleeps, then fails recoverably if
-asked). Every execution of ``overrun``, ``versioned``, ``slow`` and
-``slow-async`` is logged with its start and end (:func:`executions`).
+asked), ``token-async`` (awaits ``payload`` s; its execution's note is its fencing
+token). Every execution of ``overrun``, ``versioned``, ``slow``, ``slow-async`` and
+``token-async`` is logged with its start and end (:func:`executions`).
 """
 
 from __future__ import annotations
@@ -254,6 +255,14 @@ async def versioned(payload: Any, ctx: JobContext) -> None:
         await asyncio.sleep(float(payload.get("sleep", 0)))
     if payload.get("fail"):
         raise FlakyError(f"version {payload['v']} fails")
+    log_completion(ctx.task_id)
+
+
+@tasks.task("token-async")
+async def token_async(payload: Any, ctx: JobContext) -> None:
+    """Awaits ``payload`` seconds; its execution is logged with its fencing token."""
+    with execution(ctx.task_id, str(ctx.fencing_token)):
+        await asyncio.sleep(float(payload or 0))
     log_completion(ctx.task_id)
 
 
