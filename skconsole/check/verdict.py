@@ -23,6 +23,12 @@ made-up data), and :func:`evaluate` to combine them:
   still holds jobs is CRITICAL (it died or hangs mid-job); ready jobs of an
   unpaused type that no alive worker runs are a WARNING (a worker that does
   not register, such as a Stakhanovise.NET one, would not be seen).
+- ``replication`` (:func:`check_replication`): after a failover, claims are held
+  until every execution the old primary handed out has stopped (lease + margin):
+  a WARNING while they are, which says when the failover was and to which
+  timeline (the summary names a failover of the last day); a server whose
+  ``synchronous_standby_names`` waits for a standby that is not connected is
+  CRITICAL: every commit waits, posts and claims alike.
 - ``health`` (:func:`check_health`): the table-health read model's advice on
   the xmin horizon held, tables mostly dead and long lock waits
   (:data:`HEALTH_RULES`) is a WARNING each: it slows the queue down before it
@@ -90,7 +96,9 @@ SERVICE = "SKCONSOLE"
 #: purpose would stay WARNING for good, which teaches people to ignore the check.
 HEALTH_RULES = ("horizon_session", "horizon_prepared", "horizon_slot", "dead_rows", "lock_wait")
 #: The checks, in the order they are reported; ``--skip`` takes these names.
-CHECKS = ("slo", "hung", "workers", "health", "schedules")
+CHECKS = ("slo", "hung", "workers", "health", "schedules", "replication")
+#: a failover this recent is named in the replication check's summary
+FAILOVER_NAMED_S = 86_400.0
 #: Findings named in the summary line per check; the rest are counted ("...").
 SUMMARY_FINDINGS = 3
 
@@ -442,6 +450,37 @@ def check_health(h: health_model.Health) -> CheckResult:
     return CheckResult("health", summary, findings)
 
 
+def check_replication(r: read.Replication) -> CheckResult:
+    """A failover's hold on claims, or one no worker has reached yet (WARNING); a
+    synchronous standby missing (CRITICAL)."""
+    findings = []
+    last = r.last_failover
+    if r.mode is read.ReplicationMode.STALLED:
+        findings.append(Finding("replication", Level.CRITICAL, "synchronous_standby", r.says()))
+    if r.unseen_failover:
+        note = r.failover_note() or ""
+        findings.append(Finding("replication", Level.WARNING, f"timeline {r.timeline}", note))
+    elif last is not None and last.held:
+        findings.append(
+            Finding(
+                "replication",
+                Level.WARNING,
+                f"timeline {last.timeline}",
+                f"{last.text()}: no job is claimed until every execution the old primary"
+                " handed out has stopped",
+            )
+        )
+    timeline = f"timeline {r.timeline}" if r.timeline is not None else "timeline unknown"
+    summary = f"{r.mode.value} replication, {timeline}"
+    if r.unseen_failover:
+        summary = f"a failover to timeline {r.timeline} no worker has reached yet"
+    elif last is not None and last.held:
+        summary = f"claims held after a failover to timeline {last.timeline}"
+    elif last is not None and last.age_s < FAILOVER_NAMED_S:
+        summary += f" (a failover {format_age(last.age_s)} ago)"
+    return CheckResult("replication", summary, tuple(findings))
+
+
 def perfdata(
     flows: Sequence[TypeFlow],
     inflight: read.Inflight,
@@ -505,10 +544,11 @@ def evaluate(
     thresholds: Thresholds | None = None,
     skip: frozenset[str] = frozenset(),
     schedules: Sequence[read.ScheduleInfo] = (),
+    replication: read.Replication | None = None,
 ) -> Report:
     """Every check over the read models given but those in ``skip`` (pure: no database);
-    ``workers`` None: no worker registry to judge; ``table_health`` None: only when
-    ``health`` is skipped."""
+    ``workers`` None: no worker registry to judge; ``table_health`` and ``replication``
+    None: only when their check is skipped."""
     limits = thresholds or Thresholds()
     results = []
     if "slo" not in skip:
@@ -521,22 +561,26 @@ def evaluate(
         results.append(check_health(table_health))
     if "schedules" not in skip:
         results.append(check_schedules(schedules))
-    return Report(
-        tuple(results),
-        tuple(p for p in perfdata(flows, inflight, workers, limits) if p.check not in skip),
-    )
+    perf = perfdata(flows, inflight, workers, limits)
+    if "replication" not in skip and replication is not None:
+        results.append(check_replication(replication))
+        held = replication.last_failover.held_for_s if replication.last_failover else 0.0
+        perf += (Perf("claims_held", round(held, 3), "s", check="replication"),)
+    return Report(tuple(results), tuple(p for p in perf if p.check not in skip))
 
 
 @dataclass(frozen=True)
 class Models:
     """The read models a verdict is made of, as one check read them (a skipped check's
-    model is not read: ``workers`` None, ``table_health`` None, no schedules)."""
+    model is not read: ``workers`` None, ``table_health`` None, no schedules,
+    ``replication`` None)."""
 
     flows: tuple[TypeFlow, ...]
     inflight: read.Inflight
     workers: tuple[read.WorkerInfo, ...] | None
     table_health: health_model.Health | None
     schedules: tuple[read.ScheduleInfo, ...]
+    replication: read.Replication | None
 
     def evaluate(
         self, thresholds: Thresholds | None = None, skip: frozenset[str] = frozenset()
@@ -549,6 +593,7 @@ class Models:
             thresholds,
             skip,
             self.schedules,
+            self.replication,
         )
 
 
@@ -575,12 +620,15 @@ def read_models(
     table_health = None if "health" in skip else health_model.health(conn, limits=health_thresholds)
     at("reading the schedules")
     schedules = () if "schedules" in skip else read.schedules(conn)
+    at("reading the replication and the last failover")
+    replication = None if "replication" in skip else read.replication(conn)
     return Models(
         tuple(flows),
         inflight,
         None if workers is None else tuple(workers),
         table_health,
         tuple(schedules),
+        replication,
     )
 
 

@@ -151,6 +151,13 @@ def show_health(h: health.Health, wide: bool) -> None:
         title = "Lock waits on the queue tables"
         print_items(_LOCK_WAIT_COLUMNS, h.lock_waits, wide=wide, title=title)
         _sessions_table(h.blockers, wide, "Blocking sessions")
+    r = h.replication
+    timeline = f" (timeline {r.timeline})" if r.timeline is not None else ""
+    out.print(f"replication{timeline}: {_text(r.says())}", highlight=False)
+    note = r.failover_note()
+    if note is not None:
+        colour = "yellow" if r.failover_pending else "default"
+        out.print(f"[{colour}]{_text(note)}[/{colour}]", highlight=False)
     for a in h.advice:
         out.print(f"[yellow]advice:[/yellow] {_text(a.text)}", highlight=False)
     for note in h.hidden:

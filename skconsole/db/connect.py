@@ -61,12 +61,23 @@ def masked_dsn(dsn: str) -> str:
         params = conninfo.conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return "<unparseable DSN>"
-    host = str(params.get("host") or "localhost")
     user = params.get("user")
-    port = params.get("port")
-    where = f"{host}:{port}" if port else host
+    where = ",".join(_hosts(params))
     db = params.get("dbname", "")
     return f"{str(user) + '@' if user else ''}{where}/{db}"
+
+
+def _hosts(params: Mapping[str, Any]) -> list[str]:
+    """ "host:port" of each server a (multi-host) DSN names, as libpq pairs them: one port
+    for all, or one per host."""
+    hosts = str(params.get("host") or "localhost").split(",")
+    ports = str(params.get("port") or "").split(",")
+    if len(ports) == 1:
+        ports *= len(hosts)
+    return [
+        f"{h or 'localhost'}:{p}" if p else (h or "localhost")
+        for h, p in zip(hosts, ports, strict=False)
+    ]
 
 
 def shown_dsn(dsn: str) -> str:
@@ -113,6 +124,11 @@ _UNREACHABLE = (
     "the database system is not accepting connections",
     "too many clients",
     "remaining connection slots are reserved",
+    # target_session_attrs=read-write (or primary) while no server is writable yet:
+    # a failover in progress, its standby not promoted yet
+    "session is read-only",
+    "server is in hot standby mode",
+    "could not make a writable connection",
 )
 
 
@@ -146,6 +162,19 @@ def user_options(dsn: str, environ: Mapping[str, str] | None = None) -> str:
     if given is not None:
         return str(given)
     return (os.environ if environ is None else environ).get("PGOPTIONS", "")
+
+
+def target_session_attrs(dsn: str, environ: Mapping[str, str] | None = None) -> str:
+    """The server a (multi-host) DSN asks for: its ``target_session_attrs``, else
+    PGTARGETSESSIONATTRS, else libpq's default, ``any``."""
+    try:
+        params = conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        params = {}
+    given = params.get("target_session_attrs")
+    if given is None:
+        given = (os.environ if environ is None else environ).get("PGTARGETSESSIONATTRS")
+    return str(given or "any")
 
 
 def merge_options(user: str, *, read_only: bool) -> str:
@@ -281,6 +310,10 @@ class Database:
     def _kwargs(self, application_name: str | None, extra: dict[str, Any]) -> dict[str, Any]:
         extra = dict(extra)
         options = self.options(str(extra.pop("options", None) or ""))
+        if self.read_only and target_session_attrs(self.dsn) == "read-write":
+            # our guard makes the session read-only, which "read-write" would refuse on
+            # every server: ask for what the user meant, the primary
+            extra.setdefault("target_session_attrs", "primary")
         return {
             "autocommit": True,
             "application_name": application_name or self.application_name,

@@ -439,6 +439,46 @@ def health_families(h: health.Health) -> list[Metric]:
             value=len(h.lock_waits),
         )
     )
+    return families + replication_families(h.replication)
+
+
+def replication_families(r: read.Replication) -> list[Metric]:
+    """The replication mode, the timeline, the last failover and how long claims are still
+    held after it (an alert on ``skconsole_claims_held_seconds > 0`` says work is held)."""
+    mode = GaugeMetricFamily(
+        "skconsole_replication_mode",
+        "1 for the mode the server replicates in (what a failover can lose).",
+        labels=["mode"],
+    )
+    mode.add_metric([r.mode.name.lower()], 1.0)
+    last = r.last_failover
+    families: list[Metric] = [
+        mode,
+        GaugeMetricFamily(
+            "skconsole_replication_standbys",
+            "WAL senders streaming from this server (standbys, backups).",
+            value=r.senders,
+        ),
+        GaugeMetricFamily(
+            "skconsole_claims_held_seconds",
+            "How much longer claims are held after a failover (0: not held).",
+            value=last.held_for_s if last is not None else 0.0,
+        ),
+    ]
+    if r.timeline is not None:
+        families.append(
+            GaugeMetricFamily(
+                "skconsole_timeline", "The WAL timeline the server is on.", value=r.timeline
+            )
+        )
+    if last is not None:
+        families.append(
+            GaugeMetricFamily(
+                "skconsole_last_failover_timestamp_seconds",
+                "When the queue's last failover was first seen (Unix time).",
+                value=last.at.timestamp(),
+            )
+        )
     return families
 
 

@@ -36,6 +36,7 @@ from skconsole.read.job import JobDetail, job
 from skconsole.read.job_lookup import JobMatch, JobNotFoundError, jobs_with_prefix, resolve_job
 from skconsole.read.metrics import Metric, MetricKind, MetricsSnapshot, metric_rates, metrics
 from skconsole.read.overview import Overview, overview, server_version
+from skconsole.read.replication import LastFailover, Replication, ReplicationMode, replication
 from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedules
 from skconsole.read.statuses import STATUS_EXACT_LIMIT, StatusCounts, status_counts, status_summary
 from skconsole.read.type_settings import TypeLimit, limits, rate_text
@@ -68,12 +69,15 @@ __all__ = [
     "JobDetail",
     "JobMatch",
     "JobNotFoundError",
+    "LastFailover",
     "Metric",
     "MetricKind",
     "MetricsSnapshot",
     "Minute",
     "Overview",
     "Progress",
+    "Replication",
+    "ReplicationMode",
     "ScheduleInfo",
     "StatusCounts",
     "TypeDepth",
@@ -98,6 +102,7 @@ __all__ = [
     "metrics",
     "overview",
     "rate_text",
+    "replication",
     "resolve_job",
     "schedules",
     "server_version",

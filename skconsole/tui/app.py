@@ -85,7 +85,7 @@ from skconsole.tui.source import DataSource, Queue
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel, panel_of
-from skconsole.tui.widgets.status_bar import StatusState
+from skconsole.tui.widgets.status_bar import StatusState, failover_text
 
 __all__ = ["CADENCES", "ConsoleApp", "EngineControl"]
 
@@ -232,6 +232,7 @@ class ConsoleApp(App[int]):
             engine_state=None if engine is None else engine.state,
             degraded=self.snapshot is not None and self.snapshot.degraded,
             queue=self.overview.shown,
+            failover=failover_text(self.snapshot.replication if self.snapshot else None),
         )
 
     def status_changed(self) -> None:

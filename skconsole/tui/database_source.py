@@ -160,6 +160,7 @@ class DatabaseSource:
             )
             audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
             schedules = timed("schedules", lambda: read.schedules(conn, queue=depth))
+            replication = timed("replication", lambda: read.replication(conn))
             version = read.server_version(conn)
             degraded = not has_skconsole_objects(conn)
         read_ms = (time.perf_counter() - started) * 1000.0
@@ -178,6 +179,7 @@ class DatabaseSource:
             read_ms=read_ms,
             timings=tuple(timings),
             degraded=degraded,
+            replication=replication,
         )
 
     def failure_groups(self) -> model.FailureGroups:

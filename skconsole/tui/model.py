@@ -28,6 +28,7 @@ from skconsole.ops import OperatorAction, Params
 from skconsole.read import (
     FailureGroup,
     InflightJob,
+    Replication,
     ScheduleInfo,
     StatusCounts,
     TypeDepth,
@@ -130,6 +131,8 @@ class Snapshot:
     #: the database has Stakhanovise.NET's tables alone (skconsole.db.layout): read degraded
     degraded: bool = False
     health: QueueHealth | None = None
+    #: the replication mode and the last failover (None: not read)
+    replication: Replication | None = None
 
     @property
     def hung_count(self) -> int:

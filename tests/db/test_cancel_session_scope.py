@@ -156,7 +156,10 @@ def test_a_session_holding_a_lock_a_claim_waits_on_is_cancelled(dsn: str, conn: 
         blocker.conn.execute("BEGIN")
         blocker.conn.execute("LOCK TABLE sk_tasks_queue_t IN ACCESS EXCLUSIVE MODE")
         blocker.start(SLEEP)
-        claim.start(query("claim"), {"types": ["t.scope"], "limit": 10, "worker_id": uuid.uuid4(), "hold_s": 12.0})
+        claim.start(
+            query("claim"),
+            {"types": ["t.scope"], "limit": 10, "worker_id": uuid.uuid4(), "hold_s": 12.0},
+        )
         params = CancelSessionParams(blocker.pid)
         wait_until(
             lambda: claim.pid in (CANCEL_SESSION.preview(conn, params=params).details["blocks"]),

@@ -30,7 +30,8 @@ Conn = psycopg.Connection[Any]
 
 def _claim(conn: Conn, worker: uuid.UUID) -> list[Any]:
     return conn.execute(
-        load_sql("queries/claim"), {"types": ["t.a"], "limit": 10, "worker_id": worker, "hold_s": 12.0}
+        load_sql("queries/claim"),
+        {"types": ["t.a"], "limit": 10, "worker_id": worker, "hold_s": 12.0},
     ).fetchall()
 
 

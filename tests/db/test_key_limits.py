@@ -62,7 +62,8 @@ def claim(conn: Conn, limit: int = 50, types: tuple[str, ...] = (KEYED, OTHER)) 
     """One claim as a worker makes it; the claimed jobs' customers (their type when not
     the keyed type; None for a payload without one)."""
     rows = conn.execute(
-        query("claim"), {"types": list(types), "limit": limit, "worker_id": uuid.uuid4(), "hold_s": 12.0}
+        query("claim"),
+        {"types": list(types), "limit": limit, "worker_id": uuid.uuid4(), "hold_s": 12.0},
     ).fetchall()
     out: list[Any] = []
     for r in rows:

@@ -37,7 +37,8 @@ def post(conn: Conn, task_type: str, n: int) -> None:
 def claim(conn: Conn, limit: int = 50, types: tuple[str, ...] = (LIMITED, OTHER)) -> list[str]:
     """One claim as a worker makes it; the claimed jobs' types."""
     rows = conn.execute(
-        query("claim"), {"types": list(types), "limit": limit, "worker_id": uuid.uuid4(), "hold_s": 12.0}
+        query("claim"),
+        {"types": list(types), "limit": limit, "worker_id": uuid.uuid4(), "hold_s": 12.0},
     ).fetchall()
     return [r[1] for r in rows]
 

@@ -174,7 +174,8 @@ def test_a_per_key_limit_and_its_key_index_work_through_the_mapping(mapped: str)
         )
         [index] = key_indexes(conn, "mapped.ok")
         rows = conn.execute(
-            query("claim"), {"types": ["mapped.ok"], "limit": 10, "worker_id": uuid.uuid4(), "hold_s": 12.0}
+            query("claim"),
+            {"types": ["mapped.ok"], "limit": 10, "worker_id": uuid.uuid4(), "hold_s": 12.0},
         ).fetchall()
     assert index.valid and index.schema == SCHEMA
     assert sorted(json.loads(r[3])["customer"] for r in rows) == ["a", "b"]

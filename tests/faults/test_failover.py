@@ -24,6 +24,7 @@ Leases are the shortest (5 s: a 6 s hold), so each test takes about half a minut
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,9 +33,14 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.producer import Job, Producer
+from skconsole.tui.database_source import DatabaseSource
+from skconsole.tui.widgets.status_bar import failover_text
 from skconsole.worker.jobs import token_timeline
+from tests.conftest import ROOT, skconsole_cmd
+from tests.db.test_exporter import one_cycle
 from tests.support.failover_drill import Poster, tokens_given_twice
 from tests.support.netproxy import FreezableProxy
 from tests.support.replication import ReplicatedPair, bin_dir
@@ -160,7 +166,9 @@ def test_a_worker_that_cannot_reach_the_new_primary_stops_its_jobs_before_the_ho
         to_standby.close()
 
     runs = executions(log_dir)
-    print(f"\nB started its first job {_first_start_after(runs, promoted):.1f}s after the promotion")
+    print(
+        f"\nB started its first job {_first_start_after(runs, promoted):.1f}s after the promotion"
+    )
     for task_id in long:
         first, second = runs[str(task_id)]
         assert (first.pid, second.pid) == (a.pid, b.pid), runs[str(task_id)]
@@ -176,7 +184,7 @@ def test_with_synchronous_replication_no_acknowledged_post_is_lost(
     with ReplicatedPair(synchronous=True) as pair:
         with psycopg.connect(pair.primary.dsn, autocommit=True) as c:
             setup_schema(c)
-        long, short = _post(pair.primary.dsn)
+        long, _ = _post(pair.primary.dsn)
         poster = Poster(pair.multi_host_dsn).start()
         workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", LEASE) for _ in range(2)]
         wait_for(lambda: _started(log_dir, long), 60, _describe(*workers))
@@ -196,3 +204,45 @@ def test_with_synchronous_replication_no_acknowledged_post_is_lost(
     assert row is not None and row[0] == len(acknowledged)
     assert all(overlaps(job_runs) == [] for job_runs in runs.values())
     assert tokens_given_twice(runs) == {}
+
+
+def test_check_the_exporter_and_the_console_say_a_failover_happened(
+    pair: ReplicatedPair, spawn: Callable[..., Any]
+) -> None:
+    """Before any worker reaches the new primary, then while claims are held there (a
+    30 s lease holds them 36 s: long enough to look)."""
+    _post(pair.primary.dsn)
+    wait_for(lambda: _recorded(pair.standby.dsn) == 1, 30, lambda: "the standby never caught up")
+    _crash_and_promote(pair)
+
+    unseen = _check(pair.multi_host_dsn)
+    worker = spawn("--dsn", pair.multi_host_dsn, "--lease", "30s")
+    wait_for(lambda: _recorded(pair.standby.dsn) == 2, 60, _describe(worker))
+    held = _check(pair.multi_host_dsn)
+    samples = one_cycle(pair.multi_host_dsn)
+    source = DatabaseSource(Database(pair.multi_host_dsn, read_only=True))
+    try:
+        line = failover_text(source.snapshot().replication)
+    finally:
+        source.close()
+
+    assert unseen.returncode == 1, unseen.stdout
+    assert "a failover to timeline 2 no worker has reached yet" in unseen.stdout, unseen.stdout
+    assert held.returncode == 1, held.stdout
+    assert "claims held after a failover to timeline 2" in held.stdout, held.stdout
+    assert samples["skconsole_timeline"][()] == 2
+    assert samples["skconsole_claims_held_seconds"][()] > 0
+    assert line is not None and "failover to timeline 2" in line and "claims held" in line
+
+
+def _recorded(dsn: str) -> int:
+    """The newest timeline the queue's statements have recorded on the server at ``dsn``."""
+    with psycopg.connect(dsn, autocommit=True) as c:
+        row = c.execute("SELECT max(timeline) FROM sk_timelines_t").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _check(dsn: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        skconsole_cmd("--dsn", dsn, "check"), capture_output=True, text=True, timeout=60, cwd=ROOT
+    )

@@ -29,8 +29,21 @@ from skconsole.core.states import InflightState, WorkerState
 from skconsole.read import Inflight, InflightJob, WorkerInfo
 from skconsole.read.flow import TypeFlow
 from skconsole.read.health import Advice, Health, Horizon
+from skconsole.read.replication import Replication
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+#: a primary with one asynchronous standby, no failover yet
+REPLICATION = Replication(
+    standby=False,
+    timeline=1,
+    senders=1,
+    sync_senders=0,
+    hidden_senders=0,
+    sync_names="",
+    synchronous_commit="on",
+    last_failover=None,
+)
 
 
 def type_flow(
@@ -87,7 +100,9 @@ def worker(
 
 
 def table_health(*advice: Advice) -> Health:
-    return Health(NOW, [], Horizon(None, None, None, [], [], []), [], [], list(advice), {}, "me")
+    return Health(
+        NOW, [], Horizon(None, None, None, [], [], []), [], [], list(advice), {}, "me", REPLICATION
+    )
 
 
 NO_INFLIGHT = Inflight([], 0, 0)

@@ -31,8 +31,21 @@ from skconsole.exporter.sources import (
     worker_families,
 )
 from skconsole.read import health
+from skconsole.read.replication import Replication
 
 HOSTILE = 'q"uote \\back\\slash\nnew line \\n \\" ${x} \x1b[31m é\t'
+
+#: a primary with one asynchronous standby, no failover yet
+REPLICATION = Replication(
+    standby=False,
+    timeline=1,
+    senders=1,
+    sync_senders=0,
+    hidden_senders=0,
+    sync_names="",
+    synchronous_commit="on",
+    last_failover=None,
+)
 
 
 class _Fixed:
@@ -293,7 +306,7 @@ def _health(horizon_age_s: float | None, waits: int) -> health.Health:
     ]
     wait = health.LockWait(7, None, None, None, 9.0, "transactionid", "ShareLock", "q", (8,))
     horizon = health.Horizon(1_234 if horizon_age_s else None, horizon_age_s, None, [], [], [])
-    return health.Health(at, tables, horizon, [wait] * waits, [], [], {}, "ops")
+    return health.Health(at, tables, horizon, [wait] * waits, [], [], {}, "ops", REPLICATION)
 
 
 def test_health_gives_rows_and_size_per_table_the_horizon_and_lock_waits() -> None:

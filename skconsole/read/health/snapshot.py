@@ -22,6 +22,7 @@ from skconsole.read.health.horizon import (
 )
 from skconsole.read.health.tables import SERVER_SETTINGS, TableHealth, table_row
 from skconsole.read.query import Conn, fetch
+from skconsole.read.replication import Replication, replication
 
 #: The tables the engine writes all the time, in the order shown.
 HOT_TABLES = (
@@ -41,7 +42,8 @@ LOCK_WAIT_LIMIT = 50
 class Health:
     """Everything above, as of ``taken_at`` (the server's clock). ``blockers``: the sessions
     named in a lock wait's ``blocked_by``; ``hidden``: what this role cannot see;
-    ``settings``: the server's autovacuum settings."""
+    ``settings``: the server's autovacuum settings; ``replication``: what a failover
+    would lose, and the last one (:mod:`skconsole.read.replication`)."""
 
     taken_at: datetime
     tables: list[TableHealth]
@@ -51,6 +53,7 @@ class Health:
     advice: list[Advice]
     settings: dict[str, str]
     role: str
+    replication: Replication
     hidden: list[str] = field(default_factory=list)
 
     def as_dict(self) -> JsonObject:
@@ -63,6 +66,7 @@ class Health:
             "advice": [a.as_dict() for a in self.advice],
             "settings": self.settings,
             "role": self.role,
+            "replication": self.replication.as_dict(),
             "hidden": self.hidden,
             "estimated": ["bloat_bytes_estimate"],
         }
@@ -156,5 +160,6 @@ def health(
         advice=advise(found, horizon, waits, blockers, server, now, limits),
         settings=server,
         role=role.role,
+        replication=replication(conn),
         hidden=_hidden(role.reads_all_stats, listed),
     )

@@ -3,6 +3,7 @@ open for 2h holds the horizon, and a worker waiting on a row an operator's UPDAT
 
 from __future__ import annotations
 
+from skconsole import read
 from skconsole.read import health
 from skconsole.tui.showcase.frozen import FROZEN_AT, ago
 
@@ -70,6 +71,19 @@ def _session(
     )
 
 
+#: an asynchronous standby, and no failover yet
+REPLICATION = read.Replication(
+    standby=False,
+    timeline=1,
+    senders=1,
+    sync_senders=0,
+    hidden_senders=0,
+    sync_names="",
+    synchronous_commit="on",
+    last_failover=None,
+)
+
+
 def fixed_health() -> health.Health:
     """A queue mostly dead because a report left open for 2h holds the horizon, and a
     worker waiting on a row an operator's UPDATE holds."""
@@ -120,6 +134,7 @@ def fixed_health() -> health.Health:
         advice=advice,
         settings=HEALTH_SERVER,
         role="ops",
+        replication=REPLICATION,
         hidden=[
             "without pg_read_all_stats, other roles' sessions show only pid, user, application"
             " and transaction ages: their query, state, start times, client and waits are hidden",

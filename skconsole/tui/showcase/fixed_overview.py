@@ -11,7 +11,7 @@ from skconsole.read import Inflight, StatusCounts, health
 from skconsole.read.flow import WINDOW_S, TypeFlow
 from skconsole.tui.model import QueueOverview, Snapshot
 from skconsole.tui.showcase.fixed_data import fixed_snapshot, fixed_worker
-from skconsole.tui.showcase.fixed_health import fixed_health
+from skconsole.tui.showcase.fixed_health import REPLICATION, fixed_health
 from skconsole.tui.showcase.frozen import FROZEN_AT
 
 #: the queues of the overview scene: the busy queue above, a quiet one, one that is down
@@ -47,6 +47,7 @@ def fixed_overview() -> QueueOverview:
         snap.workers,
         fixed_health(),
         snap.schedules,
+        REPLICATION,
     )
     return QueueOverview(models, models.evaluate(), snap.statuses, snap.taken_at, read_ms=64.0)
 
@@ -71,7 +72,7 @@ def fixed_quiet_overview() -> QueueOverview:
         advice=[],
         hidden=[],
     )
-    models = Models(flows, Inflight([], 7, 0), workers, calm, ())
+    models = Models(flows, Inflight([], 7, 0), workers, calm, (), REPLICATION)
     statuses = StatusCounts(
         {
             int(JobStatus.UNPROCESSED): 15,

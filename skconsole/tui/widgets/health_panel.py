@@ -26,6 +26,7 @@ from textual.widgets import Input, Static
 
 from skconsole.core.text import printable
 from skconsole.read.health import HORIZON_WARN_S, Advice, Health, LockWait, Session, TableHealth
+from skconsole.read.replication import Replication
 from skconsole.tui.formatting import fmt_age_s, fmt_ago, fmt_bytes, fmt_int, format_age
 from skconsole.tui.model import Snapshot
 from skconsole.tui.widgets.keyed_table import KeyedTable
@@ -91,6 +92,17 @@ def _vacuum_now(t: TableHealth) -> Cell:
 
 def _blocked_by(w: LockWait) -> Cell:
     return (", ".join(str(p) for p in w.blocked_by) or "-", "bad" if w.blocked_by else "")
+
+
+def replication_text(r: Replication) -> str:
+    """ "replication (timeline 2): asynchronous replication to 1 standby: ...", then the last
+    failover if there was one."""
+    timeline = f" (timeline {r.timeline})" if r.timeline is not None else ""
+    said = f"replication{timeline}: {r.says()}"
+    note = r.failover_note()
+    if note is not None:
+        said += f"\n{note}"
+    return said
 
 
 def advice_class(advice: Advice) -> str:
@@ -164,6 +176,7 @@ class HealthPanel(Panel):
             yield Vertical(id="health-advice")
             yield KeyedTable(self.COLUMNS, id=f"table-{self.scope}")
             yield Static(id="health-horizon")
+            yield Static(id="health-replication")
             yield KeyedTable(self.SESSION_COLUMNS, id="health-sessions")
             yield KeyedTable(self.WAIT_COLUMNS, id="health-waits")
             yield Static(id="health-hidden")
@@ -234,6 +247,9 @@ class HealthPanel(Panel):
         h = read.health
         self._show_advice(h.advice)
         self.query_one("#health-horizon", Static).update(Content(horizon_text(h)))
+        self.query_one("#health-replication", Static).update(
+            Content(printable(replication_text(h.replication)))
+        )
         now = h.taken_at.timestamp()
         self.sessions.set_rows(
             _rows(self.SESSION_COLUMNS, session_rows(h), lambda r: str(r.session.pid), now)

@@ -29,7 +29,28 @@ from textual.content import Content
 from textual.widgets import Label
 
 from skconsole.core.text import printable
+from skconsole.read import Replication
 from skconsole.tui.formatting import fmt_age_s, fmt_seconds
+
+#: a failover this recent is named on the status line
+FAILOVER_SHOWN_S = 86_400.0
+
+
+def failover_text(r: Replication | None) -> str | None:
+    """ "failover to timeline 2, no worker there yet"; "claims held 7s · failover to
+    timeline 2" while held; "failover 21:13 UTC → timeline 2" for a day after; else None."""
+    if r is None:
+        return None
+    if r.unseen_failover:
+        return f"failover to timeline {r.timeline}, no worker there yet"
+    last = r.last_failover
+    if last is None:
+        return None
+    if last.held:
+        return f"claims held {fmt_seconds(last.held_for_s)} · failover to timeline {last.timeline}"
+    if last.age_s < FAILOVER_SHOWN_S:
+        return f"failover {last.at:%H:%M} UTC → timeline {last.timeline}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -50,6 +71,8 @@ class StatusState:
     degraded: bool = False
     #: several queues: the one shown (None: the console watches one queue)
     queue: str | None = None
+    #: a failover of the last day, or claims held after one (None: none)
+    failover: str | None = None
 
     @property
     def staleness(self) -> str:
@@ -65,7 +88,7 @@ class StatusState:
 
 def connection_text(state: StatusState) -> str:
     if state.connection == "live":
-        return "● live"
+        return "● live" + (f" · {state.failover}" if state.failover else "")
     if state.connection == "connecting":
         return "◌ connecting"
     if state.connection == "setup":
