@@ -178,6 +178,23 @@ class Replication:
             " PostgreSQL does not show it)"
         )
 
+    def brief(self) -> str:
+        """The mode and what it buys in a few words, for a line of the console."""
+        mode, n = self.mode, self.senders
+        standbys = f"{n} standby" if n == 1 else f"{n} standbys"
+        return {
+            ReplicationMode.STANDBY: "this server is a standby",
+            ReplicationMode.SYNCHRONOUS: f"synchronous ({self.sync_senders} of {standbys}):"
+            " a failover loses nothing acknowledged",
+            ReplicationMode.HIDDEN: "synchronous_standby_names set; whether a standby is"
+            " synchronous is hidden (pg_read_all_stats)",
+            ReplicationMode.STALLED: "synchronous, but no synchronous standby connected:"
+            " every commit waits",
+            ReplicationMode.ASYNCHRONOUS: f"asynchronous to {standbys}: a failover can lose"
+            " the last acknowledged posts (synchronous loses none)",
+            ReplicationMode.NO_STANDBY: "no standby streams from this server",
+        }[mode]
+
     def as_dict(self) -> JsonObject:
         return {
             **attributes(

@@ -174,7 +174,7 @@ def test_check_skip_of_an_unknown_check_is_unknown_in_one_line(run_cli: CLI) -> 
 
     assert done.returncode == 3
     assert done.stdout == (
-        "SKCONSOLE UNKNOWN - --skip: no check 'worker' (the checks: slo, hung, workers, health, schedules)\n"
+        "SKCONSOLE UNKNOWN - --skip: no check 'worker' (the checks: slo, hung, workers, health, schedules, replication)\n"
     )
 
 
@@ -312,7 +312,7 @@ def test_check_json_gives_every_checks_result_in_read_only_mode(run_cli: CLI) ->
     doc = json.loads(done.stdout)
     assert done.returncode == doc["status"] == 0, done.stdout
     assert doc["status_name"] == "OK"
-    assert [c["name"] for c in doc["checks"]] == ["slo", "hung", "workers", "health", "schedules"]
+    assert [c["name"] for c in doc["checks"]] == ["slo", "hung", "workers", "health", "schedules", "replication"]
     assert doc["summary"].startswith("SKCONSOLE OK - ")
 
 

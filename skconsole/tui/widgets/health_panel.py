@@ -98,7 +98,7 @@ def replication_text(r: Replication) -> str:
     """ "replication (timeline 2): asynchronous replication to 1 standby: ...", then the last
     failover if there was one."""
     timeline = f" (timeline {r.timeline})" if r.timeline is not None else ""
-    said = f"replication{timeline}: {r.says()}"
+    said = f"replication{timeline}: {r.brief()}"
     note = r.failover_note()
     if note is not None:
         said += f"\n{note}"
