@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from skconsole import ops
+from skconsole.check.verdict import CHECKS
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.db.sqlfiles import load_sql
 from skconsole.read.flow import DONE, FAILED_FINISHED, flow
@@ -312,7 +313,7 @@ def test_check_json_gives_every_checks_result_in_read_only_mode(run_cli: CLI) ->
     doc = json.loads(done.stdout)
     assert done.returncode == doc["status"] == 0, done.stdout
     assert doc["status_name"] == "OK"
-    assert [c["name"] for c in doc["checks"]] == ["slo", "hung", "workers", "health", "schedules", "replication"]
+    assert [c["name"] for c in doc["checks"]] == list(CHECKS)
     assert doc["summary"].startswith("SKCONSOLE OK - ")
 
 
