@@ -233,7 +233,11 @@ _INDEX_COLUMNS: tuple[ViewColumn[read.FindIndex], ...] = (
     column("type", lambda i: printable(i.task_type or "(all)"), 1),
     column("bytes", lambda i: f"{i.index_bytes:,}", 2, right=True),
     column("scans", lambda i: f"{i.scans:,}", 3, right=True),
-    column("valid", lambda i: "yes" if i.valid else "NO (add again)", 4),
+    column(
+        "valid",
+        lambda i: "NO (add again)" if not i.valid else "stale (add again)" if i.stale else "yes",
+        4,
+    ),
 )
 
 _INDEXES = Listing(

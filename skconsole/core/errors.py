@@ -40,6 +40,11 @@ class PoolerError(ConnectError):
     session settings would silently break behind it."""
 
 
+class BusyError(SkconsoleError):
+    """Another session is doing the same thing now (building the same index): refused
+    rather than raced."""
+
+
 class SchemaError(SkconsoleError, exit_code=4):
     """The schema is missing, or newer than this skconsole understands."""
 

@@ -24,8 +24,11 @@ from skconsole.core.text import is_valid_utf8, quoted
 PREFIX = "payload."
 #: Deepest path a term may name (PostgreSQL itself allows more; nobody needs it).
 MAX_DEPTH = 16
-#: Longest key or value, in characters: a term is a condition, not a document.
+#: Longest key of a path, in characters: a path is a condition, not a document.
 MAX_TEXT = 1_000
+#: Longest value, in characters: a payload's value may be big (a search index holds
+#: its digest, sk_key()), and a search for it exactly must be possible.
+MAX_VALUE = 100_000
 #: Most terms one selection may carry.
 MAX_TERMS = 8
 
@@ -40,8 +43,9 @@ class PayloadTerm:
     def __post_init__(self) -> None:
         if not self.path or len(self.path) > MAX_DEPTH:
             raise ConfigError(f"a payload path has 1 to {MAX_DEPTH} keys, got {len(self.path)}")
-        for part in (*self.path, self.value):
+        for part in self.path:
             _check(part)
+        _check(self.value, MAX_VALUE)
         if any(not key for key in self.path):
             raise ConfigError(f"empty key in payload path {quoted(self.dotted)}")
 
@@ -58,13 +62,14 @@ class PayloadTerm:
         return f"{self.dotted}={self.value}"
 
 
-def _check(text: str) -> None:
+def _check(text: str, longest: int = MAX_TEXT) -> None:
     if not is_valid_utf8(text):
         raise ConfigError(f"payload term is not valid UTF-8 text: {quoted(text)}")
     if "\x00" in text:
         raise ConfigError("a payload term must not contain NUL characters")
-    if len(text) > MAX_TEXT:
-        raise ConfigError(f"a payload key or value is longer than {MAX_TEXT} characters")
+    if len(text) > longest:
+        what = "key" if longest == MAX_TEXT else "value"
+        raise ConfigError(f"a payload {what} is longer than {longest:,} characters")
 
 
 def parse_path(text: str) -> tuple[str, ...]:

@@ -51,7 +51,13 @@ SKCONSOLE_OBJECTS = (
 
 #: skconsole's columns of the results table, one per schema version (or later script
 #: that the engine's statements need) that added some
-RESULT_COLUMNS = ("sk_claim_id", "sk_snooze_count", "sk_cancel_requested_at_ts", "sk_trace_context")
+RESULT_COLUMNS = (
+    "sk_claim_id",
+    "sk_snooze_count",
+    "sk_cancel_requested_at_ts",
+    "sk_trace_context",
+    "sk_rerun_payload",
+)
 #: skconsole's columns of the task-types table added after 020 created it, one per
 #: schema version (or later script) that added some
 TYPE_COLUMNS = (
@@ -62,6 +68,8 @@ TYPE_COLUMNS = (
 )
 #: skconsole's columns of the workers table added after 020 created it
 WORKER_COLUMNS = ("worker_app_version",)
+#: the fan-in edges' columns added after 130 created them
+AFTER_COLUMNS = ("after_succeeded",)
 
 _VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS sk_schema_version_t (
@@ -100,6 +108,8 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_release_after",
         "sk_timeline_state",
         "sk_claim_gate",
+        "sk_key",
+        "sk_index_build_lock_class",
     )
     present: list[bool] = value(
         conn,
@@ -114,6 +124,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         ("sk_task_results_t", RESULT_COLUMNS),
         ("sk_task_types_t", TYPE_COLUMNS),
         ("sk_workers_t", WORKER_COLUMNS),
+        ("sk_task_after_t", AFTER_COLUMNS),
     ):
         found = set(
             values(

@@ -15,6 +15,7 @@ from psycopg import sql
 from psycopg.rows import kwargs_row
 
 from skconsole.core.actor import Actor
+from skconsole.core.errors import BusyError
 from skconsole.core.json_types import JsonObject
 from skconsole.ops.audit import AuditTrail, BatchTally
 from skconsole.ops.guard import Privilege, ensure_writable, write_errors
@@ -41,6 +42,22 @@ def without_statement_timeout(conn: Conn, statement: sql.Composed) -> None:
         conn.execute(statement)
     finally:
         conn.execute("RESET statement_timeout")
+
+
+@contextmanager
+def index_build_lock(conn: Conn, index: str, what: str) -> Iterator[None]:
+    """Hold, for this session, the lock on building ``index`` (the two-key advisory lock of
+    class sk_index_build_lock_class(), keyed by the name's hashtext()); refuse with a
+    :class:`BusyError` naming ``what`` when another session holds it: its build is in
+    progress, and dropping its invalid index would fail it."""
+    params = {"index": index}
+    (taken,) = fetch(conn, "index_build_lock", lambda taken: bool(taken), params)
+    if not taken:
+        raise BusyError(f"{what} is being built by another session now: wait for it to end")
+    try:
+        yield
+    finally:
+        fetch(conn, "index_build_unlock", lambda released: released, params)
 
 
 def drop_index(conn: Conn, index: sql.Composable) -> None:

@@ -3,8 +3,8 @@
 Why: a search bounded by type reads that type's results through the type
 index; on a big type, a frequent search (``payload.customer.id``) is served
 from an expression index on exactly the expression the search's first term
-compiles to (``sk_try_jsonb(task_payload) #>> '{customer,id}'``, see
-``sql/schema/122_skconsole_find.sql``), optionally partial on one type. An
+compiles to (``sk_key(sk_try_jsonb(task_payload) #>> '{customer,id}')``, see
+``sql/schema/122_skconsole_find.sql``: a value of any size, bounded to its digest), optionally partial on one type. An
 operator adds it when a search is slow and drops it when it is no longer
 worth its write cost; both are audited like every action.
 
@@ -12,7 +12,9 @@ worth its write cost; both are audited like every action.
 block and does not block the workers' writes, so it runs as the ``then`` of a
 :class:`ServerAction`, like VACUUM: on its own in autocommit, without the
 session's statement timeout, its audit row right after. A failed concurrent
-build leaves an invalid index; adding again drops and rebuilds it. The index's
+build leaves an invalid index, and an older version's index is on the unbounded
+value (stale); adding again drops and rebuilds either. Two builds of one index
+at once: the second refuses in one line (``index_build_lock``). The index's
 name is derived from its path and type (``sk_find_`` and a hash); its comment
 records both, as JSON, for ``find-index list``.
 """
@@ -25,12 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from psycopg import sql
+from psycopg.rows import dict_row
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.payload_terms import PayloadTerm
-from skconsole.db.sqlfiles import active_mapping
-from skconsole.ops.common import Conn, drop_index, without_statement_timeout
+from skconsole.db.sqlfiles import active_mapping, query
+from skconsole.ops.common import Conn, drop_index, index_build_lock, without_statement_timeout
 from skconsole.ops.server_action import ServerAction
 from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
 from skconsole.producer import MAX_NAME
@@ -90,13 +93,19 @@ def create_statement(params: FindIndexParams) -> sql.Composed:
     )
     return sql.SQL(
         "CREATE INDEX CONCURRENTLY {index} ON {table}"
-        " ((sk_try_jsonb(task_payload) #>> ARRAY[{path}]::text[])){where}"
+        " ((sk_key(sk_try_jsonb(task_payload) #>> ARRAY[{path}]::text[]))){where}"
     ).format(
         index=sql.Identifier(params.index),
         table=active_mapping().identifier(RESULTS),
         path=path,
         where=where,
     )
+
+
+def _state(conn: Conn, params: FindIndexParams) -> Row | None:
+    """The index as it is now (find_index_state.sql)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query("find_index_state"), params.sql(), prepare=False).fetchone()
 
 
 def _qualified(params: FindIndexParams, target: Row) -> sql.Identifier:
@@ -114,21 +123,28 @@ def _refuse_unless_allowed(target: Row, params: FindIndexParams) -> None:
 
 def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
     _refuse_unless_allowed(target, params)
-    if target["index_exists"]:  # invalid: a concurrent build failed; build it again
-        drop_index(conn, _qualified(params, target))
-    without_statement_timeout(conn, create_statement(params))
-    comment = json.dumps({"path": params.dotted, "task_type": params.task_type})
-    conn.execute(
-        sql.SQL("COMMENT ON INDEX {} IS {}").format(
-            _qualified(params, target), sql.Literal(comment)
+    with index_build_lock(conn, params.index, f"the search index{params.phrase()}"):
+        target = _state(conn, params) or target  # another build may have ended meanwhile
+        if target["index_exists"] and target["valid"] and not target["stale"]:
+            return {"created": False}
+        if target["index_exists"]:
+            # invalid (a build failed) or stale (on the unbounded value of an older
+            # version): build it again
+            drop_index(conn, _qualified(params, target))
+        without_statement_timeout(conn, create_statement(params))
+        comment = json.dumps({"path": params.dotted, "task_type": params.task_type})
+        conn.execute(
+            sql.SQL("COMMENT ON INDEX {} IS {}").format(
+                _qualified(params, target), sql.Literal(comment)
+            )
         )
-    )
     return {"created": True}
 
 
 def _drop(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
     _refuse_unless_allowed(target, params)
-    drop_index(conn, _qualified(params, target))
+    with index_build_lock(conn, params.index, f"the search index{params.phrase()}"):
+        drop_index(conn, _qualified(params, target))
     return {"dropped": True}
 
 

@@ -3,7 +3,8 @@
 Why: a claim of a keyed type (``sk_claim_keyed()``, sql/schema/128) enumerates
 the type's distinct waiting keys by a loose index scan and takes each key's
 head in claim order. Both read this index: the key expression exactly as the
-function writes it (``sk_try_jsonb(task_payload) #>> '{customer}'::text[]``),
+function writes it (``sk_key(sk_try_jsonb(task_payload) #>> '{customer}'::text[])``:
+a key of any size, bounded to its digest),
 then the claim order, partial on the type. Without it the claim stays correct
 but reads the type's whole queue.
 
@@ -26,9 +27,10 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from skconsole.core.errors import BusyError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.sqlfiles import active_mapping, query
-from skconsole.ops.common import Conn, drop_index, without_statement_timeout
+from skconsole.ops.common import Conn, drop_index, index_build_lock, without_statement_timeout
 
 PREFIX = "sk_key_"
 QUEUE = "sk_tasks_queue_t"
@@ -44,9 +46,14 @@ class KeyIndex:
     path: str | None
 
 
+#: what the index holds, in its name's hash: an index of an older version (on the
+#: unbounded key) has another name, so ``limit`` builds this one and drops that
+KEY_FORM = "sk_key"
+
+
 def index_name(task_type: str, path: tuple[str, ...]) -> str:
     """The same type and path always name the same index (63 bytes at most)."""
-    key = json.dumps([list(path), task_type])
+    key = json.dumps([list(path), task_type, KEY_FORM])
     return PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -55,7 +62,7 @@ def create_statement(name: str, task_type: str, path: tuple[str, ...]) -> sql.Co
     values as literals (DDL takes no parameters; psycopg quotes them)."""
     return sql.SQL(
         "CREATE INDEX CONCURRENTLY {index} ON {table}"
-        " ((sk_try_jsonb(task_payload) #>> {path}::text[]),"
+        " (sk_key(sk_try_jsonb(task_payload) #>> {path}::text[]),"
         " task_priority, task_locked_until_ts, task_lock_handle_id)"
         " WHERE task_type = {task_type}"
     ).format(
@@ -86,6 +93,31 @@ def _may_index(conn: Conn) -> tuple[bool, str | None]:
     return (bool(row["may_index"]), str(row["schema"])) if row else (False, None)
 
 
+def _rebuild(
+    conn: Conn,
+    task_type: str,
+    path: tuple[str, ...] | None,
+    wanted: str | None,
+    schema: str,
+) -> bool:
+    """Drop every index of the type but a valid ``wanted``; build ``wanted`` if missing
+    (True: built). Run under the build lock: the indexes are read again there."""
+    found = key_indexes(conn, task_type)
+    for old in found:
+        if old.index != wanted or not old.valid:
+            _drop(conn, old)
+    if wanted is None or path is None or any(f.index == wanted and f.valid for f in found):
+        return False
+    without_statement_timeout(conn, create_statement(wanted, task_type, path))
+    comment = json.dumps({"task_type": task_type, "path": "payload." + ".".join(path)})
+    conn.execute(
+        sql.SQL("COMMENT ON INDEX {} IS {}").format(
+            sql.Identifier(schema, wanted), sql.Literal(comment)
+        )
+    )
+    return True
+
+
 def sync(conn: Conn, task_type: str, path: tuple[str, ...] | None) -> JsonObject:
     """Make the type's key indexes what its limit needs: the one for ``path`` (None: none),
     valid; every other dropped. What it did, for the action's result; a failure to build
@@ -105,19 +137,11 @@ def sync(conn: Conn, task_type: str, path: tuple[str, ...] | None) -> JsonObject
         }
     done: JsonObject = {"key_index": wanted}
     try:
-        for old in found:
-            if old.index != wanted or not old.valid:
-                _drop(conn, old)
-        present = any(f.index == wanted and f.valid for f in found)
-        if wanted is not None and path is not None and not present:
-            without_statement_timeout(conn, create_statement(wanted, task_type, path))
-            comment = json.dumps({"task_type": task_type, "path": "payload." + ".".join(path)})
-            conn.execute(
-                sql.SQL("COMMENT ON INDEX {} IS {}").format(
-                    sql.Identifier(schema, wanted), sql.Literal(comment)
-                )
-            )
-            done["key_index_built"] = True
+        with index_build_lock(conn, wanted or task_type, f"the key index of {task_type}"):
+            if _rebuild(conn, task_type, path, wanted, schema):
+                done["key_index_built"] = True
+    except BusyError as exc:
+        done["key_index_note"] = f"not built here: {exc}; the limit holds"
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         done["key_index_note"] = f"not built: {first}; the limit holds, its claims are slower"

@@ -12,6 +12,7 @@ adds (``skconsole find-index``, :mod:`skconsole.ops.find_index`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, LiteralString
@@ -131,23 +132,45 @@ def explain(conn: Conn, q: FindQuery, *, timeout_ms: int = FIND_TIMEOUT_MS) -> l
     return [str(line) for line in lines]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class FindIndex:
-    """A search index ``skconsole find-index add`` made: what it indexes, its state."""
+    """A search index ``skconsole find-index add`` made: what it indexes, its state.
+    ``stale``: built by an older version on the unbounded value (a big value there
+    fails the post that carries it); adding the path again rebuilds it."""
 
     index: str
-    path: str | None  # from its comment; None when the comment is gone
+    path: str | None  # its comment's, else read from its definition; None: neither says
     task_type: str | None
     valid: bool
     index_bytes: int
     scans: int
     definition: str
+    stale: bool = False
 
     def as_dict(self) -> JsonObject:
         return asdict(self)
 
 
-def _index(*, comment: str | None, **cols: Any) -> FindIndex:
+#: the path and the type in an index's definition, for one whose comment is missing (a
+#: build that failed before its comment was written): ARRAY['a'::text, 'b'::text] and
+#: task_type)::text = 'T'::text, quotes doubled inside
+_DEFINED_PATH = re.compile(r"ARRAY\[((?:'(?:[^']|'')*'::text(?:, )?)+)\]")
+_DEFINED_PART = re.compile(r"'((?:[^']|'')*)'::text")
+_DEFINED_TYPE = re.compile(r"task_type\)::text = '((?:[^']|'')*)'::text")
+
+
+def _defined(definition: str) -> tuple[str | None, str | None]:
+    """The path (``payload.a.b``) and the type an index's definition names."""
+    path = _DEFINED_PATH.search(definition)
+    task_type = _DEFINED_TYPE.search(definition)
+    parts = [p.replace("''", "'") for p in _DEFINED_PART.findall(path.group(1))] if path else []
+    return (
+        "payload." + ".".join(parts) if parts else None,
+        task_type.group(1).replace("''", "'") if task_type else None,
+    )
+
+
+def _index(*, comment: str | None, definition: str, **cols: Any) -> FindIndex:
     about: object = None
     if comment:
         try:
@@ -156,9 +179,13 @@ def _index(*, comment: str | None, **cols: Any) -> FindIndex:
             about = None
     path = about.get("path") if isinstance(about, dict) else None
     task_type = about.get("task_type") if isinstance(about, dict) else None
+    if not isinstance(path, str):
+        path, task_type = _defined(definition)
     return FindIndex(
-        path=path if isinstance(path, str) else None,
+        path=path,
         task_type=task_type if isinstance(task_type, str) else None,
+        definition=definition,
+        stale="sk_key(" not in definition,
         **cols,
     )
 

@@ -2,7 +2,8 @@
 -- table and the index exist, whether the index is valid (a CREATE INDEX
 -- CONCURRENTLY that failed leaves an invalid one), its size, and whether this
 -- role may create or drop it (the table's owner or a superuser). eligible:
--- adding, the index is missing or invalid; dropping, it exists. Read again at
+-- adding, the index is missing, invalid or stale (an older version's, on the
+-- unbounded value); dropping, it exists. Read again at
 -- execution: an index added or dropped meanwhile is left alone (schema: where
 -- the index lives, its table's).
 SELECT %(index)s::text AS index,
@@ -10,11 +11,14 @@ SELECT %(index)s::text AS index,
     t.oid IS NOT NULL AS table_exists,
     i.oid IS NOT NULL AS index_exists,
     coalesce(x.indisvalid, false) AS valid,
+    -- built by an older version, on the unbounded value: a big value fails posts
+    coalesce(pg_get_indexdef(i.oid) NOT LIKE '%%sk_key(%%', false) AS stale,
     coalesce(pg_relation_size(i.oid), 0) AS index_bytes,
     pg_get_indexdef(i.oid) AS definition,
     coalesce(r.rolsuper OR pg_has_role(c.relowner, 'USAGE'), false) AS may_index,
     t.oid IS NOT NULL AND CASE WHEN %(adding)s::boolean
-        THEN i.oid IS NULL OR NOT x.indisvalid ELSE i.oid IS NOT NULL END AS eligible
+        THEN i.oid IS NULL OR NOT x.indisvalid OR pg_get_indexdef(i.oid) NOT LIKE '%%sk_key(%%'
+        ELSE i.oid IS NOT NULL END AS eligible
 FROM (SELECT to_regclass(%(table)s) AS oid) t
 JOIN pg_roles r ON r.rolname = current_user
 LEFT JOIN pg_class c ON c.oid = t.oid

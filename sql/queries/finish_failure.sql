@@ -43,6 +43,14 @@ failed AS (
             CASE WHEN NOT r.sk_rerun_requested
                 AND (d.status IN (5, 6, 7) OR r.sk_cancel_requested_at_ts IS NOT NULL)
             THEN now() END,
+        -- a keyed re-post that arrived while it ran: the re-run takes its payload
+        -- and priority (the running attempt kept its own: sk_rerun_payload, 136)
+        task_payload = CASE WHEN r.sk_rerun_requested
+            THEN coalesce(r.sk_rerun_payload, r.task_payload) ELSE r.task_payload END,
+        task_priority = CASE WHEN r.sk_rerun_requested
+            THEN coalesce(r.sk_rerun_priority, r.task_priority) ELSE r.task_priority END,
+        sk_rerun_payload = NULL,
+        sk_rerun_priority = NULL,
         sk_rerun_requested = false,
         sk_cancel_requested_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL
             ELSE r.sk_cancel_requested_at_ts END

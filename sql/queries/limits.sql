@@ -13,7 +13,7 @@ SELECT t.task_type, t.tt_max_running AS concurrency, t.tt_rate_count AS rate_cou
         SELECT 1
         FROM sk_task_results_t r
         WHERE r.task_status = 2 AND r.task_type = t.task_type AND t.tt_key_max_running IS NOT NULL
-        GROUP BY sk_try_jsonb(r.task_payload) #>> t.tt_key_path
+        GROUP BY sk_key(sk_try_jsonb(r.task_payload) #>> t.tt_key_path)
         HAVING count(*) >= t.tt_key_max_running
     ) AS k) AS keys_at_limit
 FROM sk_task_types_t t

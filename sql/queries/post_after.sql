@@ -63,8 +63,12 @@ q AS (
     RETURNING task_id
 ),
 edges AS (
-    INSERT INTO sk_task_after_t (task_id, after_id)
-    SELECT e.task_id, e.after_id FROM e JOIN decided ON decided.task_id = e.task_id
+    -- a parent already succeeded is recorded so on its edge: its success counts
+    -- even once its row is purged
+    INSERT INTO sk_task_after_t (task_id, after_id, after_succeeded)
+    SELECT e.task_id, e.after_id,
+        EXISTS (SELECT 1 FROM sk_task_results_t p WHERE p.task_id = e.after_id AND p.task_status = 3)
+    FROM e JOIN decided ON decided.task_id = e.task_id
     WHERE decided.how = 'wait'
     RETURNING task_id
 )

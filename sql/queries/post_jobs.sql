@@ -3,7 +3,8 @@
 -- A keyed job whose result row already exists is left alone while it waits
 -- (1, 4), posted again when it has finished (3, 5, 6, 7), and, while it runs
 -- (2), asked to run once more with the new payload when the current attempt
--- ends (sk_rerun_requested). sk_attempt is never reset: it fences late
+-- ends (sk_rerun_requested; the payload waits in sk_rerun_payload, so the
+-- running attempt keeps its own: its key for a per-key limit, what find shows). sk_attempt is never reset: it fences late
 -- finishers of earlier attempts. A job that waits is not even locked: an
 -- INSERT's ON CONFLICT DO UPDATE locks the conflicting row whatever its WHERE
 -- says, and a post inside a caller's transaction would hold that lock until
@@ -24,8 +25,8 @@ rerun AS (
     -- only rows the INSERT below leaves alone: a row changed twice in one
     -- statement is an error
     UPDATE sk_task_results_t AS t
-    SET sk_rerun_requested = true, task_payload = d.task_payload, task_priority = d.task_priority,
-        sk_trace_context = %(trace)s::text
+    SET sk_rerun_requested = true, sk_rerun_payload = d.task_payload,
+        sk_rerun_priority = d.task_priority, sk_trace_context = %(trace)s::text
     FROM d
     WHERE t.task_id = d.task_id AND d.keyed AND t.task_status = 2
     RETURNING t.task_id
@@ -57,6 +58,8 @@ r AS (
         task_processing_finalized_at_ts = NULL,
         sk_owner_worker_id = NULL,
         sk_rerun_requested = false,
+        sk_rerun_payload = NULL,
+        sk_rerun_priority = NULL,
         sk_trace_context = EXCLUDED.sk_trace_context,
         -- a .NET consumer may take it: it reads only QueuedTaskError JSON
         task_last_error = sk_error_as_json(t.task_last_error)

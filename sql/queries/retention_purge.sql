@@ -25,11 +25,17 @@ doomed AS (
 gone AS (
     DELETE FROM sk_task_results_t r USING doomed d
     WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
-    RETURNING r.task_id
+    RETURNING r.task_id, r.task_status
 ),
 -- their attempts go with them (sk_attempts_t, 120_skconsole_attempts.sql)
 attempts_gone AS (
     DELETE FROM sk_attempts_t a WHERE a.task_id IN (SELECT task_id FROM gone)
+),
+-- a succeeded job others wait for (after=): its success stays on their edges,
+-- so they are not cancelled for a parent that is "gone" (130_skconsole_after.sql)
+success_kept AS (
+    UPDATE sk_task_after_t e SET after_succeeded = true
+    FROM gone WHERE e.after_id = gone.task_id AND gone.task_status = 3 AND NOT e.after_succeeded
 ),
 n AS (SELECT count(*)::integer AS n FROM gone),
 first_row AS (

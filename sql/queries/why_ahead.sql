@@ -11,6 +11,6 @@ FROM (
         AND (q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id)
             < (%(priority)s::integer, %(run_at)s::timestamptz, %(lock_handle_id)s::bigint)
         AND (%(key_path)s::text[] IS NULL
-             OR (sk_try_jsonb(q.task_payload) #>> %(key_path)s::text[]) IS NOT DISTINCT FROM %(key)s::text)
+             OR sk_key(sk_try_jsonb(q.task_payload) #>> %(key_path)s::text[]) IS NOT DISTINCT FROM %(key)s::text)
     LIMIT %(cap)s
 ) AS x

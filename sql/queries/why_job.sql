@@ -36,7 +36,7 @@ SELECT k.task_id,
     CASE WHEN t.tt_key_max_running IS NOT NULL THEN
         (SELECT count(*) FROM sk_task_results_t x
          WHERE x.task_status = 2 AND x.task_type = coalesce(r.task_type, q.task_type)
-             AND (sk_try_jsonb(x.task_payload) #>> t.tt_key_path) IS NOT DISTINCT FROM e.key)
+             AND sk_key(sk_try_jsonb(x.task_payload) #>> t.tt_key_path) IS NOT DISTINCT FROM e.key)
     END AS key_running,
     t.tt_key_rate_count AS key_rate_count,
     t.tt_key_rate_seconds AS key_rate_seconds,
@@ -47,7 +47,7 @@ LEFT JOIN sk_task_results_t r ON r.task_id = k.task_id
 LEFT JOIN sk_tasks_queue_t q ON q.task_id = k.task_id
 LEFT JOIN sk_task_types_t t ON t.task_type = coalesce(r.task_type, q.task_type)
 LEFT JOIN LATERAL (
-    SELECT sk_try_jsonb(coalesce(q.task_payload, r.task_payload)) #>> t.tt_key_path AS key
+    SELECT sk_key(sk_try_jsonb(coalesce(q.task_payload, r.task_payload)) #>> t.tt_key_path) AS key
 ) AS e ON t.tt_key_path IS NOT NULL
 LEFT JOIN sk_task_key_windows_t w ON t.tt_key_rate_count IS NOT NULL
     AND w.task_type = t.task_type AND w.key_missing = (e.key IS NULL)

@@ -8,6 +8,6 @@ SELECT r.task_id, r.task_last_processing_attempted_at_ts AS started_at,
 FROM sk_task_results_t r
 LEFT JOIN sk_workers_t w ON w.worker_id = r.sk_owner_worker_id
 WHERE r.task_status = 2 AND r.task_type = %(task_type)s::text
-    AND (sk_try_jsonb(r.task_payload) #>> %(key_path)s::text[]) IS NOT DISTINCT FROM %(key)s::text
+    AND sk_key(sk_try_jsonb(r.task_payload) #>> %(key_path)s::text[]) IS NOT DISTINCT FROM %(key)s::text
 ORDER BY r.task_last_processing_attempted_at_ts NULLS LAST, r.task_id
 LIMIT %(limit)s

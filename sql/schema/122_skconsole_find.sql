@@ -51,6 +51,29 @@ BEGIN
 END
 $setup$;
 
+-- A payload value as an index holds it, bounded: itself up to 512 bytes, else
+-- 'sha256:' and the SHA-256 of its UTF-8 bytes in hex (71 bytes). PostgreSQL
+-- refuses a btree entry over 2,704 bytes, so a search index or a per-key
+-- limit on the raw text would refuse the post (and the finish, and the reap)
+-- of one job with a big value, and stop the queue. Equality stays exact: a
+-- search compares sk_key() values (the index) and then the full texts
+-- (sk_payload_term); a per-key limit counts by sk_key() values, so two keys
+-- share a limit only if one is the other's digest text or their SHA-256
+-- collide, which can only make the limit stricter, never looser. PL/pgSQL so
+-- it is never inlined: an index on sk_key(...) and the queries' sk_key(...)
+-- stay the same expression. NULL stays NULL.
+CREATE OR REPLACE FUNCTION sk_key(k text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+AS $$
+BEGIN
+    IF octet_length(k) <= 512 THEN
+        RETURN k;
+    END IF;
+    RETURN 'sha256:' || encode(sha256(convert_to(k, 'UTF8')), 'hex');
+END
+$$;
+
 -- Whether a payload matches every term of a --where list: a jsonb array of
 -- {"path": ["customer", "id"], "value": "42"}, each compared with the field's
 -- text (#>>: the number 42 and the string "42" both give '42'). NULL terms:
@@ -70,9 +93,13 @@ $$;
 
 -- One --where term as the queries write it: true when no term is given (path
 -- NULL), else the field's text equals the value. Inlinable (one SELECT): once
--- the path is a constant what is left is sk_try_jsonb(payload) #>> '{a,b}' =
--- 'v', the very expression an index made by skconsole find-index holds.
+-- the path is a constant what is left is sk_key(sk_try_jsonb(payload) #>>
+-- '{a,b}') = sk_key('v') (the very expression an index made by skconsole
+-- find-index holds, whatever the value's size) and the exact comparison.
 CREATE OR REPLACE FUNCTION sk_payload_term(payload text, path text[], value text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE
-AS $$ SELECT path IS NULL OR (sk_try_jsonb(payload) #>> path) = value $$;
+AS $$
+    SELECT path IS NULL OR (sk_key(sk_try_jsonb(payload) #>> path) = sk_key(value)
+        AND (sk_try_jsonb(payload) #>> path) = value)
+$$;

@@ -2,8 +2,9 @@
 -- Every statement can run again and changes nothing.
 --
 -- A keyed type's jobs are told apart by the text at one payload path
--- (tt_key_path: sk_try_jsonb(task_payload) #>> tt_key_path, a customer id
--- say). tt_key_max_running: at most this many of its jobs in 2 Processing at
+-- (tt_key_path: sk_key(sk_try_jsonb(task_payload) #>> tt_key_path), a customer
+-- id say; sk_key(), 122_skconsole_find.sql, bounds a big value to its digest,
+-- so any size of key can be indexed and stored). tt_key_max_running: at most this many of its jobs in 2 Processing at
 -- once per key, over all workers. tt_key_rate_count per tt_key_rate_seconds:
 -- at most this many claims per key in a window of that length, each key with
 -- a window of its own (sk_task_key_windows_t). A payload without the path, or
@@ -111,7 +112,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
             AND q.task_type = %2$L AND q.task_locked_until_ts < now()
         FOR UPDATE OF q SKIP LOCKED
     $q$, k.expr, p_type, sk_claim_keyed_rooms_sql(p_type, k.expr))
-    FROM (SELECT format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path) AS expr) AS k
+    FROM (SELECT format('sk_key(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path) AS expr) AS k
 $fn$;
 
 -- The first way sk_claim_keyed() looks for jobs, cheap when it works: the
@@ -150,7 +151,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
         )
         SELECT ARRAY(SELECT f.task_id FROM fits f), (SELECT count(*)::integer FROM head)
     $q$, k.expr, p_type, sk_claim_keyed_rooms_sql(p_type, k.expr))
-    FROM (SELECT format('(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path) AS expr) AS k
+    FROM (SELECT format('sk_key(sk_try_jsonb(q.task_payload) #>> %L::text[])', p_path) AS expr) AS k
 $fn$;
 
 -- The jobs a claim may take of a keyed type (at most p_want, already within
@@ -228,7 +229,7 @@ BEGIN
     INSERT INTO sk_task_key_windows_t AS w (task_type, key_missing, key, window_start_ts, claims)
     SELECT p_type, e.v IS NULL, coalesce(e.v, ''), clock_timestamp(), count(*)::integer
     FROM sk_tasks_queue_t q
-    CROSS JOIN LATERAL (SELECT sk_try_jsonb(q.task_payload) #>> lim.tt_key_path AS v) AS e
+    CROSS JOIN LATERAL (SELECT sk_key(sk_try_jsonb(q.task_payload) #>> lim.tt_key_path) AS v) AS e
     WHERE q.task_id = ANY(chosen)
     GROUP BY 2, 3
     ON CONFLICT (task_type, key_missing, key) DO UPDATE SET (window_start_ts, claims) = (

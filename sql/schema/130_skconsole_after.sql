@@ -26,6 +26,12 @@ CREATE TABLE IF NOT EXISTS sk_task_after_t (
 );
 -- a finish asks "who waits for these jobs?": one probe per finished job
 CREATE INDEX IF NOT EXISTS idx_sk_task_after_t_after_id ON sk_task_after_t (after_id);
+-- The parent has succeeded: recorded on the edge by the statement that saw it
+-- (its finish, a post that found it 3 Processed, the sweep, a purge or a
+-- retention round deleting its row), so its success counts for the waiting
+-- job whatever happens to its row afterwards: a succeeded parent purged
+-- before its siblings end is not "gone".
+ALTER TABLE sk_task_after_t ADD COLUMN IF NOT EXISTS after_succeeded boolean NOT NULL DEFAULT false;
 
 -- every job it waited for (kept after its release: the job detail and why show it)
 ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_after_ids uuid[];
@@ -46,8 +52,9 @@ AS $$
 $$;
 
 -- What a job waiting for p_after should do now, reading its parents' result
--- rows (p_succeeded: jobs the caller has just moved to 3 Processed, counted as
--- succeeded whatever the snapshot shows). pending: parents neither succeeded
+-- rows (p_succeeded: jobs known to have succeeded, counted so whatever the
+-- snapshot shows or whether their row is still there: the caller's own, and
+-- the edges marked after_succeeded). pending: parents neither succeeded
 -- nor ended without success; reason: set when one ended Fatal or Cancelled or
 -- is gone (neither a result row nor a queue row), naming the first by id.
 -- A parent with a queue row and no result row (posted by hand) is pending.
@@ -59,7 +66,7 @@ AS $$
         SELECT x.after_id, p.task_type::text AS after_type,
             CASE WHEN x.after_id = ANY(p_succeeded) THEN 3 ELSE p.task_status END
                 AS after_status,
-            p.task_id IS NULL
+            x.after_id <> ALL(p_succeeded) AND p.task_id IS NULL
                 AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = x.after_id)
                 AS gone
         FROM unnest(p_after) AS x(after_id)
@@ -104,7 +111,8 @@ BEGIN
     v := sk_after_verdict(
         coalesce(w.sk_after_ids,
             ARRAY(SELECT e.after_id FROM sk_task_after_t e WHERE e.task_id = p_waiter)),
-        p_succeeded);
+        p_succeeded || ARRAY(SELECT e.after_id FROM sk_task_after_t e
+                             WHERE e.task_id = p_waiter AND e.after_succeeded));
     IF v.reason IS NOT NULL AND NOT w.runs THEN
         UPDATE sk_task_results_t SET
             task_status = 7,
@@ -153,6 +161,11 @@ DECLARE
     changed integer := 0;
     released integer := 0;
 BEGIN
+    -- a success, once seen, is kept on the edges (the parent's row may be purged)
+    UPDATE sk_task_after_t e SET after_succeeded = true
+    WHERE e.after_id = ANY(p_done) AND NOT e.after_succeeded
+        AND (p_succeeded OR EXISTS (SELECT 1 FROM sk_task_results_t p
+                                    WHERE p.task_id = e.after_id AND p.task_status = 3));
     WHILE cardinality(parents) > 0 LOOP
         ended := '{}';
         SELECT coalesce(array_agg(x.task_id ORDER BY x.task_id), '{}') INTO got

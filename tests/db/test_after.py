@@ -505,3 +505,66 @@ def test_run_until_idle_lists_a_job_still_waiting_for_others_as_pending(
     report = run_until_idle(db, tasks, types=["fanin.child"])
     assert [j.task_id for j in report.pending] == [waiting]
     assert report.jobs == ()
+
+
+def _sweep(conn: Conn) -> None:
+    """One round of the upkeep sweep, now (it would cancel a job whose parent is gone)."""
+    conn.execute(load_sql("queries/after_sweep"), {"scan": 100, "from": None})
+
+
+def test_a_succeeded_parent_purged_by_an_operator_still_counts_for_the_job_after_it(
+    db: Database, conn: Conn, run_cli: Any
+) -> None:
+    with Producer(db) as p:
+        first = p.post("fanin.gate", {"gate": "a"})
+        second = p.post("fanin.gate", {"gate": "b"})
+        joined = p.post("fanin.child", {}, after=[first, second])
+    with EngineThread(db.dsn, tasks):
+        open_gate("a")
+        wait_until(lambda: status(conn, first) == 3, timeout=30)
+        purged = run_cli("purge", "--id", str(first), "--yes")
+        assert purged.returncode == 0, purged.stdout + purged.stderr
+        _sweep(conn)
+        assert (status(conn, joined), edges(conn, joined)) == (1, 2)  # waits for the second
+        open_gate("b")
+        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+    assert runs == [joined]
+
+
+def test_a_succeeded_parent_purged_by_retention_still_counts_for_the_job_after_it(
+    db: Database, conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skconsole import ops
+    from skconsole.worker import retention
+
+    monkeypatch.setattr(retention, "FIRST_ROUND_AFTER_S", 0.0)
+    monkeypatch.setattr(retention, "ROUND_EVERY_S", 0.2)
+    with Producer(db) as p:
+        first = p.post("fanin.gate", {"gate": "a"})
+        second = p.post("fanin.gate", {"gate": "b"})
+        joined = p.post("fanin.child", {}, after=[first, second])
+    ops.RETENTION.execute(
+        conn,
+        ops.Selection(task_type="fanin.gate"),
+        ops.RetentionParams(older_than_s=3600.0),
+        actor=ops.Actor(user="tester", host="test-host"),
+    )
+    with EngineThread(db.dsn, tasks, reap=True):
+        open_gate("a")
+        wait_until(lambda: status(conn, first) == 3, timeout=30)
+        conn.execute(  # it finished long ago, as far as the policy can tell
+            "UPDATE sk_task_results_t SET task_processing_finalized_at_ts = now() - interval '2h'"
+            " WHERE task_id = %s",
+            (first,),
+        )
+        wait_until(lambda: not _exists(conn, first), timeout=30)
+        _sweep(conn)
+        assert (status(conn, joined), edges(conn, joined)) == (1, 2)
+        open_gate("b")
+        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+    assert runs == [joined]
+
+
+def _exists(conn: Conn, task_id: uuid.UUID) -> bool:
+    row = conn.execute("SELECT 1 FROM sk_task_results_t WHERE task_id = %s", (task_id,)).fetchone()
+    return row is not None

@@ -362,7 +362,7 @@ def test_a_keyed_job_run_to_completion_by_a_worker_can_be_posted_again(
     assert queue_row(conn, task_id) is not None
 
 
-def test_a_keyed_post_while_the_job_runs_marks_it_for_a_rerun_with_the_new_payload(
+def test_a_keyed_post_while_the_job_runs_keeps_its_payload_and_asks_a_rerun_of_the_new_one(
     db: Database, conn: Conn
 ) -> None:
     with Producer(db) as p:
@@ -379,8 +379,9 @@ def test_a_keyed_post_while_the_job_runs_marks_it_for_a_rerun_with_the_new_paylo
     r = result_row(conn, task_id)
     assert r is not None
     assert (r["task_status"], r["sk_rerun_requested"]) == (2, True)
-    assert json.loads(r["task_payload"]) == {"v": 2}
-    assert r["task_priority"] == 1
+    # the running attempt keeps its own payload and priority; the re-run's wait beside them
+    assert (json.loads(r["task_payload"]), r["task_priority"]) == ({"v": 1}, 3)
+    assert (json.loads(r["sk_rerun_payload"]), r["sk_rerun_priority"]) == ({"v": 2}, 1)
     assert queue_row(conn, task_id) is None, "a running job must not be queued twice"
 
 
