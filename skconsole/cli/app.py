@@ -29,7 +29,7 @@ from skconsole.cli.options import (
 from skconsole.cli.output import print_error
 from skconsole.core.errors import SkconsoleError
 from skconsole.core.extras import require_extra
-from skconsole.db.connect import connect_error_message
+from skconsole.db.connect import database_error_message
 from skconsole.db.embedded import default_data_dir
 from skconsole.db.mapping import TableMapping
 from skconsole.db.sqlfiles import use_mapping
@@ -205,16 +205,11 @@ def main() -> None:
             raise
         print_error(str(exc))
         sys.exit(exc.exit_code)
-    except psycopg.OperationalError as exc:
-        if debug:
-            raise
-        print_error(connect_error_message("", exc))
-        sys.exit(3)
     except psycopg.Error as exc:
         if debug:
             raise
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print_error(f"database error: {first}")
-        sys.exit(1)
+        message, code = database_error_message(exc)
+        print_error(message)
+        sys.exit(code)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -39,7 +39,7 @@ from skconsole.cli.options import JsonOpt, check_range, options_of
 from skconsole.cli.output import print_json
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import SkconsoleError
-from skconsole.db.connect import Database, connect_error_message
+from skconsole.db.connect import Database, database_error_message
 from skconsole.db.mapping import TableMapping
 from skconsole.db.queues import QueueSpec
 from skconsole.db.schema import check_schema
@@ -64,12 +64,12 @@ def _emit(report: checks.Report | checks.QueueReports, as_json: bool) -> None:
 
 def _unknown(exc: BaseException) -> str:
     """Why nothing could be checked, in one line."""
-    if isinstance(exc, psycopg.OperationalError):
-        return connect_error_message("", exc)
+    if isinstance(exc, psycopg.Error):
+        return database_error_message(exc)[0]
     if isinstance(exc, SkconsoleError):
         return str(exc)
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return f"database error: {first}"
+    return f"error: {first}"
 
 
 @app.command()

@@ -141,6 +141,31 @@ def unreachable(exc: BaseException) -> bool:
     return any(cause in text for cause in _UNREACHABLE)
 
 
+#: SQLSTATEs that mean the session itself ended: class 08 (connection exception)
+#: and the server shutting the session down
+_SESSION_ENDED = ("57P01", "57P02", "57P03")
+
+
+def connection_failed(exc: BaseException) -> bool:
+    """Whether a database error is the connection failing (no answer, the session ended),
+    rather than a statement the server refused on a healthy connection (a deadlock, a
+    constraint, a value too big for an index), which has an SQLSTATE of its own."""
+    if not isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return False
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in _SESSION_ENDED
+
+
+def database_error_message(exc: psycopg.Error) -> tuple[str, int]:
+    """One line for a database error that ended a command, and its exit code: 3 when the
+    connection failed, 1 when the server refused a statement (with the SQLSTATE)."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if connection_failed(exc):
+        return f"the connection to PostgreSQL failed: {first}", 3
+    state = f" (SQLSTATE {exc.sqlstate})" if exc.sqlstate else ""
+    return f"database error: {first}{state}", 1
+
+
 def connect_error_message(dsn: str, exc: Exception) -> str:
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return f"cannot connect to PostgreSQL at {masked_dsn(dsn)}: {first}"

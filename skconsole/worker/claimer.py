@@ -3,7 +3,9 @@ take, and reconciling after a claim whose answer was lost.
 
 A claim (claim.sql) takes jobs with SKIP LOCKED, within the types' limits
 (sk_claim_room()), and every job it returns is recorded in ``held`` before
-anything else can run: a claimed job is never unaccounted for. A claim that
+anything else can run: a claimed job is never unaccounted for. A claim the
+server refuses on one type's rows is retried type by type, and that type left
+out for a while: one bad row never stops the other types. A claim that
 got no answer may have committed: nothing more is claimed until the database
 has been asked what this worker owns, and whatever it owns beyond ``held`` is
 handed straight back, once the session that ran that claim is known to be gone.
@@ -25,7 +27,7 @@ from skconsole.db.rows import arows, avalue
 from skconsole.db.sqlfiles import query
 from skconsole.worker.config import WorkerConfig
 from skconsole.worker.jobs import Attempt, Claimed, Ending, Outcome
-from skconsole.worker.links import Backend, Link, LinkLost, Throttle
+from skconsole.worker.links import Backend, Link, LinkLost, Throttle, is_transient
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.results import ResultWriter
 
@@ -43,6 +45,8 @@ CLAIM_SETTINGS = {"lock_timeout": "5s", "enable_bitmapscan": "off", "enable_seqs
 CLAIM_TIMEOUT = 40.0
 #: a claim lost with no known server session: reconcile once it surely ended
 UNKNOWN_SESSION_WAIT = 45.0
+#: a type whose claims the server refuses is left out of claims this long
+BENCH_S = 30.0
 
 
 def free_slots(cfg: WorkerConfig, *, running: int, held: int, threads: int) -> int:
@@ -75,17 +79,73 @@ class Claimer:
     #: a claim whose answer was lost: (its server session if known, when)
     unsure: tuple[Backend | None, float] | None = field(default=None, init=False)
     last_reconcile: float = field(default_factory=time.monotonic, init=False)
+    #: types left out of claims until then (monotonic): the server refused their claim
+    benched: dict[str, float] = field(default_factory=dict, init=False)
     _throttle: Throttle = field(default_factory=Throttle, init=False)
 
     async def claim(self, want: int) -> list[Claimed] | None:
-        """Claim up to ``want`` jobs; None when the claim failed (try again later)."""
+        """Claim up to ``want`` jobs; None when the claim failed (try again later).
+
+        A claim the server refuses for a reason other than contention (a row of one
+        type that breaks a constraint, an index or an application's trigger) must not
+        stop the other types: the types are then claimed one by one this round, and a
+        type whose claim is refused is left out of claims for BENCH_S."""
+        now = time.monotonic()
+        types = [t for t in self.types if self.benched.get(t, 0.0) <= now]
+        if not types:
+            return []
+        try:
+            return await self._claim(types, want)
+        except LinkLost as lost:
+            self._lost(lost)
+            return None
+        except psycopg.Error as exc:  # refused by the server: it rolled back
+            if is_transient(exc) or len(types) == 1:
+                if not is_transient(exc):
+                    self._bench(types[0], exc)
+                self._throttle.warning("claim", "claim failed: %s", str(exc).strip())
+                return None
+            return await self._claim_each(types, want)
+
+    async def _claim_each(self, types: list[str], want: int) -> list[Claimed] | None:
+        """One claim per type until ``want`` are taken; a type the server refuses is
+        benched; contention or a lost connection ends the round with what it took."""
+        rows: list[Claimed] = []
+        for task_type in types:
+            if len(rows) >= want:
+                break
+            try:
+                rows += await self._claim([task_type], want - len(rows))
+            except LinkLost as lost:
+                self._lost(lost)
+                return rows or None
+            except psycopg.Error as exc:
+                if is_transient(exc):
+                    break
+                self._bench(task_type, exc)
+        return rows
+
+    def _bench(self, task_type: str, exc: psycopg.Error) -> None:
+        self.benched[task_type] = time.monotonic() + BENCH_S
+        self.metrics.add("poller@refused-claim-count")
+        self._throttle.warning(
+            f"bench {task_type}",
+            "claims of type %s are refused by the server (%s): left out of claims for %gs;"
+            " the other types are claimed",
+            task_type,
+            (str(exc).strip().splitlines() or [type(exc).__name__])[0],
+            BENCH_S,
+        )
+
+    def _lost(self, lost: LinkLost) -> None:
+        # the claim may have committed with its answer lost: reconcile before claiming again
+        self.unsure = (lost.identity, time.monotonic())
+        self._throttle.warning("claim", "claim interrupted (%s); reconciling", lost)
+
+    async def _claim(self, types: list[str], want: int) -> list[Claimed]:
+        """One claim statement for ``types``; raises what the link raises."""
         started = time.perf_counter()
-        params = {
-            "types": self.types,
-            "limit": want,
-            "worker_id": self.worker_id,
-            "hold_s": self.hold_s,
-        }
+        params = {"types": types, "limit": want, "worker_id": self.worker_id, "hold_s": self.hold_s}
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[Claimed]:
             cur = conn.cursor(row_factory=class_row(Claimed))
@@ -95,16 +155,7 @@ class Claimer:
                 self.held[job.claim_id] = job
             return jobs
 
-        try:
-            rows = await self.link.run(op, retry=False)
-        except LinkLost as lost:
-            # the claim may have committed with its answer lost: reconcile before claiming again
-            self.unsure = (lost.identity, time.monotonic())
-            self._throttle.warning("claim", "claim interrupted (%s); reconciling", lost)
-            return None
-        except psycopg.Error as exc:  # refused by the server: it rolled back
-            self._throttle.warning("claim", "claim failed: %s", str(exc).strip())
-            return None
+        rows = await self.link.run(op, retry=False)
         self.metrics.add("poller@dequeue-round-trips")
         self.metrics.add(
             "queue-consumer@total-dequeue-duration", int((time.perf_counter() - started) * 1000)

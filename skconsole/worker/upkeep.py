@@ -25,7 +25,7 @@ from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
 from skconsole.worker.config import WorkerConfig
-from skconsole.worker.links import Link, Throttle, guarded
+from skconsole.worker.links import Link, Throttle, guarded, is_transient
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.retention import Retention
 from skconsole.worker.schedules import Scheduler
@@ -38,6 +38,8 @@ FORGET_AFTER_S = 86_400
 #: after= waits past its last parent's success when its release was missed (a
 #: post racing that parent's finish, a Stakhanovise.NET finisher).
 AFTER_SWEEP_S = 2.0
+#: The most hung jobs one reap statement re-posts.
+REAP_BATCH = 1000
 #: The most parents (jobs others wait for) one sweep looks at.
 AFTER_SWEEP_SCAN = 10_000
 
@@ -96,19 +98,54 @@ class Upkeep:
             "unowned_s": self.config.unowned_after,
             "default_max_attempts": self.default_max_attempts,
             "ids": None,
-            "limit": 1000,
+            "limit": REAP_BATCH,
             "exclude_owner": self.worker_id,
         }
-
-        async def op(conn: psycopg.AsyncConnection[Any]) -> list[Reaped]:
-            return await arows(conn, query("reap"), Reaped, params)
-
-        reaped = await self.link.run(op, retry=False)
+        try:
+            reaped = await self.link.run(_reap(params), retry=False)
+        except psycopg.Error as exc:
+            if is_transient(exc):
+                raise
+            reaped = await self._reap_each(params, exc)
         if reaped:
             log.warning("reaped %d hung job(s): %s", len(reaped), reaped[0].hung_reason)
             self.metrics.add("reaper@reaped-count", len(reaped))
             self.reaped += len(reaped)
         return len(reaped)
+
+    async def _reap_each(self, params: dict[str, Any], failed: psycopg.Error) -> list[Reaped]:
+        """The batch failed on a row the server refuses (its re-post broke a constraint,
+        an index, a trigger of the application's): reap each hung job alone, so that
+        one job never keeps the others hung. The ones refused stay hung, counted and
+        logged (throttled), and are tried again next round."""
+
+        async def hung(conn: psycopg.AsyncConnection[Any]) -> list[uuid.UUID]:
+            return [r.task_id for r in await arows(conn, query("hung_ids"), _HungId, params)]
+
+        reaped: list[Reaped] = []
+        refused: list[tuple[uuid.UUID, str]] = []
+        for task_id in await self.link.run(hung, retry=False):
+            try:
+                reaped += await self.link.run(_reap({**params, "ids": [task_id]}), retry=False)
+            except psycopg.Error as exc:
+                if is_transient(exc):
+                    raise
+                refused.append((task_id, _first_line(exc)))
+        if refused:
+            self.metrics.add("reaper@refused-count", len(refused))
+            task_id, why = refused[0]
+            self._throttle.warning(
+                "reap-refused",
+                "%d hung job(s) could not be reaped, the server refused them (job %s: %s);"
+                " the other %d were",
+                len(refused),
+                task_id,
+                why,
+                len(reaped),
+            )
+        elif not reaped:
+            raise failed
+        return reaped
 
     async def sweep_after(self) -> int:
         """Release or cancel the fan-in jobs whose parents ended without their
@@ -166,6 +203,24 @@ class Upkeep:
                 done.folded,
                 done.stopped,
             )
+
+
+def _reap(params: dict[str, Any]) -> Callable[[psycopg.AsyncConnection[Any]], Awaitable[Any]]:
+    """reap.sql with ``params``, as a link's operation."""
+
+    async def op(conn: psycopg.AsyncConnection[Any]) -> list[Reaped]:
+        return await arows(conn, query("reap"), Reaped, params)
+
+    return op
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+@dataclass(frozen=True)
+class _HungId:
+    task_id: uuid.UUID
 
 
 @dataclass(frozen=True)
