@@ -68,6 +68,16 @@ def _dsn_parts(dsn: str) -> tuple[str, str, str]:
     return database, host, port
 
 
+def _options(dsn: str) -> tuple[str, str]:
+    """The DSN's user and ``options``: the same database reached as another role, or with
+    another search_path, may be meant as another queue."""
+    try:
+        params = conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return ("", "")
+    return (str(params.get("user") or ""), str(params.get("options") or ""))
+
+
 def name_from_dsn(dsn: str) -> str:
     """A name people read for the queue a DSN reaches: ``billing@db1`` (its database at
     its host; never its user or password)."""
@@ -79,6 +89,10 @@ def queues_from_dsns(dsns: Sequence[str]) -> tuple[QueueSpec, ...]:
     """One queue per ``--dsn``, named from it; where two names would read the same, the
     port is added, then a number."""
     parts = [_dsn_parts(d) for d in dsns]
+    same = [p for p, n in Counter(zip(parts, map(_options, dsns), strict=True)).items() if n > 1]
+    if same:
+        (db, host, port), _ = same[0]
+        raise ConfigError(f"--dsn names the queue {db}@{host}:{port} twice: name each queue once")
     names = [f"{db}@{host}" for db, host, _ in parts]
     seen = Counter(names)
     names = [

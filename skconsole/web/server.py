@@ -118,10 +118,7 @@ class ConsoleServer(Server):
             if not self.token.matches(given):
                 return _refuse(request, 403, "wrong token")
             # into a cookie, and out of the address bar (history, screenshots, Referer)
-            response = web.Response(
-                status=303,
-                headers={"Location": str(request.rel_url.without_query_params(TOKEN_PARAM))},
-            )
+            response = web.Response(status=303, headers={"Location": _same_site(request)})
             response.set_cookie(
                 self.token.cookie_name,
                 self.token.value,
@@ -262,3 +259,11 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
     response.headers.setdefault("X-Frame-Options", "DENY")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "no-referrer")
+
+
+def _same_site(request: web.Request) -> str:
+    """The address asked for, without the token, as a path on this server: never
+    ``//host/`` or ``/\\host/``, which a browser would follow to another site."""
+    target = request.rel_url.without_query_params(TOKEN_PARAM)
+    location = "/" + target.raw_path.lstrip("/\\")
+    return location + (f"?{target.raw_query_string}" if target.raw_query_string else "")

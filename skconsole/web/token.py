@@ -58,10 +58,9 @@ class Token:
             raise ConfigError(f"{where}: {exc.strerror or exc}") from None
         if not stat.S_ISREG(mode):
             raise ConfigError(f"{where}: not a regular file")
-        if mode & stat.S_IROTH:
-            raise ConfigError(
-                f"{where} is readable by every user (mode {stat.S_IMODE(mode):o}): chmod 600 {path}"
-            )
+        if mode & (stat.S_IROTH | stat.S_IWOTH | stat.S_IWGRP):
+            who = "readable by every user" if mode & stat.S_IROTH else "writable by others"
+            raise ConfigError(f"{where} is {who} (mode {stat.S_IMODE(mode):o}): chmod 600 {path}")
         value = text.strip()
         if not value:
             raise ConfigError(f"{where} is empty: write a token into it, e.g. {_HOW}")

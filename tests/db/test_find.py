@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ from skconsole.core.payload_terms import PayloadTerm, parse_terms
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.ops import Actor, Selection
 from skconsole.ops.find_index import FindIndexParams
+from tests.conftest import skconsole_cmd
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")
@@ -332,3 +334,55 @@ def test_a_hostile_path_reaches_the_index_only_as_a_literal(conn: Conn) -> None:
     put(conn, json.dumps({"a'); DROP TABLE sk_task_results_t; --": "v"}))
     assert len(found(conn, where=(PayloadTerm(params.path, "v"),))) == 1
     ops.FIND_INDEX_DROP.execute(conn, params=dataclasses_replace(params), actor=ACTOR)
+
+
+def test_a_second_build_of_an_index_being_built_refuses_in_one_line(
+    conn: Conn, dsn: str, run_cli: Callable[..., Any]
+) -> None:
+    """Another session builds it (it holds the build lock): the second add neither drops
+    that build's invalid index (failing it) nor waits, it says so."""
+    index = FindIndexParams(("customer", "id")).index
+    with psycopg.connect(dsn, autocommit=True) as builder:
+        builder.execute(
+            "SELECT pg_advisory_lock(sk_index_build_lock_class(), hashtext(%s))", (index,)
+        )
+        proc = run_cli("find-index", "add", "payload.customer.id", "--yes")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: the search index on payload.customer.id is being built by another session"
+        " now: wait for it to end"
+    ]
+
+
+def test_two_adds_of_one_path_at_once_end_with_one_valid_index(conn: Conn, dsn: str) -> None:
+    for i in range(2_000):
+        put(conn, json.dumps({"customer": {"id": i}}))
+    cmd = skconsole_cmd("--dsn", dsn, "find-index", "add", "payload.customer.id", "--yes")
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    listed = read.find_indexes(conn, active_mapping().regname("sk_task_results_t"))
+    conn.execute(f'DROP INDEX IF EXISTS "{FindIndexParams(("customer", "id")).index}"')
+    assert codes in ([0, 0], [0, 1]), outs
+    ours = [(i.path, i.valid) for i in listed if i.path == "payload.customer.id"]
+    assert ours == [("payload.customer.id", True)]
+    assert all("deadlock" not in out + err for out, err in outs), outs
+
+
+def test_an_index_whose_comment_is_missing_is_listed_with_its_path_and_type(
+    conn: Conn, run_cli: Callable[..., Any]
+) -> None:
+    """A build that failed before its comment was written: its definition says what it is."""
+    params = FindIndexParams(("order", "id"), "invoices.send")
+    conn.execute(
+        f'CREATE INDEX "{params.index}" ON sk_task_results_t'
+        " (sk_key(sk_try_jsonb(task_payload) #>> ARRAY['order', 'id']::text[]))"
+        " WHERE task_type = 'invoices.send'::text"
+    )
+    listed = json.loads(run_cli("find-index", "list", "--json").stdout)["indexes"]
+    conn.execute(f'DROP INDEX "{params.index}"')
+    ours = [(i["path"], i["task_type"]) for i in listed if i["index"] == params.index]
+    assert ours == [("payload.order.id", "invoices.send")]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from skconsole.check.verdict import (
+    CHECKS,
     CheckResult,
     Finding,
     Level,
@@ -261,9 +262,10 @@ def test_a_skipped_check_is_left_out_with_its_perfdata() -> None:
     [
         (
             ["worker"],
-            "--skip: no check 'worker' (the checks: slo, hung, workers, health, schedules)",
+            "--skip: no check 'worker' (the checks: slo, hung, workers, health, schedules,"
+            " replication)",
         ),
-        (["slo", "hung", "workers", "health", "schedules"], "--skip: every check is left out"),
+        (list(CHECKS), "--skip: every check is left out"),
     ],
 )
 def test_skip_refuses_an_unknown_check_and_leaving_every_check_out(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from skconsole.cli.app import hoist_connection_options
 
 
@@ -42,18 +39,3 @@ def test_arguments_after_a_double_dash_are_left_alone() -> None:
 
 def test_a_trailing_value_option_without_its_value_is_left_for_click_to_report() -> None:
     assert hoist_connection_options(["status", "--dsn"]) == ["status", "--dsn"]
-
-
-def test_status_accepts_the_dsn_after_the_command(run_cli: Any, dsn: str) -> None:
-    proc = run_cli("status", "--json", "--dsn", dsn, use_dsn=False)
-
-    assert proc.returncode == 0, proc.stderr
-    assert "statuses" in json.loads(proc.stdout)
-
-
-def test_read_only_after_an_action_command_refuses_the_action(run_cli: Any) -> None:
-    proc = run_cli("cancel", "--type", "t.a", "--yes", "--read-only")
-
-    assert proc.returncode != 0
-    assert "read-only" in proc.stderr
-    assert "Traceback" not in proc.stderr

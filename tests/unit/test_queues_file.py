@@ -175,6 +175,11 @@ def test_two_dsns_that_read_the_same_get_their_ports_then_numbers() -> None:
     ]
 
 
+def test_one_queue_named_twice_by_dsn_is_refused_in_one_line() -> None:
+    with pytest.raises(ConfigError, match=r"--dsn names the queue q@h1:5432 twice"):
+        queues_from_dsns(["postgresql://ops@h1/q", "postgresql://ops:pw@h1:5432/q"])
+
+
 # -- the options --------------------------------------------------------------------------------
 def test_dsn_and_queues_together_are_refused(tmp_path: Path) -> None:
     path = write(tmp_path, '[[queue]]\nname = "a"\ndsn = "postgresql://h/1"\n')

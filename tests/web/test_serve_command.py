@@ -54,6 +54,13 @@ def test_a_token_file_every_user_may_read_is_refused(tmp_path: Path) -> None:
     assert "readable by every user (mode 644): chmod 600" in err
 
 
+def test_a_token_file_others_may_write_is_refused(tmp_path: Path) -> None:
+    code, err = _serve("--token-file", str(_token_file(tmp_path, GOOD_TOKEN, mode=0o622)))
+
+    assert code == 2
+    assert "writable by others (mode 622): chmod 600" in err
+
+
 def test_a_short_token_is_refused(tmp_path: Path) -> None:
     code, err = _serve("--token-file", str(_token_file(tmp_path, "secret")))
 

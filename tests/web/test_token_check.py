@@ -158,6 +158,25 @@ async def test_the_token_becomes_a_cookie_and_leaves_the_address(
     assert cookie["samesite"] == "Lax"
 
 
+@pytest.mark.parametrize("path", ["//evil.example/", "/\\evil.example/", "///evil.example/x"])
+async def test_the_redirect_out_of_the_token_stays_on_this_server(
+    client: Client, path: str
+) -> None:
+    """A path that a browser reads as another host (//host, /\\host) is not followed there.
+    Sent as raw HTTP: a client library would take the path for a host itself."""
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    writer.write(
+        f"GET {path}?token={TOKEN.value} HTTP/1.1\r\nHost: {client.host}\r\n"
+        "Connection: close\r\n\r\n".encode()
+    )
+    head = (await reader.read()).decode(errors="replace").split("\r\n\r\n")[0].splitlines()
+    writer.close()
+
+    assert head[0].split()[1] == "303", head
+    location = next(h.split(":", 1)[1].strip() for h in head if h.lower().startswith("location:"))
+    assert location.startswith("/") and not location.startswith(("//", "/\\")), location
+
+
 async def test_with_the_token_the_page_loads_and_points_its_websocket_at_this_server(
     client: Client,
 ) -> None:
