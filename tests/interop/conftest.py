@@ -30,12 +30,6 @@ from tests.interop.dotnet_app import DotNetApp, NetMapping
 from tests.support.tasks_faults import OutputDrain
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "interop: skconsole beside an emulated Stakhanovise.NET application"
-    )
-
-
 def skconsole_setup(dsn: str) -> None:
     """skconsole's own setup, as ``skconsole setup`` runs it."""
     from skconsole.db.connect import Database

@@ -15,6 +15,8 @@ SyncLedger             ``Mode`` "raise": a recoverable exception; "timeout": awa
                        past its 0.5 s timeout; "fatal": FatalTaskError. Retries wait
                        60 s, so they are left to whoever runs the type next
 SendReminder           snoozes 10 minutes (hands the job back, claimable later)
+ExportReport           its first attempt fails (a recoverable ReportFailed, retried in
+                       60 s); a later one awaits ``SleepMs`` milliseconds, then succeeds
 =====================  ==============================================================
 """
 
@@ -31,12 +33,17 @@ from tests.support.tasks_faults import execution
 CHARGE_CARD = "Billing.Tasks.ChargeCard"
 SYNC_LEDGER = "Billing.Tasks.SyncLedger"
 SEND_REMINDER = "Billing.Tasks.SendReminder"
+EXPORT_REPORT = "Billing.Tasks.ExportReport"
 ASSEMBLY = "Billing"
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=60.0, max_backoff=60.0, timeout=30.0))
 
 
 class LedgerUnavailable(Exception):
+    pass
+
+
+class ReportFailed(Exception):
     pass
 
 
@@ -60,3 +67,11 @@ async def sync_ledger(payload: Any, ctx: JobContext) -> None:
 @tasks.task(SEND_REMINDER)
 async def send_reminder(payload: Any, ctx: JobContext) -> None:
     raise Snooze(600)
+
+
+@tasks.task(EXPORT_REPORT)
+async def export_report(payload: Any, ctx: JobContext) -> None:
+    if ctx.error_count == 0:
+        raise ReportFailed(f"report {payload.get('ReportId')} failed to render")
+    with execution(ctx.task_id):
+        await asyncio.sleep(float(payload.get("SleepMs", 0)) / 1000)

@@ -20,7 +20,7 @@ import pytest
 
 from skconsole.producer import Job, Producer
 from tests.conftest import ROOT, skconsole_cmd
-from tests.interop.conftest import Workers, result_row, statuses, wait_for
+from tests.interop.conftest import Workers, result_row, set_up_in_order, statuses, wait_for
 from tests.interop.dotnet_app import (
     PROCESSED,
     DequeuedTask,
@@ -42,12 +42,20 @@ def sleep_briefly(task: DequeuedTask) -> None:
     time.sleep(float(task.payload.fields.get("SleepMs", 0)) / 1000)
 
 
+@pytest.mark.parametrize("first", ["dotnet", "skconsole"])
 def test_a_mixed_fleet_runs_every_job_exactly_once(
-    net_db: str, workers: Workers, log_dir: Path, net_apps: Callable[..., DotNetApp]
+    fresh_database: str,
+    first: str,
+    workers: Workers,
+    log_dir: Path,
+    net_apps: Callable[..., DotNetApp],
 ) -> None:
     """Two .NET consumer threads and two `skconsole worker` processes share one type;
     half the jobs are posted by .NET, half by skconsole: every job runs exactly once,
-    no two runs of a job overlap, all end 3 Processed, and both sides took part."""
+    no two runs of a job overlap, all end 3 Processed, and both sides took part. On a
+    database either side set up first."""
+    net_db = fresh_database
+    set_up_in_order(DotNetApp(net_db), first)
     app = net_apps(net_db, executors={CHARGE_CARD: sleep_briefly}, poll_interval=0.05)
     posted = [
         app.post(CHARGE_CARD, ASSEMBLY, {"CardId": n, "SleepMs": SLEEP_MS})
