@@ -15,7 +15,12 @@ workers are started again, as a supervisor would. Beside the stream, an
 application posts jobs of a type with a fleet-wide concurrency limit by key
 inside transactions of its own that it keeps open a while (re-posting some
 that wait), and halfway through every worker is restarted with a periodic
-type's interval changed (a rolling deploy).
+type's interval changed (a rolling deploy). The edges of the guarantees are in
+the mix too: a search index on ``payload.note`` while some jobs carry a 6 KB
+note (an index entry PostgreSQL would refuse unbounded), a type limited to one
+running job per customer whose running jobs are re-posted by key with another
+customer, and fan-in jobs whose first parent's result a retention round purges
+while the second parent still runs.
 
 At the end, counted from the database and from the handlers' own logs: every
 job 3 Processed, the queue empty, nothing in 2; no two executions of one job
@@ -23,11 +28,15 @@ overlapping in time; an execution repeated only when its worker was
 killed (SIGKILL, SIGTERM past its grace) or partitioned, or the job was
 re-posted by key while it ran (then the newest payload ran last, once); the
 periodic type's ticks follow one definition at a time (the old one's before
-the new one was published, the new one's after).
+the new one was published, the new one's after); no two executions of the
+per-customer type for one customer overlapping; every fan-in job run once,
+though its first parent's row was purged.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import collections
 import contextlib
 import json
@@ -46,10 +55,15 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole import ops
 from skconsole.core.errors import ConnectError
 from skconsole.core.schedule import Schedule, tick_id
 from skconsole.db.connect import Database
+from skconsole.ops.find_index import FindIndexParams
 from skconsole.producer import Job, Producer
+from skconsole.worker.links import Link, LinkLost
+from skconsole.worker.metrics import MetricsBuffer
+from skconsole.worker.retention import Retention
 from tests.conftest import ROOT, skconsole_cmd
 from tests.support.netproxy import FreezableProxy
 from tests.support.server_control import restart_server
@@ -74,7 +88,13 @@ EVENTS = (
     "operator-reap",
     "keyed-repost",
     "freeze",
+    "mutex-repost",
+    "retention",
 )
+MUTEX_TYPE, MUTEX_CUSTOMERS = "chaos-mutex", ("acme", "globex", "initech")
+PARENT_TYPE, FAN_INS = "chaos-parent", 4
+#: 6,000 characters that do not compress (an index entry is measured compressed)
+BIG_NOTE = base64.b64encode(random.Random(SEED).randbytes(4_500)).decode()
 
 
 @dataclass
@@ -94,6 +114,12 @@ class Ledger:
     #: those it posted again by key (each then runs again if it had finished or was running)
     app_posted: set[uuid.UUID] = field(default_factory=set)
     app_reposted: set[uuid.UUID] = field(default_factory=set)
+    #: the per-customer type: job id -> its key; those re-posted with another customer
+    mutex: dict[uuid.UUID, str] = field(default_factory=dict)
+    mutex_reposted: set[uuid.UUID] = field(default_factory=set)
+    #: fan-in jobs and the parents each waits for
+    fan_ins: dict[uuid.UUID, list[uuid.UUID]] = field(default_factory=dict)
+    purged_by_retention: int = 0
 
 
 def _query(dsn: str, sql: str, params: Any = None) -> list[Any]:
@@ -227,7 +253,16 @@ def _jobs_for(rng: random.Random, n: int, serial: int) -> list[Job]:
         seconds = rng.uniform(0.5, 3.0) if long else rng.uniform(0.0, 0.02)
         task_type = "chaos-sync" if rng.random() < 0.4 else "chaos-async"
         key = f"chaos-{SEED}-{serial}-{i}" if long and rng.random() < 0.3 else None
-        jobs.append(Job(task_type, {"s": round(seconds, 3), "v": 1}, key=key))
+        payload: dict[str, Any] = {"s": round(seconds, 3), "v": 1}
+        if rng.random() < 0.02:
+            payload["note"] = BIG_NOTE  # at the search index's path
+        jobs.append(Job(task_type, payload, key=key))
+    if rng.random() < 0.5:
+        cust = rng.choice(MUTEX_CUSTOMERS)
+        jobs.append(
+            Job(MUTEX_TYPE, {"cust": cust, "s": round(rng.uniform(0.2, 1.0), 3)},
+                key=f"mutex-{SEED}-{serial}")
+        )  # fmt: skip
     return jobs
 
 
@@ -284,7 +319,9 @@ class Stream:
                 _post_exactly(self.dsn, jobs)
                 self.ledger.posted.extend(j.task_id for j in jobs)
                 for j in jobs:
-                    if j.key is not None:
+                    if j.key is not None and j.task_type == MUTEX_TYPE:
+                        self.ledger.mutex[j.task_id] = j.key
+                    elif j.key is not None:
                         self.ledger.keyed[j.task_id] = j.key
                 time.sleep(max(0.0, started + (tick + 1) * 0.1 - time.monotonic()))
         except BaseException as exc:
@@ -381,6 +418,66 @@ def _repost_running_keyed(dsn: str, ledger: Ledger) -> bool:
     return True
 
 
+def _repost_running_mutex(dsn: str, ledger: Ledger, rng: random.Random) -> bool:
+    """Re-post a running job of the per-customer type by its key, for another customer:
+    its attempt must still count against the customer it started with."""
+    rows = _query(
+        dsn,
+        "SELECT task_id, sk_try_jsonb(task_payload) ->> 'cust' FROM sk_task_results_t"
+        " WHERE task_status = 2 AND task_id = ANY(%s)",
+        (list(set(ledger.mutex) - ledger.mutex_reposted),),
+    )
+    if not rows:
+        return False
+    task_id, cust = sorted(rows)[0]
+    other = rng.choice([c for c in MUTEX_CUSTOMERS if c != cust])
+    payload = {"cust": other, "s": 0.3, "v": 2}
+    _post_exactly(dsn, [Job(MUTEX_TYPE, payload, key=ledger.mutex[task_id])])
+    ledger.mutex_reposted.add(task_id)
+    return True
+
+
+def _retention_round(dsn: str) -> int:
+    """One retention round, as a worker's upkeep runs it (its code, its statement)."""
+
+    async def main() -> int:
+        link = Link(Database(dsn), "chaos-retention", settings={}, timeout=30.0)
+        try:
+            return await Retention(link, MetricsBuffer(), "chaos-test").run_once()
+        finally:
+            await link.close()
+
+    try:
+        return asyncio.run(main())
+    except (LinkLost, psycopg.Error):
+        return 0  # the server restarts: this round purged nothing it committed
+
+
+def _post_fan_ins(dsn: str, ledger: Ledger) -> None:
+    """Fan-in jobs, each after a quick parent and one that runs the whole chaos through:
+    the quick one's result is purged by retention while the job still waits."""
+    with Producer(Database(dsn)) as p:
+        for _ in range(FAN_INS):
+            quick = p.post(PARENT_TYPE, {"s": 0.01})
+            slow = p.post(PARENT_TYPE, {"s": DURATION_S})
+            child = p.post("chaos-async", {"s": 0.01, "v": 1}, after=[quick, slow])
+            ledger.fan_ins[child] = [quick, slow]
+
+
+def _mutex_overlaps(runs: dict[str, list[Any]]) -> list[tuple[Any, Any]]:
+    """Executions of the per-customer type for one customer that overlap in time."""
+    by_customer: dict[str, list[Any]] = {}
+    for job_runs in runs.values():
+        for run in job_runs:
+            if "/v" in run.note:
+                by_customer.setdefault(run.note.split("/")[0], []).append(run)
+    found = []
+    for customer_runs in by_customer.values():
+        customer_runs.sort(key=lambda r: r.started)
+        found += overlaps(customer_runs)
+    return found
+
+
 def _do(
     event: str,
     dsn: str,
@@ -422,6 +519,14 @@ def _do(
             if time.monotonic() > deadline:
                 return  # nothing keyed ran in 10 s: not counted
             time.sleep(0.2)
+    elif event == "mutex-repost":
+        deadline = time.monotonic() + 10
+        while not _repost_running_mutex(dsn, ledger, rng):
+            if time.monotonic() > deadline:
+                return  # no job of the type ran in 10 s: not counted
+            time.sleep(0.2)
+    elif event == "retention":
+        ledger.purged_by_retention += _retention_round(dsn)
     elif event == "freeze":
         workers.frozen = True  # slot 0 is not restarted while frozen: only this pid is cut off
         window: list[Any] = [time.time(), None, workers.slot0_pid()]
@@ -464,6 +569,17 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         "INSERT INTO sk_task_types_t (task_type, tt_max_running) VALUES (%s, %s)",
         (LIMITED_TYPE, LIMITED_CONCURRENCY),
     )
+    actor = ops.Actor(user="chaos", host="chaos-test")
+    ops.LIMIT.execute(
+        conn, ops.Selection(task_type=MUTEX_TYPE), ops.LimitParams(concurrency=1, per=("cust",)),
+        actor=actor,
+    )  # fmt: skip
+    ops.RETENTION.execute(
+        conn, ops.Selection(task_type=PARENT_TYPE), ops.RetentionParams(older_than_s=1.0),
+        actor=actor,
+    )  # fmt: skip
+    ops.FIND_INDEX_ADD.execute(conn, ops.Selection(), FindIndexParams(("note",)), actor=actor)
+    _post_fan_ins(dsn, ledger)
     proxy = FreezableProxy(dsn).start()
     workers = Workers(dsn, proxy, log_dir, ledger)
     stream = Stream(dsn, ledger, random.Random(SEED + 1))
@@ -505,7 +621,14 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         workers.stop()
         proxy.close()
 
-    statuses = dict(_query(dsn, "SELECT task_status, count(*) FROM sk_task_results_t GROUP BY 1"))
+    # every job but the fan-in parents, whose results retention purges
+    statuses = dict(
+        _query(
+            dsn,
+            "SELECT task_status, count(*) FROM sk_task_results_t WHERE task_type <> %s GROUP BY 1",
+            (PARENT_TYPE,),
+        )
+    )
     queued = _query(dsn, "SELECT count(*) FROM sk_tasks_queue_t")[0][0]
     runs = executions(log_dir, deaths=ledger.exited)
     done = completions(log_dir)
@@ -531,7 +654,11 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         for t, at in _ticks(EVERY_AFTER, wall0, end).items()
         if at >= float(published) - EVERY_AFTER
     }
-    posted = set(ledger.posted) | ledger.app_posted | ticks
+    posted = set(ledger.posted) | ledger.app_posted | ticks | set(ledger.fan_ins)
+    parents_gone = {p for parents in ledger.fan_ins.values() for p in parents} - {
+        r[0] for r in _query(dsn, "SELECT task_id FROM sk_task_results_t")
+    }
+    mutex_overlapping = _mutex_overlaps(runs)
 
     overlapping = {t: overlaps(r) for t, r in runs.items() if overlaps(r)}
     causes: collections.Counter[str] = collections.Counter()
@@ -540,6 +667,8 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         for run in job_runs[:-1]:
             if uuid.UUID(task_id) in ledger.reposted and run.note == "v1":
                 causes["keyed re-post"] += 1
+            elif uuid.UUID(task_id) in ledger.mutex_reposted and run.note.endswith("/v1"):
+                causes["keyed re-post (per customer)"] += 1
             elif uuid.UUID(task_id) in ledger.app_reposted:
                 causes["keyed re-post (application)"] += 1
             elif run.pid in ledger.killed:
@@ -560,6 +689,10 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         f"re-executions by cause {dict(causes)}; self-fences {fences}; reaped {reaped} "
         f"(by the operator {ledger.reaped_by_operator}); fenced late results {fenced_results}; "
         f"worker processes started {len(workers.all)}; overlapping jobs {len(overlapping)}"
+        f"\nper-customer jobs {len(ledger.mutex)} (re-posted for another customer"
+        f" {len(ledger.mutex_reposted)}), overlapping per customer {len(mutex_overlapping)};"
+        f" fan-ins {len(ledger.fan_ins)}, their parents purged by retention"
+        f" {len(parents_gone)} (results purged in all {ledger.purged_by_retention})"
     )
     assert statuses == {3: len(posted)}, statuses
     assert queued == 0
@@ -570,6 +703,8 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         + "; ".join(f"{t}: {r}" for t, r in list(unexplained.items())[:3])
     )
     assert all(note == "v2" for note in reposted_last), reposted_last
+    assert mutex_overlapping == [], mutex_overlapping[:3]
+    assert parents_gone, "no fan-in parent was purged while its job waited"
     assert all(ledger.events[event] >= 1 for event in EVENTS), ledger.events
     assert ledger.app_posted, "the application posted nothing"
     assert deployed_at is not None and float(published) >= deployed_at - 1

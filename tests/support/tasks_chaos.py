@@ -5,7 +5,9 @@ JobContext.stop on purpose: the worst kind of handler) for ``payload["s"]``
 seconds. Both log every execution with its start and end, and each success,
 through the fault tests' logs (tests.support.tasks_faults: ``execution``,
 ``log_completion``). Attempts are plentiful: a job reaped from killed
-workers several times must still end 3 Processed.
+workers several times must still end 3 Processed. ``chaos-mutex`` (one running
+per customer) and ``chaos-parent`` (fan-in parents, purged by retention) are
+async.
 """
 
 from __future__ import annotations
@@ -53,4 +55,22 @@ EVERY = os.environ.get("SKTEST_CHAOS_EVERY", "2s")
 async def chaos_tick(payload: Any, ctx: JobContext) -> None:
     with execution(ctx.task_id, "tick"):
         await asyncio.sleep(float(payload["s"]))
+    log_completion(ctx.task_id)
+
+
+@tasks.task("chaos-mutex")
+async def chaos_mutex(payload: Any, ctx: JobContext) -> None:
+    """A type limited to one running job per customer (a mutex per payload.cust), posted
+    by key and re-posted by key with another customer while it runs (see test_chaos):
+    its execution's note is ``CUSTOMER/vN``."""
+    with execution(ctx.task_id, f"{payload['cust']}/v{payload.get('v', 1)}"):
+        await asyncio.sleep(float(payload["s"]))
+    log_completion(ctx.task_id)
+
+
+@tasks.task("chaos-parent")
+async def chaos_parent(payload: Any, ctx: JobContext) -> None:
+    """A parent of fan-in jobs; its finished results are purged by a 1 s retention
+    policy while its siblings still run (see test_chaos)."""
+    await asyncio.sleep(float(payload["s"]))
     log_completion(ctx.task_id)
