@@ -7,6 +7,8 @@
   Typer 0.29 ships its own copy of Click, whose options mkdocs-click 0.9 leaves out
   (it looks for ``click.Option``) and on which mkdocs-typer2 0.4's native engine
   fails (``TyperOption`` has no ``type``).
+- The changelog page is the repository's CHANGELOG.md (docs/changelog.md holds only
+  its marker), so there is one changelog, kept beside the code.
 - The docstrings' Sphinx roles (``:class:`~skconsole.Producer```) read as plain code
   (``Producer``).
 """
@@ -14,10 +16,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 #: where docs/reference/cli.md wants the generated reference
 MARKER = "<!-- skconsole:cli-reference -->"
+#: where docs/changelog.md wants CHANGELOG.md
+CHANGELOG_MARKER = "<!-- skconsole:changelog -->"
+CHANGELOG = Path(__file__).resolve().parent.parent / "CHANGELOG.md"
 _ROLE = re.compile(r":(?:class|meth|func|mod|attr|data|exc|obj):(?=<code>)")
 _SHORT = re.compile(r"<code>~(?:\w+\.)*(\w+)</code>")  # Sphinx's ~a.b.C reads as C
 
@@ -38,6 +44,10 @@ def cli_reference() -> str:
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    if CHANGELOG_MARKER in markdown:
+        # its own links point into docs/ from the repository's top
+        text = CHANGELOG.read_text(encoding="utf-8").replace("](docs/", "](")
+        return markdown.replace(CHANGELOG_MARKER, text)
     return markdown.replace(MARKER, cli_reference()) if MARKER in markdown else markdown
 
 

@@ -12,8 +12,8 @@
   :mod:`.retention` (``retention [set|clear]``), :mod:`.health` (``vacuum``,
   ``cancel-session``: the queue tables' health) and :mod:`.exporter` (``exporter``:
   metrics for Prometheus), :mod:`.why` (``why ID``: why a job waits), :mod:`.find`
-  (``find``, ``find-index``: jobs by payload) and :mod:`.serve` (``serve``: the console in
-  a browser tab).
+  (``find``, ``find-index``: jobs by payload), :mod:`.serve` (``serve``: the console in
+  a browser tab) and :mod:`.schema` (``schema sql``, ``schema uninstall``).
 
 Importing this package registers every command on :data:`app`.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 # imported in the order ``skconsole --help`` lists the commands
 from skconsole.cli import check, demo, posting, running  # isort: skip
 from skconsole.cli import exporter, ops, find, health, job, retention, server, slo, status  # isort: skip
-from skconsole.cli import serve, why  # isort: skip
+from skconsole.cli import serve, why, schema  # isort: skip
 from skconsole.cli.app import app, main
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "posting",
     "retention",
     "running",
+    "schema",
     "serve",
     "server",
     "slo",

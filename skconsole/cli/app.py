@@ -37,7 +37,7 @@ from skconsole.db.sqlfiles import use_mapping
 app = typer.Typer(
     name="skconsole",
     help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout)."
-    " The connection options (--dsn, --queues, --data-dir, --no-setup, --read-only, --mapping,"
+    " The connection options (--dsn, --queues, --data-dir, --setup, --read-only, --mapping,"
     " --schema) go before or after"
     " the command.",
     no_args_is_help=False,
@@ -50,9 +50,29 @@ db_app = typer.Typer(
 app.add_typer(db_app, name="db")
 
 
+def _print_version(asked: bool) -> None:
+    """``--version``: the package's version and the schema version it speaks, then exit."""
+    if not asked:
+        return
+    from skconsole.core.version import __version__
+    from skconsole.db.schema import SCHEMA_VERSION
+
+    print(f"skconsole {__version__} (schema version {SCHEMA_VERSION})")
+    raise typer.Exit()
+
+
 @app.callback(invoke_without_command=True)
 def main_options(
     ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version (and the schema version it speaks) and exit.",
+        ),
+    ] = False,
     dsn: Annotated[
         list[str] | None,
         typer.Option(
@@ -80,8 +100,16 @@ def main_options(
             help=f"Embedded server data directory (default: {default_data_dir()})",
         ),
     ] = None,
+    setup: Annotated[
+        bool,
+        typer.Option(
+            "--setup",
+            help="Create the queue's missing objects first (only `skconsole setup` and this"
+            " create anything; every other command says the queue is not set up).",
+        ),
+    ] = False,
     no_setup: Annotated[
-        bool, typer.Option("--no-setup", help="Do not create missing schema objects; fail instead.")
+        bool, typer.Option("--no-setup", hidden=True, help="The default now: kept for scripts.")
     ] = False,
     read_only: Annotated[
         bool,
@@ -139,7 +167,7 @@ def main_options(
     ctx.obj = Options(
         dsn=one.dsn if one is not None else None,
         data_dir=data_dir,
-        setup=not no_setup,
+        setup=setup and not no_setup,
         read_only=read_only,
         queues=named,
     )
@@ -153,7 +181,7 @@ def main_options(
                 dsn=one.dsn if one is not None else None,
                 queues=named if len(named) > 1 else (),
                 data_dir=data_dir,
-                setup=not no_setup,
+                setup=setup and not no_setup,
                 read_only=read_only,
                 refresh=refresh_interval(refresh),
                 tasks=tasks,
@@ -164,7 +192,7 @@ def main_options(
 
 
 _VALUE_OPTIONS = ("--dsn", "--queues", "--data-dir", "--mapping", "--schema")
-_FLAG_OPTIONS = ("--no-setup", "--read-only")
+_FLAG_OPTIONS = ("--setup", "--no-setup", "--read-only")
 
 
 def hoist_connection_options(argv: list[str]) -> list[str]:

@@ -66,8 +66,8 @@ def console_command(
 ) -> ConsoleCommand:
     """The console for ``root``, the root command's parameters (its connection options)."""
     argv = [sys.executable, "-m", "skconsole", "--refresh", str(root.get("refresh") or "2s")]
-    if root.get("no_setup"):
-        argv.append("--no-setup")
+    if root.get("setup") and not root.get("no_setup"):
+        argv.append("--setup")
     if read_only:
         argv.append("--read-only")
     env = {actor.USER_ENV: user, actor.HOST_ENV: host}

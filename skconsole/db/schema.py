@@ -197,9 +197,9 @@ def check_schema(conn: psycopg.Connection[Any], *, allow_degraded: bool = False)
         return False
     if missing:
         raise SchemaError(
-            f"the skconsole schema is missing in this database ({', '.join(missing[:3])}"
-            f"{' ...' if len(missing) > 3 else ''} not found): run `skconsole setup`, "
-            "or drop --no-setup to create it automatically"
+            f"the queue is not set up in this database ({', '.join(missing[:3])}"
+            f"{' ...' if len(missing) > 3 else ''} not found; nothing was changed):"
+            " run `skconsole setup` first, or give --setup"
         )
     return True
 

@@ -39,13 +39,14 @@ def open_database(
     dsn: str | None = None,
     data_dir: Path | str | None = None,
     *,
-    setup: bool = True,
+    setup: bool = False,
     read_only: bool = False,
     application_name: str = "skconsole",
     degraded_ok: bool = False,
 ) -> Database:
-    """Resolve, connect once to fail fast with a clear message, and set up or check the
-    schema. ``degraded_ok`` (commands that only read): without setup, a database with
+    """Resolve, connect once to fail fast with a clear message, and check the schema (set
+    it up first only when ``setup``: asked for with --setup; nothing else creates
+    anything). ``degraded_ok`` (commands that only read): a database with
     Stakhanovise.NET's tables alone is read degraded (:mod:`skconsole.db.layout`)."""
     db = resolve_database(dsn, data_dir, read_only=read_only, application_name=application_name)
     with db.connect() as conn:

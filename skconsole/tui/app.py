@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import App
 from textual.binding import BindingType
 from textual.notifications import SeverityLevel
@@ -61,8 +61,6 @@ from skconsole.tui.messages import (
     ActionFailed,
     DataChanged,
     PreviewReady,
-    SchemaFailed,
-    SchemaReady,
 )
 from skconsole.tui.model import (
     FailureGroups,
@@ -80,7 +78,6 @@ from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen, back_to_main
 from skconsole.tui.screens.overview import OverviewScreen
-from skconsole.tui.screens.schema_setup import SchemaSetupScreen
 from skconsole.tui.source import DataSource, Queue
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
@@ -110,7 +107,6 @@ class ConsoleApp(App[int]):
         engine: EngineControl | None = None,
         clock: Callable[[], float] = time.time,
         actor: str | None = None,
-        setup_needed: list[str] | None = None,
         start_engine: bool = False,
         auto_refresh: bool = True,
         queues: Sequence[Queue] = (),
@@ -122,7 +118,6 @@ class ConsoleApp(App[int]):
         self.actor = actor or Actor.current().user
         self.interval = refresh_interval
         self.paused = False
-        self.setup_needed = list(setup_needed or [])
         self.start_engine = start_engine
         self.live_refresh = auto_refresh  # False: refresh only on demand (fixed-data scenes)
         self.refresh_times_ms: deque[float] = deque(maxlen=1000)  # database reads (worker)
@@ -164,12 +159,10 @@ class ConsoleApp(App[int]):
         self.trends: Trends | None = None
         self.failure_groups: FailureGroups | None = None
         self.health: QueueHealth | None = None
-        self.connection = "setup" if self.setup_needed else "connecting"
+        self.connection = "connecting"
         self.error_text: str | None = None
         self._last_ok_at: float | None = None
-        self.cadences = Cadences(
-            self, source, CADENCES, auto=self.live_refresh, ready=self.can_read
-        )
+        self.cadences = Cadences(self, source, CADENCES, auto=self.live_refresh)
 
     @classmethod
     def of_queues(cls, queues: Sequence[Queue], **kw: Any) -> ConsoleApp:
@@ -198,14 +191,6 @@ class ConsoleApp(App[int]):
         self.call_after_refresh(self._begin)  # once every panel is composed
 
     def _begin(self) -> None:
-        if self.setup_needed:
-            self.push_screen(
-                SchemaSetupScreen(self.source.description, self.setup_needed), self._on_setup_answer
-            )
-        else:
-            self._go_live()
-
-    def _go_live(self) -> None:
         """The schema is there: start the embedded engine (if asked) and the refresh loop."""
         if self.start_engine and self.engine is not None:
             self.engine.start()
@@ -258,9 +243,6 @@ class ConsoleApp(App[int]):
     def request_refresh(self) -> None:
         """Refresh now unless a refresh is running; replaces the scheduled one."""
         self.refresh_loop.request()
-
-    def can_read(self) -> bool:
-        return self.connection != "setup"
 
     @property
     def attempt(self) -> int:
@@ -357,38 +339,6 @@ class ConsoleApp(App[int]):
         self.main_screen.reset()
         self.status_changed()
         self.request_refresh()
-
-    # -- schema setup ----------------------------------------------------------------
-    def _on_setup_answer(self, yes: bool | None) -> None:
-        if not yes:
-            self.exit(
-                4,
-                return_code=4,
-                message="The skconsole schema is missing: run `skconsole setup` (or answer yes) to create it.",
-            )
-            return
-        self._setup_worker()
-
-    @work(thread=True, exclusive=True, group="setup", exit_on_error=False)
-    def _setup_worker(self) -> None:
-        try:
-            self.source.setup_schema()
-        except Exception as exc:
-            self.post_message(SchemaFailed(exc))
-            return
-        self.post_message(SchemaReady())
-
-    def on_schema_ready(self, _message: SchemaReady) -> None:
-        self.setup_needed = []
-        self.connection = "connecting"
-        self.notify("Schema created.", title="Setup")
-        self.status_changed()
-        self._go_live()
-
-    def on_schema_failed(self, message: SchemaFailed) -> None:
-        self.exit(
-            4, return_code=4, message=f"Schema setup failed: {first_line(str(message.error))}"
-        )
 
     # -- context and key checks --------------------------------------------------------
     def current_scope(self) -> str:

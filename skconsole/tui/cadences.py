@@ -95,7 +95,6 @@ class Cadences(Loops, Generic[H]):
         table: tuple[Cadence[H], ...],
         *,
         auto: bool,
-        ready: Callable[[], bool],
     ) -> None:
         super().__init__({})
         for c in table:
@@ -109,7 +108,6 @@ class Cadences(Loops, Generic[H]):
                 on_error=None if c.error is None else partial(c.error, host),
                 retry=None if c.retry is None else partial(c.retry, host),
                 auto=auto,
-                ready=ready,
                 follows=None if c.follows is None else self.loops[c.follows],
             )
             if c.failing is not None:

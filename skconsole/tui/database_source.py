@@ -37,7 +37,7 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database, shown_dsn
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.mapping import TableMapping
-from skconsole.db.schema import check_schema, missing_objects, setup_schema
+from skconsole.db.schema import check_schema
 from skconsole.db.sqlfiles import mapped
 from skconsole.read import flow, health, type_settings
 from skconsole.read.factors import CommonFactors, common_factors
@@ -116,15 +116,6 @@ class DatabaseSource:
     def close(self) -> None:
         for purpose in list(self._conns):
             self._drop(purpose)
-
-    # -- schema ------------------------------------------------------------------------
-    def missing_schema(self) -> list[str]:
-        with self._conn("action") as conn:
-            return missing_objects(conn)
-
-    def setup_schema(self) -> None:
-        with self._conn("action") as conn:
-            setup_schema(conn)
 
     # -- the refresh cycle ---------------------------------------------------------------
     def snapshot(self) -> model.Snapshot:

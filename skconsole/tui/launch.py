@@ -2,9 +2,9 @@
 
 A bad DSN, an unreachable server, a task module that does not import or a
 newer schema end here with one clear line and an exit code (the CLI prints
-:class:`~skconsole.core.errors.SkconsoleError`), never inside the TUI. A missing
-schema is offered to be set up inside the console, unless read-only or
-``--no-setup`` (then the message says how).
+:class:`~skconsole.core.errors.SkconsoleError`), never inside the TUI. So does a
+queue that is not set up (exit 4): the console creates nothing unless started
+with ``--setup``.
 
 Several queues are different: a queue that cannot be reached, or lacks its schema, is
 what the overview is there to show, so nothing is checked before the screen (and
@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skconsole.core.errors import ConfigError, ReadOnlyError, SchemaError
+from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.connect import Database
 from skconsole.db.queues import QueueSpec
-from skconsole.db.schema import check_schema, missing_objects
+from skconsole.db.schema import check_schema, setup_schema
 from skconsole.db.target import resolve_database
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.registry import load_registry
@@ -36,7 +36,7 @@ log = logging.getLogger("skconsole.console")
 class ConsoleOptions:
     dsn: str | None = None
     data_dir: Path | None = None
-    setup: bool = True  # offer to create a missing schema
+    setup: bool = False  # create the missing objects first (--setup)
     read_only: bool = False
     refresh: float = 2.0
     tasks: str | None = None
@@ -72,33 +72,19 @@ def route_logging_to_file() -> Path:
     return path
 
 
-def schema_state(db: Database, *, read_only: bool, setup: bool) -> list[str]:
-    """Missing schema objects the console should offer to create ([] when complete).
+def schema_state(db: Database, *, read_only: bool, setup: bool) -> None:
+    """Make sure the queue is set up before the screen: set it up first when ``setup``
+    (--setup), else check it. A database with Stakhanovise.NET's tables alone is read
+    degraded; anything else missing raises a SchemaError (exit 4): the console never
+    creates anything it was not told to.
 
-    Raises ConnectError when the server cannot be reached and SchemaError when
-    the schema is newer than this skconsole, or missing and may not be created.
+    Raises ConnectError when the server cannot be reached.
     """
     with db.connect() as conn:
-        try:
-            # without setup, Stakhanovise.NET's tables alone will do: the console reads degraded
-            check_schema(conn, allow_degraded=read_only or not setup)
-            return []
-        except SchemaError:
-            missing = missing_objects(conn)
-            if not missing:
-                raise  # a newer schema: nothing to offer
-    shown = ", ".join(missing[:3]) + (" ..." if len(missing) > 3 else "")
-    if read_only:
-        raise SchemaError(
-            f"the skconsole schema is missing in this database ({shown} not found) and the "
-            "console is read-only: run `skconsole setup` with write access first"
-        )
-    if not setup:
-        raise SchemaError(
-            f"the skconsole schema is missing in this database ({shown} not found): "
-            "run `skconsole setup`, or drop --no-setup to be offered to create it"
-        )
-    return missing
+        if setup and not read_only:
+            setup_schema(conn)
+        else:
+            check_schema(conn, allow_degraded=True)
 
 
 def engine_database(db: Database) -> Database:
@@ -116,7 +102,6 @@ def run_app(
     *,
     refresh: float,
     engine: EngineThread | None = None,
-    setup_needed: list[str] | None = None,
     cleanup: Iterable[Callable[[], object]] = (),
 ) -> int:
     """Run the console on ``db`` until the operator quits; then stop the engine and helpers."""
@@ -129,7 +114,6 @@ def run_app(
         source,
         refresh_interval=refresh,
         engine=engine,
-        setup_needed=setup_needed,
         start_engine=engine is not None,
     )
     try:
@@ -191,9 +175,9 @@ def run_console(opts: ConsoleOptions) -> int:
     db = resolve_database(
         opts.dsn, opts.data_dir, read_only=opts.read_only, application_name="skconsole-console"
     )
-    setup_needed = schema_state(db, read_only=opts.read_only, setup=opts.setup)
+    schema_state(db, read_only=opts.read_only, setup=opts.setup)
     engine = None
     if registry is not None:
         config = opts.worker_config or WorkerConfig(concurrency=opts.workers)
         engine = EngineThread(engine_database(db), registry, config)
-    return run_app(db, refresh=opts.refresh, engine=engine, setup_needed=setup_needed)
+    return run_app(db, refresh=opts.refresh, engine=engine)

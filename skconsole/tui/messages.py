@@ -40,13 +40,3 @@ class ActionFailed(Message):
         self.request = request
         self.error = error
         self.connection_lost = connection_lost
-
-
-class SchemaReady(Message):
-    """The schema was set up from the console; live refresh can start."""
-
-
-class SchemaFailed(Message):
-    def __init__(self, error: BaseException) -> None:
-        super().__init__()
-        self.error = error

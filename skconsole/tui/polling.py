@@ -81,8 +81,7 @@ class PollLoop(Generic[T]):
 
     ``on_done(value, elapsed_ms)`` and ``on_error(error)`` run on the UI thread
     after each read, before the result is shown (bookkeeping: connection state,
-    timings); ``auto`` False reads only on ``request()`` (fixed-data scenes);
-    while ``ready()`` is false (the schema is being set up) nothing is read.
+    timings); ``auto`` False reads only on ``request()`` (fixed-data scenes).
     """
 
     class Done(Message):
@@ -108,7 +107,6 @@ class PollLoop(Generic[T]):
     on_error: Callable[[BaseException], None] | None = None
     retry: Callable[[int], float] | None = None
     auto: bool = True
-    ready: Callable[[], bool] = lambda: True
     follows: PollLoop[Any] | None = None
     busy: bool = field(default=False, init=False)
     paused: bool = field(default=False, init=False)
@@ -129,7 +127,7 @@ class PollLoop(Generic[T]):
     # -- reading -------------------------------------------------------------------
     def request(self) -> None:
         """Read now unless a read is running; replaces the scheduled one."""
-        if self.busy or self.retired or not self.ready():
+        if self.busy or self.retired:
             return
         self._cancel_timer()
         self.busy = True

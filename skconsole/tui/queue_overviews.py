@@ -34,8 +34,6 @@ class OverviewHost(PollHost, Protocol):
     @property
     def screen_stack(self) -> list[Screen[Any]]: ...
 
-    def can_read(self) -> bool: ...
-
     def status_state(self) -> StatusState: ...
 
     def status_changed(self) -> None: ...
@@ -66,7 +64,6 @@ class QueueOverviews(Loops):
             on_error=lambda error: self._failed(queue.name, error),
             retry=lambda failures: backoff(failures, host.interval, cadences.MAX_BACKOFF_S),
             auto=host.live_refresh,
-            ready=host.can_read,
         )
 
     def _read(self, name: str, overview: QueueOverview) -> None:

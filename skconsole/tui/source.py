@@ -91,14 +91,6 @@ class DataSource(Protocol):
         """Carry out a previewed action on the ids captured by the preview."""
         ...
 
-    def missing_schema(self) -> list[str]:
-        """Schema objects not found (empty when the schema is complete)."""
-        ...
-
-    def setup_schema(self) -> None:
-        """Create the missing schema objects."""
-        ...
-
     def close(self) -> None:
         """Close the connections (called once, when the console exits)."""
         ...

@@ -46,7 +46,7 @@ class WorkerSpec:
     types: tuple[str, ...] = ()
     dsn: str | None = None
     data_dir: str | None = None
-    setup: bool = True
+    setup: bool = False
     config: WorkerConfig = field(default_factory=WorkerConfig)
     #: the database's layout (a child process starts with the default one)
     mapping: TableMapping = DEFAULT_MAPPING

@@ -115,7 +115,7 @@ def test_pgoptions_in_the_environment_chooses_the_schema_like_the_dsn_options(
 def test_open_database_sets_up_the_schema_the_dsn_options_name(
     schema_db: str, no_pgoptions: None
 ) -> None:
-    open_database(with_params(schema_db, options=f"-c search_path={SCHEMA}"))
+    open_database(with_params(schema_db, options=f"-c search_path={SCHEMA}"), setup=True)
 
     assert sk_tables(schema_db, SCHEMA) == TABLES
     assert sk_tables(schema_db, "public") == []

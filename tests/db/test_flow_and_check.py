@@ -350,7 +350,7 @@ def test_check_is_unknown_on_a_database_without_the_schema_and_does_not_create_i
     done = run_cli("--dsn", fresh_database, "check", use_dsn=False)
 
     assert done.returncode == 3, done.stdout + done.stderr
-    assert done.stdout.startswith("SKCONSOLE UNKNOWN - the skconsole schema is missing")
+    assert done.stdout.startswith("SKCONSOLE UNKNOWN - the queue is not set up in this database")
     with psycopg.connect(fresh_database) as c:
         assert c.execute("SELECT to_regclass('sk_tasks_queue_t')").fetchone() == (None,)
 

@@ -102,6 +102,7 @@ def test_a_skconsole_post_wakes_the_dotnet_listener_on_the_folded_channel(
         dsn,
         "--mapping",
         str(mapping_file),
+        "--setup",  # skconsole's objects are added beside .NET's by the first post
         "enqueue",
         CHARGE_CARD,
         "--payload",

@@ -41,14 +41,14 @@ def test_no_command_opens_the_console_with_its_options(calls: list[tuple[str, An
         "m.t",
         3,
     )
-    assert opts.setup and not opts.read_only
+    assert not opts.setup and not opts.read_only  # the console creates nothing unless told
 
 
-def test_read_only_and_no_setup_reach_the_console(calls: list[tuple[str, Any]]) -> None:
-    result = CliRunner().invoke(cli.app, ["--read-only", "--no-setup"])
+def test_read_only_and_setup_reach_the_console(calls: list[tuple[str, Any]]) -> None:
+    result = CliRunner().invoke(cli.app, ["--read-only", "--setup"])
     assert result.exit_code == 0, result.output
     [(_, opts)] = calls
-    assert opts.read_only and not opts.setup and opts.refresh == 2.0
+    assert opts.read_only and opts.setup and opts.refresh == 2.0
 
 
 def test_demo_ignores_a_dsn_from_the_environment(

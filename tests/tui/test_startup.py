@@ -1,5 +1,6 @@
 """Starting the console: bad input ends with one clear line and an exit code before
-the screen opens; a database without the schema is offered a setup."""
+the screen opens; so does a queue that is not set up (the console creates nothing
+unless started with --setup)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,7 @@ import pytest
 from skconsole.core.errors import SchemaError
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects, setup_schema
-from skconsole.tui.app import ConsoleApp
-from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.launch import schema_state
-from skconsole.tui.screens.schema_setup import SchemaSetupScreen
-from tests.tui.conftest import SIZE, until
 
 RunCli = Callable[..., Any]
 
@@ -56,14 +53,14 @@ def test_demo_in_read_only_mode(run_cli: RunCli) -> None:
     _one_line_error(run_cli("--read-only", "demo"), 5, "read-only")
 
 
-def test_missing_schema_read_only_says_how(run_cli: RunCli, fresh_database: str) -> None:
-    result = run_cli("--dsn", fresh_database, "--read-only", use_dsn=False)
-    _one_line_error(result, 4, "schema is missing", "skconsole setup")
-
-
-def test_missing_schema_no_setup_says_how(run_cli: RunCli, fresh_database: str) -> None:
-    result = run_cli("--dsn", fresh_database, "--no-setup", use_dsn=False)
-    _one_line_error(result, 4, "schema is missing", "skconsole setup")
+def test_a_queue_not_set_up_is_said_in_one_line_and_nothing_is_created(
+    run_cli: RunCli, fresh_database: str
+) -> None:
+    for flags in ((), ("--read-only",), ("--no-setup",)):
+        result = run_cli("--dsn", fresh_database, *flags, use_dsn=False)
+        _one_line_error(result, 4, "the queue is not set up", "skconsole setup")
+    with psycopg.connect(fresh_database) as c:
+        assert "sk_tasks_queue_t" in missing_objects(c)
 
 
 def test_newer_schema_is_refused(run_cli: RunCli, fresh_database: str) -> None:
@@ -74,38 +71,9 @@ def test_newer_schema_is_refused(run_cli: RunCli, fresh_database: str) -> None:
     _one_line_error(result, 4, "newer")
 
 
-def test_schema_state(fresh_database: str, dsn: str) -> None:
-    assert schema_state(Database(dsn), read_only=True, setup=False) == []
-    missing = schema_state(Database(fresh_database), read_only=False, setup=True)
-    assert "sk_tasks_queue_t" in missing
-    with pytest.raises(SchemaError):
-        schema_state(Database(fresh_database, read_only=True), read_only=True, setup=True)
-
-
-async def test_console_offers_to_set_up_the_schema(fresh_database: str) -> None:
-    db = Database(fresh_database)
-    missing = schema_state(db, read_only=False, setup=True)
-    app = ConsoleApp(DatabaseSource(db), setup_needed=missing, refresh_interval=0.5)
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SchemaSetupScreen))
-        assert app.screen.focused is not None and app.screen.focused.id == "no"
-        assert app.status_state().connection == "setup"
-        await pilot.press("y")
-        await until(pilot, lambda: app.connection == "live")
-    app.source.close()
+def test_the_console_sets_the_queue_up_first_only_when_told(fresh_database: str) -> None:
+    with pytest.raises(SchemaError, match="not set up"):
+        schema_state(Database(fresh_database), read_only=False, setup=False)
+    schema_state(Database(fresh_database), read_only=False, setup=True)
     with psycopg.connect(fresh_database) as c:
         assert missing_objects(c) == []
-
-
-async def test_declining_the_setup_quits_with_a_message(fresh_database: str) -> None:
-    db = Database(fresh_database)
-    missing = schema_state(db, read_only=False, setup=True)
-    app = ConsoleApp(DatabaseSource(db), setup_needed=missing)
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SchemaSetupScreen))
-        await pilot.press("enter")  # the focused button: No
-        await pilot.pause(0.2)
-    assert app.return_code == 4
-    app.source.close()
-    with psycopg.connect(fresh_database) as c:
-        assert missing_objects(c) != []

@@ -206,17 +206,6 @@ def test_auto_off_reads_only_on_request() -> None:
     assert shown == [1] and host.timers == []
 
 
-def test_not_ready_reads_nothing() -> None:
-    host, reader, shown = FakeHost(), Reader(), []
-    ready = False
-    loop = make_loop(host, reader, shown, ready=lambda: ready)
-    loop.request()
-    assert host.workers == []
-    ready = True
-    loop.request()
-    assert len(host.workers) == 1
-
-
 def test_reschedule_waits_the_new_interval_unless_a_read_runs() -> None:
     host, reader, shown = FakeHost(), Reader(), []
     interval = [2.0]

@@ -17,7 +17,7 @@ from skconsole.web.token import Token
 from tests.support.cli import run_in_process
 
 GOOD_TOKEN = "a-token-of-the-ops-team-0123456789"
-ROOT = {"dsn": "postgresql://ops:secret@db/queue", "refresh": "2s", "no_setup": False}
+ROOT = {"dsn": "postgresql://ops:secret@db/queue", "refresh": "2s", "setup": False}
 
 
 def _token_file(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
@@ -139,11 +139,11 @@ def test_the_dsn_given_once_reaches_the_console_as_it_was_typed() -> None:
 
 
 def test_the_connection_options_reach_the_console(tmp_path: Path) -> None:
-    root = {**ROOT, "no_setup": True, "refresh": "5s", "schema": "queue", "mapping": "m.json"}
+    root = {**ROOT, "setup": True, "refresh": "5s", "schema": "queue", "mapping": "m.json"}
 
     command = console_command(root, read_only=True, user="u", host="h")
 
-    assert command.argv[-4:] == ("--refresh", "5s", "--no-setup", "--read-only")
+    assert command.argv[-4:] == ("--refresh", "5s", "--setup", "--read-only")
     assert command.env["SKCONSOLE_SCHEMA"] == "queue"
     assert Path(command.env["SKCONSOLE_MAPPING"]).is_absolute()  # whatever the console's cwd
 

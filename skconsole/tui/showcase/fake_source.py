@@ -165,7 +165,6 @@ class FixedSource:
     description: str = "ops@db.prod.example:5432/queue"
     connection: str = "host=db.prod.example port=5432 dbname=queue user=ops password=****"
     offline: bool = False
-    missing: list[str] = field(default_factory=list)
     executed: list[PreviewInfo] = field(default_factory=list)
     why_causes: tuple[Cause, ...] | None = None
     quiet: bool = False
@@ -336,12 +335,6 @@ class FixedSource:
         return OutcomeInfo(
             preview.request, preview.count, preview.count - skipped, skipped, details
         )
-
-    def missing_schema(self) -> list[str]:
-        return list(self.missing)
-
-    def setup_schema(self) -> None:
-        self.missing = []
 
     def close(self) -> None:
         pass

@@ -53,7 +53,6 @@ class Scene:
     keys: tuple[str, ...] = ()
     read_only: bool = False
     offline_after_load: bool = False
-    missing_schema: tuple[str, ...] = ()
     engine: bool = True
     extra: Callable[[Pilot[Any]], Awaitable[None]] | None = field(default=None, compare=False)
     #: the console of several queues (FIXED_QUEUES): the busy one, a quiet one, one down
@@ -62,13 +61,12 @@ class Scene:
     def build(self) -> ConsoleApp:
         if self.several:
             return self._build_several()
-        source = FixedSource(read_only=self.read_only, missing=list(self.missing_schema))
+        source = FixedSource(read_only=self.read_only)
         app = ConsoleApp(
             source,
             clock=FrozenClock(),
             engine=FixedEngine() if self.engine else None,
             actor="maria",
-            setup_needed=list(self.missing_schema),
             auto_refresh=False,
         )
         # the tab underline glides for 0.3 s of wall time; a picture taken
@@ -181,7 +179,6 @@ SCENES: tuple[Scene, ...] = (
     Scene("read-only", read_only=True),
     Scene("read-only-drilldown", read_only=True, keys=("enter",)),
     Scene("lost-connection", offline_after_load=True),
-    Scene("schema-setup", missing_schema=("sk_tasks_queue_t", "sk_task_results_t", "sk_workers_t")),
     Scene("no-engine", engine=False),
     # several queues: the overview they open on, then the busy queue's panels (⏎)
     Scene("queues-overview", several=True),

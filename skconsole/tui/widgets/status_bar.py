@@ -56,7 +56,7 @@ def failover_text(r: Replication | None) -> str | None:
 @dataclass(frozen=True)
 class StatusState:
     server: str
-    connection: str  # connecting, live, reconnecting, error, setup
+    connection: str  # connecting, live, reconnecting, error, partial
     attempt: int
     error: str | None
     age_s: float | None  # since the last good snapshot
@@ -91,8 +91,6 @@ def connection_text(state: StatusState) -> str:
         return "● live" + (f" · {state.failover}" if state.failover else "")
     if state.connection == "connecting":
         return "◌ connecting"
-    if state.connection == "setup":
-        return "◌ schema missing"
     if state.connection == "reconnecting":
         return f"⟳ reconnecting · attempt {state.attempt}"
     if state.connection == "partial":  # several queues, some not answering
