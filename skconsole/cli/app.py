@@ -170,6 +170,7 @@ def main_options(
         setup=setup and not no_setup,
         read_only=read_only,
         queues=named,
+        dsn_given=bool(dsn),
     )
     if ctx.invoked_subcommand is None:
         require_extra("console", "the console")

@@ -44,20 +44,19 @@ def demo(
     Runs on an embedded server of its own (a `demo-pgdata` directory beside the
     default one) unless --data-dir or an explicit --dsn says otherwise.
     """
-    require_extra("console", "skconsole demo")
+    o = options_of(ctx)
+    # a DSN from the environment may point at a real queue: only an explicit --dsn is used
+    dsn = o.dsn if o.dsn_given else None
+    if dsn is None:
+        require_extra("console", "skconsole demo (on its own embedded server)", "embedded")
+    else:
+        require_extra("console", "skconsole demo")
     from skconsole.demo.run import run_demo
 
     check_range("--rate", rate, 0, MAX_DEMO_RATE)
     check_range("--workers", workers, 1, MAX_CONCURRENCY)
-    o = options_of(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: the demo posts and runs jobs, and read-only mode is on")
-    root = ctx.find_root()
-    # a DSN from the environment may point at a real queue: only an explicit --dsn is used
-    source = root.get_parameter_source("dsn")
-    dsn = o.dsn if source is not None and source.name == "COMMANDLINE" else None
-    if dsn is None:
-        require_extra("embedded", "skconsole demo without --dsn")
     code = run_demo(
         dsn, o.data_dir, rate=rate, workers=workers, refresh=refresh_interval(refresh), seed=seed
     )

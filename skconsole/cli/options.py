@@ -106,6 +106,8 @@ class Options:
     setup: bool
     read_only: bool
     queues: tuple[QueueSpec, ...] = ()
+    #: the DSN came from --dsn (not from $SKCONSOLE_DSN): `db` commands refuse it
+    dsn_given: bool = False
 
     @property
     def several(self) -> bool:

@@ -21,7 +21,7 @@ def _server(ctx: typer.Context, *, demo: bool = False) -> EmbeddedServer:
     """The embedded server of --data-dir; with ``demo``, the demo's unless --data-dir
     names another (as ``skconsole demo`` chooses it)."""
     o = options_of(ctx)
-    if o.dsn:
+    if o.dsn_given:  # $SKCONSOLE_DSN alone is ignored: it is often this server's own uri
         raise ConfigError(
             "`skconsole db` manages the embedded server; it does not apply with --dsn"
         )

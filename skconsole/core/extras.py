@@ -31,8 +31,15 @@ def has_extra(extra: str) -> bool:
         return False
 
 
-def require_extra(extra: str, what: str) -> None:
-    """Raise :class:`MissingExtraError` unless ``extra`` is installed; ``what`` names
-    what needs it, as the person typed it (``skconsole exporter``)."""
-    if not has_extra(extra):
-        raise MissingExtraError(f"{what} needs the {extra} extra: pip install 'skconsole[{extra}]'")
+def require_extra(extra: str, what: str, *more: str) -> None:
+    """Raise :class:`MissingExtraError` unless ``extra`` (and each of ``more``) is
+    installed, naming every one missing at once; ``what`` names what needs them, as
+    the person typed it (``skconsole exporter``)."""
+    missing = [e for e in (extra, *more) if not has_extra(e)]
+    if not missing:
+        return
+    names = " and ".join(missing)
+    raise MissingExtraError(
+        f"{what} needs the {names} extra{'s' if len(missing) > 1 else ''}:"
+        f" pip install 'skconsole[{','.join(missing)}]'"
+    )

@@ -21,6 +21,7 @@ goes: it takes no connection.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from psycopg.types.datetime import TimestamptzLoader
 
 from skconsole.core.closing import Closing
 from skconsole.core.errors import ConfigError, ConnectError, PostInterrupted, UnknownJobError
-from skconsole.db.connect import Database
+from skconsole.db.connect import Database, libpq_env_given
 from skconsole.db.sqlfiles import query
 from skconsole.producer.job import Job, PostCounts, PostResult, default_source
 from skconsole.producer.plan import (
@@ -150,10 +151,20 @@ def _database(db: object, producer: str) -> Database | None:
     raise ConfigError(f"{producer} takes a DSN or a Database, got {type(db).__name__}")
 
 
+def _environment_database() -> Database | None:
+    """The database the environment names, by the rule every command follows:
+    ``SKCONSOLE_DSN``, else the libpq variables (``PGHOST``, ``PGDATABASE``, ...)."""
+    dsn = os.environ.get("SKCONSOLE_DSN")
+    if dsn:
+        return Database(dsn)
+    return Database("") if libpq_env_given() else None
+
+
 def _no_database(producer: str) -> ConfigError:
     return ConfigError(
-        f"this {producer} has no database of its own (made without a DSN):"
-        " pass connection= to each post"
+        f"this {producer} has no database to post to: pass a DSN"
+        f" ({producer}('postgresql://...')), set SKCONSOLE_DSN or the libpq variables"
+        " (PGHOST, PGDATABASE, ...), or pass connection= to each post"
     )
 
 
@@ -168,8 +179,9 @@ class Producer(Closing):
 
     Args:
         db: where to post: a DSN, a :class:`~skconsole.db.connect.Database`, or
-            ``None`` for a producer that only posts on its callers' connections
-            (``connection=``) and never opens one of its own.
+            ``None``: the environment's (``SKCONSOLE_DSN``, else the libpq variables),
+            looked up only when a post needs a connection of the producer's own
+            (a producer whose every post passes ``connection=`` opens none).
         source: what each job records as the process that posted it; default
             ``skconsole@HOST:PID``.
 
@@ -185,6 +197,7 @@ class Producer(Closing):
 
     def _connection(self) -> Conn:
         if self._conn is None or self._conn.closed or self._conn.broken:
+            self.db = self.db or _environment_database()
             if self.db is None:
                 raise _no_database("Producer")
             self._conn = self.db.connect(application_name="skconsole-producer")
@@ -325,6 +338,7 @@ class AsyncProducer:
 
     async def _connection(self) -> AConn:
         if self._conn is None or self._conn.closed or self._conn.broken:
+            self.db = self.db or _environment_database()
             if self.db is None:
                 raise _no_database("AsyncProducer")
             self._conn = await self.db.aconnect(application_name="skconsole-producer")

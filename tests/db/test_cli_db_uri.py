@@ -51,3 +51,17 @@ def test_db_uri_database_names_the_database_asked_for(run_cli: CLI, data_dir: st
 
     assert proc.returncode == 0, proc.stderr
     assert conninfo.conninfo_to_dict(proc.stdout.strip())["dbname"] == "app/db x"
+
+
+def test_db_status_takes_no_dsn_from_the_environment_for_its_own(
+    run_cli: CLI, data_dir: str, dsn: str
+) -> None:
+    """After `export SKCONSOLE_DSN="$(skconsole db uri)"` (the quickstart), `db status`
+    and `db stop` still manage the embedded server; only an explicit --dsn is refused."""
+    env_only = run_cli(
+        "--data-dir", data_dir, "db", "status", "--json", use_dsn=False,
+        env={"SKCONSOLE_DSN": dsn},
+    )  # fmt: skip
+    given = run_cli("--data-dir", data_dir, "--dsn", dsn, "db", "status", use_dsn=False)
+    assert env_only.returncode == 0, env_only.stderr
+    assert given.returncode == 2 and "does not apply with --dsn" in given.stderr

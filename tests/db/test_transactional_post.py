@@ -21,6 +21,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import conninfo
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg.types.datetime import TimestamptzLoader
@@ -419,17 +420,46 @@ def test_a_producer_refuses_a_connection_in_place_of_a_dsn(caller: Conn) -> None
         )
 
 
-def test_a_producer_given_connections_never_opens_its_own(caller: Conn, conn: Conn) -> None:
+def test_a_producer_given_connections_never_opens_its_own(
+    caller: Conn, conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("SKCONSOLE_DSN", "PGHOST", "PGHOSTADDR", "PGDATABASE", "PGSERVICE", "PGPORT"):
+        monkeypatch.delenv(name, raising=False)
     # nothing listens on port 1: any connection of its own would fail
     with Producer("postgresql://nobody@127.0.0.1:1/nowhere") as producer:
         producer.post("tx.single", connection=caller)
         producer.post_many([Job("tx.copy") for _ in range(COPY_SIZE)], connection=caller)
     with Producer() as without_dsn:
         without_dsn.post("tx.single", connection=caller)
-        with pytest.raises(ConfigError, match="no database of its own"):
+        with pytest.raises(ConfigError, match="no database to post to: pass a DSN"):
             without_dsn.post("tx.single")
     caller.commit()
     assert jobs_in(conn) == (COPY_SIZE + 2, COPY_SIZE + 2)
+
+
+def test_a_producer_without_a_dsn_posts_to_the_environments_database(
+    dsn: str, conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rule every command follows: SKCONSOLE_DSN, else the libpq variables."""
+    monkeypatch.setenv("SKCONSOLE_DSN", dsn)
+    with Producer() as producer:
+        producer.post("env.one")
+    monkeypatch.delenv("SKCONSOLE_DSN")
+    params = conninfo.conninfo_to_dict(dsn)
+    for key, var in (
+        ("host", "PGHOST"),
+        ("port", "PGPORT"),
+        ("dbname", "PGDATABASE"),
+        ("user", "PGUSER"),
+    ):
+        if params.get(key):
+            monkeypatch.setenv(var, str(params[key]))
+    with Producer() as producer:
+        producer.post("env.two")
+    rows = conn.execute(
+        "SELECT task_type FROM sk_task_results_t WHERE task_type LIKE 'env.%%' ORDER BY 1"
+    ).fetchall()
+    assert rows == [("env.one",), ("env.two",)]
 
 
 def test_post_stream_takes_no_connection_for_it_commits_chunk_by_chunk() -> None:

@@ -52,3 +52,14 @@ def test_a_command_without_its_extra_exits_2_with_one_line(args: list[str], extr
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1
     assert run.stderr.strip().endswith(f"pip install 'skconsole[{extra}]'")
+
+
+@pytest.mark.usefixtures("nothing_extra")
+def test_the_demo_names_every_extra_it_misses_at_once() -> None:
+    run = run_in_process(["demo"])
+
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "error: skconsole demo (on its own embedded server) needs the console and embedded"
+        " extras: pip install 'skconsole[console,embedded]'"
+    ]
