@@ -224,11 +224,53 @@ def hoist_connection_options(argv: list[str]) -> list[str]:
     return hoisted + rest
 
 
+#: the root command's options that take a value (the connection options among them)
+_ROOT_VALUE_OPTIONS = (*_VALUE_OPTIONS, "--refresh", "--tasks", "--workers")
+
+
+def command_name(argv: list[str]) -> str | None:
+    """The command an argument list runs (None: the console), past the root's options."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+        i += 2 if arg in _ROOT_VALUE_OPTIONS else 1
+    return None
+
+
+def run_check(argv: list[str]) -> None:
+    """``skconsole check`` keeps the monitoring contract even for its own mistakes: a
+    usage error (an unknown option, a bad value) or a configuration error (a bad
+    --queues file) is one ``SKCONSOLE UNKNOWN - ...`` line and exit 3, never the
+    exit 2 a Nagios or Icinga would read as CRITICAL."""
+    from skconsole.check.verdict import SERVICE
+    from skconsole.core.text import printable
+
+    def unknown(text: str) -> None:
+        print(f"{SERVICE} UNKNOWN - {printable(text)}")
+        sys.exit(3)
+
+    try:
+        code = app(args=argv, prog_name="skconsole", standalone_mode=False)
+    except typer.TyperException as exc:  # Typer's own Click: a usage error, an abort
+        format_message = getattr(exc, "format_message", None)
+        unknown(format_message() if callable(format_message) else type(exc).__name__)
+    except (SkconsoleError, psycopg.Error) as exc:
+        unknown(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
 def main() -> None:
     """Entry point: run the app, turning expected failures into one clear line."""
     debug = bool(os.environ.get("SKCONSOLE_DEBUG"))
+    argv = hoist_connection_options(sys.argv[1:])
     try:
-        app(args=hoist_connection_options(sys.argv[1:]), prog_name="skconsole")
+        if command_name(argv) == "check" and "--help" not in argv and not debug:
+            run_check(argv)
+        app(args=argv, prog_name="skconsole")
     except SkconsoleError as exc:
         if debug:
             raise

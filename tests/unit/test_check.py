@@ -31,6 +31,7 @@ from skconsole.read import Inflight, InflightJob, WorkerInfo
 from skconsole.read.flow import TypeFlow
 from skconsole.read.health import Advice, Health, Horizon
 from skconsole.read.replication import Replication
+from tests.support.cli import run_in_process
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -380,3 +381,22 @@ def test_several_queues_json_is_a_list_keyed_by_queue_name() -> None:
         ("search", "UNKNOWN"),
         ("billing", "CRITICAL"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["check", "--bogus"], "No such option: --bogus"),
+        (["check", "--timeout", "0s"], "--timeout must be between 1s and 1h, got '0s'"),
+        (["--queues", "/nonexistent/queues.toml", "check"], "cannot read the queues file"),
+    ],
+    ids=["unknown option", "bad value", "bad queues file"],
+)
+def test_checks_own_mistakes_are_unknown_never_critical(args: list[str], said: str) -> None:
+    """Nagios and Icinga read exit 2 as CRITICAL and page someone: a usage or
+    configuration error of check itself is 3 UNKNOWN, in the plugin's one line."""
+    run = run_in_process(args)
+
+    assert run.returncode == 3
+    (line,) = run.stdout.strip().splitlines()
+    assert line.startswith("SKCONSOLE UNKNOWN - ") and said in line, line
