@@ -35,8 +35,9 @@ def cli_reference() -> str:
     from typer.cli import get_docs_for_click
     from typer.core import MARKUP_MODE_KEY
 
-    from skconsole.cli import app
+    from skconsole.cli import full_app
 
+    app = full_app()
     command = typer.main.get_command(app)
     ctx = typer.Context(command, info_name="skconsole")
     ctx.obj = {MARKUP_MODE_KEY: app.rich_markup_mode}

@@ -2,18 +2,45 @@
 
 The public Python API: post jobs with :class:`Producer` / :class:`AsyncProducer`
 and register handlers on a :class:`TaskRegistry` that ``skconsole worker`` runs.
+
+Each name is imported when it is first used (PEP 562), not when ``skconsole`` is:
+the command line, whose every command imports this package first, would
+otherwise load psycopg and the whole producer before ``--help`` could answer.
 """
 
-from skconsole.core.errors import FatalTaskError, SkconsoleError, Snooze
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from skconsole.core.version import __version__ as __version__
-from skconsole.producer import AsyncProducer, Job, Producer, dotnet_payload
-from skconsole.worker.registry import (
-    JobCancelled,
-    JobContext,
-    JobStopped,
-    TaskOptions,
-    TaskRegistry,
-)
+
+if TYPE_CHECKING:
+    from skconsole.core.errors import FatalTaskError, SkconsoleError, Snooze
+    from skconsole.producer import AsyncProducer, Job, Producer, dotnet_payload
+    from skconsole.worker.registry import (
+        JobCancelled,
+        JobContext,
+        JobStopped,
+        TaskOptions,
+        TaskRegistry,
+    )
+
+#: each public name and the module it comes from
+_EXPORTS = {
+    "AsyncProducer": "skconsole.producer",
+    "FatalTaskError": "skconsole.core.errors",
+    "Job": "skconsole.producer",
+    "JobCancelled": "skconsole.worker.registry",
+    "JobContext": "skconsole.worker.registry",
+    "JobStopped": "skconsole.worker.registry",
+    "Producer": "skconsole.producer",
+    "SkconsoleError": "skconsole.core.errors",
+    "Snooze": "skconsole.core.errors",
+    "TaskOptions": "skconsole.worker.registry",
+    "TaskRegistry": "skconsole.worker.registry",
+    "dotnet_payload": "skconsole.producer",
+}
 
 __all__ = [
     "AsyncProducer",
@@ -29,3 +56,16 @@ __all__ = [
     "TaskRegistry",
     "dotnet_payload",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skconsole' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -1,3 +1,3 @@
-from skconsole.cli import main
+from skconsole.cli.app import main
 
 main()

@@ -5,6 +5,8 @@
 - :mod:`.output`: the console that writes (control characters made visible), JSON,
   the one-line error, and tables that fit the terminal;
 - :mod:`.app`: the Typer app, the root command and :func:`main`;
+- :mod:`.commands`: which module defines each command (a process imports only the
+  one it runs);
 - the commands: :mod:`.demo`, :mod:`.posting` (setup, enqueue), :mod:`.running` (worker,
   bench), :mod:`.server` (``db``: the embedded server),
   :mod:`.status` (``status [VIEW]``), :mod:`.job` (``job ID``: one job and its attempts), :mod:`.ops` (the operator actions, audit;
@@ -15,34 +17,22 @@
   (``find``, ``find-index``: jobs by payload), :mod:`.serve` (``serve``: the console in
   a browser tab) and :mod:`.schema` (``schema sql``, ``schema uninstall``).
 
-Importing this package registers every command on :data:`app`.
+:func:`full_app` gives the app with every command registered (the docs' generator,
+the tests); the entry point, :func:`skconsole.cli.app.main`, registers only what it
+runs.
 """
 
 from __future__ import annotations
 
-# imported in the order ``skconsole --help`` lists the commands
-from skconsole.cli import check, demo, posting, running  # isort: skip
-from skconsole.cli import exporter, ops, find, health, job, retention, server, slo, status  # isort: skip
-from skconsole.cli import serve, why, schema  # isort: skip
-from skconsole.cli.app import app, main
+import importlib
+from typing import Any
 
-__all__ = [
-    "app",
-    "check",
-    "demo",
-    "exporter",
-    "find",
-    "health",
-    "job",
-    "main",
-    "ops",
-    "posting",
-    "retention",
-    "running",
-    "schema",
-    "serve",
-    "server",
-    "slo",
-    "status",
-    "why",
-]
+
+def full_app() -> Any:
+    """The Typer app with every command registered (the docs' generator, the tests); the
+    entry point, :func:`skconsole.cli.app.main`, registers only what it runs."""
+    importlib.import_module("skconsole.cli.commands").load_all()
+    return importlib.import_module("skconsole.cli.app").app
+
+
+__all__ = ["full_app"]

@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
-import psycopg
 import typer
 
+from skconsole.cli.commands import load
 from skconsole.cli.options import (
     MAX_CONCURRENCY,
     Options,
@@ -29,10 +29,7 @@ from skconsole.cli.options import (
 from skconsole.cli.output import print_error
 from skconsole.core.errors import SkconsoleError
 from skconsole.core.extras import require_extra
-from skconsole.db.connect import database_error_message
 from skconsole.db.embedded import default_data_dir
-from skconsole.db.mapping import TableMapping
-from skconsole.db.sqlfiles import use_mapping
 
 app = typer.Typer(
     name="skconsole",
@@ -42,7 +39,7 @@ app = typer.Typer(
     " the command.",
     no_args_is_help=False,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
 )
 db_app = typer.Typer(
     help="Run the embedded PostgreSQL server in the background.", no_args_is_help=True
@@ -54,8 +51,7 @@ def _print_version(asked: bool) -> None:
     """``--version``: the package's version and the schema version it speaks, then exit."""
     if not asked:
         return
-    from skconsole.core.version import __version__
-    from skconsole.db.schema import SCHEMA_VERSION
+    from skconsole.core.version import SCHEMA_VERSION, __version__
 
     print(f"skconsole {__version__} (schema version {SCHEMA_VERSION})")
     raise typer.Exit()
@@ -158,6 +154,9 @@ def main_options(
     ] = 4,
 ) -> None:
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
+    from skconsole.db.mapping import TableMapping
+    from skconsole.db.sqlfiles import use_mapping
+
     layout = TableMapping.from_file(mapping) if mapping is not None else TableMapping()
     use_mapping(replace(layout, schema=schema) if schema is not None else layout)
     named = named_queues(dsn or [], queues)
@@ -241,6 +240,12 @@ def command_name(argv: list[str]) -> str | None:
     return None
 
 
+def _database_error(exc: BaseException) -> bool:
+    """A psycopg error (psycopg is imported only by the commands that connect)."""
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(exc, psycopg.Error)
+
+
 def run_check(argv: list[str]) -> None:
     """``skconsole check`` keeps the monitoring contract even for its own mistakes: a
     usage error (an unknown option, a bad value) or a configuration error (a bad
@@ -258,7 +263,9 @@ def run_check(argv: list[str]) -> None:
     except typer.TyperException as exc:  # Typer's own Click: a usage error, an abort
         format_message = getattr(exc, "format_message", None)
         unknown(format_message() if callable(format_message) else type(exc).__name__)
-    except (SkconsoleError, psycopg.Error) as exc:
+    except Exception as exc:
+        if not (isinstance(exc, SkconsoleError) or _database_error(exc)):
+            raise
         unknown(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
     sys.exit(code if isinstance(code, int) else 0)
 
@@ -267,8 +274,10 @@ def main() -> None:
     """Entry point: run the app, turning expected failures into one clear line."""
     debug = bool(os.environ.get("SKCONSOLE_DEBUG"))
     argv = hoist_connection_options(sys.argv[1:])
+    command = command_name(argv)
+    load(command, argv)
     try:
-        if command_name(argv) == "check" and "--help" not in argv and not debug:
+        if command == "check" and "--help" not in argv and not debug:
             run_check(argv)
         app(args=argv, prog_name="skconsole")
     except SkconsoleError as exc:
@@ -276,10 +285,12 @@ def main() -> None:
             raise
         print_error(str(exc))
         sys.exit(exc.exit_code)
-    except psycopg.Error as exc:
-        if debug:
+    except Exception as exc:
+        if debug or not _database_error(exc):
             raise
-        message, code = database_error_message(exc)
+        from skconsole.db.connect import database_error_message
+
+        message, code = database_error_message(exc)  # type: ignore[arg-type]
         print_error(message)
         sys.exit(code)
     except KeyboardInterrupt:

@@ -9,16 +9,13 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.text import is_valid_utf8, quoted
-from skconsole.db.connect import Database
-from skconsole.db.queues import QueueSpec, load_queues, name_from_dsn, queues_from_dsns
-from skconsole.db.target import open_database
 
 # -- bounds of the options (docs/reference/cli.md, its table of bounds) -----------------
 #: enqueue --count: jobs posted by one command (they are built in memory first)
@@ -77,6 +74,11 @@ def refresh_interval(text: str) -> float:
 
 
 # -- the connection options ---------------------------------------------------------------
+if TYPE_CHECKING:  # imported where used: psycopg is not needed to print --help
+    from skconsole.db.connect import Database
+    from skconsole.db.queues import QueueSpec
+
+
 def named_queues(dsns: Sequence[str], queues_file: Path | None) -> tuple[QueueSpec, ...]:
     """The queues the options name: one per ``--dsn`` (else ``$SKCONSOLE_DSN``), or those
     of ``--queues FILE``; none when neither is given (the libpq environment or the
@@ -86,12 +88,18 @@ def named_queues(dsns: Sequence[str], queues_file: Path | None) -> tuple[QueueSp
             raise ConfigError(
                 "--dsn and --queues both name queues: give the queues one way or the other"
             )
+        from skconsole.db.queues import load_queues
+
         return load_queues(queues_file)
     if not dsns:
         env = os.environ.get("SKCONSOLE_DSN")
         dsns = [env] if env else []
     if len(dsns) == 1:
+        from skconsole.db.queues import QueueSpec, name_from_dsn
+
         return (QueueSpec(name_from_dsn(dsns[0]), dsns[0]),)
+    from skconsole.db.queues import queues_from_dsns
+
     return queues_from_dsns(dsns)
 
 
@@ -124,6 +132,8 @@ class Options:
         works on Stakhanovise.NET's tables alone)."""
         if write and self.read_only:
             raise ReadOnlyError("refused: read-only mode (--read-only or SKCONSOLE_READ_ONLY=1)")
+        from skconsole.db.target import open_database
+
         return open_database(
             self.dsn,
             self.data_dir,

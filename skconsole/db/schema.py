@@ -15,11 +15,11 @@ from typing import Any
 import psycopg
 
 from skconsole.core.errors import ReadOnlyError, SchemaError
+from skconsole.core.version import SCHEMA_VERSION as SCHEMA_VERSION
 from skconsole.core.version import __version__
 from skconsole.db.rows import one, value, values
 from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
 
-SCHEMA_VERSION = 8
 #: The class id of skconsole's advisory locks (the two-key form, so its keys
 #: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
 #: function sk_lock_class() returns the same number; a test checks they agree.

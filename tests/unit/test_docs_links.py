@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from skconsole.cli import app
+from skconsole.cli import full_app
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -118,7 +118,7 @@ def commands() -> Iterator[tuple[str, Any]]:
         for name, sub in (getattr(cmd, "commands", None) or {}).items():
             yield from walk(sub, f"{path} {name}")
 
-    yield from walk(typer.main.get_command(app), "skconsole")
+    yield from walk(typer.main.get_command(full_app()), "skconsole")
 
 
 def _sections(markdown: str) -> dict[str, str]:
