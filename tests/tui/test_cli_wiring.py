@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from skconsole import cli
+from skconsole.cli import full_app
 from skconsole.core.errors import ConfigError
 from skconsole.db.queues import QueueSpec
 from skconsole.demo import run as demo_run
@@ -31,7 +31,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
 
 def test_no_command_opens_the_console_with_its_options(calls: list[tuple[str, Any]]) -> None:
     args = ["--dsn", "postgresql://x@h/db", "--refresh", "5s", "--tasks", "m.t", "--workers", "3"]
-    result = CliRunner().invoke(cli.app, args)
+    result = CliRunner().invoke(full_app(), args)
     assert result.exit_code == 0, result.output
     [(what, opts)] = calls
     assert what == "console"
@@ -45,7 +45,7 @@ def test_no_command_opens_the_console_with_its_options(calls: list[tuple[str, An
 
 
 def test_read_only_and_setup_reach_the_console(calls: list[tuple[str, Any]]) -> None:
-    result = CliRunner().invoke(cli.app, ["--read-only", "--setup"])
+    result = CliRunner().invoke(full_app(), ["--read-only", "--setup"])
     assert result.exit_code == 0, result.output
     [(_, opts)] = calls
     assert opts.read_only and opts.setup and opts.refresh == 2.0
@@ -55,14 +55,14 @@ def test_demo_ignores_a_dsn_from_the_environment(
     calls: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("SKCONSOLE_DSN", "postgresql://prod@db/queue")
-    result = CliRunner().invoke(cli.app, ["--data-dir", str(tmp_path), "demo", "--rate", "1"])
+    result = CliRunner().invoke(full_app(), ["--data-dir", str(tmp_path), "demo", "--rate", "1"])
     assert result.exit_code == 0, result.output
     [(what, (dsn, data_dir, kw))] = calls
     assert what == "demo" and dsn is None and data_dir == tmp_path and kw["rate"] == 1.0
 
 
 def test_demo_uses_an_explicit_dsn(calls: list[tuple[str, Any]]) -> None:
-    result = CliRunner().invoke(cli.app, ["--dsn", "postgresql://me@h/scratch", "demo"])
+    result = CliRunner().invoke(full_app(), ["--dsn", "postgresql://me@h/scratch", "demo"])
     assert result.exit_code == 0, result.output
     [(_, (dsn, _, _))] = calls
     assert dsn == "postgresql://me@h/scratch"
@@ -70,7 +70,7 @@ def test_demo_uses_an_explicit_dsn(calls: list[tuple[str, Any]]) -> None:
 
 def test_repeated_dsns_open_the_console_of_several_queues(calls: list[tuple[str, Any]]) -> None:
     args = ["--dsn", "postgresql://w@db1/billing", "--dsn", "postgresql://w@db2/emails"]
-    result = CliRunner().invoke(cli.app, args)
+    result = CliRunner().invoke(full_app(), args)
     assert result.exit_code == 0, result.output
     [(what, opts)] = calls
     assert what == "console" and opts.dsn is None
@@ -81,7 +81,7 @@ def test_repeated_dsns_open_the_console_of_several_queues(calls: list[tuple[str,
 
 
 def test_one_dsn_opens_the_console_of_one_queue(calls: list[tuple[str, Any]]) -> None:
-    result = CliRunner().invoke(cli.app, ["--dsn", "postgresql://w@db1/billing"])
+    result = CliRunner().invoke(full_app(), ["--dsn", "postgresql://w@db1/billing"])
     assert result.exit_code == 0, result.output
     [(_, opts)] = calls
     assert opts.dsn == "postgresql://w@db1/billing" and opts.queues == ()
