@@ -246,6 +246,22 @@ def _database_error(exc: BaseException) -> bool:
     return psycopg is not None and isinstance(exc, psycopg.Error)
 
 
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """What the command line raises for a usage error or an abort: Typer's own exception
+    (recent Typers carry a Click of their own), or Click's (earlier Typers)."""
+    errors: list[type[Exception]] = []
+    own = getattr(typer, "TyperException", None)
+    if isinstance(own, type) and issubclass(own, Exception):
+        errors.append(own)
+    try:
+        import click
+    except ImportError:
+        pass
+    else:
+        errors += [click.ClickException, click.Abort]
+    return tuple(errors)
+
+
 def run_check(argv: list[str]) -> None:
     """``skconsole check`` keeps the monitoring contract even for its own mistakes: a
     usage error (an unknown option, a bad value) or a configuration error (a bad
@@ -260,7 +276,7 @@ def run_check(argv: list[str]) -> None:
 
     try:
         code = app(args=argv, prog_name="skconsole", standalone_mode=False)
-    except typer.TyperException as exc:  # Typer's own Click: a usage error, an abort
+    except _usage_errors() as exc:  # a usage error, an abort
         format_message = getattr(exc, "format_message", None)
         unknown(format_message() if callable(format_message) else type(exc).__name__)
     except Exception as exc:

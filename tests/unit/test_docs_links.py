@@ -134,6 +134,9 @@ def test_the_cli_reference_page_is_generated_from_the_app() -> None:
 
 
 def test_the_cli_reference_has_every_command_and_its_every_option() -> None:
+    core = pytest.importorskip("typer.core")
+    if not hasattr(core, "MARKUP_MODE_KEY"):
+        pytest.skip("the docs extra's typer (>=0.21.1) generates the CLI reference")
     sections = _sections(_hooks().cli_reference())
 
     for name, cmd in commands():
