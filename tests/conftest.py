@@ -36,6 +36,7 @@ from skconsole.db.connect import Database
 from skconsole.db.embedded import EmbeddedServer
 from skconsole.db.schema import setup_schema
 from tests.support.cli import run_in_process
+from tests.support.pgbouncer import PGBOUNCER, Bouncers
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = (
@@ -312,3 +313,25 @@ def spawn(start_worker: Callable[..., Any], log_dir: Path) -> Iterator[Callable[
         with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGKILL)
         p.wait(10)
+
+
+@pytest.fixture
+def bouncers(dsn: str) -> Iterator[Bouncers]:
+    """Start real PgBouncers in front of the test database (tests.support.pgbouncer):
+    ``bouncers.start(pool_mode, **settings)`` returns one; all are stopped at the end."""
+    if PGBOUNCER is None:
+        pytest.skip("pgbouncer is not installed (apt-get install pgbouncer; .ci/run installs it)")
+    started = Bouncers(dsn)
+    yield started
+    started.close()
+
+
+@pytest.fixture
+def pgbouncer(bouncers: Bouncers) -> Callable[..., str]:
+    """``pgbouncer(pool_mode, **settings)``: the DSN of a new PgBouncer in front of the test
+    database."""
+
+    def start(pool_mode: str, **settings: str | int) -> str:
+        return bouncers.start(pool_mode, **settings).dsn
+
+    return start

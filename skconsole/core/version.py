@@ -7,4 +7,4 @@ installed reports the same version as the installed package.
 
 __version__ = "0.1.0"
 #: the schema version this skconsole sets up and understands (skconsole.db.schema)
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9

@@ -8,9 +8,14 @@ Some connection poolers refuse the ``options`` startup parameter (PgBouncer:
 "unsupported startup parameter: options") or drop it (PgBouncer with
 ``ignore_startup_parameters = options``). Behind those, the same settings are
 applied with ``set_config`` right after connecting, which holds for the life of
-the session on a direct connection or a session-mode pooler. A pooler in
-transaction (or statement) mode is refused: skconsole's session advisory
-locks, LISTEN, prepared statements and session settings do not survive it.
+the session on a direct connection or a session-mode pooler.
+
+A pooler in transaction mode is found out on the first connection to a server
+path (two sessions that share a server process, or one that moves between
+transactions) and from then on every connection to it is a pooled one
+(:mod:`skconsole.db.pooled`): the settings travel with each transaction, and
+the worker polls instead of listening and leaves its liveness to its lease. A
+pooler in statement mode is refused: skconsole's writes need transactions.
 
 Every connection also reads a timestamptz that Python's datetime cannot hold
 (``infinity``, ``-infinity``, beyond year 9999 or before year 1: what Npgsql
@@ -26,12 +31,20 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import psycopg
 from psycopg import conninfo
 
 from skconsole.core.errors import ConnectError, PoolerError, ServerUnreachable
+from skconsole.db.pooled import (
+    AsyncPooledConnection,
+    AsyncPooledCursor,
+    LocalSettings,
+    PooledConnection,
+    PooledCursor,
+)
 from skconsole.db.rows import one
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.timestamps import tolerate_odd_timestamps
@@ -236,6 +249,16 @@ def split_options(options: str) -> list[str]:
     return args
 
 
+def settings_options(settings: Mapping[str, str]) -> str:
+    """An ``options`` string that makes ``settings`` (the inverse of :func:`option_settings`):
+    a backslash before each whitespace or backslash of a value."""
+
+    def escaped(text: str) -> str:
+        return "".join(f"\\{ch}" if ch in _SPACE or ch == "\\" else ch for ch in text)
+
+    return " ".join(f"-c {escaped(name)}={escaped(value)}" for name, value in settings.items())
+
+
 def option_settings(options: str) -> dict[str, str]:
     """The settings an ``options`` string makes (``-c name=value``, ``-cname=value``,
     ``--name=value``), the last of a name winning, as ``set_config`` takes them.
@@ -272,7 +295,9 @@ def refuses_startup_options(exc: Exception) -> bool:
 @dataclass
 class _ServerPath:
     startup_options: bool = True  # the ``options`` startup parameter reaches the server
-    checked: bool = False  # sessions are real sessions (no transaction pooler)
+    checked: bool = False  # whether its sessions are real sessions is known
+    #: why it looks like a pooler in transaction mode; None: sessions are real sessions
+    pooled: str | None = None
 
 
 _PATHS: dict[str, _ServerPath] = {}  # by DSN, for every Database of this process
@@ -290,6 +315,17 @@ class _Probe:
     pid: int
     probe: str | None
     source: str | None = None
+
+
+class _Found(Enum):
+    """What the session probe found out about a server path."""
+
+    SESSIONS = "real sessions, with the startup options"
+    OPTIONS_DROPPED = "real sessions; the startup options do not reach the server"
+    TRANSACTION_POOLER = "a pooler in transaction mode"
+
+
+_PROBE_TRANSACTION = "SELECT pg_backend_pid() AS pid, NULL::text AS probe"
 
 
 def _pooling_evidence(token: str, first: _Probe, other: _Probe, again: _Probe) -> str | None:
@@ -365,12 +401,35 @@ class Database:
             raise self._settings_error(exc) from None
         return list(settings), list(settings.values())
 
+    @property
+    def pooled(self) -> bool:
+        """Whether this process found a pooler in transaction mode on the way to the
+        server (known once a connection was opened)."""
+        return _path(self.dsn).pooled is not None
+
+    def _pooled_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Connection parameters through a transaction pooler: no startup options (the
+        settings go with each transaction), nothing prepared on the server."""
+        return kwargs | {"options": "", "prepare_threshold": None}
+
+    def _local_settings(self, options: str) -> LocalSettings:
+        names, values = self._settings(options)
+        return LocalSettings(tuple(names), tuple(values))
+
     # -- sync ---------------------------------------------------------------------
     def _open(self, kwargs: dict[str, Any]) -> tuple[psycopg.Connection[Any], bool]:
         """A connection, with the startup options when the server path takes them;
         returns it and whether the settings still have to be applied."""
         path = _path(self.dsn)
         try:
+            if path.pooled is not None:
+                settings = self._local_settings(kwargs["options"])
+                pooled: PooledConnection[Any] = PooledConnection.connect(
+                    self.dsn, **self._pooled_kwargs(kwargs), cursor_factory=PooledCursor
+                )
+                pooled.local_settings = settings
+                pooled.read_only = self.read_only  # READ WRITE too: whatever a shared session left
+                return pooled, False
             if path.startup_options:
                 try:
                     return psycopg.connect(self.dsn, **kwargs), False
@@ -394,11 +453,15 @@ class Database:
     def connect(self, application_name: str | None = None, **extra: Any) -> psycopg.Connection[Any]:
         kwargs = self._kwargs(application_name, extra)
         conn, pending = self._open(kwargs)
-        tolerate_odd_timestamps(conn)
         try:
             # before any setting is SET, so none can leak into a transaction pool
-            if self._check_sessions(conn):
+            found = self._check_sessions(conn)
+            if found is _Found.TRANSACTION_POOLER:
+                conn.close()
+                conn, pending = self._open(kwargs)  # a pooled one, now
+            elif found is _Found.OPTIONS_DROPPED:
                 pending = True
+            tolerate_odd_timestamps(conn)
             if pending:
                 self._apply(conn, kwargs["options"])
         except BaseException:
@@ -406,19 +469,18 @@ class Database:
             raise
         return conn
 
-    def _check_sessions(self, conn: psycopg.Connection[Any]) -> bool:
-        """Refuse a pooler in transaction mode (PoolerError); returns True when the server
-        path turns out to drop the startup options, so ``conn`` lacks its settings.
-
-        Done on the first connection to a server path in this process (never for
-        the embedded server): ``conn`` and a second session opened meanwhile must
-        be on different server processes, and ``conn`` must keep its server
-        process and a session setting across two transactions. Costs one more
+    def _check_sessions(self, conn: psycopg.Connection[Any]) -> _Found:
+        """What the server path is, found out on ``conn`` (done on the first connection to
+        a server path in this process, never for the embedded server): ``conn`` and a
+        second session opened meanwhile must be on different server processes, and
+        ``conn`` must keep its server process and a session setting across two
+        transactions, else it is a pooler in transaction mode; a pooler in statement
+        mode (no transactions at all) is refused (PoolerError). Costs one more
         connection and three round trips, once.
         """
         path = _path(self.dsn)
         if path.checked or self.keepalive is not None:
-            return False
+            return _Found.SESSIONS
         token = secrets.token_hex(8)
         autocommit = conn.autocommit
         try:
@@ -428,27 +490,53 @@ class Database:
             with other_conn:
                 other = one(other_conn, _PROBE_READ, _Probe)
             again = one(conn, _PROBE_READ, _Probe)
-            conn.autocommit = autocommit
         except psycopg.OperationalError as exc:
             raise self._error(exc) from None
         assert first is not None and other is not None and again is not None
         evidence = _pooling_evidence(token, first, other, again)
         if evidence is not None:
-            raise PoolerError(
-                f"{self.description} looks like a connection pooler in transaction mode "
-                f"({evidence}): skconsole needs a direct connection or PgBouncer in session mode"
-            )
+            self._refuse_statement_pooling(conn, evidence)
+            # the probe's setting may linger on a shared server session: it names
+            # nothing anyone reads, and dies with that session
+            path.pooled = evidence
+            path.checked = True
+            return _Found.TRANSACTION_POOLER
+        conn.autocommit = autocommit
         path.checked = True
         if path.startup_options and first.source != "client":
             # a pooler that ignores the options startup parameter (ignore_startup_parameters)
             path.startup_options = False
-            return True
-        return False
+            return _Found.OPTIONS_DROPPED
+        return _Found.SESSIONS
+
+    def _refuse_statement_pooling(self, conn: psycopg.Connection[Any], evidence: str) -> None:
+        """A pooler that shares sessions must keep one for a whole transaction."""
+        try:
+            with conn.transaction():
+                first = one(conn, _PROBE_TRANSACTION, _Probe)
+                second = one(conn, _PROBE_TRANSACTION, _Probe)
+            kept = first is not None and second is not None and first.pid == second.pid
+        except psycopg.Error:
+            kept = False
+        if not kept:
+            raise PoolerError(
+                f"{self.description} looks like a connection pooler in statement mode "
+                f"({evidence}, and a transaction was refused): skconsole needs transactions: "
+                "use a direct connection, or PgBouncer in transaction or session mode"
+            )
 
     # -- async --------------------------------------------------------------------
     async def _aopen(self, kwargs: dict[str, Any]) -> tuple[psycopg.AsyncConnection[Any], bool]:
         path = _path(self.dsn)
         try:
+            if path.pooled is not None:
+                settings = self._local_settings(kwargs["options"])
+                pooled: AsyncPooledConnection[Any] = await AsyncPooledConnection.connect(
+                    self.dsn, **self._pooled_kwargs(kwargs), cursor_factory=AsyncPooledCursor
+                )
+                pooled.local_settings = settings
+                await pooled.set_read_only(self.read_only)
+                return pooled, False
             if path.startup_options:
                 try:
                     return await psycopg.AsyncConnection.connect(self.dsn, **kwargs), False
@@ -466,12 +554,16 @@ class Database:
     ) -> psycopg.AsyncConnection[Any]:
         kwargs = self._kwargs(application_name, extra)
         conn, pending = await self._aopen(kwargs)
-        tolerate_odd_timestamps(conn)
         try:
             unchecked = not (_path(self.dsn).checked or self.keepalive is not None)
             # the same check, on sync connections of its own, off the event loop
-            if unchecked and await asyncio.to_thread(self._check_sessions_alone):
+            found = await asyncio.to_thread(self._check_sessions_alone) if unchecked else None
+            if found is _Found.TRANSACTION_POOLER:
+                await conn.close()
+                conn, pending = await self._aopen(kwargs)  # a pooled one, now
+            elif found is _Found.OPTIONS_DROPPED:
                 pending = True
+            tolerate_odd_timestamps(conn)
             if pending:
                 names, values = self._settings(kwargs["options"])
                 try:
@@ -485,7 +577,7 @@ class Database:
             raise
         return conn
 
-    def _check_sessions_alone(self) -> bool:
+    def _check_sessions_alone(self) -> _Found:
         conn, _ = self._open(self._kwargs("skconsole-probe", {}))
         with conn:
             return self._check_sessions(conn)

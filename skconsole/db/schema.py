@@ -67,7 +67,7 @@ TYPE_COLUMNS = (
     "tt_key_path",
 )
 #: skconsole's columns of the workers table added after 020 created it
-WORKER_COLUMNS = ("worker_app_version",)
+WORKER_COLUMNS = ("worker_app_version", "worker_session_lock")
 #: the fan-in edges' columns added after 130 created them
 AFTER_COLUMNS = ("after_succeeded",)
 
@@ -110,6 +110,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_claim_gate",
         "sk_key",
         "sk_index_build_lock_class",
+        "sk_worker_connected",
     )
     present: list[bool] = value(
         conn,

@@ -15,8 +15,9 @@ from psycopg import sql
 from psycopg.rows import kwargs_row
 
 from skconsole.core.actor import Actor
-from skconsole.core.errors import BusyError
+from skconsole.core.errors import BusyError, PoolerError
 from skconsole.core.json_types import JsonObject
+from skconsole.db.pooled import run_outside_transaction, through_transaction_pooler
 from skconsole.ops.audit import AuditTrail, BatchTally
 from skconsole.ops.guard import Privilege, ensure_writable, write_errors
 from skconsole.ops.model import (
@@ -33,23 +34,19 @@ Conn = psycopg.Connection[Any]
 _GROUP_ID = re.compile(r"[0-9a-f]{12}")
 
 
-def without_statement_timeout(conn: Conn, statement: sql.Composed) -> None:
-    """Run a statement that may take longer than a query may (VACUUM, an index built or
-    dropped CONCURRENTLY: it waits for every transaction on the table) without the
-    session's statement timeout, on an autocommit connection."""
-    conn.execute("SET statement_timeout = 0")
-    try:
-        conn.execute(statement)
-    finally:
-        conn.execute("RESET statement_timeout")
-
-
 @contextmanager
 def index_build_lock(conn: Conn, index: str, what: str) -> Iterator[None]:
     """Hold, for this session, the lock on building ``index`` (the two-key advisory lock of
     class sk_index_build_lock_class(), keyed by the name's hashtext()); refuse with a
     :class:`BusyError` naming ``what`` when another session holds it: its build is in
-    progress, and dropping its invalid index would fail it."""
+    progress, and dropping its invalid index would fail it. Through a transaction
+    pooler there is no session to hold it: refused (PoolerError) in one line."""
+    if through_transaction_pooler(conn):
+        raise PoolerError(
+            f"building {what} needs a session of its own (a lock held for the whole build), "
+            "which a pooler in transaction mode does not give: run this command with a --dsn "
+            "that reaches PostgreSQL directly"
+        )
     params = {"index": index}
     (taken,) = fetch(conn, "index_build_lock", lambda taken: bool(taken), params)
     if not taken:
@@ -62,7 +59,7 @@ def index_build_lock(conn: Conn, index: str, what: str) -> Iterator[None]:
 
 def drop_index(conn: Conn, index: sql.Composable) -> None:
     """DROP INDEX CONCURRENTLY IF EXISTS ``index`` (a qualified identifier)."""
-    without_statement_timeout(conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(index))
+    run_outside_transaction(conn, sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(index))
 
 
 def db_now(conn: Conn) -> datetime:

@@ -32,8 +32,9 @@ from psycopg.rows import dict_row
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.payload_terms import PayloadTerm
+from skconsole.db.pooled import run_outside_transaction
 from skconsole.db.sqlfiles import active_mapping, query
-from skconsole.ops.common import Conn, drop_index, index_build_lock, without_statement_timeout
+from skconsole.ops.common import Conn, drop_index, index_build_lock
 from skconsole.ops.server_action import ServerAction
 from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
 from skconsole.producer import MAX_NAME
@@ -131,7 +132,7 @@ def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
             # invalid (a build failed) or stale (on the unbounded value of an older
             # version): build it again
             drop_index(conn, _qualified(params, target))
-        without_statement_timeout(conn, create_statement(params))
+        run_outside_transaction(conn, create_statement(params))
         comment = json.dumps({"path": params.dotted, "task_type": params.task_type})
         conn.execute(
             sql.SQL("COMMENT ON INDEX {} IS {}").format(

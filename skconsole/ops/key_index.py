@@ -29,8 +29,9 @@ from psycopg.rows import dict_row
 
 from skconsole.core.errors import BusyError
 from skconsole.core.json_types import JsonObject
+from skconsole.db.pooled import run_outside_transaction
 from skconsole.db.sqlfiles import active_mapping, query
-from skconsole.ops.common import Conn, drop_index, index_build_lock, without_statement_timeout
+from skconsole.ops.common import Conn, drop_index, index_build_lock
 
 PREFIX = "sk_key_"
 QUEUE = "sk_tasks_queue_t"
@@ -108,7 +109,7 @@ def _rebuild(
             _drop(conn, old)
     if wanted is None or path is None or any(f.index == wanted and f.valid for f in found):
         return False
-    without_statement_timeout(conn, create_statement(wanted, task_type, path))
+    run_outside_transaction(conn, create_statement(wanted, task_type, path))
     comment = json.dumps({"task_type": task_type, "path": "payload." + ".".join(path)})
     conn.execute(
         sql.SQL("COMMENT ON INDEX {} IS {}").format(

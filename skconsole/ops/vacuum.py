@@ -19,8 +19,9 @@ from psycopg import sql
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.text import quoted
+from skconsole.db.pooled import run_outside_transaction
 from skconsole.db.sqlfiles import active_mapping
-from skconsole.ops.common import Conn, without_statement_timeout
+from skconsole.ops.common import Conn
 from skconsole.ops.server_action import ServerAction
 from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
 from skconsole.read.health import HOT_TABLES
@@ -66,7 +67,7 @@ def _vacuum(conn: Conn, params: VacuumParams, target: Row) -> JsonObject:
             " (its owner, a superuser, pg_maintain or a MAINTAIN grant may)"
         )
     table = active_mapping().identifier(params.default_name)
-    without_statement_timeout(conn, sql.SQL("VACUUM (ANALYZE) {}").format(table))
+    run_outside_transaction(conn, sql.SQL("VACUUM (ANALYZE) {}").format(table))
     return {"vacuumed": True}
 
 

@@ -30,7 +30,7 @@ from typing import Any, Generic, LiteralString, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
-from psycopg.rows import class_row, scalar_row
+from psycopg.rows import AsyncRowFactory, RowFactory, class_row, scalar_row
 from psycopg.types.datetime import TimestamptzLoader
 
 from skconsole.core.closing import Closing
@@ -284,12 +284,12 @@ class Producer(Closing):
         done = PostCounts()
         prepare = _prepare(own)
         if writes.after_parents:
-            with _cursor(psycopg.Cursor(conn, row_factory=scalar_row), own) as check:
+            with _cursor(conn, scalar_row, own) as check:
                 named = {"ids": writes.after_parents}
                 unknown = check.execute(query("after_unknown"), named).fetchall()
             if unknown:
                 raise unknown_after(unknown)
-        with _cursor(psycopg.Cursor(conn, row_factory=class_row(PostAnswer)), own) as cur:
+        with _cursor(conn, class_row(PostAnswer), own) as cur:
             if writes.lone is not None:
                 done.add(
                     counts(
@@ -298,7 +298,7 @@ class Producer(Closing):
                     )
                 )
             if writes.copied:
-                with _cursor(psycopg.Cursor(conn, row_factory=scalar_row), own) as clock:
+                with _cursor(conn, scalar_row, own) as clock:
                     now = _server_now(clock.execute(query("db_now")).fetchone())
                 with cur.copy(_copy_results(writes)) as copy:
                     copy.set_types(_result_types(writes))
@@ -394,19 +394,17 @@ class AsyncProducer:
         done = PostCounts()
         prepare = _prepare(own)
         if writes.after_parents:
-            async with _cursor(psycopg.AsyncCursor(conn, row_factory=scalar_row), own) as check:
+            async with _acursor(conn, scalar_row, own) as check:
                 named = {"ids": writes.after_parents}
                 unknown = await (await check.execute(query("after_unknown"), named)).fetchall()
             if unknown:
                 raise unknown_after(unknown)
-        async with _cursor(
-            psycopg.AsyncCursor(conn, row_factory=class_row(PostAnswer)), own
-        ) as cur:
+        async with _acursor(conn, class_row(PostAnswer), own) as cur:
             if writes.lone is not None:
                 await cur.execute(query("post_new_job"), writes.lone, prepare=prepare)
                 done.add(counts(await cur.fetchone(), 1))
             if writes.copied:
-                async with _cursor(psycopg.AsyncCursor(conn, row_factory=scalar_row), own) as clock:
+                async with _acursor(conn, scalar_row, own) as clock:
                     now = _server_now(await (await clock.execute(query("db_now"))).fetchone())
                 async with cur.copy(_copy_results(writes)) as copy:
                     copy.set_types(_result_types(writes))
@@ -450,7 +448,7 @@ def _counting(done: PostCounts) -> Iterator[None]:
         raise
 
 
-Cur = TypeVar("Cur", bound=psycopg.Cursor[Any] | psycopg.AsyncCursor[Any])
+R = TypeVar("R")
 
 
 def _prepare(own: bool) -> bool | None:
@@ -459,17 +457,31 @@ def _prepare(own: bool) -> bool | None:
     return True if own else None
 
 
-def _cursor(cur: Cur, own: bool) -> Cur:
+def _cursor(conn: Conn, row_factory: RowFactory[R], own: bool) -> psycopg.Cursor[R]:
     """A cursor that reads what a post needs the same way on any connection.
 
-    Plain cursor class, rows read as the post reads them: a caller's connection
-    may have its own ``cursor_factory`` (a RawCursor cannot run these statements)
-    and ``row_factory`` (dict_row). psycopg's own timestamptz loader: a COPY post
-    writes the server's ``now()`` back as timestamptz, and a caller's loader
-    may return it naive (Django's with USE_TZ=False), which cannot be written.
+    On the producer's own connection, its own cursor class (a pooled connection's
+    carries the settings into each transaction: :mod:`skconsole.db.pooled`). On a
+    caller's, psycopg's plain class and rows read as the post reads them: the
+    connection may have its own ``cursor_factory`` (a RawCursor cannot run these
+    statements) and ``row_factory`` (dict_row); and psycopg's own timestamptz
+    loader: a COPY post writes the server's ``now()`` back as timestamptz, and a
+    caller's loader may return it naive (Django's with USE_TZ=False), which cannot
+    be written.
     """
-    if not own:  # the producer's own connection has psycopg's loaders already
-        cur.adapters.register_loader("timestamptz", TimestamptzLoader)
+    if own:
+        return conn.cursor(row_factory=row_factory)
+    cur = psycopg.Cursor(conn, row_factory=row_factory)
+    cur.adapters.register_loader("timestamptz", TimestamptzLoader)
+    return cur
+
+
+def _acursor(conn: AConn, row_factory: AsyncRowFactory[R], own: bool) -> psycopg.AsyncCursor[R]:
+    """:func:`_cursor` for an asyncio connection."""
+    if own:
+        return conn.cursor(row_factory=row_factory)
+    cur = psycopg.AsyncCursor(conn, row_factory=row_factory)
+    cur.adapters.register_loader("timestamptz", TimestamptzLoader)
     return cur
 
 

@@ -25,8 +25,9 @@ class WorkerInfo:
     started_at: datetime
     heartbeat_age_s: float
     stopped: bool
-    #: its control session holds its liveness lock
-    connected: bool
+    #: its control session holds its liveness lock; None: this server cannot tell (a
+    #: standby sees no lock of the primary's; a worker behind a transaction pooler holds none)
+    connected: bool | None
     in_flight: int
     state: WorkerState
     note: str

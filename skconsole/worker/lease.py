@@ -25,7 +25,9 @@ class ``sk_lock_class()``) while it lives. It tells the console whether the
 worker's connection is up; it plays no part in deciding that a job is hung,
 because a free lock does not mean a dead process (a blip frees it too) and a
 held one does not mean a live one (a partitioned worker's session lingers on
-the server).
+the server). Through a pooler in transaction mode the worker has no session
+of its own to hold it in: it registers without one (``session_lock``), and its
+liveness is its lease alone.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any, TypedDict
 
 import psycopg
 
+from skconsole.db.pooled import through_transaction_pooler
 from skconsole.db.rows import aone, avalue
 from skconsole.db.schema import LOCK_CLASS
 from skconsole.db.sqlfiles import query
@@ -138,15 +141,17 @@ class LeaseKeeper:
         await self.link.run(self._take_lock)
 
     async def _register(self, conn: psycopg.AsyncConnection[Any]) -> Renewal:
-        renewal = await aone(conn, query("register_worker"), Renewal, self.registration)
+        params = {**self.registration, "session_lock": not through_transaction_pooler(conn)}
+        renewal = await aone(conn, query("register_worker"), Renewal, params)
         assert renewal is not None
         self.lock_key = renewal.lock_key
         return renewal
 
     async def _take_lock(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """Take the liveness lock on this connection if it does not hold it yet. It may
-        fail while an earlier session of ours still holds it: tried again each round."""
-        if self._lock_held_by is conn:
+        fail while an earlier session of ours still holds it: tried again each round.
+        Through a transaction pooler there is no session of ours to hold it in."""
+        if self._lock_held_by is conn or through_transaction_pooler(conn):
             return
         taken = await avalue(
             conn, query("take_worker_lock"), {"lock_class": LOCK_CLASS, "lock_key": self.lock_key}

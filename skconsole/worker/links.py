@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 import psycopg
 
 from skconsole.core.errors import ConnectError
-from skconsole.db.connect import Database
+from skconsole.db.connect import Database, settings_options
+from skconsole.db.pooled import through_transaction_pooler
 from skconsole.db.rows import aone
 from skconsole.db.sqlfiles import query
 
@@ -175,23 +176,21 @@ class Link:
                     await asyncio.sleep(delay)
 
     async def _open(self) -> psycopg.AsyncConnection[Any]:
+        # the link's settings go where the connection's own do: the startup packet, or
+        # (through a transaction pooler) the start of every transaction
         conn = await asyncio.wait_for(
             self.db.aconnect(
-                application_name=f"skconsole-worker-{self.name}", prepare_threshold=0, **NETWORK
+                application_name=f"skconsole-worker-{self.name}",
+                prepare_threshold=0,
+                options=settings_options(self.settings),
+                **NETWORK,
             ),
             NETWORK["connect_timeout"] * 2,
         )
         try:
-            if self.settings:
-                names = list(self.settings)
-                await asyncio.wait_for(
-                    conn.execute(
-                        "SELECT " + ", ".join("set_config(%s, %s, false)" for _ in names),
-                        [v for n in names for v in (n, self.settings[n])],
-                    ),
-                    self.timeout,
-                )
-            if self.track_identity:
+            # through a transaction pooler the next statement may run in another server
+            # session: there is none to know (a lost claim waits for statement_timeout)
+            if self.track_identity and not through_transaction_pooler(conn):
                 self.identity = await asyncio.wait_for(
                     aone(conn, query("backend_identity"), Backend), self.timeout
                 )

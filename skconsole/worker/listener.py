@@ -6,6 +6,11 @@ operator cancelled a job it runs: the requests are read on this connection
 (it is otherwise idle), at once, after every (re)connection, and every
 CANCEL_POLL seconds regardless, since a notification is lost with the
 connection that would have received it.
+
+Through a pooler in transaction mode nothing can be listened to (a LISTEN
+stays on a server session other clients use next): the claim loop polls
+(``WorkerConfig.poll_interval``) and the cancel requests are read every
+POOLED_CANCEL_POLL seconds instead.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import psycopg
 from psycopg import sql
 
 from skconsole.db.connect import Database
+from skconsole.db.pooled import through_transaction_pooler
 from skconsole.db.rows import arows, avalue
 from skconsole.db.sqlfiles import active_mapping, query
 from skconsole.worker.jobs import Attempt
@@ -33,6 +39,9 @@ log = logging.getLogger("skconsole.worker")
 #: may have been lost with the listen connection); the in-flight view calls a
 #: request "still running" only after sk_cancel_deadline_seconds(), longer than this
 CANCEL_POLL = 5.0
+#: the same through a transaction pooler, where no notification comes: a cancelled
+#: handler is told within this long
+POOLED_CANCEL_POLL = 1.0
 
 
 class Listener:
@@ -60,11 +69,12 @@ class Listener:
         self._throttle = Throttle()
 
     async def _on_connect(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        channel = await avalue(conn, query("worker_channel"), {"worker_id": self.worker_id})
-        assert channel is not None
-        self._own_channel = str(channel)
-        for name in (active_mapping().channel_name, self._own_channel):
-            await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(name)))
+        if not through_transaction_pooler(conn):
+            channel = await avalue(conn, query("worker_channel"), {"worker_id": self.worker_id})
+            assert channel is not None
+            self._own_channel = str(channel)
+            for name in (active_mapping().channel_name, self._own_channel):
+                await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(name)))
         self.metrics.add("listener@reconnect-count")
         self._cancels_due = True
         self.on_work()  # notifications may have been missed meanwhile
@@ -75,26 +85,35 @@ class Listener:
         next_poll = 0.0
         while True:
             conn = await link.connection()
+            pooled = through_transaction_pooler(conn)
             try:
                 if self._cancels_due or time.monotonic() >= next_poll:
                     self._cancels_due = False
-                    next_poll = time.monotonic() + CANCEL_POLL
+                    next_poll = time.monotonic() + (POOLED_CANCEL_POLL if pooled else CANCEL_POLL)
                     await self._read_cancels(conn)
-                notifies = conn.notifies(timeout=1.0)
-                try:
-                    async for n in notifies:
-                        if n.channel == self._own_channel:
-                            self._cancels_due = True
-                            break
-                        self.metrics.add("listener@task-notification-count")
-                        self.on_work()
-                finally:
-                    await notifies.aclose()
+                if pooled:
+                    await asyncio.sleep(max(0.0, next_poll - time.monotonic()))
+                else:
+                    await self._wait_for_notifications(conn)
                 backoff.reset()
             except (psycopg.Error, OSError, TimeoutError) as exc:
                 link.drop(conn)
                 self._throttle.warning("listen", "listener connection lost: %s", exc)
                 await asyncio.sleep(backoff.next())
+
+    async def _wait_for_notifications(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Up to a second of notifications: new jobs wake the claim loop, one on this
+        worker's own channel ends the wait (its cancel requests are read next)."""
+        notifies = conn.notifies(timeout=1.0)
+        try:
+            async for n in notifies:
+                if n.channel == self._own_channel:
+                    self._cancels_due = True
+                    break
+                self.metrics.add("listener@task-notification-count")
+                self.on_work()
+        finally:
+            await notifies.aclose()
 
     async def _read_cancels(self, conn: psycopg.AsyncConnection[Any]) -> None:
         requests = await asyncio.wait_for(

@@ -22,6 +22,10 @@ ALTER SEQUENCE sk_workers_lock_key_seq AS integer MAXVALUE 2147483647 CYCLE;
 -- of schema version 1, which does not fence itself; it is judged by a 30 s lease.
 ALTER TABLE sk_workers_t ADD COLUMN IF NOT EXISTS worker_lease_seconds double precision;
 ALTER TABLE sk_workers_t ADD COLUMN IF NOT EXISTS worker_lease_margin_seconds double precision;
+-- Whether the worker's control session holds its liveness lock: false for a
+-- worker behind a transaction pooler, whose server sessions are not its own
+-- (its liveness is its lease alone).
+ALTER TABLE sk_workers_t ADD COLUMN IF NOT EXISTS worker_session_lock boolean NOT NULL DEFAULT true;
 
 -- The fencing token of the current attempt: a new value from this sequence at
 -- every claim. Finishing, failing or handing back a job changes its row only
@@ -54,8 +58,17 @@ AS $$
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 $$;
 
+-- Whether a worker's control session is connected, as far as this server can
+-- tell from its liveness lock: NULL (unknown) when it cannot, on a standby (which
+-- sees none of the primary's locks) or for a worker that holds no lock (behind a
+-- transaction pooler). ``standby`` is pg_is_in_recovery(), read once per query.
+CREATE OR REPLACE FUNCTION sk_worker_connected(session_lock boolean, lock_held boolean, standby boolean)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN session_lock AND NOT standby THEN lock_held END $$;
+
 -- What is known of one worker's liveness, from its row and whether its control
--- session holds its liveness lock ("connected"): how old its last lease
+-- session holds its liveness lock ("connected", NULL: unknown): how old its last lease
 -- renewal is, and whether its lease has lapsed (only then may its jobs be
 -- reaped). A free lock alone proves nothing about the process: a connection
 -- blip frees it too, and a worker cut off by a partition may still hold it on
@@ -84,17 +97,19 @@ LANGUAGE sql STABLE
 AS $$
     SELECT v.age, v.lease, v.age > v.lease + v.margin, greatest(v.lease + v.margin - v.age, 0.0),
         CASE
-            WHEN stopped AND NOT connected THEN 'stopped'
+            WHEN stopped AND connected IS NOT TRUE THEN 'stopped'
             WHEN v.age > v.lease + v.margin THEN CASE WHEN connected THEN 'unresponsive' ELSE 'gone' END
             WHEN v.age > v.lease - v.margin THEN 'lease expiring'
             WHEN NOT connected THEN 'connection lost'
             ELSE 'alive'
         END,
         CASE
-            WHEN stopped AND NOT connected THEN
+            WHEN stopped AND connected IS NOT TRUE THEN
                 'stopped, last heartbeat ' || sk_seconds_text(v.age) || ' ago'
             WHEN v.age > v.lease + v.margin AND connected THEN
                 'silent for ' || sk_seconds_text(v.age) || ', still connected'
+            WHEN v.age > v.lease + v.margin AND connected IS NULL THEN
+                'silent for ' || sk_seconds_text(v.age)
             WHEN v.age > v.lease + v.margin THEN
                 'silent for ' || sk_seconds_text(v.age) || ', no connection'
             WHEN v.age > v.lease - v.margin THEN
@@ -124,12 +139,15 @@ RETURNS TABLE (
     note text)
 LANGUAGE sql STABLE
 AS $$
-    SELECT w.worker_id, h.lock_key IS NOT NULL, w.worker_heartbeat_at_ts, v.heartbeat_age_s,
+    SELECT w.worker_id, c.connected, w.worker_heartbeat_at_ts, v.heartbeat_age_s,
         v.lease_s, v.lease_lapsed, v.reapable_in_s, w.worker_stopped_at_ts IS NOT NULL, v.state, v.note
     FROM sk_workers_t w
+    CROSS JOIN (SELECT pg_is_in_recovery() AS standby) s
     LEFT JOIN sk_held_worker_locks() h ON h.lock_key = w.worker_lock_key
+    CROSS JOIN LATERAL (SELECT sk_worker_connected(w.worker_session_lock, h.lock_key IS NOT NULL, s.standby)
+        AS connected) c
     CROSS JOIN LATERAL sk_liveness_verdict(w.worker_heartbeat_at_ts, w.worker_lease_seconds,
-        w.worker_lease_margin_seconds, w.worker_stopped_at_ts IS NOT NULL, h.lock_key IS NOT NULL) v
+        w.worker_lease_margin_seconds, w.worker_stopped_at_ts IS NOT NULL, c.connected) v
 $$;
 
 -- sk_inflight_tasks(), the one definition of "hung" and of what an in-flight

@@ -65,7 +65,7 @@ AS $$
         SELECT r.task_id, r.task_type, r.sk_attempt, r.sk_claim_id, r.task_error_count,
             r.task_last_processing_attempted_at_ts AS started, r.sk_owner_worker_id,
             w.worker_id AS known_worker, w.worker_host, w.worker_pid,
-            h.lock_key IS NOT NULL AS connected, w.worker_heartbeat_at_ts AS heartbeat_at,
+            c.connected, w.worker_heartbeat_at_ts AS heartbeat_at,
             l.heartbeat_age_s, l.reapable_in_s, l.lease_lapsed,
             w.worker_stopped_at_ts IS NOT NULL AS stopped, l.state AS worker_state, l.note AS worker_note,
             t.tt_timeout_seconds, t.tt_max_attempts,
@@ -83,9 +83,12 @@ AS $$
             END AS cancel_age_s
         FROM sk_task_results_t r
         LEFT JOIN sk_workers_t w ON w.worker_id = r.sk_owner_worker_id
+        CROSS JOIN (SELECT pg_is_in_recovery() AS standby) s
         LEFT JOIN sk_held_worker_locks() h ON h.lock_key = w.worker_lock_key
+        CROSS JOIN LATERAL (SELECT sk_worker_connected(w.worker_session_lock, h.lock_key IS NOT NULL,
+            s.standby) AS connected) c
         LEFT JOIN LATERAL sk_liveness_verdict(w.worker_heartbeat_at_ts, w.worker_lease_seconds,
-            w.worker_lease_margin_seconds, w.worker_stopped_at_ts IS NOT NULL, h.lock_key IS NOT NULL) l
+            w.worker_lease_margin_seconds, w.worker_stopped_at_ts IS NOT NULL, c.connected) l
             ON w.worker_id IS NOT NULL
         LEFT JOIN sk_task_types_t t ON t.task_type = r.task_type
         WHERE r.task_status = 2
@@ -99,7 +102,7 @@ AS $$
                             round(unowned_after_seconds::numeric))
                     END
                 WHEN f.known_worker IS NULL THEN 'worker gone (no longer registered)'
-                WHEN f.lease_lapsed AND f.stopped AND NOT f.connected THEN
+                WHEN f.lease_lapsed AND f.stopped AND f.connected IS NOT TRUE THEN
                     format('worker stopped (%s pid %s) while the job ran; no heartbeat for %s',
                         f.worker_host, f.worker_pid, sk_seconds_text(f.heartbeat_age_s))
                 WHEN f.lease_lapsed AND f.connected THEN

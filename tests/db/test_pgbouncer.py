@@ -1,135 +1,34 @@
-"""Behind PgBouncer: transaction (and statement) pooling is refused with one clear line,
-session pooling works, with skconsole's session settings and the user's options.
+"""Behind PgBouncer: transaction pooling works (each transaction carries skconsole's
+settings, nothing needs a session), statement pooling is refused with one clear line,
+session pooling works with skconsole's session settings and the user's options.
 
 Each test starts a real ``pgbouncer`` (the Debian package; .ci/run installs it) on a
-free 127.0.0.1 port, in front of the test server (the embedded server's unix
-socket, or the SKCONSOLE_TEST_DSN server). PgBouncer refuses libpq's ``options``
-startup parameter unless told to ignore it; skconsole then applies its settings
-with ``set_config`` after connecting.
+free 127.0.0.1 port, in front of the test server (tests.support.pgbouncer). PgBouncer
+refuses libpq's ``options`` startup parameter unless told to ignore it; skconsole then
+applies its settings with ``set_config``: once after connecting (session mode), or at
+the start of every transaction (transaction mode).
 """
 
 from __future__ import annotations
 
-import contextlib
-import getpass
+import asyncio
 import json
-import os
-import pwd
-import shutil
-import socket
 import subprocess
-import tempfile
-import time
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 import pytest
-from psycopg import conninfo
 
 from skconsole.core.errors import PoolerError
 from skconsole.db.connect import Database
+from skconsole.db.pooled import through_transaction_pooler
 from skconsole.db.target import open_database
+from skconsole.producer import Job, Producer
 
 from .test_cli_errors import assert_one_line_error
 
 CLI = Callable[..., subprocess.CompletedProcess[str]]
-PGBOUNCER = shutil.which("pgbouncer") or next(
-    (p for p in ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer") if os.access(p, os.X_OK)), None
-)
-pytestmark = pytest.mark.skipif(
-    PGBOUNCER is None,
-    reason="pgbouncer is not installed (apt-get install pgbouncer; .ci/run installs it)",
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"pgbouncer exited ({proc.returncode}): {log.read_text()}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"pgbouncer did not listen on {port}: {log.read_text()}")
-
-
-@pytest.fixture
-def pgbouncer(dsn: str) -> Iterator[Callable[..., str]]:
-    """Start a pgbouncer in front of the test database; returns the DSN to reach it through.
-
-    ``pgbouncer(pool_mode, **settings)``: extra ``[pgbouncer]`` settings as keywords.
-    Every one started is stopped at the end.
-    """
-    server = conninfo.conninfo_to_dict(dsn)
-    user = str(server.get("user") or getpass.getuser())
-    target = {
-        "host": str(server.get("host") or "localhost"),
-        "port": str(server.get("port") or 5432),
-        "dbname": str(server.get("dbname") or user),
-        "user": user,
-    }
-    if server.get("password"):
-        target["password"] = str(server["password"])
-    # as root: the unprivileged user that can reach the server, i.e. the owner of the
-    # embedded server's socket directory (its data directory, mode 0700), else nobody
-    socket_dir = Path(target["host"])
-    owner = socket_dir.stat().st_uid if socket_dir.is_dir() else 0
-    run_as = pwd.getpwuid(owner).pw_name if owner else "nobody"
-    procs: list[subprocess.Popen[bytes]] = []
-    tmp = Path(tempfile.mkdtemp(prefix="skconsole-pgbouncer-"))
-    tmp.chmod(0o755)  # pgbouncer runs as an unprivileged user
-
-    def start(pool_mode: str, **settings: str) -> str:
-        port = free_port()
-        # a DSN of its own, so nothing this process learnt about another pgbouncer applies
-        alias = f"skq_{uuid.uuid4().hex[:8]}"
-        ini = tmp / f"pgbouncer-{port}.ini"
-        users = tmp / f"users-{port}.txt"
-        users.write_text(f'"{user}" ""\n')
-        lines = [
-            "[databases]",
-            f"{alias} = " + " ".join(f"{k}={v}" for k, v in target.items()),
-            "[pgbouncer]",
-            "listen_addr = 127.0.0.1",
-            f"listen_port = {port}",
-            "unix_socket_dir =",
-            "auth_type = trust",
-            f"auth_file = {users}",
-            f"pool_mode = {pool_mode}",
-            *(f"{k} = {v}" for k, v in settings.items()),
-        ]
-        ini.write_text("\n".join(lines) + "\n")
-        for f in (ini, users):
-            f.chmod(0o644)
-        log = tmp / f"pgbouncer-{port}.log"
-        as_user = ["-u", run_as] if os.geteuid() == 0 else []  # it refuses to run as root
-        assert PGBOUNCER is not None
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [PGBOUNCER, *as_user, str(ini)], stdout=out, stderr=subprocess.STDOUT
-            )
-        procs.append(proc)
-        wait_for_port(port, proc, log)
-        return f"postgresql://{user}@127.0.0.1:{port}/{alias}"
-
-    yield start
-    for proc in procs:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def show(conn: psycopg.Connection[Any], name: str) -> str:
@@ -138,65 +37,235 @@ def show(conn: psycopg.Connection[Any], name: str) -> str:
     return str(row[0])
 
 
-# -- refused --------------------------------------------------------------------------------
-@pytest.mark.parametrize("pool_mode", ["transaction", "statement"])
-def test_status_through_a_pooler_that_does_not_keep_sessions_fails_with_one_line_naming_it(
-    run_cli: CLI, pgbouncer: Callable[..., str], pool_mode: str
+def count(conn: psycopg.Connection[Any], where: str = "true") -> int:
+    row = conn.execute(f"SELECT count(*) FROM sk_task_results_t WHERE {where}").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+# -- statement pooling: refused ----------------------------------------------------------
+def test_status_through_statement_pooling_fails_with_one_line_naming_it(
+    run_cli: CLI, pgbouncer: Callable[..., str]
 ) -> None:
-    bouncer = pgbouncer(pool_mode)
+    bouncer = pgbouncer("statement")
 
     proc = run_cli("--dsn", bouncer, "status", use_dsn=False)
 
-    line = assert_one_line_error(proc, "connection pooler in transaction mode", "session mode")
+    line = assert_one_line_error(proc, "connection pooler in statement mode", "transaction")
     assert "server process" in line
     assert proc.returncode == 3
 
 
+def test_statement_pooling_is_refused_when_a_producer_first_connects(
+    pgbouncer: Callable[..., str],
+) -> None:
+    with pytest.raises(PoolerError, match="statement mode"):
+        Database(pgbouncer("statement")).connect()
+
+
+# -- transaction pooling: each transaction carries the settings -------------------------------
 @pytest.mark.parametrize(
-    "command",
-    [("setup",), ("enqueue", "pooled.job"), ()],
-    ids=["setup", "enqueue", "console"],
+    "settings", [{}, {"ignore_startup_parameters": "options"}], ids=["refused", "ignored"]
 )
-def test_every_command_through_transaction_pooling_fails_with_one_line_naming_it(
-    run_cli: CLI, pgbouncer: Callable[..., str], command: tuple[str, ...]
+def test_through_transaction_pooling_connections_are_pooled_ones(
+    pgbouncer: Callable[..., str], settings: dict[str, str]
+) -> None:
+    db = Database(pgbouncer("transaction", **settings))
+
+    with db.connect() as c:
+        assert through_transaction_pooler(c)
+        assert db.pooled
+
+
+def test_through_transaction_pooling_every_statement_and_transaction_gets_skconsoles_settings(
+    pgbouncer: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PGOPTIONS", raising=False)
+    db = Database(pgbouncer("transaction"))
+
+    with db.connect() as c:
+        alone = (show(c, "statement_timeout"), show(c, "jit"))
+        with c.transaction():
+            within = (show(c, "statement_timeout"), show(c, "jit"))
+
+    assert alone == within == ("30s", "off")
+
+
+def test_through_transaction_pooling_the_users_options_reach_every_transaction(
+    pgbouncer: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PGOPTIONS", raising=False)
+    bouncer = pgbouncer("transaction") + "?options=-csearch_path%3Dqueue%2C%5C%20public"
+
+    with open_database(bouncer, setup=False).connect() as c:
+        assert show(c, "search_path") == "queue, public"
+        assert show(c, "search_path") == "queue, public"
+
+
+def test_through_transaction_pooling_a_read_only_database_refuses_writes_on_the_server(
+    pgbouncer: Callable[..., str],
+) -> None:
+    db = Database(pgbouncer("transaction"), read_only=True)
+
+    with db.connect() as c:
+        assert show(c, "transaction_read_only") == "on"
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            c.execute("CREATE TEMP TABLE sk_read_only_probe (x int)")
+
+
+def test_through_transaction_pooling_async_connections_get_a_links_own_settings(
+    pgbouncer: Callable[..., str],
+) -> None:
+    db = Database(pgbouncer("transaction"))
+
+    async def settings() -> tuple[Any, ...] | None:
+        async with await db.aconnect(options="-c lock_timeout=5s") as c:
+            assert through_transaction_pooler(c)
+            cur = await c.execute(
+                "SELECT current_setting('statement_timeout'), current_setting('lock_timeout')"
+            )
+            return await cur.fetchone()
+
+    assert asyncio.run(settings()) == ("30s", "5s")
+
+
+def test_through_transaction_pooling_no_setting_of_ours_stays_on_the_shared_server_session(
+    pgbouncer: Callable[..., str],
+) -> None:
+    bouncer = pgbouncer("transaction", default_pool_size=1)
+    with Database(bouncer).connect() as ours:
+        ours.execute("SELECT 1")
+        with ours.transaction():
+            ours.execute("SELECT 1")
+
+    with psycopg.connect(bouncer, autocommit=True, prepare_threshold=None) as other:
+        assert show(other, "statement_timeout") == "0"
+        assert show(other, "jit") == "on"
+
+
+def test_through_transaction_pooling_a_setting_another_client_leaves_behind_does_not_reach_ours(
+    pgbouncer: Callable[..., str],
+) -> None:
+    bouncer = pgbouncer("transaction", default_pool_size=1)
+    with psycopg.connect(bouncer, autocommit=True, prepare_threshold=None) as other:
+        other.execute("SET statement_timeout = '1s'")
+        other.execute("SET jit = on")
+        other.execute("SET default_transaction_read_only = on")
+
+    with Database(bouncer).connect() as ours:
+        assert (show(ours, "statement_timeout"), show(ours, "jit")) == ("30s", "off")
+        with Producer(Database(bouncer)) as producer:
+            producer.post("pooled.job")
+        assert count(ours) == 1
+
+
+def test_through_transaction_pooling_a_statement_asked_to_be_prepared_runs_unprepared(
+    pgbouncer: Callable[..., str],
+) -> None:
+    bouncer = pgbouncer("transaction", default_pool_size=2)
+    db = Database(bouncer)
+
+    with db.connect() as a, db.connect() as b:
+        for _ in range(10):  # clients interleaved on two server sessions
+            for c in (a, b):
+                assert c.execute("SELECT %s::int", (1,), prepare=True).fetchone() == (1,)
+
+
+# -- transaction pooling: posts, commands, operator actions, a worker -------------------------
+def test_through_transaction_pooling_a_producer_posts_one_many_and_in_the_callers_transaction(
+    pgbouncer: Callable[..., str], conn: psycopg.Connection[Any]
 ) -> None:
     bouncer = pgbouncer("transaction")
 
-    proc = run_cli("--dsn", bouncer, *command, use_dsn=False, timeout=60)
+    with Producer(Database(bouncer)) as producer:
+        producer.post("pooled.one")
+        producer.post_many([Job("pooled.many", i) for i in range(500)])
+    with psycopg.connect(bouncer, prepare_threshold=None) as mine:
+        with mine.transaction():
+            mine.execute("SELECT 1")
+            Producer(Database(bouncer)).post("pooled.mine", connection=mine)
+        with pytest.raises(ZeroDivisionError), mine.transaction():
+            Producer(Database(bouncer)).post("pooled.rolled-back", connection=mine)
+            raise ZeroDivisionError
 
-    assert_one_line_error(proc, "connection pooler in transaction mode")
-    assert proc.returncode == 3
+    assert count(conn, "task_type = 'pooled.one'") == 1
+    assert count(conn, "task_type = 'pooled.many'") == 500
+    assert count(conn, "task_type = 'pooled.mine'") == 1
+    assert count(conn, "task_type = 'pooled.rolled-back'") == 0
 
 
-def test_a_worker_through_transaction_pooling_is_refused_before_it_starts(
+def test_through_transaction_pooling_every_command_and_operator_action_works(
+    run_cli: CLI, pgbouncer: Callable[..., str], conn: psycopg.Connection[Any]
+) -> None:
+    bouncer = pgbouncer("transaction")
+
+    def ok(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = run_cli("--dsn", bouncer, *args, use_dsn=False)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return proc
+
+    ok("setup")
+    ids = ok("enqueue", "pooled.job", "--count", "4").stdout.split()
+    ok("status", "--json")
+    ok("job", ids[0])
+    ok("find", "--type", "pooled.job")
+    ok("why", ids[0])
+    ok("bump", "--type", "pooled.job", "--by", "1", "--yes")
+    ok("edit", "--id", ids[1], "--payload", '{"edited": true}', "--yes")
+    ok("pause", "pooled.job", "--yes")
+    ok("resume", "pooled.job", "--yes")
+    ok("cancel", "--id", ids[2], "--yes")
+    ok("limit", "pooled.job", "--concurrency", "2", "--yes")
+    ok("vacuum", "--table", "sk_tasks_queue_t", "--yes")
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_status = 5, task_last_error = 'boom' WHERE task_id = %s",
+        (ids[3],),
+    )
+    ok("requeue", "--id", ids[3], "--yes")
+    ok("reap", "--yes")
+    ok("purge", "--id", ids[2], "--yes")
+    ok("audit")
+    check = run_cli("--dsn", bouncer, "check", use_dsn=False)
+
+    assert check.returncode in (0, 1), check.stdout + check.stderr
+    assert "SKCONSOLE" in check.stdout
+    assert json.loads(ok("status", "--json").stdout)["statuses"]["Unprocessed"] == 3
+
+
+def test_through_transaction_pooling_building_a_search_index_is_refused_with_one_line(
     run_cli: CLI, pgbouncer: Callable[..., str]
 ) -> None:
     bouncer = pgbouncer("transaction")
-
     proc = run_cli(
-        "--dsn", bouncer, "worker", "--tasks", "tests.support.tasks_retry", "--burst", use_dsn=False
+        "--dsn", bouncer, "find-index", "add", "payload.customer", "--yes", use_dsn=False
     )
 
-    assert_one_line_error(proc, "connection pooler in transaction mode")
+    assert_one_line_error(proc, "needs a session of its own", "directly")
     assert proc.returncode == 3
 
 
-def test_transaction_pooling_is_refused_even_when_the_pooler_ignores_the_options(
-    pgbouncer: Callable[..., str],
-) -> None:
-    bouncer = pgbouncer("transaction", ignore_startup_parameters="options")
-
-    with pytest.raises(PoolerError, match="two sessions share server process"):
-        open_database(bouncer, setup=False)
-
-
-def test_transaction_pooling_is_refused_when_a_producer_first_connects(
-    pgbouncer: Callable[..., str],
+def test_a_worker_through_transaction_pooling_processes_jobs_and_shows_alive(
+    run_cli: CLI, conn: psycopg.Connection[Any], pgbouncer: Callable[..., str]
 ) -> None:
     bouncer = pgbouncer("transaction")
+    run_cli("--dsn", bouncer, "enqueue", "retry.ok", "--count", "20", use_dsn=False)
 
-    with pytest.raises(PoolerError):
-        Database(bouncer).connect()
+    proc = run_cli(
+        "--dsn",
+        bouncer,
+        "worker",
+        "--tasks",
+        "tests.support.tasks_retry",
+        "--types",
+        "retry.ok",
+        "--burst",
+        use_dsn=False,
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert count(conn, "task_status = 3") == 20
+    row = conn.execute("SELECT worker_session_lock FROM sk_workers_t").fetchone()
+    assert row == (False,)
 
 
 # -- session pooling works -----------------------------------------------------------------
