@@ -27,16 +27,15 @@ from skconsole.cli.options import (
     refresh_interval,
 )
 from skconsole.cli.output import print_error
-from skconsole.core.errors import SkconsoleError
+from skconsole.core.errors import ConfigError, SkconsoleError
 from skconsole.core.extras import require_extra
 from skconsole.db.embedded import default_data_dir
 
 app = typer.Typer(
     name="skconsole",
     help="A PostgreSQL job queue with a terminal operations console (Stakhanovise.NET layout)."
-    " The connection options (--dsn, --queues, --data-dir, --setup, --read-only, --mapping,"
-    " --schema) go before or after"
-    " the command.",
+    " The connection options (--dsn, --read-dsn, --queues, --data-dir, --setup, --read-only,"
+    " --mapping, --schema) go before or after the command.",
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     add_completion=True,
@@ -75,6 +74,18 @@ def main_options(
             "--dsn",
             help="PostgreSQL DSN; default: $SKCONSOLE_DSN, else the libpq environment, else the"
             " embedded server. Repeat it to watch several queues (the console, check, exporter).",
+            show_default=False,
+            metavar="<dsn>",
+        ),
+    ] = None,
+    read_dsn: Annotated[
+        str | None,
+        typer.Option(
+            "--read-dsn",
+            envvar="SKCONSOLE_READ_DSN",
+            help="A hot standby of the queue's server to read from (the console, check,"
+            " exporter, status, job, find, audit), sparing the primary; writes and the"
+            " views of the server's own state still go to --dsn.",
             show_default=False,
             metavar="<dsn>",
         ),
@@ -160,6 +171,11 @@ def main_options(
     layout = TableMapping.from_file(mapping) if mapping is not None else TableMapping()
     use_mapping(replace(layout, schema=schema) if schema is not None else layout)
     named = named_queues(dsn or [], queues)
+    if read_dsn is not None and len(named) > 1:
+        raise ConfigError(
+            "--read-dsn names the standby of one queue's server: with several queues,"
+            " name each queue's standby as its --dsn"
+        )
     one = named[0] if len(named) == 1 else None
     if one is not None and one.mapping is not None:  # a queues file's one queue: its layout
         use_mapping(one.mapping)
@@ -170,6 +186,7 @@ def main_options(
         read_only=read_only,
         queues=named,
         dsn_given=bool(dsn),
+        read_dsn=read_dsn,
     )
     if ctx.invoked_subcommand is None:
         require_extra("console", "the console")
@@ -179,6 +196,7 @@ def main_options(
         code = run_console(
             ConsoleOptions(
                 dsn=one.dsn if one is not None else None,
+                read_dsn=read_dsn,
                 queues=named if len(named) > 1 else (),
                 data_dir=data_dir,
                 setup=setup and not no_setup,
@@ -191,7 +209,7 @@ def main_options(
         raise typer.Exit(code)
 
 
-_VALUE_OPTIONS = ("--dsn", "--queues", "--data-dir", "--mapping", "--schema")
+_VALUE_OPTIONS = ("--dsn", "--read-dsn", "--queues", "--data-dir", "--mapping", "--schema")
 _FLAG_OPTIONS = ("--setup", "--no-setup", "--read-only")
 
 

@@ -153,7 +153,7 @@ def check(
         else:
             # outside the bound: it may start the embedded server (no server named)
             db = resolve_database(
-                opts.dsn,
+                opts.reads_dsn,
                 opts.data_dir,
                 read_only=opts.read_only,
                 application_name="skconsole-check",

@@ -118,7 +118,7 @@ def exporter(
         reading = f"{len(opts.queues)} queues ({', '.join(q.name for q in opts.queues)})"
     else:
         db = resolve_database(
-            opts.dsn, opts.data_dir, read_only=True, application_name="skconsole-exporter"
+            opts.reads_dsn, opts.data_dir, read_only=True, application_name="skconsole-exporter"
         )
         engine = Exporter(db, interval_s, timeout_s=timeout_s)
         reading = db.description

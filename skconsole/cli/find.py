@@ -119,7 +119,7 @@ def find(
         group=group,
         after=job_ids(ctx, [after])[0] if after is not None else None,
     )
-    db = options_of(ctx).open("skconsole-find", degraded_ok=False)
+    db = options_of(ctx).open("skconsole-find", replica_ok=True)
     with db.connect() as conn:
         if explain:
             for line in read.explain(conn, q):

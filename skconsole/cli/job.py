@@ -33,7 +33,7 @@ def job_command(
     """One job in full: fields, payload, last error, lineage and every attempt kept
     (started, ended, worker host/pid/app version, outcome, error)."""
     check_text("ID", task_id)
-    db = options_of(ctx).open("skconsole-job", degraded_ok=True)
+    db = options_of(ctx).open("skconsole-job", degraded_ok=True, replica_ok=True)
     with db.connect() as conn:
         found = resolve_job(conn, task_id)
         detail = job(conn, found)

@@ -284,7 +284,7 @@ resume = app.command("resume", help="Let workers claim a paused task type again.
 
 
 def _show_limits(ctx: typer.Context, as_json: bool, wide: bool) -> None:
-    db = options_of(ctx).open("skconsole-limit")
+    db = options_of(ctx).open("skconsole-limit", replica_ok=True)
     with db.connect() as conn:
         rows = read.limits(conn)
     _LIMITS.print(rows, as_json=as_json, wide=wide)
@@ -377,7 +377,7 @@ def audit(
     """The operator actions executed on this queue: who, when, what, how many (newest first)."""
     check_range("--limit", limit, 1, MAX_LIST_ROWS)
     check_text("--action", action)
-    db = options_of(ctx).open("skconsole-audit")
+    db = options_of(ctx).open("skconsole-audit", replica_ok=True)
     with db.connect() as conn:
         rows = ops.audit.entries(conn, limit=limit, action=action)
     _AUDIT.print(rows, as_json=as_json, wide=wide)

@@ -116,10 +116,17 @@ class Options:
     queues: tuple[QueueSpec, ...] = ()
     #: the DSN came from --dsn (not from $SKCONSOLE_DSN): `db` commands refuse it
     dsn_given: bool = False
+    #: --read-dsn: a hot standby the views of replicated rows read from (writes: ``dsn``)
+    read_dsn: str | None = None
 
     @property
     def several(self) -> bool:
         return len(self.queues) > 1
+
+    @property
+    def reads_dsn(self) -> str | None:
+        """Where a read of replicated rows goes: the standby of --read-dsn, else ``dsn``."""
+        return self.read_dsn or self.dsn
 
     def open(
         self,
@@ -127,13 +134,25 @@ class Options:
         *,
         write: bool = False,
         degraded_ok: bool = False,
+        replica_ok: bool = False,
     ) -> Database:
         """The database, its schema checked (``degraded_ok``: a read-only view that also
-        works on Stakhanovise.NET's tables alone)."""
+        works on Stakhanovise.NET's tables alone). ``replica_ok``: a view of the queue's
+        rows alone, which a hot standby serves as well (--read-dsn), within its lag; a
+        view of the server's own state (its sessions, locks, table statistics, xmin
+        horizon) reads the primary."""
         if write and self.read_only:
             raise ReadOnlyError("refused: read-only mode (--read-only or SKCONSOLE_READ_ONLY=1)")
         from skconsole.db.target import open_database
 
+        if replica_ok and not write and self.read_dsn is not None:
+            return open_database(
+                self.read_dsn,
+                setup=False,
+                read_only=True,
+                application_name=application_name,
+                degraded_ok=degraded_ok,
+            )
         return open_database(
             self.dsn,
             self.data_dir,

@@ -49,7 +49,7 @@ def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) ->
     """The retention policies; the workers purge finished results past them."""
     if ctx.invoked_subcommand is not None:
         return
-    db = options_of(ctx).open("skconsole-retention")
+    db = options_of(ctx).open("skconsole-retention", replica_ok=True)
     with db.connect() as conn:
         policies = retention.policies(conn)
     _POLICIES.print(policies, as_json=as_json, wide=wide)

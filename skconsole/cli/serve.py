@@ -85,6 +85,8 @@ def console_command(
             env[var] = str(Path(root[name]).resolve())
     if root.get("schema") is not None:
         env["SKCONSOLE_SCHEMA"] = str(root["schema"])
+    if root.get("read_dsn"):
+        env["SKCONSOLE_READ_DSN"] = str(root["read_dsn"])
     return ConsoleCommand(tuple(argv), env)
 
 

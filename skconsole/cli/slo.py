@@ -48,7 +48,7 @@ def show(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = False) ->
     their failure rate over the last 5 minutes against its max."""
     if ctx.invoked_subcommand is not None:
         return
-    db = options_of(ctx).open("skconsole-slo")
+    db = options_of(ctx).open("skconsole-slo", replica_ok=True)
     with db.connect() as conn:
         rows = [
             f

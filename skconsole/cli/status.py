@@ -106,11 +106,11 @@ def status(
     if common:
         if view != "failures" or group is None:
             raise ConfigError("--common goes with: status failures --group G")
-        found = read_common(options_of(ctx).open("skconsole-status"), group)
+        found = read_common(options_of(ctx).open("skconsole-status", replica_ok=True), group)
         show_common(found, as_json, wide)
         return
     args = ViewArgs(limit=limit, group=group, minutes=minutes, sample_s=sample_s, window_s=window_s)
-    db = options_of(ctx).open("skconsole-status", degraded_ok=True)
+    db = options_of(ctx).open("skconsole-status", degraded_ok=True, replica_ok=chosen.replica_ok)
     with db.connect() as conn:
         model = chosen.read(conn, args)
         degraded = not has_skconsole_objects(conn)

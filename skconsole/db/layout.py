@@ -14,6 +14,7 @@ from weakref import WeakKeyDictionary
 
 import psycopg
 
+from skconsole.db.rows import value
 from skconsole.db.schema import missing_objects
 
 Conn = psycopg.Connection[Any]
@@ -37,3 +38,9 @@ def has_skconsole_objects(conn: Conn) -> bool:
     if known is None:
         known = _known[conn] = not missing_objects(conn)
     return known
+
+
+def is_standby(conn: Conn) -> bool:
+    """Whether the server is a hot standby (in recovery): it serves reads of the queue's
+    rows as replayed, and refuses every write."""
+    return bool(value(conn, "SELECT pg_is_in_recovery()"))

@@ -55,14 +55,16 @@ def ensure_writable(conn: Conn, action: str, privileges: Sequence[Privilege]) ->
             "privileges": [p for _, p in needs],
         },
     )
+    # a standby's sessions are read-only too: say the cause, not the symptom
+    if access.standby:
+        raise ReadOnlyError(
+            f"refused: {action} changes the queue and this server is a read-only standby:"
+            " run it against the primary (--dsn PRIMARY; --read-dsn STANDBY reads the standby)"
+        )
     if access.read_only:
         raise ReadOnlyError(
             f"refused: {action} changes the queue and this session is read-only "
             "(--read-only, SKCONSOLE_READ_ONLY=1 or the role's default_transaction_read_only)"
-        )
-    if access.standby:
-        raise ReadOnlyError(
-            f"refused: {action} changes the queue and this server is a read-only standby"
         )
     if access.missing:
         raise ReadOnlyError(

@@ -53,7 +53,8 @@ class InflightJob:
     worker_id: UUID | None
     worker_host: str | None
     worker_pid: int | None
-    #: its control session holds its liveness lock (None: no worker known)
+    #: its control session holds its liveness lock (None: no worker known, or this server
+    #: cannot tell: a standby, a worker behind a transaction pooler)
     worker_connected: bool | None
     heartbeat_age_s: float | None
     timeout_s: float | None

@@ -16,7 +16,7 @@ one of them is synchronous is shown only to roles with ``pg_read_all_stats``
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from skconsole.core.durations import format_age
@@ -96,6 +96,11 @@ class Replication:
     last_failover: LastFailover | None
     #: the newest timeline the queue's statements have seen (None: none recorded)
     recorded_timeline: int | None = None
+    #: a standby's: how long ago its data is known to have reflected the primary's (None:
+    #: not a standby, or unknown: nothing replayed yet)
+    lag_s: float | None = None
+    #: a standby's: whether it streams from a primary now
+    receiving: bool = False
 
     @property
     def unseen_failover(self) -> bool:
@@ -113,6 +118,20 @@ class Replication:
         """A failover is not behind the queue yet: no worker has reached the new primary,
         or claims are still held there."""
         return self.unseen_failover or (self.last_failover is not None and self.last_failover.held)
+
+    def standby_note(self) -> str | None:
+        """ "as of 1.2s ago on standby": how old what a standby shows may be (None: not a
+        standby)."""
+        if not self.standby:
+            return None
+        as_of = (
+            "as of an unknown moment"
+            if self.lag_s is None
+            else f"as of {format_age(self.lag_s)} ago"
+        )
+        if not self.receiving:
+            return f"standby not receiving from its primary: {as_of}"
+        return f"{as_of} on standby"
 
     def failover_note(self) -> str | None:
         """What a person should know about failovers now: one not seen yet, claims held
@@ -200,7 +219,7 @@ class Replication:
             **attributes(
                 self,
                 "standby timeline recorded_timeline unseen_failover senders sync_senders"
-                " hidden_senders sync_names synchronous_commit",
+                " hidden_senders sync_names synchronous_commit lag_s receiving",
             ),
             "mode": self.mode.value,
             "says": self.says(),
@@ -260,4 +279,15 @@ def replication(conn: Conn) -> Replication:
         (found,) = fetch(conn, "replication", _row)
     else:
         (found,) = fetch(conn, "replication_compat", _row)
+    if found.standby:
+        (lag,) = fetch(conn, "standby_lag", StandbyLag)
+        found = replace(found, lag_s=lag.lag_s, receiving=lag.receiving)
     return found
+
+
+@dataclass(frozen=True)
+class StandbyLag:
+    """standby_lag.sql's answer."""
+
+    lag_s: float | None
+    receiving: bool

@@ -56,6 +56,8 @@ class ActionRunner:
     _: KW_ONLY
     actor: str
     read_only: bool
+    #: why no write is possible, when read-only
+    read_only_note: Callable[[], str]
     connected: Callable[[], bool]
     done: Callable[[], None]
     report_error: Callable[[str, BaseException], None]
@@ -71,7 +73,7 @@ class ActionRunner:
         if now - last < REPEAT_GUARD_S or self.busy:
             return False
         if self.read_only:
-            self.app.notify("Read-only mode: no changes are possible.", severity="warning")
+            self.app.notify(self.read_only_note(), severity="warning")
             return False
         if not self.connected():
             self.app.notify(

@@ -82,7 +82,7 @@ from skconsole.tui.source import DataSource, Queue
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel, panel_of
-from skconsole.tui.widgets.status_bar import StatusState, failover_text
+from skconsole.tui.widgets.status_bar import StatusState, replication_text
 
 __all__ = ["CADENCES", "ConsoleApp", "EngineControl"]
 
@@ -131,6 +131,7 @@ class ConsoleApp(App[int]):
             source,
             actor=self.actor,
             read_only=self.read_only,
+            read_only_note=self.read_only_note,
             connected=lambda: self.connected,
             done=self._after_action,
             report_error=self.report_error,
@@ -217,8 +218,24 @@ class ConsoleApp(App[int]):
             engine_state=None if engine is None else engine.state,
             degraded=self.snapshot is not None and self.snapshot.degraded,
             queue=self.overview.shown,
-            failover=failover_text(self.snapshot.replication if self.snapshot else None),
+            replication=replication_text(self.snapshot.replication if self.snapshot else None),
+            standby=self.on_standby,
         )
+
+    @property
+    def on_standby(self) -> bool:
+        """The console reads a hot standby (its last snapshot says so)."""
+        replication = self.snapshot.replication if self.snapshot else None
+        return replication is not None and replication.standby
+
+    def read_only_note(self) -> str:
+        """Why no write is possible, in one line."""
+        if self.on_standby:
+            return (
+                "Read-only: this console reads a hot standby, and writes need the primary"
+                " (skconsole --dsn PRIMARY --read-dsn STANDBY)."
+            )
+        return "Read-only mode: no changes are possible."
 
     def status_changed(self) -> None:
         from skconsole.tui.widgets.status_bar import StatusBar

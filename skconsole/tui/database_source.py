@@ -7,7 +7,10 @@ so the app calls it only from worker threads.
 
 Connections: one per purpose (refresh, failure groups, trends, health,
 drill-down, actions, the overview of several queues), opened lazily
-and kept, so the worker groups never share a connection. A queue with names of
+and kept, so the worker groups never share a connection. With a hot standby to
+read from (``--read-dsn``), the views of the queue's rows read it; actions and
+the health panel (the server's own sessions, locks, table statistics and xmin
+horizon, which a standby does not replicate) go to the primary, ``writes``. A queue with names of
 its own (``layout``, from a queues file) is read in them on every connection. A connection that
 breaks is dropped and :class:`SourceUnavailable` raised; the next call
 reconnects. History the console shows as trends (depth per type, metric
@@ -65,16 +68,21 @@ OVERVIEW_TIMEOUT_S = checks.READ_TIMEOUT_S
 class DatabaseSource:
     """The console's data source on PostgreSQL (see :class:`skconsole.tui.source.DataSource`)."""
 
+    #: the purposes that go to the primary when the console reads a standby
+    PRIMARY_PURPOSES = frozenset({"action", "health"})
+
     def __init__(
         self,
         db: Database,
         *,
         clock: Callable[[], float] = time.time,
         layout: TableMapping | None = None,
+        writes: Database | None = None,
     ) -> None:
         self.db = db
+        self.writes = writes or db
         self.layout = layout
-        self.read_only = db.read_only
+        self.read_only = self.writes.read_only
         self.description = db.description
         self.connection = shown_dsn(db.dsn)
         self.clock = clock
@@ -95,8 +103,9 @@ class DatabaseSource:
         with self._locks[purpose], mapped(self.layout):
             conn = self._conns.get(purpose)
             if conn is None or conn.closed or conn.broken:
+                db = self.writes if purpose in self.PRIMARY_PURPOSES else self.db
                 try:
-                    conn = self.db.connect(application_name="skconsole-console")
+                    conn = db.connect(application_name="skconsole-console")
                 except ConnectError as exc:
                     raise SourceUnavailable(str(exc)) from None
                 self._conns[purpose] = conn

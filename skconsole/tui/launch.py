@@ -17,11 +17,12 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.connect import Database
+from skconsole.db.layout import is_standby
 from skconsole.db.queues import QueueSpec
 from skconsole.db.schema import check_schema, setup_schema
 from skconsole.db.target import resolve_database
@@ -35,6 +36,8 @@ log = logging.getLogger("skconsole.console")
 @dataclass
 class ConsoleOptions:
     dsn: str | None = None
+    #: --read-dsn: a hot standby the console reads from; writes go to ``dsn``
+    read_dsn: str | None = None
     data_dir: Path | None = None
     setup: bool = False  # create the missing objects first (--setup)
     read_only: bool = False
@@ -72,11 +75,11 @@ def route_logging_to_file() -> Path:
     return path
 
 
-def schema_state(db: Database, *, read_only: bool, setup: bool) -> None:
+def schema_state(db: Database, *, read_only: bool, setup: bool) -> bool:
     """Make sure the queue is set up before the screen: set it up first when ``setup``
     (--setup), else check it. A database with Stakhanovise.NET's tables alone is read
     degraded; anything else missing raises a SchemaError (exit 4): the console never
-    creates anything it was not told to.
+    creates anything it was not told to. Returns whether the server is a hot standby.
 
     Raises ConnectError when the server cannot be reached.
     """
@@ -85,6 +88,21 @@ def schema_state(db: Database, *, read_only: bool, setup: bool) -> None:
             setup_schema(conn)
         else:
             check_schema(conn, allow_degraded=True)
+        return is_standby(conn)
+
+
+def reading_databases(opts: ConsoleOptions, db: Database) -> tuple[Database, Database]:
+    """(where the console reads, where it writes). With --read-dsn, the standby and
+    ``db``; ``db`` alone on a hot standby is read-only (writes need the primary, which
+    the console cannot find from a standby); else ``db`` twice."""
+    if opts.read_dsn is not None:
+        reads = Database(opts.read_dsn, read_only=True, application_name="skconsole-console")
+        schema_state(reads, read_only=True, setup=False)
+        return reads, db
+    if schema_state(db, read_only=opts.read_only, setup=opts.setup) and not db.read_only:
+        log.info("%s is a hot standby: the console is read-only", db.description)
+        db = replace(db, read_only=True)
+    return db, db
 
 
 def engine_database(db: Database) -> Database:
@@ -103,12 +121,14 @@ def run_app(
     refresh: float,
     engine: EngineThread | None = None,
     cleanup: Iterable[Callable[[], object]] = (),
+    writes: Database | None = None,
 ) -> int:
-    """Run the console on ``db`` until the operator quits; then stop the engine and helpers."""
+    """Run the console on ``db`` (writing to ``writes``, by default ``db`` too) until the
+    operator quits; then stop the engine and helpers."""
     from skconsole.tui.app import ConsoleApp
     from skconsole.tui.database_source import DatabaseSource
 
-    source = DatabaseSource(db)
+    source = DatabaseSource(db, writes=writes)
     route_logging_to_file()
     app = ConsoleApp(
         source,
@@ -175,9 +195,15 @@ def run_console(opts: ConsoleOptions) -> int:
     db = resolve_database(
         opts.dsn, opts.data_dir, read_only=opts.read_only, application_name="skconsole-console"
     )
-    schema_state(db, read_only=opts.read_only, setup=opts.setup)
+    if opts.read_dsn is not None:
+        schema_state(db, read_only=opts.read_only, setup=opts.setup)
+    reads, writes = reading_databases(opts, db)
     engine = None
     if registry is not None:
+        if writes.read_only:
+            raise ReadOnlyError(
+                f"refused: --tasks runs a worker, and {writes.description} is a hot standby"
+            )
         config = opts.worker_config or WorkerConfig(concurrency=opts.workers)
-        engine = EngineThread(engine_database(db), registry, config)
-    return run_app(db, refresh=opts.refresh, engine=engine)
+        engine = EngineThread(engine_database(writes), registry, config)
+    return run_app(reads, refresh=opts.refresh, engine=engine, writes=writes)

@@ -153,7 +153,7 @@ SCHEDULES: View[Schedules] = View(
     "schedules", lambda conn, args: Schedules(read.schedules(conn)), Schedules.as_dict
 )
 HEALTH: View[health.Health] = View(
-    "health", lambda conn, args: health.health(conn), health.Health.as_dict
+    "health", lambda conn, args: health.health(conn), health.Health.as_dict, replica_ok=False
 )
 
 #: every view of ``skconsole status VIEW``, in the order its help lists them

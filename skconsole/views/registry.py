@@ -53,3 +53,6 @@ class View(Generic[M]):
     as_json: Callable[[M], JsonObject]
     #: None: the faces draw it their own way (several tables, notes)
     table: Table[M, Any] | None = None
+    #: it reads the queue's rows alone, which a hot standby replicates (--read-dsn); False:
+    #: the server's own state too (sessions, locks, table statistics, the xmin horizon)
+    replica_ok: bool = True

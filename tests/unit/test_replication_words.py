@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from skconsole.check.verdict import Level, check_replication
 from skconsole.read.replication import LastFailover, Replication, ReplicationMode
-from skconsole.tui.widgets.status_bar import failover_text
+from skconsole.tui.widgets.status_bar import StatusState, failover_text, fit_line, replication_text
 from skconsole.worker.jobs import token_timeline
 
 AT = datetime(2026, 12, 3, 21, 13, 4, tzinfo=UTC)
@@ -90,6 +90,29 @@ def test_the_status_line_names_a_failover_while_it_matters() -> None:
     assert held == "claims held 9s · failover to timeline 2"
     assert after == "failover 21:13 UTC → timeline 2"
     assert unseen == "failover to timeline 3, no worker there yet"
+
+
+def test_on_a_standby_the_status_line_says_how_old_what_it_shows_may_be() -> None:
+    standby = replace(ASYNC, standby=True, senders=0, lag_s=1.2, receiving=True)
+
+    assert replication_text(standby) == "as of 1.2s ago on standby"
+    assert replication_text(replace(standby, receiving=False, lag_s=200.0)) == (
+        "standby not receiving from its primary: as of 3m 20s ago"
+    )
+    assert replication_text(replace(standby, lag_s=None)) == (
+        "as of an unknown moment on standby"
+    )
+    assert replication_text(ASYNC) is None
+
+
+def test_a_console_reading_a_standby_alone_says_so_on_its_mode_badge() -> None:
+    state = StatusState(
+        server="db", connection="live", attempt=0, error=None, age_s=1.0, interval_s=2.0,
+        paused=False, read_only=True, engine=None, engine_state=None, standby=True,
+    )  # fmt: skip
+
+    assert fit_line(state, 200).mode == " READ-ONLY · STANDBY "
+    assert fit_line(replace(state, read_only=False), 200).mode == " WRITE "
 
 
 def test_a_fencing_token_carries_its_timeline_above_the_sequence() -> None:

@@ -36,6 +36,15 @@ from skconsole.tui.formatting import fmt_age_s, fmt_seconds
 FAILOVER_SHOWN_S = 86_400.0
 
 
+def replication_text(r: Replication | None) -> str | None:
+    """What the line says of the server's replication: on a standby, how old what it
+    shows may be ("as of 1.2s ago on standby"); on a primary, a recent failover
+    (:func:`failover_text`); else None."""
+    if r is None:
+        return None
+    return r.standby_note() or failover_text(r)
+
+
 def failover_text(r: Replication | None) -> str | None:
     """ "failover to timeline 2, no worker there yet"; "claims held 7s · failover to
     timeline 2" while held; "failover 21:13 UTC → timeline 2" for a day after; else None."""
@@ -71,8 +80,10 @@ class StatusState:
     degraded: bool = False
     #: several queues: the one shown (None: the console watches one queue)
     queue: str | None = None
-    #: a failover of the last day, or claims held after one (None: none)
-    failover: str | None = None
+    #: a standby's lag, a failover of the last day or claims held after one (None: none)
+    replication: str | None = None
+    #: the console reads a hot standby
+    standby: bool = False
 
     @property
     def staleness(self) -> str:
@@ -88,7 +99,7 @@ class StatusState:
 
 def connection_text(state: StatusState) -> str:
     if state.connection == "live":
-        return "● live" + (f" · {state.failover}" if state.failover else "")
+        return "● live" + (f" · {state.replication}" if state.replication else "")
     if state.connection == "connecting":
         return "◌ connecting"
     if state.connection == "reconnecting":
@@ -142,6 +153,8 @@ def fit_line(state: StatusState, width: int) -> Line:
     that one shows the server whole."""
     age = "no data yet" if state.age_s is None else fmt_age_s(state.age_s)
     mode = " READ-ONLY " if state.read_only else " WRITE "
+    if state.read_only and state.standby:
+        mode = " READ-ONLY · STANDBY "
     if state.degraded:
         mode += "· STAKHANOVISE TABLES ONLY "
     line = Line(
