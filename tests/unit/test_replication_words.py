@@ -99,9 +99,7 @@ def test_on_a_standby_the_status_line_says_how_old_what_it_shows_may_be() -> Non
     assert replication_text(replace(standby, receiving=False, lag_s=200.0)) == (
         "standby not receiving from its primary: as of 3m 20s ago"
     )
-    assert replication_text(replace(standby, lag_s=None)) == (
-        "as of an unknown moment on standby"
-    )
+    assert replication_text(replace(standby, lag_s=None)) == ("as of an unknown moment on standby")
     assert replication_text(ASYNC) is None
 
 
