@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -46,6 +45,7 @@ from skconsole.db.pooled import (
     PooledCursor,
 )
 from skconsole.db.rows import one
+from skconsole.db.session_probe import Probe, probe_sessions
 from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.timestamps import tolerate_odd_timestamps
 
@@ -59,11 +59,6 @@ _SPACE = " \t\n\r\f\v"  # C isspace(), as PostgreSQL splits the options string
 _APPLY_SETTINGS = (
     "SELECT set_config(name, value, false) FROM unnest(%s::text[], %s::text[]) AS s(name, value)"
 )
-_PROBE_START = (
-    "SELECT pg_backend_pid() AS pid, set_config('skconsole.probe', %s, false) AS probe, "
-    "(SELECT source FROM pg_settings WHERE name = 'statement_timeout') AS source"
-)
-_PROBE_READ = "SELECT pg_backend_pid() AS pid, current_setting('skconsole.probe', true) AS probe"
 
 
 def masked_dsn(dsn: str) -> str:
@@ -307,16 +302,6 @@ def _path(dsn: str) -> _ServerPath:
     return _PATHS.setdefault(dsn, _ServerPath())
 
 
-@dataclass(frozen=True)
-class _Probe:
-    """One answer of the session probe: the server process, the probe's setting as
-    that session sees it, and (first answer only) where statement_timeout came from."""
-
-    pid: int
-    probe: str | None
-    source: str | None = None
-
-
 class _Found(Enum):
     """What the session probe found out about a server path."""
 
@@ -326,17 +311,6 @@ class _Found(Enum):
 
 
 _PROBE_TRANSACTION = "SELECT pg_backend_pid() AS pid, NULL::text AS probe"
-
-
-def _pooling_evidence(token: str, first: _Probe, other: _Probe, again: _Probe) -> str | None:
-    """Why the probe's answers mean a transaction pooler, or None when they are real sessions."""
-    if other.pid == first.pid or other.probe == token:
-        return f"two sessions share server process {other.pid}"
-    if again.pid != first.pid:
-        return f"a session moved from server process {first.pid} to {again.pid} between two transactions"
-    if again.probe != token:
-        return "a session setting was lost between two transactions"
-    return None
 
 
 @dataclass
@@ -471,39 +445,32 @@ class Database:
 
     def _check_sessions(self, conn: psycopg.Connection[Any]) -> _Found:
         """What the server path is, found out on ``conn`` (done on the first connection to
-        a server path in this process, never for the embedded server): ``conn`` and a
-        second session opened meanwhile must be on different server processes, and
-        ``conn`` must keep its server process and a session setting across two
-        transactions, else it is a pooler in transaction mode; a pooler in statement
-        mode (no transactions at all) is refused (PoolerError). Costs one more
-        connection and three round trips, once.
+        a server path in this process, never for the embedded server): a direct TCP
+        session is proven from its addresses; otherwise :func:`probe_sessions` probes
+        whether sessions are real or a pooler's in transaction mode. A pooler in
+        statement mode (no transactions at all) is refused (PoolerError).
         """
         path = _path(self.dsn)
         if path.checked or self.keepalive is not None:
             return _Found.SESSIONS
-        token = secrets.token_hex(8)
         autocommit = conn.autocommit
         try:
             conn.autocommit = True  # each probe statement its own transaction
-            first = one(conn, _PROBE_START, _Probe, (token,))
-            other_conn, _ = self._open(self._kwargs("skconsole-probe", {}))
-            with other_conn:
-                other = one(other_conn, _PROBE_READ, _Probe)
-            again = one(conn, _PROBE_READ, _Probe)
+            verdict = probe_sessions(
+                conn, lambda: self._open(self._kwargs("skconsole-probe", {}))[0]
+            )
         except psycopg.OperationalError as exc:
             raise self._error(exc) from None
-        assert first is not None and other is not None and again is not None
-        evidence = _pooling_evidence(token, first, other, again)
-        if evidence is not None:
-            self._refuse_statement_pooling(conn, evidence)
+        if verdict.pooled is not None:
+            self._refuse_statement_pooling(conn, verdict.pooled)
             # the probe's setting may linger on a shared server session: it names
             # nothing anyone reads, and dies with that session
-            path.pooled = evidence
+            path.pooled = verdict.pooled
             path.checked = True
             return _Found.TRANSACTION_POOLER
         conn.autocommit = autocommit
         path.checked = True
-        if path.startup_options and first.source != "client":
+        if path.startup_options and verdict.source not in (None, "client"):
             # a pooler that ignores the options startup parameter (ignore_startup_parameters)
             path.startup_options = False
             return _Found.OPTIONS_DROPPED
@@ -513,8 +480,8 @@ class Database:
         """A pooler that shares sessions must keep one for a whole transaction."""
         try:
             with conn.transaction():
-                first = one(conn, _PROBE_TRANSACTION, _Probe)
-                second = one(conn, _PROBE_TRANSACTION, _Probe)
+                first = one(conn, _PROBE_TRANSACTION, Probe)
+                second = one(conn, _PROBE_TRANSACTION, Probe)
             kept = first is not None and second is not None and first.pid == second.pid
         except psycopg.Error:
             kept = False

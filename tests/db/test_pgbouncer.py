@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 from skconsole.core.errors import PoolerError
 from skconsole.db.connect import Database
 from skconsole.db.pooled import through_transaction_pooler
+from skconsole.db.session_probe import direct_tcp_session, probe_sessions
 from skconsole.db.target import open_database
 from skconsole.producer import Job, Producer
 
@@ -61,6 +63,55 @@ def test_statement_pooling_is_refused_when_a_producer_first_connects(
 ) -> None:
     with pytest.raises(PoolerError, match="statement mode"):
         Database(pgbouncer("statement")).connect()
+
+
+# -- transaction pooling: found, even while the pooler is busy --------------------------------
+def test_transaction_pooling_is_found_every_time_while_other_clients_keep_the_pooler_busy(
+    pgbouncer: Callable[..., str],
+) -> None:
+    """One round of the probe missed the pooler 19 times in 200 under this load (a busy
+    server session freed just in time to look like the client's own)."""
+    bouncer = pgbouncer("transaction")
+    busy = threading.Event()
+    done = threading.Event()
+
+    def load() -> None:
+        with psycopg.connect(bouncer, autocommit=True, prepare_threshold=None) as c:
+            while not done.is_set():
+                c.execute("SELECT pg_sleep(0.002)")
+                busy.set()
+
+    def connect() -> psycopg.Connection[Any]:
+        return psycopg.connect(bouncer, autocommit=True, prepare_threshold=None)
+
+    threads = [threading.Thread(target=load) for _ in range(8)]
+    for t in threads:
+        t.start()
+    try:
+        assert busy.wait(10)
+        verdicts = []
+        for _ in range(60):
+            with connect() as conn:
+                verdicts.append(probe_sessions(conn, connect).pooled)
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+
+    assert [v for v in verdicts if v is None] == []
+
+
+def test_through_a_pooler_in_session_mode_sessions_are_not_proven_direct_but_probed_real(
+    pgbouncer: Callable[..., str],
+) -> None:
+    bouncer = pgbouncer("session", ignore_startup_parameters="options")
+
+    def connect() -> psycopg.Connection[Any]:
+        return psycopg.connect(bouncer, autocommit=True, prepare_threshold=None)
+
+    with connect() as conn:
+        assert not direct_tcp_session(conn)
+        assert probe_sessions(conn, connect).pooled is None
 
 
 # -- transaction pooling: each transaction carries the settings -------------------------------
