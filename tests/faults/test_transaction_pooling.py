@@ -15,7 +15,8 @@ could break the guarantees there is tried on purpose:
 - an operator cancels a running job: no notification can reach a worker behind
   the pooler, so it polls for the request;
 - ``server_reset_query_always``: PgBouncer resets each server session after
-  every transaction (DISCARD ALL).
+  every transaction (DISCARD ALL);
+- two workers share a concurrency limit, each claim on whichever session.
 
 Handlers log each completion (and each execution of ``slow-async`` with its start and
 end), so the counts come from the handlers, not only from the rows.
@@ -36,6 +37,8 @@ import pytest
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.read.workers import workers
+from tests.db.test_limits import LIMITED, post
+from tests.faults.test_limits import count, sample_running, set_limit
 from tests.support.pgbouncer import Bouncer, Bouncers
 from tests.support.tasks_faults import (
     LEASE,
@@ -246,3 +249,22 @@ def test_with_the_server_reset_after_every_transaction_jobs_still_run_exactly_on
 
     _exactly_once(conn, log_dir, ids)
     _stop(w)
+
+
+def test_a_concurrency_limit_holds_across_two_workers_behind_the_pooler(
+    bouncers: Bouncers, conn: psycopg.Connection[Any], start_worker: Callable[..., Any]
+) -> None:
+    """A limit is counted and enforced inside the claim statement: two pooled workers of
+    concurrency 20 run at most 2 of the limited type at once, and do reach 2."""
+    bouncer = _pooler(bouncers)
+    set_limit(conn, concurrency=2)
+    post(conn, LIMITED, 60)
+    for _ in range(2):
+        start_worker(
+            "--dsn", bouncer.dsn, "--tasks", "tests.support.tasks_limits",
+            "--concurrency", "20", "--poll", "100ms",
+        )  # fmt: skip
+
+    samples = list(sample_running(conn, lambda: count(conn, LIMITED, 3) == 60, timeout=120))
+
+    assert max(samples) == 2
