@@ -50,8 +50,10 @@ async def test_the_console_through_transaction_pooling_reads_every_panel_and_req
         await until(pilot, lambda: any(m.startswith("Requeued 6") for m in said))
         await until(
             pilot,
-            lambda: app.snapshot is not None
-            and any(d.task_type == "tui.timeout" and d.ready == 6 for d in app.snapshot.depth),
+            lambda: (
+                app.snapshot is not None
+                and any(d.task_type == "tui.timeout" and d.ready == 6 for d in app.snapshot.depth)
+            ),
         )
 
     assert statuses(conn, "tui.timeout") == {1: 6}
