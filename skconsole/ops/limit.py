@@ -28,7 +28,7 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import Json, JsonObject
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.text import printable
-from skconsole.ops import key_index
+from skconsole.ops.key_index import sync as sync_key_index
 from skconsole.ops.common import Conn
 from skconsole.ops.guard import TYPES
 from skconsole.ops.spec import Needs, Wording
@@ -225,7 +225,7 @@ def _sync_key_index(conn: Conn, task_type: str, old: Limits, new: Limits) -> Jso
     invalid one rebuilt), and any other of the type's dropped."""
     if new.key_path is None and old.key_path is None:
         return {}
-    return key_index.sync(conn, task_type, tuple(new.key_path) if new.key_path else None)
+    return sync_key_index(conn, task_type, tuple(new.key_path) if new.key_path else None)
 
 
 LIMIT = TypeSetting(

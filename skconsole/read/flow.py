@@ -49,7 +49,7 @@ import psycopg
 from skconsole.core.durations import format_age
 from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.status import JobStatus
-from skconsole.read import type_settings
+import skconsole.read.type_settings as type_settings
 from skconsole.read.depth import Depth, depth
 from skconsole.read.query import fetch
 from skconsole.read.type_settings import TypeSlo
