@@ -98,12 +98,17 @@ def test_a_handler_posting_a_child_with_a_big_indexed_value_records_its_success(
 
     with Producer(db) as p:
         task_id = p.post("t.parent", {})
+
+    def children() -> list[tuple[Any, ...]]:
+        return conn.execute(
+            "SELECT task_status FROM sk_task_results_t WHERE task_type = 't.child'"
+        ).fetchall()
+
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: _status(conn, task_id) == 3, timeout=30)
-    children = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_type = 't.child'"
-    ).fetchall()
-    assert children == [(3,)]
+        wait_until(lambda: children() == [(3,)], timeout=30)  # posted, then run too
+
+    assert _status(conn, task_id) == 3 and children() == [(3,)]
 
 
 def test_an_index_of_an_older_version_is_listed_stale_and_rebuilt_when_added_again(
