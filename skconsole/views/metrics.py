@@ -40,7 +40,7 @@ def metric_rows(
 
 
 COLUMNS: tuple[Column[MetricRow], ...] = (
-    Column("metric", "metric", 44, flex=True, ident=True, cell=lambda m, _: m.metric_id),
+    Column("metric", "metric", 44, flex=True, cell=lambda m, _: m.metric_id),
     Column("category", "category", 34, priority=3, cell=lambda m, _: (m.category, "muted")),
     figure_column(
         "value",
