@@ -120,3 +120,5 @@ class Listing(Generic[T]):
 
 def print_view(table: Table[M, Any], model: M, *, wide: bool) -> None:
     print_items(table.columns, table.items(model), title=table.title(model), wide=wide)
+    for note in table.notes(model):
+        out.print(escape(note), highlight=False)

@@ -10,7 +10,7 @@ from them.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -18,10 +18,8 @@ from psycopg import abc, postgres
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
-#: What a timestamptz past datetime's range reads as (``infinity``, year 10000 on).
-LATEST_TIME = datetime.max.replace(tzinfo=UTC)
-#: What one before it reads as (``-infinity``, BC dates).
-EARLIEST_TIME = datetime.min.replace(tzinfo=UTC)
+from skconsole.core.figures import EARLIEST_TIME, LATEST_TIME
+
 _TIMESTAMPTZ_OID = postgres.types["timestamptz"].oid
 
 

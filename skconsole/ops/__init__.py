@@ -24,8 +24,8 @@ commits on its own, so no lock outlives its batch.
 
 from typing import Any
 
-from skconsole.core.actor import Actor
 import skconsole.ops.audit as audit
+from skconsole.core.actor import Actor
 from skconsole.ops.audit import AuditEntry
 from skconsole.ops.bump import BUMP, BumpParams
 from skconsole.ops.cancel import CANCEL, CancelParams

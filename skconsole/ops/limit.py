@@ -28,9 +28,9 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import Json, JsonObject
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.text import printable
-from skconsole.ops.key_index import sync as sync_key_index
 from skconsole.ops.common import Conn
 from skconsole.ops.guard import TYPES
+from skconsole.ops.key_index import sync as sync_key_index
 from skconsole.ops.spec import Needs, Wording
 from skconsole.ops.type_actions import SettingParams, TypeSetting
 from skconsole.read import rate_text

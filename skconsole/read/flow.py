@@ -46,10 +46,10 @@ from typing import Any
 
 import psycopg
 
+import skconsole.read.type_settings as type_settings
 from skconsole.core.durations import format_age
 from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.status import JobStatus
-import skconsole.read.type_settings as type_settings
 from skconsole.read.depth import Depth, depth
 from skconsole.read.query import fetch
 from skconsole.read.type_settings import TypeSlo

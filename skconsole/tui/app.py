@@ -50,7 +50,8 @@ from skconsole.core.actor import Actor
 from skconsole.tui import actions as registry
 from skconsole.tui import cadences, clipboard
 from skconsole.tui.action_runner import ActionRunner, is_connection_error
-from skconsole.tui.actions import ActionSpec, spec_for
+from skconsole.tui.action_spec import MAIN, ActionSpec
+from skconsole.tui.actions import ACTIONS, spec_for
 from skconsole.tui.cadences import INTERVALS, MAX_BACKOFF_S, Cadence, Cadences, following
 from skconsole.tui.commands import ActionCommands
 from skconsole.tui.context import Scoped
@@ -400,7 +401,7 @@ class ConsoleApp(App[int]):
             spec.applies(self.current_scope())
             or spec.home is not None
             or not spec.scopes
-            or (spec.scopes <= registry.MAIN and isinstance(self.screen, MainScreen))
+            or (spec.scopes <= MAIN and isinstance(self.screen, MainScreen))
         )
 
     async def run_from_palette(self, spec: ActionSpec) -> None:
@@ -413,9 +414,7 @@ class ConsoleApp(App[int]):
         if spec.applies(self.current_scope()):
             await self.run_action(spec.action)
             return
-        if spec.home is None and not (
-            isinstance(self.screen, MainScreen) and spec.scopes <= registry.MAIN
-        ):
+        if spec.home is None and not (isinstance(self.screen, MainScreen) and spec.scopes <= MAIN):
             self.notify(f"“{spec.description}” does not apply here.", severity="warning")
             return
         back_to_main(self)
@@ -429,7 +428,7 @@ class ConsoleApp(App[int]):
 
     # -- simple actions ------------------------------------------------------------------
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.read_only, self.queue_switch.several))
+        self.push_screen(HelpScreen(ACTIONS, self.read_only, self.queue_switch.several))
 
     def action_panel(self, scope: str) -> None:
         self.main_screen.show_panel(scope)

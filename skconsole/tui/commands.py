@@ -13,7 +13,8 @@ from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from skconsole.tui.actions import ACTIONS, ActionSpec
+from skconsole.tui.action_spec import ActionSpec
+from skconsole.tui.actions import ACTIONS
 
 
 @runtime_checkable

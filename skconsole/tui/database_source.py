@@ -47,6 +47,7 @@ from skconsole.read.factors import CommonFactors, common_factors
 from skconsole.tui import model
 from skconsole.tui.formatting import format_age, short_id
 from skconsole.tui.source import SourceUnavailable
+from skconsole.views.metrics import metric_rows
 
 Conn = psycopg.Connection[Any]
 T = TypeVar("T")
@@ -273,10 +274,7 @@ class DatabaseSource:
             before, at = self._metrics_before
             rates = read.metric_rates(before, snap, now - at)
         self._metrics_before = (snap, now)
-        return tuple(
-            model.MetricRow(m.metric_id, m.category, m.value, rates.get(m.metric_id))
-            for m in sorted(snap.metrics, key=lambda m: m.metric_id)
-        )
+        return metric_rows(snap, rates)
 
     # -- drill-down ----------------------------------------------------------------------
     def group_jobs(self, signature: str, limit: int) -> read.GroupJobs:

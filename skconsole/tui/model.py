@@ -37,6 +37,7 @@ from skconsole.read import (
     WorkerInfo,
 )
 from skconsole.read.health import Health
+from skconsole.views.metrics import MetricRow as MetricRow
 
 
 @dataclass
@@ -56,14 +57,6 @@ class DepthRow(TypeDepth):
     finished: int = 0
     #: its max failure rate (0 to 1; ``skconsole slo set --max-failure-rate``); None: none
     max_failure_rate: float | None = None
-
-
-@dataclass(frozen=True)
-class MetricRow:
-    metric_id: str
-    category: str
-    value: int | None  # None: no process has a minimum or maximum yet
-    rate_per_s: float | None  # None until two samples are known
 
 
 @dataclass(frozen=True)

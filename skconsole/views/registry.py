@@ -37,13 +37,19 @@ class ViewArgs:
     window_s: float = WINDOW_S
 
 
+def _no_notes(model: Any) -> Sequence[str]:
+    return ()
+
+
 @dataclass(frozen=True)
 class Table(Generic[M, T]):
-    """A view drawn as one table: its rows' items, its columns, its title."""
+    """A view drawn as one table: its rows' items, its columns, its title, and the lines
+    the CLI prints below it (plain text: each face escapes it)."""
 
     columns: tuple[Column[T], ...]
     items: Callable[[M], Sequence[T]]
     title: Callable[[M], str]
+    notes: Callable[[M], Sequence[str]] = _no_notes
 
 
 @dataclass(frozen=True)

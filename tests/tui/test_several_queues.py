@@ -14,6 +14,7 @@ from textual.widgets import Label
 
 from skconsole.check.verdict import Level
 from skconsole.db.connect import Database
+from skconsole.tui.actions import ACTIONS
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.screens.help import help_text
@@ -181,7 +182,7 @@ async def test_one_queue_has_no_overview_and_no_key_for_it() -> None:
         assert isinstance(app.screen, MainScreen)
         assert app.check_action("queues", ()) is False
         assert app.status_state().queue is None
-    assert "Queues" not in help_text(read_only=False)
-    assert "queues overview" not in help_text(read_only=False)
-    several = help_text(read_only=False, several=True).splitlines()
+    assert "Queues" not in help_text(ACTIONS, read_only=False)
+    assert "queues overview" not in help_text(ACTIONS, read_only=False)
+    several = help_text(ACTIONS, read_only=False, several=True).splitlines()
     assert any(line.split()[:2] == ["o", "Queues"] for line in several if line.strip())

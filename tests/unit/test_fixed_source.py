@@ -8,8 +8,8 @@ from skconsole import read
 from skconsole.core.status import JobStatus
 from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.showcase.fixed_data import GROUPS, PARENT_JOB, STAGE_JOB
-from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.job_view import job_text, owner_text
+from skconsole.views.failures import statuses_text
 
 
 def test_snapshot_rows_are_read_model_dataclasses() -> None:

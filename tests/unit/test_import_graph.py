@@ -149,6 +149,67 @@ FACES = ("skconsole.cli", "skconsole.tui", "skconsole.bench", "skconsole.web", "
 UI_LIBRARIES = ("textual", "typer", "rich", "textual_serve", "aiohttp", "playwright")
 
 
+#: the console's own layers, bottom up: a module of tui/ imports only tui modules of its
+#: own layer or below. ``widgets`` and ``screens`` are those folders; every other module
+#: of tui/ is named here, so a new one is placed on purpose (docs/ARCHITECTURE.md).
+TUI_LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    (
+        "parts",
+        frozenset(
+            {"skconsole.tui", "model", "formatting", "moves", "opening", "off_thread", "clipboard"}
+            | {"polling", "source", "messages", "sentences", "operation", "engine_control"}
+        ),
+    ),
+    ("widgets", frozenset({"widgets", "panels"})),
+    ("screen parts", frozenset({"context", "action_spec"})),
+    ("screens", frozenset({"screens"})),
+    (
+        "flows",
+        frozenset(
+            {"asks", "confirmations", "action_runner", "targets", "navigation", "factor_search"}
+            | {"actions", "commands", "cadences", "queue_overviews", "queue_switch"}
+            | {"database_source"}
+        ),
+    ),
+    ("app", frozenset({"app", "launch", "showcase"})),
+)
+
+
+def _tui_layer(module: str) -> int | None:
+    """The rank of a tui module in TUI_LAYERS (None: not of tui/, or not placed)."""
+    if module != "skconsole.tui" and not module.startswith("skconsole.tui."):
+        return None
+    name = module if module == "skconsole.tui" else module.split(".")[2]
+    return next((i for i, (_, names) in enumerate(TUI_LAYERS) if name in names), None)
+
+
+def _tui_edges_up(graph: dict[str, set[str]]) -> list[str]:
+    """Every import inside tui/ from a lower layer of TUI_LAYERS to a higher one."""
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        if (rank := _tui_layer(source)) is not None
+        for target in targets
+        if (up := _tui_layer(target)) is not None and up > rank
+    )
+
+
+def test_every_module_of_the_console_is_in_a_layer_of_its_own_table() -> None:
+    tui = [m for m in _imports() if m == "skconsole.tui" or m.startswith("skconsole.tui.")]
+    assert [m for m in tui if _tui_layer(m) is None] == []
+
+
+def test_inside_the_console_no_import_runs_back_up_a_layer() -> None:
+    """A screen never imports the key registry (which imports the screens its dialogs
+    open): the help screen is given the actions; their spec and scopes sit below."""
+    assert _tui_edges_up(_imports()) == []
+
+
+def test_an_import_back_up_inside_the_console_is_reported() -> None:
+    graph = {"skconsole.tui.screens.help": {"skconsole.tui.actions"}}
+    assert _tui_edges_up(graph) == ["skconsole.tui.screens.help -> skconsole.tui.actions"]
+
+
 def _imported_in_a_fresh_process(modules: list[str], watched: tuple[str, ...]) -> list[str]:
     """Which of ``watched`` a fresh interpreter has loaded once it imported ``modules``."""
     code = (

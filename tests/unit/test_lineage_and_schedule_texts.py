@@ -11,13 +11,8 @@ from uuid import UUID
 from skconsole.core.status import JobStatus
 from skconsole.read import JobDetail, ScheduleInfo
 from skconsole.tui.widgets.job_view import job_text, lineage_fields, lineage_text
-from skconsole.tui.widgets.schedules_panel import (
-    SchedulesPanel,
-    last_run_cell,
-    next_run_cell,
-    schedule_cell,
-    short_reason,
-)
+from skconsole.tui.widgets.schedules_panel import SchedulesPanel
+from skconsole.views.schedules import last_run_cell, next_run_cell, schedule_cell, short_reason
 
 PARENT = UUID("00000fa0-7c1e-4b9a-9f3d-000001e35660")
 AT = datetime(2025, 3, 14, 3, 12, tzinfo=UTC)

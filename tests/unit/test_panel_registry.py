@@ -7,7 +7,8 @@ import importlib
 import pkgutil
 
 import skconsole.tui.widgets as widgets_pkg
-from skconsole.tui import actions
+from skconsole.tui import action_spec, actions
+from skconsole.tui.actions import ACTIONS
 from skconsole.tui.panels import PANEL_IDS, PANELS, number_of, numbered, panel_class
 from skconsole.tui.screens.help import help_text, where
 from skconsole.tui.screens.main import tab_label
@@ -36,7 +37,7 @@ def test_every_panel_class_in_the_widgets_is_in_the_tuple() -> None:
             ):
                 found.add(value)
     # a drill-down's list, and the overview of several queues: not the main screen's
-    elsewhere = {cls for cls in found if cls.scope in ("jobs", actions.QUEUES)}
+    elsewhere = {cls for cls in found if cls.scope in ("jobs", action_spec.QUEUES)}
     assert found - elsewhere == set(PANELS)
 
 
@@ -62,7 +63,7 @@ def test_key_help_and_palette_use_the_panel_label_defined_on_its_class() -> None
         assert spec.description == cls.label()
         assert cls.label() in spec.help
         assert spec.key == str(n)
-    text = help_text(read_only=False)
+    text = help_text(ACTIONS, read_only=False)
     assert "Exec times" in text and "Failures" in text
 
 
@@ -81,7 +82,7 @@ def test_tab_labels_are_number_and_label_with_the_note() -> None:
 
 
 def test_main_scope_covers_every_panel_and_help_names_them() -> None:
-    assert frozenset(PANEL_IDS) == actions.MAIN
+    assert frozenset(PANEL_IDS) == action_spec.MAIN
     requeue = actions.BY_ID["requeue"]
     assert where(requeue) == "Queue depth, Failures, group jobs, job detail"
 

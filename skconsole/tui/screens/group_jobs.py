@@ -14,8 +14,8 @@ from skconsole.tui.formatting import fmt_ago
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, job
 from skconsole.tui.screens.drilldown import DrillDownScreen
-from skconsole.tui.widgets.failures_panel import statuses_text
 from skconsole.tui.widgets.group_jobs_panel import GroupJobsPanel
+from skconsole.views.failures import statuses_text
 
 JOB_LIMIT = 200
 

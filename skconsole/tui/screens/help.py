@@ -1,7 +1,9 @@
-"""The ? screen: every key, generated from the action registry."""
+"""The ? screen: every key, generated from the action registry (given by the app:
+a screen sits below :mod:`skconsole.tui.actions`, which opens screens)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -11,7 +13,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from skconsole.tui.actions import ACTIONS, MAIN, QUEUES, TABLE_SCOPES, ActionSpec
+from skconsole.tui.action_spec import MAIN, QUEUES, TABLE_SCOPES, ActionSpec
 from skconsole.tui.moves import TABLE_MOVES
 from skconsole.tui.panels import PANEL_IDS, PANELS
 
@@ -51,10 +53,10 @@ def notes(spec: ActionSpec, read_only: bool) -> str:
     return ", ".join(out)
 
 
-def help_text(read_only: bool, several: bool = False) -> str:
+def help_text(actions: Sequence[ActionSpec], read_only: bool, several: bool = False) -> str:
     """Every key of this console: with one queue, none of the overview's."""
     rows = [("key", "action", "where", "notes", "")]
-    for spec in ACTIONS:
+    for spec in actions:
         if spec.needs_queues and not several:
             continue
         rows.append(
@@ -85,8 +87,11 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False),
     ]
 
-    def __init__(self, read_only: bool, several: bool = False) -> None:
+    def __init__(
+        self, actions: Sequence[ActionSpec], read_only: bool, several: bool = False
+    ) -> None:
         super().__init__(classes="dialog-screen")
+        self.actions = actions
         self.read_only = read_only
         self.several = several
 
@@ -94,7 +99,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help", classes="dialog"):
             yield Static("Keys and actions", classes="dialog-title")
             with VerticalScroll(id="help-body"):
-                yield Static(Content(help_text(self.read_only, self.several)))
+                yield Static(Content(help_text(self.actions, self.read_only, self.several)))
             yield Static(
                 Content(
                     "Confirmations default to No; write actions act on the ids shown when "

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from skconsole.tui.actions import QUEUES
+from skconsole.tui.action_spec import QUEUES
 from skconsole.tui.model import QueueRow, Snapshot
 from skconsole.tui.opening import Opening, OpenKind
 from skconsole.tui.widgets.queues_panel import QueuesPanel

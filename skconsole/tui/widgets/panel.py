@@ -9,7 +9,7 @@ view never passes for the whole picture.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
@@ -29,10 +29,14 @@ from skconsole.views.table import Column, Face, OfType, cell_text, shown_in
 T = TypeVar("T")
 
 
-def console_columns(columns: tuple[Column[T], ...]) -> tuple[Column[T], ...]:
+def console_columns(
+    columns: tuple[Column[T], ...], *, fit: dict[str, Callable[[str, int], str]] | None = None
+) -> tuple[Column[T], ...]:
     """A view's columns as the console shows them: those it shows, an id cut to its
-    first 8 characters (the full id is in the job detail and the CLI)."""
-    return tuple(_short(c) if c.ident else c for c in shown_in(columns, Face.CONSOLE))
+    first 8 characters (the full id is in the job detail and the CLI), and a text too
+    wide for its column shortened by ``fit`` (by column key) rather than cut."""
+    shown = (_short(c) if c.ident else c for c in shown_in(columns, Face.CONSOLE))
+    return tuple(replace(c, fit=fit[c.key]) if fit and c.key in fit else c for c in shown)
 
 
 def _short(column: Column[T]) -> Column[T]:
