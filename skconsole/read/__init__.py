@@ -40,7 +40,7 @@ from skconsole.read.replication import LastFailover, Replication, ReplicationMod
 from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedules
 from skconsole.read.statuses import STATUS_EXACT_LIMIT, StatusCounts, status_counts, status_summary
 from skconsole.read.type_settings import TypeLimit, limits, rate_text
-from skconsole.read.why import Cause, CauseCode, Why, why
+from skconsole.read.why import Cause, CauseCode, Fix, Why, why
 from skconsole.read.workers import WorkerInfo, workers
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "FailureGroup",
     "FailureScan",
     "FindIndex",
+    "Fix",
     "FoundJob",
     "GroupJobs",
     "History",

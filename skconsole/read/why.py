@@ -11,8 +11,9 @@ on its queue or result row. :func:`why` reads each (``sql/queries/why_*.sql``) a
 which apply, in the order of :data:`RANK`: a job posted after= others that have not
 all succeeded yet first (it has no queue row to claim), then what stops a claim outright, what only
 slows it last. A running job gets its worker's state and its run time against its
-type's p95; a finished one says so. Every cause names the command and the console key
-that fix it. Evidence is made safe for a terminal here (:func:`printable`), and kept
+type's p95; a finished one says so. Every cause names what fixes it as operator
+actions (:class:`Fix`: an ``ops.ACTIONS`` name and its command line's arguments), which
+each face offers its own way (the CLI as a command, the console with its key too). Evidence is made safe for a terminal here (:func:`printable`), and kept
 structured in ``facts``.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -77,17 +79,57 @@ RANK: tuple[CauseCode, ...] = tuple(CauseCode)
 
 
 @dataclass(frozen=True)
+class Fix:
+    """An operator action that fixes a cause: its name in ``ops.ACTIONS``, its command
+    line's arguments, and the words before and after it ("to run it again:", "to stop it")."""
+
+    action: str
+    args: tuple[str, ...] = ()
+    lead: str = ""
+    tail: str = ""
+
+    def command(self) -> str:
+        """The command line an operator can paste, its words quoted for a shell, made safe."""
+        return _cmd("skconsole", self.action, *self.args)
+
+    def as_dict(self) -> JsonObject:
+        return {"action": self.action, "args": list(self.args)}
+
+
+def _offer_command(fix: Fix) -> str:
+    return fix.command()
+
+
+@dataclass(frozen=True)
 class Cause:
-    """One cause: its code, the evidence in words (safe for a terminal), the command or
-    key that fixes it, and the evidence as data."""
+    """One cause: its code, the evidence in words (safe for a terminal), the actions that
+    fix it (and words beside them: ``note``), and the evidence as data."""
 
     code: CauseCode
     evidence: str
-    fix: str
+    fixes: tuple[Fix, ...] = ()
+    note: str = ""
     facts: JsonObject = field(default_factory=dict)
 
+    def fix_text(self, offer: Callable[[Fix], str] = _offer_command) -> str:
+        """What fixes it in words, each action as ``offer`` says it (a command, by default)."""
+        actions = " or ".join(
+            " ".join(w for w in (f.lead, offer(f), f.tail) if w).replace(" ,", ",")
+            for f in self.fixes
+        )
+        return "; ".join(t for t in (actions, self.note) if t)
+
+    @property
+    def fix(self) -> str:
+        return self.fix_text()
+
     def as_dict(self) -> JsonObject:
-        return {"code": self.code.value, "evidence": self.evidence, "fix": self.fix}
+        return {
+            "code": self.code.value,
+            "evidence": self.evidence,
+            "fix": self.fix,
+            "fixes": [f.as_dict() for f in self.fixes],
+        }
 
 
 @dataclass(frozen=True)
@@ -205,6 +247,10 @@ class _Running:
 
 
 # -- the causes ----------------------------------------------------------------------------
+#: what a session holding things up needs besides being cancelled
+IDLE_NOTE = "an idle transaction must be ended by its application"
+
+
 def _cmd(*words: str) -> str:
     """A command line an operator can paste, its words quoted for a shell, made safe."""
     return printable(" ".join(shlex.quote(w) for w in words))
@@ -224,8 +270,8 @@ def _not_due(j: WhyJob) -> Cause:
     return Cause(
         CauseCode.NOT_DUE,
         f"not due for {format_age(j.due_in_s)}: {why}; due at {j.run_at.isoformat()}",
-        f"{_cmd('skconsole', 'bump', '--now', '--id', str(j.task_id))} / key N",
-        {"kind": kind, "run_at": iso(j.run_at), "due_in_s": j.due_in_s},
+        (Fix("bump", ("--now", "--id", str(j.task_id))),),
+        facts={"kind": kind, "run_at": iso(j.run_at), "due_in_s": j.due_in_s},
     )
 
 
@@ -234,8 +280,8 @@ def _paused(j: WhyJob) -> Cause:
     return Cause(
         CauseCode.PAUSED,
         printable(f"its type {j.task_type} is paused{since}: no worker claims it"),
-        f"{_cmd('skconsole', 'resume', j.task_type)} / key P (depth panel)",
-        {"paused_at": iso(j.paused_at)},
+        (Fix("resume", (j.task_type,)),),
+        facts={"paused_at": iso(j.paused_at)},
     )
 
 
@@ -257,8 +303,8 @@ def _limit_full(conn: Conn, j: WhyJob) -> Cause:
             f"its type's concurrency limit is full: {j.running} running of {j.concurrency};"
             f" holding the slots: {named}{more}"
         ),
-        f"{_cmd('skconsole', 'limit', j.task_type, '--concurrency', 'N')} / key L (depth panel)",
-        {
+        (Fix("limit", (j.task_type, "--concurrency", "N")),),
+        facts={
             "running": j.running,
             "concurrency": j.concurrency,
             "holders": [str(h.task_id) for h in holders],
@@ -274,8 +320,8 @@ def _rate_limited(j: WhyJob) -> Cause:
         f"its type's rate window is used up: {j.window_claims} of {j.rate_count} claims per"
         f" {j.rate_seconds:g} s; the next claim may come in {format_age(next_in)}"
         f" (at {j.window_ends_at.isoformat()})",
-        f"{_cmd('skconsole', 'limit', j.task_type, '--rate', 'N/s')} / key L (depth panel)",
-        {"window_claims": j.window_claims, "next_claim_at": iso(j.window_ends_at)},
+        (Fix("limit", (j.task_type, "--rate", "N/s")),),
+        facts={"window_claims": j.window_claims, "next_claim_at": iso(j.window_ends_at)},
     )
 
 
@@ -305,10 +351,11 @@ def _key_limit_full(conn: Conn, j: WhyJob) -> Cause:
     return Cause(
         CauseCode.KEY_LIMIT_FULL,
         printable(f"{key} has {running} of {j.key_concurrency} running: {named}{more}"),
-        f"{_cmd('skconsole', 'limit', j.task_type, '--concurrency', 'N', '--per', path)}"
-        f" (raise it) or {_cmd('skconsole', 'limit', j.task_type, '--clear', '--per', path)}"
-        " / key L (depth panel)",
-        {
+        (
+            Fix("limit", (j.task_type, "--concurrency", "N", "--per", path), tail="(raise it)"),
+            Fix("limit", (j.task_type, "--clear", "--per", path)),
+        ),
+        facts={
             "key": j.key,
             "per": path,
             "running": running,
@@ -328,10 +375,11 @@ def _key_rate_limited(j: WhyJob) -> Cause:
             f"{key} used up its rate window: {j.key_window_claims} of {j.key_rate_count} claims"
             f" per {j.key_rate_seconds:g} s; its next claim may come in {format_age(next_in)}"
         ),
-        f"{_cmd('skconsole', 'limit', j.task_type, '--rate', 'N/s', '--per', path)}"
-        f" (raise it) or {_cmd('skconsole', 'limit', j.task_type, '--clear', '--per', path)}"
-        " / key L (depth panel)",
-        {
+        (
+            Fix("limit", (j.task_type, "--rate", "N/s", "--per", path), tail="(raise it)"),
+            Fix("limit", (j.task_type, "--clear", "--per", path)),
+        ),
+        facts={
             "key": j.key,
             "per": path,
             "window_claims": j.key_window_claims,
@@ -346,11 +394,11 @@ def _no_worker(j: WhyJob, workers: list[_Worker]) -> Cause:
     return Cause(
         CauseCode.NO_WORKER,
         printable(f"no live worker registered for its type {j.task_type}{others}"),
-        printable(
+        note=printable(
             f"start a worker whose registry has {j.task_type}:"
             " skconsole worker --tasks MODULE (a Stakhanovise.NET consumer does not register)"
         ),
-        {"live_workers": len(live)},
+        facts={"live_workers": len(live)},
     )
 
 
@@ -373,8 +421,8 @@ def _behind(conn: Conn, j: WhyJob) -> Cause | None:
         CauseCode.BEHIND,
         f"{count} due job(s) of {of} are ahead of it in claim order"
         f" (priority, run_at, then posting order; its priority is {j.priority})",
-        f"{_cmd('skconsole', 'bump', '--to', '0', '--id', str(j.task_id))} / key B",
-        {"ahead": row.ahead, "capped": row.ahead >= AHEAD_CAP, "priority": j.priority},
+        (Fix("bump", ("--to", "0", "--id", str(j.task_id))),),
+        facts={"ahead": row.ahead, "capped": row.ahead >= AHEAD_CAP, "priority": j.priority},
     )
 
 
@@ -387,16 +435,13 @@ def _horizon(conn: Conn, horizon_s: float) -> Cause | None:
     pids = [
         s.pid for s in h.horizon.sessions if s.xact_age_s is not None and s.xact_age_s >= horizon_s
     ]
-    fix = (
-        f"{_cmd('skconsole', 'cancel-session', str(pids[0]))} / key K (health panel);"
-        " an idle transaction must be ended by its application"
-        if pids
-        else "end it (COMMIT/ROLLBACK PREPARED, or drop the slot); see skconsole status health"
-    )
     return Cause(
         CauseCode.HORIZON,
         printable("; ".join(a.text for a in held)),
-        fix,
+        (Fix("cancel-session", (str(pids[0]),)),) if pids else (),
+        IDLE_NOTE
+        if pids
+        else "end it (COMMIT/ROLLBACK PREPARED, or drop the slot); see skconsole status health",
         {"holder": holder, "age": h.horizon.age, "age_s": h.horizon.age_s, "pids": pids},
     )
 
@@ -417,8 +462,8 @@ def _lock_wait(conn: Conn, j: WhyJob) -> Cause | None:
     return Cause(
         CauseCode.LOCK_WAIT,
         printable("; ".join(parts)) + " (claims skip a locked row)",
-        f"{_cmd('skconsole', 'cancel-session', str(first))} / key K (health panel);"
-        " an idle transaction must be ended by its application",
+        (Fix("cancel-session", (str(first),)),),
+        IDLE_NOTE,
         {"pids": [lk.pid for lk in locks], "rows": [lk.row_of for lk in locks]},
     )
 
@@ -438,14 +483,14 @@ def _running(conn: Conn, j: WhyJob) -> Cause:
         if r.running_s is not None and r.running_s * 1000 > p95:
             ran += " (slower than 95% of recent runs)"
     if state is not None and state.lease_lapsed:
-        fix = "skconsole reap / key H (in-flight panel): its worker's lease has lapsed"
+        fix = Fix("reap", tail="(its worker's lease has lapsed)")
     else:
-        fix = f"{_cmd('skconsole', 'cancel', '--id', str(j.task_id))} / key X, to stop it"
+        fix = Fix("cancel", ("--id", str(j.task_id)), tail=", to stop it")
     return Cause(
         CauseCode.RUNNING,
         printable(f"not waiting: it runs now; {ran}; {worker}"),
-        fix,
-        {
+        (fix,),
+        facts={
             "running_s": r.running_s,
             "p95_ms": p95,
             "worker_state": state.value if state is not None else None,
@@ -465,8 +510,8 @@ def _after(j: WhyJob, waits_for: list[AfterJob], of: int) -> Cause:
             f"waits for {len(waits_for)} job(s) (posted after= {of}): it is queued only once"
             f" every one has succeeded; still waiting for: {named}{more}"
         ),
-        f"cancel it ({_cmd('skconsole', 'cancel', '--id', str(j.task_id))} / key X),"
-        " or post it without after",
+        (Fix("cancel", ("--id", str(j.task_id)), lead="cancel it:"),),
+        "or post it without after",
         {
             "waits_for": [str(a.task_id) for a in waits_for],
             "states": [a.state for a in waits_for],
@@ -481,18 +526,15 @@ def _not_waiting(j: WhyJob) -> Cause:
         return Cause(
             CauseCode.NOT_QUEUED,
             f"not waiting: {j.status} {label}, parked for an operator after its last attempt failed",
-            f"{_cmd('skconsole', 'requeue', '--id', str(j.task_id))} / key R",
-            {"status": j.status},
+            (Fix("requeue", ("--id", str(j.task_id))),),
+            facts={"status": j.status},
         )
-    again = (
-        f"; to run it again: {_cmd('skconsole', 'requeue', '--id', str(j.task_id))} / key R"
-        if j.status in FAILED
-        else ""
-    )
+    again = Fix("requeue", ("--id", str(j.task_id)), lead="nothing to fix; to run it again:")
     return Cause(
         CauseCode.FINISHED,
         f"not waiting: it is over ({j.status} {label})",
-        "nothing to fix" + again,
+        (again,) if j.status in FAILED else (),
+        "" if j.status in FAILED else "nothing to fix",
         {"status": j.status},
     )
 
@@ -541,7 +583,7 @@ def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
             Cause(
                 CauseCode.READY,
                 printable(f"nothing holds it: it is due and first of its type {j.task_type}"),
-                "nothing to fix: the next claim of a worker that runs its type takes it",
+                note="nothing to fix: the next claim of a worker that runs its type takes it",
             )
         )
     return causes

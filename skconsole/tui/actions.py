@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 from skconsole import ops
+from skconsole.read.why import Fix
 from skconsole.tui import asks, targets
 from skconsole.tui.action_spec import (
     MAIN,
@@ -353,3 +354,27 @@ def bindings() -> list[Binding]:
         )
         for a in ACTIONS
     ]
+
+
+#: a fix whose action has more than one key: the one that does what its arguments say
+_FIX_KEYS: dict[tuple[str, str | None], str] = {
+    ("bump", "--now"): "bump_now",
+    ("resume", None): "pause_type",  # P pauses and resumes
+}
+
+
+def fix_key(fix: Fix) -> ActionSpec | None:
+    """The key that runs ``fix``'s action on what the console shows (None: no key does)."""
+    for (action, arg), spec_id in _FIX_KEYS.items():
+        if fix.action == action and (arg is None or arg in fix.args):
+            return next(s for s in ACTIONS if s.id == spec_id)
+    return next((s for s in ACTIONS if s.op is not None and s.op.action.name == fix.action), None)
+
+
+def offer_with_key(fix: Fix) -> str:
+    """A fix as the console offers it: its command, and the key that runs it here."""
+    spec = fix_key(fix)
+    if spec is None:
+        return fix.command()
+    where = f" ({spec.home} panel)" if spec.home else ""
+    return f"{fix.command()} / key {spec.shown_key}{where}"

@@ -18,6 +18,7 @@ from typing import Any
 
 from textual.app import App
 
+from skconsole.tui.actions import offer_with_key
 from skconsole.tui.context import Console, Opens
 from skconsole.tui.factor_search import load_factors
 from skconsole.tui.model import Snapshot
@@ -103,7 +104,7 @@ class Navigator:
         """w: why the job shown waits (read in a worker thread by the dialog)."""
         shown = self._job_shown()
         if shown is not None:
-            self.app.push_screen(WhyScreen(shown.task_id, self.console))
+            self.app.push_screen(WhyScreen(shown.task_id, self.console, offer_with_key))
 
     def parent_of_shown(self) -> Opening | None:
         """The job that posted the one shown, when its row is still there."""

@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 from textual.widgets import Static
 
-from skconsole.read import Cause, CauseCode
+from skconsole.read import Cause, CauseCode, Fix
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
@@ -48,7 +48,7 @@ async def test_the_why_key_shows_the_causes_of_a_retry_waiting_out_its_back_off(
         assert isinstance(app.screen, JobDetailScreen)
     assert "2. not_due: not due for" in text  # after 1. no_worker: none runs here
     assert "a retry waiting out its back-off after 1 failed attempt(s)" in text
-    assert f"fix: skconsole bump --now --id {job} / key N" in text
+    assert f"fix: skconsole bump --now --id {job} / key N (depth panel)" in text
 
 
 async def test_the_run_now_key_makes_the_job_due_after_confirmation(
@@ -77,7 +77,9 @@ async def test_the_run_now_key_makes_the_job_due_after_confirmation(
 
 
 async def test_hostile_text_in_the_causes_is_drawn_escaped() -> None:
-    hostile = Cause(CauseCode.PAUSED, f"its type {TASK_TYPE} is paused", f"resume {TASK_TYPE}")
+    hostile = Cause(
+        CauseCode.PAUSED, f"its type {TASK_TYPE} is paused", (Fix("resume", (TASK_TYPE,)),)
+    )
     app = ConsoleApp(FixedSource(why_causes=(hostile,)), auto_refresh=False, actor="t")
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(JobDetailScreen(STAGE_JOB, app))

@@ -3,6 +3,7 @@ first, each with what fixes it, read in a worker thread."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -13,14 +14,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from skconsole.core.text import printable
-from skconsole.read import Why
+from skconsole.read import Fix, Why
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import short_id
 from skconsole.tui.off_thread import read_off_thread
 
 
-def why_text(found: Why | None) -> Content:
-    """The causes as the dialog shows them: numbered, the evidence, then the fix."""
+def why_text(found: Why | None, offer: Callable[[Fix], str] = Fix.command) -> Content:
+    """The causes as the dialog shows them: numbered, the evidence, then the fix, each
+    action as ``offer`` says it (the console: its command and its key)."""
     if found is None:
         return Content("The job no longer exists (purged?).")
     lines: list[Content] = []
@@ -28,7 +30,7 @@ def why_text(found: Why | None) -> Content:
         lines.append(
             Content.assemble((f"{n}. {cause.code.value}", "bold"), ": ", printable(cause.evidence))
         )
-        lines.append(Content.assemble("   fix: ", (printable(cause.fix), "italic")))
+        lines.append(Content.assemble("   fix: ", (printable(cause.fix_text(offer)), "italic")))
     return Content("\n").join(lines)
 
 
@@ -42,10 +44,13 @@ class WhyScreen(ModalScreen[None]):
         Binding("w", "close", "Close", show=False),
     ]
 
-    def __init__(self, task_id: str, console: Console) -> None:
+    def __init__(
+        self, task_id: str, console: Console, offer: Callable[[Fix], str] = Fix.command
+    ) -> None:
         super().__init__()
         self.task_id = task_id
         self.console = console
+        self.offer = offer
         self.found: Why | None = None
 
     def compose(self) -> ComposeResult:
@@ -66,7 +71,7 @@ class WhyScreen(ModalScreen[None]):
 
     def _show(self, found: Why | None) -> None:
         self.found = found
-        self.query_one("#why-body", Static).update(why_text(found))
+        self.query_one("#why-body", Static).update(why_text(found, self.offer))
 
     def _failed(self, exc: BaseException) -> None:
         self.query_one("#why-body", Static).update(Content("Could not read why it waits."))

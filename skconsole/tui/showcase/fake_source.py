@@ -19,6 +19,7 @@ from skconsole.core.status import JobStatus
 from skconsole.read import (
     Cause,
     CauseCode,
+    Fix,
     FoundJob,
     GroupJobs,
     JobDetail,
@@ -142,14 +143,14 @@ def fixed_why(job: JobDetail) -> Why:
             Cause(
                 CauseCode.NOT_DUE,
                 "not due for 42s: a retry waiting out its back-off after 1 failed attempt(s)",
-                f"skconsole bump --now --id {job.task_id} / key N",
-                {"kind": "backoff"},
+                (Fix("bump", ("--now", "--id", str(job.task_id))),),
+                facts={"kind": "backoff"},
             ),
             Cause(
                 CauseCode.BEHIND,
                 "1,284 due job(s) of its type are ahead of it in claim order",
-                f"skconsole bump --to 0 --id {job.task_id} / key B",
-                {"ahead": 1284},
+                (Fix("bump", ("--to", "0", "--id", str(job.task_id))),),
+                facts={"ahead": 1284},
             ),
         ),
     )
