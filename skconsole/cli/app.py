@@ -166,10 +166,9 @@ def main_options(
 ) -> None:
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
     from skconsole.db.mapping import TableMapping
-    from skconsole.db.sqlfiles import use_mapping
 
     layout = TableMapping.from_file(mapping) if mapping is not None else TableMapping()
-    use_mapping(replace(layout, schema=schema) if schema is not None else layout)
+    layout = replace(layout, schema=schema) if schema is not None else layout
     named = named_queues(dsn or [], queues)
     if read_dsn is not None and len(named) > 1:
         raise ConfigError(
@@ -178,7 +177,7 @@ def main_options(
         )
     one = named[0] if len(named) == 1 else None
     if one is not None and one.mapping is not None:  # a queues file's one queue: its layout
-        use_mapping(one.mapping)
+        layout = one.mapping
     ctx.obj = Options(
         dsn=one.dsn if one is not None else None,
         data_dir=data_dir,
@@ -187,6 +186,7 @@ def main_options(
         queues=named,
         dsn_given=bool(dsn),
         read_dsn=read_dsn,
+        mapping=layout,
     )
     if ctx.invoked_subcommand is None:
         require_extra("console", "the console")
@@ -204,6 +204,7 @@ def main_options(
                 refresh=refresh_interval(refresh),
                 tasks=tasks,
                 workers=workers,
+                mapping=layout,
             )
         )
         raise typer.Exit(code)

@@ -28,6 +28,7 @@ reports, each with its ``queue``.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Annotated
 
 import psycopg
@@ -43,8 +44,6 @@ from skconsole.db.connect import Database, database_error_message
 from skconsole.db.mapping import TableMapping
 from skconsole.db.queues import QueueSpec
 from skconsole.db.schema import check_schema
-from skconsole.db.sqlfiles import mapped
-from skconsole.db.target import resolve_database
 from skconsole.read import health
 
 #: --warn-hung: at most this many (a count of jobs)
@@ -152,12 +151,7 @@ def check(
             )
         else:
             # outside the bound: it may start the embedded server (no server named)
-            db = resolve_database(
-                opts.reads_dsn,
-                opts.data_dir,
-                read_only=opts.read_only,
-                application_name="skconsole-check",
-            )
+            db = opts.database("skconsole-check", reads=True)
             result = _check(db, None, timeout_s, limits, table_limits, left_out)
     except (SkconsoleError, psycopg.Error) as exc:
         # a bad option too: the plugin convention has no other code for "could not check"
@@ -182,7 +176,8 @@ def _check(
 
     def read(watch: checks.Watch) -> checks.Report:
         # never sets up the schema (as if --no-setup): a probe changes nothing
-        with mapped(layout), watch.track(db.connect(**checks.bounded_session(timeout_s))) as conn:
+        queue = replace(db, mapping=layout) if layout is not None else db
+        with watch.track(queue.connect(**checks.bounded_session(timeout_s))) as conn:
             watch.at("checking the schema")
             check_schema(conn, allow_degraded=True)
             return checks.run(conn, limits, table_limits, left_out, watch)

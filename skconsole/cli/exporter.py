@@ -34,7 +34,6 @@ from skconsole.core.errors import ConfigError, SkconsoleError
 from skconsole.core.extras import require_extra
 from skconsole.core.text import printable
 from skconsole.db.connect import Database
-from skconsole.db.target import resolve_database
 
 #: --interval bounds: below a second the read models would load the server for
 #: nothing (Prometheus scrapes every 15 s or so); above an hour nothing is current
@@ -117,9 +116,7 @@ def exporter(
         )
         reading = f"{len(opts.queues)} queues ({', '.join(q.name for q in opts.queues)})"
     else:
-        db = resolve_database(
-            opts.reads_dsn, opts.data_dir, read_only=True, application_name="skconsole-exporter"
-        )
+        db = opts.database("skconsole-exporter", read_only=True, reads=True)
         engine = Exporter(db, interval_s, timeout_s=timeout_s)
         reading = db.description
     registry = CollectorRegistry(auto_describe=False)

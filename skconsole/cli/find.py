@@ -38,7 +38,7 @@ from skconsole.core.durations import format_age, parse_duration
 from skconsole.core.find_query import DEFAULT_LIMIT, MAX_LIMIT, FindQuery
 from skconsole.core.payload_terms import parse_path, parse_terms
 from skconsole.core.text import printable
-from skconsole.db.sqlfiles import active_mapping
+from skconsole.db.context import mapping_of
 from skconsole.ops.common import db_now
 from skconsole.ops.find_index import FIND_INDEX_ADD, FIND_INDEX_DROP, RESULTS, FindIndexParams
 from skconsole.views import Column as ViewColumn
@@ -223,7 +223,7 @@ def list_indexes(ctx: typer.Context, as_json: JsonOpt = False, wide: WideOpt = F
     """The search indexes: path, type, size, how often used, valid or not."""
     db = options_of(ctx).open("skconsole-find-index")
     with db.connect() as conn:
-        indexes = read.find_indexes(conn, active_mapping().regname(RESULTS))
+        indexes = read.find_indexes(conn, mapping_of(conn).regname(RESULTS))
     _INDEXES.print(indexes, as_json=as_json, wide=wide)
 
 

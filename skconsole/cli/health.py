@@ -56,7 +56,9 @@ def vacuum(
 ) -> None:
     """VACUUM (ANALYZE) one queue table now (audited)."""
     params = VacuumParams(table)
-    db = options_of(ctx).open("skconsole-vacuum", write=not flags.dry_run)
+    opts = options_of(ctx)
+    db = opts.open("skconsole-vacuum", write=not flags.dry_run)
+    params.default_name(db.mapping)  # one line before anything runs
     with db.connect() as conn:
         p = VACUUM.preview(conn, params=params)
         d = p.details

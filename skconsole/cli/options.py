@@ -76,6 +76,7 @@ def refresh_interval(text: str) -> float:
 # -- the connection options ---------------------------------------------------------------
 if TYPE_CHECKING:  # imported where used: psycopg is not needed to print --help
     from skconsole.db.connect import Database
+    from skconsole.db.mapping import TableMapping
     from skconsole.db.queues import QueueSpec
 
 
@@ -118,6 +119,9 @@ class Options:
     dsn_given: bool = False
     #: --read-dsn: a hot standby the views of replicated rows read from (writes: ``dsn``)
     read_dsn: str | None = None
+    #: the names of the queue's objects (--mapping, --schema, a queues file's one
+    #: queue); None: Stakhanovise.NET's default names
+    mapping: TableMapping | None = None
 
     @property
     def several(self) -> bool:
@@ -127,6 +131,22 @@ class Options:
     def reads_dsn(self) -> str | None:
         """Where a read of replicated rows goes: the standby of --read-dsn, else ``dsn``."""
         return self.read_dsn or self.dsn
+
+    def database(
+        self, application_name: str, *, read_only: bool | None = None, reads: bool = False
+    ) -> Database:
+        """The database, resolved (the embedded server started when none is named) but not
+        checked: ``reads`` the standby of --read-dsn when one is named; ``read_only``
+        instead of --read-only."""
+        from skconsole.db.target import resolve_database
+
+        return resolve_database(
+            self.reads_dsn if reads else self.dsn,
+            self.data_dir,
+            read_only=self.read_only if read_only is None else read_only,
+            application_name=application_name,
+            mapping=self.mapping,
+        )
 
     def open(
         self,
@@ -152,6 +172,7 @@ class Options:
                 read_only=True,
                 application_name=application_name,
                 degraded_ok=degraded_ok,
+                mapping=self.mapping,
             )
         return open_database(
             self.dsn,
@@ -160,6 +181,7 @@ class Options:
             read_only=self.read_only,
             application_name=application_name,
             degraded_ok=degraded_ok and not write,
+            mapping=self.mapping,
         )
 
 

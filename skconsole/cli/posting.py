@@ -24,7 +24,6 @@ from skconsole.cli.output import err, out, progress_bar
 from skconsole.core.durations import parse_duration, parse_time
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.schema import setup_schema
-from skconsole.db.target import resolve_database
 from skconsole.producer import (
     STREAM_CHUNK,
     Job,
@@ -44,7 +43,7 @@ def setup(ctx: typer.Context) -> None:
     o = options_of(ctx)
     if o.read_only:
         raise ReadOnlyError("refused: setup writes to the database and read-only mode is on")
-    db = resolve_database(o.dsn, o.data_dir, application_name="skconsole-setup")
+    db = o.database("skconsole-setup")
     with db.connect() as conn:
         changed = setup_schema(conn)
     out.print(

@@ -26,7 +26,7 @@ from skconsole.cli.options import (
 from skconsole.cli.output import err, out
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError, ReadOnlyError
-from skconsole.db.sqlfiles import active_mapping
+from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.worker.engine import WorkerConfig
 
 
@@ -134,7 +134,7 @@ def worker(
         data_dir=str(o.data_dir) if o.data_dir else None,
         setup=o.setup,
         config=config,
-        mapping=active_mapping(),
+        mapping=o.mapping or DEFAULT_MAPPING,
     )
     configure_logging()
     code = run_in_process(spec) if processes == 1 else run_supervised(spec, processes)

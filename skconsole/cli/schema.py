@@ -15,9 +15,9 @@ from skconsole.core.actor import Actor
 from skconsole.core.errors import ReadOnlyError, SchemaError, SkconsoleError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.audit import AuditRow
+from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.db.schema import SCHEMA_VERSION, recorded_version
 from skconsole.db.schema_sql import alive_workers, install_sql, uninstall, uninstall_plan
-from skconsole.db.target import resolve_database
 
 schema_app = typer.Typer(
     help="The schema as SQL for your migrations, and the way out.", no_args_is_help=True
@@ -26,11 +26,11 @@ app.add_typer(schema_app, name="schema")
 
 
 @schema_app.command("sql")
-def sql_command() -> None:
+def sql_command(ctx: typer.Context) -> None:
     """Print what `skconsole setup` runs, as one transaction (for psql, Alembic, Django):
     it installs a fresh database and upgrades one of any earlier schema version.
     Takes --mapping and --schema; connects to nothing."""
-    print(install_sql(), end="")
+    print(install_sql(options_of(ctx).mapping or DEFAULT_MAPPING), end="")
 
 
 @schema_app.command("uninstall")
@@ -59,7 +59,7 @@ def uninstall_command(
     o = options_of(ctx)
     if o.read_only and not dry_run:
         raise ReadOnlyError("refused: uninstall writes to the database and read-only mode is on")
-    db = resolve_database(o.dsn, o.data_dir, application_name="skconsole-uninstall")
+    db = o.database("skconsole-uninstall")
     with db.connect() as conn:
         alive = alive_workers(conn)
         if alive and not dry_run:

@@ -178,15 +178,12 @@ def serve(
     root = ctx.find_root().params
     refresh_interval(str(root.get("refresh") or "2s"))  # a bad --refresh: here, not per tab
     require_extra("web", "skconsole serve")
-    from skconsole.db.target import resolve_database
     from skconsole.tui.launch import schema_state
     from skconsole.web.server import ConsoleServer, serve_until_stopped
     from skconsole.worker.run import configure_logging
 
     read_only = not allow_writes
-    db = resolve_database(
-        opts.dsn, opts.data_dir, read_only=read_only, application_name="skconsole-serve"
-    )
+    db = opts.database("skconsole-serve", read_only=read_only)
     schema_state(db, read_only=read_only, setup=opts.setup)  # one line now, not a closed tab
     acting = user or token.name
     command = console_command(root, read_only=read_only, user=acting, host=browser_host())

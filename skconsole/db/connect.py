@@ -37,6 +37,13 @@ import psycopg
 from psycopg import conninfo
 
 from skconsole.core.errors import ConnectError, PoolerError, ServerUnreachable
+from skconsole.db.context import (
+    AsyncMappedCursor,
+    ConnectionContext,
+    MappedCursor,
+    with_context,
+)
+from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.pooled import (
     AsyncPooledConnection,
     AsyncPooledCursor,
@@ -46,7 +53,6 @@ from skconsole.db.pooled import (
 )
 from skconsole.db.rows import one
 from skconsole.db.session_probe import Probe, probe_sessions
-from skconsole.db.sqlfiles import active_mapping
 from skconsole.db.timestamps import tolerate_odd_timestamps
 
 APPLICATION_NAME = "skconsole"
@@ -326,16 +332,23 @@ class Database:
     application_name: str = APPLICATION_NAME
     description: str = field(default="")
     keepalive: Any = None  # the embedded server handle, held for this process's lifetime
+    #: the names of the queue's objects (--mapping, --schema, a queues file's queue)
+    mapping: TableMapping = DEFAULT_MAPPING
 
     def __post_init__(self) -> None:
         if not self.description:
             self.description = masked_dsn(self.dsn)
 
+    @property
+    def context(self) -> ConnectionContext:
+        """What each of its connections carries (:mod:`skconsole.db.context`)."""
+        return ConnectionContext(self.mapping, self.read_only)
+
     def options(self, extra: str = "") -> str:
         """The ``options`` every session gets: ours, the layout's (``--schema``), the
         user's (and ``extra``), the guard."""
         user = user_options(self.dsn)
-        layout = active_mapping().session_options
+        layout = self.mapping.session_options
         if layout:
             user = f"{layout} {user}" if user.strip(_SPACE) else layout
         if extra.strip(_SPACE):
@@ -406,12 +419,13 @@ class Database:
                 return pooled, False
             if path.startup_options:
                 try:
-                    return psycopg.connect(self.dsn, **kwargs), False
+                    return psycopg.connect(self.dsn, cursor_factory=MappedCursor, **kwargs), False
                 except psycopg.OperationalError as exc:
                     if not refuses_startup_options(exc):
                         raise
                     path.startup_options = False
-            return psycopg.connect(self.dsn, **(kwargs | {"options": ""})), True
+            plain = kwargs | {"options": ""}
+            return psycopg.connect(self.dsn, cursor_factory=MappedCursor, **plain), True
         except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
             raise self._error(exc) from None
 
@@ -436,6 +450,7 @@ class Database:
             elif found is _Found.OPTIONS_DROPPED:
                 pending = True
             tolerate_odd_timestamps(conn)
+            with_context(conn, self.context)
             if pending:
                 self._apply(conn, kwargs["options"])
         except BaseException:
@@ -506,12 +521,17 @@ class Database:
                 return pooled, False
             if path.startup_options:
                 try:
-                    return await psycopg.AsyncConnection.connect(self.dsn, **kwargs), False
+                    conn = await psycopg.AsyncConnection.connect(
+                        self.dsn, cursor_factory=AsyncMappedCursor, **kwargs
+                    )
+                    return conn, False
                 except psycopg.OperationalError as exc:
                     if not refuses_startup_options(exc):
                         raise
                     path.startup_options = False
-            conn = await psycopg.AsyncConnection.connect(self.dsn, **(kwargs | {"options": ""}))
+            conn = await psycopg.AsyncConnection.connect(
+                self.dsn, cursor_factory=AsyncMappedCursor, **(kwargs | {"options": ""})
+            )
             return conn, True
         except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
             raise self._error(exc) from None
@@ -531,6 +551,7 @@ class Database:
             elif found is _Found.OPTIONS_DROPPED:
                 pending = True
             tolerate_odd_timestamps(conn)
+            with_context(conn, self.context)
             if pending:
                 names, values = self._settings(kwargs["options"])
                 try:

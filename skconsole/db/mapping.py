@@ -15,10 +15,9 @@ for the resolved names: each becomes a quoted identifier
 channel a quoted literal (``psycopg.sql.Literal``), so a name never reaches the
 server as anything but a name. A schema given with ``--schema`` is not written
 into the SQL: every session's ``search_path`` is set to it, so our own objects
-live beside the application's. A process works with one layout: the CLI sets
-it from ``--mapping`` and ``--schema`` (:func:`skconsole.db.sqlfiles.use_mapping`); one
-that watches several queues reads each within its own
-(:func:`skconsole.db.sqlfiles.mapped`).
+live beside the application's. A layout travels with the database that has it
+(``Database.mapping``, from ``--mapping`` and ``--schema`` or a queues file) and
+with each connection it opens (:mod:`skconsole.db.context`).
 """
 
 from __future__ import annotations

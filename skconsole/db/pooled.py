@@ -37,6 +37,8 @@ from psycopg.copy import AsyncCopy, Copy
 from psycopg.pq import TransactionStatus
 from psycopg.rows import Row
 
+from skconsole.db.context import AsyncMappedCursor, MappedCursor
+
 _APPLY_LOCAL: LiteralString = (
     "SELECT set_config(name, value, true) FROM unnest(%s::text[], %s::text[]) AS s(name, value)"
 )
@@ -90,7 +92,7 @@ class PooledConnection(psycopg.Connection[Row]):
             yield
 
 
-class PooledCursor(psycopg.Cursor[Row]):
+class PooledCursor(MappedCursor[Row]):
     """The cursor of a :class:`PooledConnection`: each statement in a transaction that has
     the settings, never prepared on the server."""
 
@@ -172,7 +174,7 @@ class AsyncPooledConnection(psycopg.AsyncConnection[Row]):
             yield
 
 
-class AsyncPooledCursor(psycopg.AsyncCursor[Row]):
+class AsyncPooledCursor(AsyncMappedCursor[Row]):
     """The cursor of an :class:`AsyncPooledConnection`."""
 
     @property

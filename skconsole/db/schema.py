@@ -17,8 +17,10 @@ import psycopg
 from skconsole.core.errors import ReadOnlyError, SchemaError
 from skconsole.core.version import SCHEMA_VERSION as SCHEMA_VERSION
 from skconsole.core.version import __version__
+from skconsole.db.context import mapping_of
+from skconsole.db.mapping import TableMapping
 from skconsole.db.rows import one, value, values
-from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
+from skconsole.db.sqlfiles import query, schema_scripts
 
 #: The class id of skconsole's advisory locks (the two-key form, so its keys
 #: never meet an application's own pg_advisory_lock(bigint) keys). The SQL
@@ -81,9 +83,9 @@ CREATE TABLE IF NOT EXISTS sk_schema_version_t (
 """
 
 
-def _regname(default_name: str) -> str:
-    """The object's name in this database as to_regclass/to_regproc read it."""
-    return active_mapping().regname(default_name)
+def _regname(conn: psycopg.Connection[Any], default_name: str) -> str:
+    """The object's name in ``conn``'s database as to_regclass/to_regproc read it."""
+    return mapping_of(conn).regname(default_name)
 
 
 def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
@@ -91,9 +93,9 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
     absent = values(
         conn,
         "SELECT n FROM unnest(%s::text[], %s::text[]) AS t(n, reg) WHERE to_regclass(reg) IS NULL",
-        (names, [_regname(n) for n in names]),
+        (names, [_regname(conn, n) for n in names]),
     )
-    missing = [active_mapping().table(n) for n in absent]
+    missing = [mapping_of(conn).table(n) for n in absent]
     functions = (
         "sk_try_dequeue_task",
         "sk_worker_liveness",
@@ -116,11 +118,11 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         conn,
         "SELECT array_agg(to_regproc(f) IS NOT NULL ORDER BY i) AS present"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS t(f, i)",
-        ([_regname(f) for f in functions],),
+        ([_regname(conn, f) for f in functions],),
     )
     for found_it, name in zip(present, functions, strict=True):
         if not found_it:
-            missing.append(f"{active_mapping().table(name)}()")
+            missing.append(f"{mapping_of(conn).table(name)}()")
     for table, columns in (
         ("sk_task_results_t", RESULT_COLUMNS),
         ("sk_task_types_t", TYPE_COLUMNS),
@@ -132,17 +134,18 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
                 conn,
                 "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass(%s)"
                 " AND attname = ANY(%s::text[]) AND NOT attisdropped",
-                (_regname(table), list(columns)),
+                (_regname(conn, table), list(columns)),
             )
         )
         missing += [f"{table}.{c}" for c in columns if c not in found]
     return missing
 
 
-def scripts_checksum() -> str:
-    """Fingerprint of the shipped schema scripts: a change means setup has work to do."""
+def scripts_checksum(mapping: TableMapping) -> str:
+    """Fingerprint of the shipped schema scripts (for ``mapping``'s names): a change means
+    setup has work to do."""
     digest = hashlib.sha256()
-    for name, text in schema_scripts():
+    for name, text in schema_scripts(mapping):
         digest.update(name.encode())
         digest.update(text.encode())
     return digest.hexdigest()
@@ -181,10 +184,10 @@ def _refuse_newer(version: int | None) -> None:
         )
 
 
-def only_stakhanovise(missing: list[str]) -> bool:
+def only_stakhanovise(missing: list[str], mapping: TableMapping) -> bool:
     """``missing`` (from :func:`missing_objects`) lacks none of Stakhanovise.NET's tables:
     a database its application uses, without skconsole's objects."""
-    theirs = {active_mapping().table(n) for n in STAKHANOVISE_OBJECTS}
+    theirs = {mapping.table(n) for n in STAKHANOVISE_OBJECTS}
     return bool(missing) and not theirs & set(missing)
 
 
@@ -194,7 +197,7 @@ def check_schema(conn: psycopg.Connection[Any], *, allow_degraded: bool = False)
     read degraded, :mod:`skconsole.db.layout`)."""
     _refuse_newer(recorded_version(conn))
     missing = missing_objects(conn)
-    if missing and allow_degraded and only_stakhanovise(missing):
+    if missing and allow_degraded and only_stakhanovise(missing, mapping_of(conn)):
         return False
     if missing:
         raise SchemaError(
@@ -209,7 +212,7 @@ def _refuse_a_second_queue(conn: psycopg.Connection[Any]) -> None:
     """Raise a SchemaError rather than create the queue table when another table of its
     layout is already beside it (in this session's schemas): a second, empty queue would
     show 0 where the application's has its jobs."""
-    mapping = active_mapping()
+    mapping = mapping_of(conn)
     if value(conn, "SELECT to_regclass(%s) IS NOT NULL", (mapping.regname("sk_tasks_queue_t"),)):
         return
     existing = [str(name) for name in values(conn, query("stakhanovise_queues"))]
@@ -226,7 +229,7 @@ def setup_schema(conn: psycopg.Connection[Any]) -> bool:
     """Create whatever is missing; returns True when anything had to be created."""
     recorded = _recorded(conn)
     _refuse_newer(recorded.version)
-    wanted = scripts_checksum()
+    wanted = scripts_checksum(mapping_of(conn))
     if (
         recorded.version == SCHEMA_VERSION
         and recorded.scripts_sha256 == wanted
@@ -241,7 +244,7 @@ def setup_schema(conn: psycopg.Connection[Any]) -> bool:
             conn.execute(
                 "ALTER TABLE sk_schema_version_t ADD COLUMN IF NOT EXISTS scripts_sha256 char(64)"
             )
-            for _name, script in schema_scripts():
+            for _name, script in schema_scripts(mapping_of(conn)):
                 conn.execute(script)  # static DDL shipped with the package
             conn.execute(
                 "INSERT INTO sk_schema_version_t (version, skconsole_version, scripts_sha256) "

@@ -30,7 +30,8 @@ from psycopg import sql
 
 from skconsole.core.version import __version__
 from skconsole.db.audit import AuditRow, insert
-from skconsole.db.mapping import DERIVED_NAMES
+from skconsole.db.context import mapping_of
+from skconsole.db.mapping import DERIVED_NAMES, TableMapping
 from skconsole.db.rows import value, values
 from skconsole.db.schema import (
     _SETUP_LOCK,
@@ -40,7 +41,7 @@ from skconsole.db.schema import (
     STAKHANOVISE_OBJECTS,
     scripts_checksum,
 )
-from skconsole.db.sqlfiles import active_mapping, query, schema_scripts
+from skconsole.db.sqlfiles import query, schema_scripts
 
 Conn = psycopg.Connection[Any]
 
@@ -50,9 +51,9 @@ AUDIT_TABLE = "sk_audit_t"
 SKCONSOLE_SEQUENCES = ("sk_claim_id_seq", "sk_workers_lock_key_seq")
 
 
-def install_sql() -> str:
-    """What ``skconsole setup`` runs, as one SQL text for psql or a migration tool."""
-    mapping = active_mapping()
+def install_sql(mapping: TableMapping) -> str:
+    """What ``skconsole setup`` runs (for ``mapping``'s names), as one SQL text for psql
+    or a migration tool."""
     lock_class, lock_key = _SETUP_LOCK
     parts = [
         f"-- skconsole {__version__}: schema version {SCHEMA_VERSION}, printed by"
@@ -81,14 +82,18 @@ def install_sql() -> str:
         _VERSION_TABLE.strip() + ";",
         "ALTER TABLE sk_schema_version_t ADD COLUMN IF NOT EXISTS scripts_sha256 char(64);",
     ]
-    for name, script in schema_scripts():
+    for name, script in schema_scripts(mapping):
         parts += [f"\n-- {name}", script.strip()]
     record = sql.SQL(
         "INSERT INTO sk_schema_version_t (version, skconsole_version, scripts_sha256)"
         " VALUES ({}, {}, {}) ON CONFLICT (version) DO UPDATE SET"
         " scripts_sha256 = EXCLUDED.scripts_sha256,"
         " skconsole_version = EXCLUDED.skconsole_version;"
-    ).format(sql.Literal(SCHEMA_VERSION), sql.Literal(__version__), sql.Literal(scripts_checksum()))
+    ).format(
+        sql.Literal(SCHEMA_VERSION),
+        sql.Literal(__version__),
+        sql.Literal(scripts_checksum(mapping)),
+    )
     parts += ["", record.as_string(), "COMMIT;", ""]
     return "\n".join(parts)
 
@@ -164,7 +169,7 @@ def _name(text: str) -> sql.Composable:
 def uninstall_plan(conn: Conn, *, audit: bool, stakhanovise: bool) -> Uninstall:
     """Read what skconsole created in this database (``audit``: its audit table too;
     ``stakhanovise``: Stakhanovise.NET's four tables and its dequeue function as well)."""
-    mapping = active_mapping()
+    mapping = mapping_of(conn)
     theirs = [mapping.regname(t) for t in STAKHANOVISE_OBJECTS]
     ours = [t for t in SKCONSOLE_OBJECTS if audit or t != AUDIT_TABLE]
     params = {

@@ -7,22 +7,23 @@ this module is imported, and :func:`query` refuses a name that has no file:
 a misspelt name fails at the first import of the module naming it (a test
 checks that every name used exists and every file is used).
 
-The SQL names Stakhanovise.NET's objects by their default names; a process
-working on a database that renamed them (``QueuedTaskMapping``) says so once
-with :func:`use_mapping`, and every text handed out is rewritten for it
-(:mod:`skconsole.db.mapping`). A process that watches several queues, each
-with names of its own (``--queues``), reads each one within :func:`mapped`:
-the layout holds for that thread's (context's) statements only.
+The SQL names Stakhanovise.NET's objects by their default names. :func:`query`
+hands out a :class:`Statement` (the text, knowing its name), and the cursor that
+runs it rewrites it for the layout of its connection's queue
+(:func:`for_layout`, :mod:`skconsole.db.context`): a database that renamed them
+(``QueuedTaskMapping``), or several queues each with names of its own, need
+nothing ambient. Only statements are rewritten, never text composed from mapped
+identifiers, so nothing is rewritten twice.
 """
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from __future__ import annotations
+
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import LiteralString
+from typing import Any, LiteralString, cast
 
-from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
+from skconsole.db.mapping import TableMapping
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -44,49 +45,39 @@ def _load_queries() -> Mapping[str, LiteralString]:
 QUERIES: Mapping[str, LiteralString] = _load_queries()
 
 
-_active: TableMapping = DEFAULT_MAPPING
-#: a layout in effect for one context (a queue's reads): wins over the process's
-_within: ContextVar[TableMapping | None] = ContextVar("skconsole_mapping", default=None)
+class Statement(str):
+    """The text of a named statement, written with the default names (its ``name``
+    says which file it is)."""
 
+    name: str
 
-def use_mapping(mapping: TableMapping) -> None:
-    """Rewrite every statement handed out from now on for ``mapping`` (the process's:
-    the CLI sets it from ``--mapping``, a library user before connecting)."""
-    global _active
-    _active = mapping
-
-
-@contextmanager
-def mapped(mapping: TableMapping | None) -> Iterator[None]:
-    """Within the block (this thread's context only), statements are for ``mapping``;
-    None: the process's layout. A new thread starts without it: each queue's reads
-    enter it on the thread that makes them."""
-    if mapping is None:
-        yield
-        return
-    token = _within.set(mapping)
-    try:
-        yield
-    finally:
-        _within.reset(token)
-
-
-def active_mapping() -> TableMapping:
-    within = _within.get()
-    return _active if within is None else within
+    def __new__(cls, name: str, text: str) -> Statement:
+        made = super().__new__(cls, text)
+        made.name = name
+        return made
 
 
 def query(name: str) -> LiteralString:
-    """The text of ``sql/queries/<name>.sql`` for the names in use; a KeyError names
-    the missing file."""
+    """The text of ``sql/queries/<name>.sql``, for its connection's cursor to rewrite for
+    its layout; a KeyError names the missing file."""
     try:
         text = QUERIES[name]
     except KeyError:
         raise KeyError(f"no query sql/queries/{name}.sql") from None
-    mapping = active_mapping()
-    if mapping.is_default:
-        return text
-    return _mapped(mapping, name)
+    return cast(LiteralString, Statement(name, text))
+
+
+def statement_for(name: str, mapping: TableMapping) -> LiteralString:
+    """The text of ``sql/queries/<name>.sql`` for ``mapping``'s names."""
+    return cast(LiteralString, for_layout(query(name), mapping))
+
+
+def for_layout(statement: Any, mapping: TableMapping) -> Any:
+    """``statement`` for ``mapping``: a named statement rewritten for its names, anything
+    else as it is."""
+    if mapping.is_default or not isinstance(statement, Statement):
+        return statement
+    return _mapped(mapping, statement.name)
 
 
 @cache
@@ -101,11 +92,11 @@ def load_sql(name: str) -> LiteralString:
     return (sql_root() / f"{name}.sql").read_text(encoding="utf-8")
 
 
-def schema_scripts() -> list[tuple[str, str]]:
-    """(file name, text) of every schema script, in the order they must run, for the
-    names in use."""
+def schema_scripts(mapping: TableMapping) -> list[tuple[str, str]]:
+    """(file name, text) of every schema script, in the order they must run, for
+    ``mapping``'s names."""
     folder = sql_root() / "schema"
     return [
-        (p.name, active_mapping().rewrite(p.read_text(encoding="utf-8")))
+        (p.name, mapping.rewrite(p.read_text(encoding="utf-8")))
         for p in sorted(folder.glob("*.sql"))
     ]

@@ -42,7 +42,6 @@ from skconsole.check.verdict import READ_TIMEOUT_S, TimedOut, Watch, bounded_ses
 from skconsole.db.connect import Database
 from skconsole.db.mapping import TableMapping
 from skconsole.db.schema import check_schema
-from skconsole.db.sqlfiles import mapped
 from skconsole.exporter.sources import SOURCES, Source
 
 log = logging.getLogger("skconsole.exporter")
@@ -111,11 +110,11 @@ class Exporter:
             application_name=APPLICATION_NAME,
             description=db.description,
             keepalive=db.keepalive,
+            mapping=layout or db.mapping,
         )
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.sources = tuple(sources)
-        self.layout = layout
         self.name = name
         self._snapshot = Snapshot()
         #: the connection cycles reuse; only the thread of the cycle in progress uses it
@@ -166,9 +165,8 @@ class Exporter:
             self._conn = None
 
     def _read(self, watch: Watch) -> list[Metric]:
-        """One cycle's reads, on the bounded thread, in the queue's layout."""
-        with mapped(self.layout):
-            return self._read_sources(watch)
+        """One cycle's reads, on the bounded thread (its connection in the queue's layout)."""
+        return self._read_sources(watch)
 
     def _read_sources(self, watch: Watch) -> list[Metric]:
         """Every source in one transaction."""

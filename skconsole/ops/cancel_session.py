@@ -35,6 +35,8 @@ from psycopg.rows import dict_row
 from skconsole.core.durations import format_age, format_limit
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
+from skconsole.db.context import mapping_of
+from skconsole.db.mapping import TableMapping
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import ActionProgress, Conn, Done, batch_transaction
 from skconsole.ops.model import ActionResult, Selection
@@ -67,12 +69,12 @@ class CancelSessionParams(Params):
                 f"cancel-session needs a horizon threshold of 0s or more, got {self.horizon_s!r}"
             )
 
-    def sql(self) -> dict[str, object]:
+    def sql_on(self, mapping: TableMapping) -> dict[str, object]:
         return {
             "pid": self.pid,
             "backend_start": self.backend_start,
             "query_cap": QUERY_CAP,
-            "tables": regnames(),
+            "tables": regnames(mapping),
             "horizon_s": self.horizon_s,
             "cancel": False,  # the preview's reading; only the execution sets it
         }
@@ -158,7 +160,7 @@ class SessionAction(ServerAction[CancelSessionParams]):
                 with conn.cursor(row_factory=dict_row) as cur:
                     row = cur.execute(
                         query("health_session_target"),
-                        {**params.sql(), "cancel": True},
+                        {**params.sql_on(mapping_of(conn)), "cancel": True},
                         prepare=False,
                     ).fetchone()
                 batch.add(int(row is not None and row["cancelled"] is True))

@@ -32,8 +32,10 @@ from psycopg.rows import dict_row
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.payload_terms import PayloadTerm
+from skconsole.db.context import mapping_of
+from skconsole.db.mapping import TableMapping
 from skconsole.db.pooled import run_outside_transaction
-from skconsole.db.sqlfiles import active_mapping, query
+from skconsole.db.sqlfiles import query
 from skconsole.ops.common import Conn, drop_index, index_build_lock
 from skconsole.ops.server_action import ServerAction
 from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
@@ -68,12 +70,8 @@ class FindIndexParams(Params):
         key = json.dumps([list(self.path), self.task_type])
         return PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
 
-    def sql(self) -> dict[str, object]:
-        return {
-            "table": active_mapping().regname(RESULTS),
-            "index": self.index,
-            "adding": self.adding,
-        }
+    def sql_on(self, mapping: TableMapping) -> dict[str, object]:
+        return {"table": mapping.regname(RESULTS), "index": self.index, "adding": self.adding}
 
     def details(self) -> JsonObject:
         return {"path": self.dotted, "task_type": self.task_type, "index": self.index}
@@ -83,7 +81,7 @@ class FindIndexParams(Params):
         return f" on {self.dotted}{on}"
 
 
-def create_statement(params: FindIndexParams) -> sql.Composed:
+def create_statement(params: FindIndexParams, mapping: TableMapping) -> sql.Composed:
     """CREATE INDEX CONCURRENTLY on the search expression (values as literals: DDL takes no
     parameters; psycopg quotes them)."""
     path = sql.SQL(", ").join(sql.Literal(k) for k in params.path)
@@ -97,7 +95,7 @@ def create_statement(params: FindIndexParams) -> sql.Composed:
         " ((sk_key(sk_try_jsonb(task_payload) #>> ARRAY[{path}]::text[]))){where}"
     ).format(
         index=sql.Identifier(params.index),
-        table=active_mapping().identifier(RESULTS),
+        table=mapping.identifier(RESULTS),
         path=path,
         where=where,
     )
@@ -106,7 +104,8 @@ def create_statement(params: FindIndexParams) -> sql.Composed:
 def _state(conn: Conn, params: FindIndexParams) -> Row | None:
     """The index as it is now (find_index_state.sql)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(query("find_index_state"), params.sql(), prepare=False).fetchone()
+        state = query("find_index_state")
+        return cur.execute(state, params.sql_on(mapping_of(conn)), prepare=False).fetchone()
 
 
 def _qualified(params: FindIndexParams, target: Row) -> sql.Identifier:
@@ -132,7 +131,7 @@ def _add(conn: Conn, params: FindIndexParams, target: Row) -> JsonObject:
             # invalid (a build failed) or stale (on the unbounded value of an older
             # version): build it again
             drop_index(conn, _qualified(params, target))
-        run_outside_transaction(conn, create_statement(params))
+        run_outside_transaction(conn, create_statement(params, mapping_of(conn)))
         comment = json.dumps({"path": params.dotted, "task_type": params.task_type})
         conn.execute(
             sql.SQL("COMMENT ON INDEX {} IS {}").format(

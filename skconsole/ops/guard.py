@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.errors import ReadOnlyError
-from skconsole.db.sqlfiles import active_mapping
+from skconsole.db.context import mapping_of
 from skconsole.read.query import fetch
 
 Conn = psycopg.Connection[Any]
@@ -51,7 +51,7 @@ def ensure_writable(conn: Conn, action: str, privileges: Sequence[Privilege]) ->
         "ops_write_access",
         WriteAccess,
         {
-            "tables": [active_mapping().regname(t) for t, _ in needs],
+            "tables": [mapping_of(conn).regname(t) for t, _ in needs],
             "privileges": [p for _, p in needs],
         },
     )

@@ -29,8 +29,10 @@ from psycopg.rows import dict_row
 
 from skconsole.core.errors import BusyError
 from skconsole.core.json_types import JsonObject
+from skconsole.db.context import mapping_of
+from skconsole.db.mapping import TableMapping
 from skconsole.db.pooled import run_outside_transaction
-from skconsole.db.sqlfiles import active_mapping, query
+from skconsole.db.sqlfiles import query
 from skconsole.ops.common import Conn, drop_index, index_build_lock
 
 PREFIX = "sk_key_"
@@ -58,7 +60,9 @@ def index_name(task_type: str, path: tuple[str, ...]) -> str:
     return PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def create_statement(name: str, task_type: str, path: tuple[str, ...]) -> sql.Composed:
+def create_statement(
+    name: str, task_type: str, path: tuple[str, ...], mapping: TableMapping
+) -> sql.Composed:
     """The index on the key expression as sk_claim_keyed() writes it, then the claim order;
     values as literals (DDL takes no parameters; psycopg quotes them)."""
     return sql.SQL(
@@ -68,7 +72,7 @@ def create_statement(name: str, task_type: str, path: tuple[str, ...]) -> sql.Co
         " WHERE task_type = {task_type}"
     ).format(
         index=sql.Identifier(name),
-        table=active_mapping().identifier(QUEUE),
+        table=mapping.identifier(QUEUE),
         path=sql.Literal(list(path)),
         task_type=sql.Literal(task_type),
     )
@@ -76,7 +80,7 @@ def create_statement(name: str, task_type: str, path: tuple[str, ...]) -> sql.Co
 
 def key_indexes(conn: Conn, task_type: str) -> list[KeyIndex]:
     """The type's key indexes, valid or not."""
-    params = {"table": active_mapping().regname(QUEUE), "task_type": task_type}
+    params = {"table": mapping_of(conn).regname(QUEUE), "task_type": task_type}
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(query("key_indexes"), params, prepare=False).fetchall()
     return [KeyIndex(**r) for r in rows]
@@ -89,7 +93,7 @@ def _drop(conn: Conn, found: KeyIndex) -> None:
 def _may_index(conn: Conn) -> tuple[bool, str | None]:
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(
-            query("key_index_rights"), {"table": active_mapping().regname(QUEUE)}, prepare=False
+            query("key_index_rights"), {"table": mapping_of(conn).regname(QUEUE)}, prepare=False
         ).fetchone()
     return (bool(row["may_index"]), str(row["schema"])) if row else (False, None)
 
@@ -109,7 +113,7 @@ def _rebuild(
             _drop(conn, old)
     if wanted is None or path is None or any(f.index == wanted and f.valid for f in found):
         return False
-    run_outside_transaction(conn, create_statement(wanted, task_type, path))
+    run_outside_transaction(conn, create_statement(wanted, task_type, path, mapping_of(conn)))
     comment = json.dumps({"task_type": task_type, "path": "payload." + ".".join(path)})
     conn.execute(
         sql.SQL("COMMENT ON INDEX {} IS {}").format(

@@ -12,6 +12,7 @@ from psycopg.rows import dict_row
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
+from skconsole.db.context import mapping_of
 from skconsole.db.sqlfiles import query
 from skconsole.ops.common import ActionProgress, Conn, Done, batch_transaction
 from skconsole.ops.model import ActionResult, Preview, Selection
@@ -59,7 +60,9 @@ class ServerAction(Action[P]):
 
     def _row(self, conn: Conn, name: str, params: P) -> Row | None:
         with conn.cursor(row_factory=dict_row) as cur:
-            return cur.execute(query(name), params.sql(), prepare=False).fetchone()
+            return cur.execute(
+                query(name), params.sql_on(mapping_of(conn)), prepare=False
+            ).fetchone()
 
     def _target(self, conn: Conn, params: P) -> Row | None:
         """The write query's row, when the target is there and still qualifies: a write

@@ -32,6 +32,7 @@ from uuid import UUID
 from skconsole.core.actor import Actor
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
+from skconsole.db.mapping import TableMapping
 from skconsole.ops.common import Batches, Conn, run_action
 from skconsole.ops.guard import Privilege
 from skconsole.ops.model import (
@@ -65,6 +66,11 @@ class Params:
     def sql(self) -> dict[str, object]:
         """Extra parameters of the action's statements."""
         return {}
+
+    def sql_on(self, mapping: TableMapping) -> dict[str, object]:
+        """The parameters for a queue of ``mapping``'s names (an action on a table
+        names it as that queue does)."""
+        return self.sql()
 
     def details(self) -> JsonObject:
         """What the preview, the result and the audit row record of these parameters."""

@@ -19,8 +19,9 @@ from psycopg import sql
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.text import quoted
+from skconsole.db.context import mapping_of
+from skconsole.db.mapping import TableMapping
 from skconsole.db.pooled import run_outside_transaction
-from skconsole.db.sqlfiles import active_mapping
 from skconsole.ops.common import Conn
 from skconsole.ops.server_action import ServerAction
 from skconsole.ops.spec import Confirm, Needs, Params, Row, Wording
@@ -33,22 +34,20 @@ class VacuumParams(Params):
 
     table: str = ""
 
-    def __post_init__(self) -> None:
-        tables = [active_mapping().table(t) for t in HOT_TABLES]
-        if self.table not in tables:
+    def default_name(self, mapping: TableMapping) -> str:
+        """Stakhanovise.NET's default name of the table, which ``mapping`` may rename; a
+        ConfigError names the tables it may be."""
+        found = next((t for t in HOT_TABLES if mapping.table(t) == self.table), None)
+        if found is None:
+            tables = [mapping.table(t) for t in HOT_TABLES]
             raise ConfigError(
                 f"vacuum takes one of the queue's tables ({', '.join(tables)}),"
                 f" not {quoted(self.table)}"
             )
+        return found
 
-    @property
-    def default_name(self) -> str:
-        """Stakhanovise.NET's default name of the table (the mapping may rename it)."""
-        mapping = active_mapping()
-        return next(t for t in HOT_TABLES if mapping.table(t) == self.table)
-
-    def sql(self) -> dict[str, object]:
-        return {"table": active_mapping().regname(self.default_name)}
+    def sql_on(self, mapping: TableMapping) -> dict[str, object]:
+        return {"table": mapping.regname(self.default_name(mapping))}
 
     def details(self) -> JsonObject:
         return {"table": self.table}
@@ -66,7 +65,8 @@ def _vacuum(conn: Conn, params: VacuumParams, target: Row) -> JsonObject:
             f"refused: this database role may not vacuum {params.table}"
             " (its owner, a superuser, pg_maintain or a MAINTAIN grant may)"
         )
-    table = active_mapping().identifier(params.default_name)
+    mapping = mapping_of(conn)
+    table = mapping.identifier(params.default_name(mapping))
     run_outside_transaction(conn, sql.SQL("VACUUM (ANALYZE) {}").format(table))
     return {"vacuumed": True}
 

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, LiteralString, TypeVar
+from typing import Any, Generic, LiteralString, TypeVar, cast
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -36,6 +36,8 @@ from psycopg.types.datetime import TimestamptzLoader
 from skconsole.core.closing import Closing
 from skconsole.core.errors import ConfigError, ConnectError, PostInterrupted, UnknownJobError
 from skconsole.db.connect import Database, libpq_env_given
+from skconsole.db.context import AsyncMappedCursor, MappedCursor
+from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.sqlfiles import query
 from skconsole.producer.job import Job, PostCounts, PostResult, default_source
 from skconsole.producer.plan import (
@@ -279,17 +281,22 @@ class Producer(Closing):
                     progress(done)
         return done
 
+    @property
+    def _layout(self) -> TableMapping:
+        """The names of the queue's objects: the database's (the default names without one)."""
+        return self.db.mapping if self.db is not None else DEFAULT_MAPPING
+
     def _write(self, conn: Conn, writes: Plan, *, own: bool = True) -> PostCounts:
         """The post's statements over ``conn``, in whatever transaction it is in."""
         done = PostCounts()
         prepare = _prepare(own)
         if writes.after_parents:
-            with _cursor(conn, scalar_row, own) as check:
+            with _cursor(conn, scalar_row, own, self._layout) as check:
                 named = {"ids": writes.after_parents}
                 unknown = check.execute(query("after_unknown"), named).fetchall()
             if unknown:
                 raise unknown_after(unknown)
-        with _cursor(conn, class_row(PostAnswer), own) as cur:
+        with _cursor(conn, class_row(PostAnswer), own, self._layout) as cur:
             if writes.lone is not None:
                 done.add(
                     counts(
@@ -298,7 +305,7 @@ class Producer(Closing):
                     )
                 )
             if writes.copied:
-                with _cursor(conn, scalar_row, own) as clock:
+                with _cursor(conn, scalar_row, own, self._layout) as clock:
                     now = _server_now(clock.execute(query("db_now")).fetchone())
                 with cur.copy(_copy_results(writes)) as copy:
                     copy.set_types(_result_types(writes))
@@ -390,21 +397,26 @@ class AsyncProducer:
                     progress(done)
         return done
 
+    @property
+    def _layout(self) -> TableMapping:
+        """The names of the queue's objects: the database's (the default names without one)."""
+        return self.db.mapping if self.db is not None else DEFAULT_MAPPING
+
     async def _write(self, conn: AConn, writes: Plan, *, own: bool = True) -> PostCounts:
         done = PostCounts()
         prepare = _prepare(own)
         if writes.after_parents:
-            async with _acursor(conn, scalar_row, own) as check:
+            async with _acursor(conn, scalar_row, own, self._layout) as check:
                 named = {"ids": writes.after_parents}
                 unknown = await (await check.execute(query("after_unknown"), named)).fetchall()
             if unknown:
                 raise unknown_after(unknown)
-        async with _acursor(conn, class_row(PostAnswer), own) as cur:
+        async with _acursor(conn, class_row(PostAnswer), own, self._layout) as cur:
             if writes.lone is not None:
                 await cur.execute(query("post_new_job"), writes.lone, prepare=prepare)
                 done.add(counts(await cur.fetchone(), 1))
             if writes.copied:
-                async with _acursor(conn, scalar_row, own) as clock:
+                async with _acursor(conn, scalar_row, own, self._layout) as clock:
                     now = _server_now(await (await clock.execute(query("db_now"))).fetchone())
                 async with cur.copy(_copy_results(writes)) as copy:
                     copy.set_types(_result_types(writes))
@@ -457,12 +469,15 @@ def _prepare(own: bool) -> bool | None:
     return True if own else None
 
 
-def _cursor(conn: Conn, row_factory: RowFactory[R], own: bool) -> psycopg.Cursor[R]:
+def _cursor(
+    conn: Conn, row_factory: RowFactory[R], own: bool, mapping: TableMapping
+) -> psycopg.Cursor[R]:
     """A cursor that reads what a post needs the same way on any connection.
 
     On the producer's own connection, its own cursor class (a pooled connection's
     carries the settings into each transaction: :mod:`skconsole.db.pooled`). On a
-    caller's, psycopg's plain class and rows read as the post reads them: the
+    caller's, a plain cursor that runs the statements for the producer's queue
+    (``mapping``) and reads rows as the post reads them: the
     connection may have its own ``cursor_factory`` (a RawCursor cannot run these
     statements) and ``row_factory`` (dict_row); and psycopg's own timestamptz
     loader: a COPY post writes the server's ``now()`` back as timestamptz, and a
@@ -471,18 +486,20 @@ def _cursor(conn: Conn, row_factory: RowFactory[R], own: bool) -> psycopg.Cursor
     """
     if own:
         return conn.cursor(row_factory=row_factory)
-    cur = psycopg.Cursor(conn, row_factory=row_factory)
+    cur = MappedCursor(conn, row_factory=row_factory, layout=mapping)
     cur.adapters.register_loader("timestamptz", TimestamptzLoader)
-    return cur
+    return cast(psycopg.Cursor[R], cur)
 
 
-def _acursor(conn: AConn, row_factory: AsyncRowFactory[R], own: bool) -> psycopg.AsyncCursor[R]:
+def _acursor(
+    conn: AConn, row_factory: AsyncRowFactory[R], own: bool, mapping: TableMapping
+) -> psycopg.AsyncCursor[R]:
     """:func:`_cursor` for an asyncio connection."""
     if own:
         return conn.cursor(row_factory=row_factory)
-    cur = psycopg.AsyncCursor(conn, row_factory=row_factory)
+    cur = AsyncMappedCursor(conn, row_factory=row_factory, layout=mapping)
     cur.adapters.register_loader("timestamptz", TimestamptzLoader)
-    return cur
+    return cast(psycopg.AsyncCursor[R], cur)
 
 
 def _copy_results(writes: Plan) -> LiteralString:

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from skconsole.core.json_types import JsonObject
+from skconsole.db.context import mapping_of
 from skconsole.db.layout import has_skconsole_objects
-from skconsole.db.sqlfiles import active_mapping
 from skconsole.read.query import Conn, fetch
 
 #: Beyond this many waiting jobs (planner estimate), depth samples the queue.
@@ -106,7 +106,7 @@ def known_types(conn: Conn) -> set[str]:
 def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
     """Queue depth of every known task type, by name (one with nothing waiting has a row
     of zeros); ready/scheduled are estimated beyond ``exact_limit`` jobs."""
-    queued = table_estimates(conn).get(active_mapping().table("sk_tasks_queue_t"), 0)
+    queued = table_estimates(conn).get(mapping_of(conn).table("sk_tasks_queue_t"), 0)
     paused = _paused_types(conn)
 
     def row(*, task_type: str, **counts: Any) -> TypeDepth:

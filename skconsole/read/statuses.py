@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
-from skconsole.db.sqlfiles import active_mapping
+from skconsole.db.context import mapping_of
 from skconsole.read.depth import table_estimates
 from skconsole.read.query import Conn, fetch
 
@@ -45,7 +45,7 @@ def status_counts(conn: Conn) -> dict[int, int]:
 
 def status_summary(conn: Conn, *, exact_limit: int = STATUS_EXACT_LIMIT) -> StatusCounts:
     """Jobs per status: exact for small tables and small statuses; big ones estimated."""
-    total = table_estimates(conn).get(active_mapping().table("sk_task_results_t"), 0)
+    total = table_estimates(conn).get(mapping_of(conn).table("sk_task_results_t"), 0)
     if total <= exact_limit:
         return StatusCounts({c.status: c.jobs for c in fetch(conn, "status_counts", StatusCount)})
     big = {

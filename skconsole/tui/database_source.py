@@ -41,7 +41,6 @@ from skconsole.db.connect import Database, shown_dsn
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.mapping import TableMapping
 from skconsole.db.schema import check_schema
-from skconsole.db.sqlfiles import mapped
 from skconsole.read import flow, health, type_settings
 from skconsole.read.factors import CommonFactors, common_factors
 from skconsole.tui import model
@@ -80,9 +79,10 @@ class DatabaseSource:
         layout: TableMapping | None = None,
         writes: Database | None = None,
     ) -> None:
-        self.db = db
-        self.writes = writes or db
-        self.layout = layout
+        # the queue's layout travels with each of its connections
+        self.db = replace(db, mapping=layout) if layout is not None else db
+        writes = writes or db
+        self.writes = replace(writes, mapping=layout) if layout is not None else writes
         self.read_only = self.writes.read_only
         self.description = db.description
         self.connection = shown_dsn(db.dsn)
@@ -101,7 +101,7 @@ class DatabaseSource:
     def _conn(self, purpose: str) -> Iterator[Conn]:
         """The purpose's connection, in the queue's layout; a broken one is dropped and
         reported as unavailable."""
-        with self._locks[purpose], mapped(self.layout):
+        with self._locks[purpose]:
             conn = self._conns.get(purpose)
             if conn is None or conn.closed or conn.broken:
                 db = self.writes if purpose in self.PRIMARY_PURPOSES else self.db

@@ -23,6 +23,7 @@ from pathlib import Path
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.connect import Database
 from skconsole.db.layout import is_standby
+from skconsole.db.mapping import TableMapping
 from skconsole.db.queues import QueueSpec
 from skconsole.db.schema import check_schema, setup_schema
 from skconsole.db.target import resolve_database
@@ -47,6 +48,8 @@ class ConsoleOptions:
     worker_config: WorkerConfig | None = None
     #: several queues (--dsn repeated, --queues): the console opens on their overview
     queues: tuple[QueueSpec, ...] = ()
+    #: the names of the one queue's objects (--mapping, --schema); None: the default names
+    mapping: TableMapping | None = None
 
 
 def log_file() -> Path:
@@ -96,7 +99,12 @@ def reading_databases(opts: ConsoleOptions, db: Database) -> tuple[Database, Dat
     ``db``; ``db`` alone on a hot standby is read-only (writes need the primary, which
     the console cannot find from a standby); else ``db`` twice."""
     if opts.read_dsn is not None:
-        reads = Database(opts.read_dsn, read_only=True, application_name="skconsole-console")
+        reads = Database(
+            opts.read_dsn,
+            read_only=True,
+            application_name="skconsole-console",
+            mapping=db.mapping,
+        )
         schema_state(reads, read_only=True, setup=False)
         return reads, db
     if schema_state(db, read_only=opts.read_only, setup=opts.setup) and not db.read_only:
@@ -112,6 +120,7 @@ def engine_database(db: Database) -> Database:
         application_name="skconsole-worker",
         description=db.description,
         keepalive=db.keepalive,
+        mapping=db.mapping,
     )
 
 
@@ -193,7 +202,11 @@ def run_console(opts: ConsoleOptions) -> int:
         )
     registry = load_registry(opts.tasks) if opts.tasks else None  # ConfigError before the screen
     db = resolve_database(
-        opts.dsn, opts.data_dir, read_only=opts.read_only, application_name="skconsole-console"
+        opts.dsn,
+        opts.data_dir,
+        read_only=opts.read_only,
+        application_name="skconsole-console",
+        mapping=opts.mapping,
     )
     if opts.read_dsn is not None:
         schema_state(db, read_only=opts.read_only, setup=opts.setup)

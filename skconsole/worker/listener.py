@@ -26,9 +26,10 @@ import psycopg
 from psycopg import sql
 
 from skconsole.db.connect import Database
+from skconsole.db.context import mapping_of
 from skconsole.db.pooled import through_transaction_pooler
 from skconsole.db.rows import arows, avalue
-from skconsole.db.sqlfiles import active_mapping, query
+from skconsole.db.sqlfiles import query
 from skconsole.worker.jobs import Attempt
 from skconsole.worker.links import Backoff, Link, Throttle
 from skconsole.worker.metrics import MetricsBuffer
@@ -73,7 +74,7 @@ class Listener:
             channel = await avalue(conn, query("worker_channel"), {"worker_id": self.worker_id})
             assert channel is not None
             self._own_channel = str(channel)
-            for name in (active_mapping().channel_name, self._own_channel):
+            for name in (mapping_of(conn).channel_name, self._own_channel):
                 await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(name)))
         self.metrics.add("listener@reconnect-count")
         self._cancels_due = True

@@ -29,7 +29,6 @@ from skconsole.core.errors import ServerUnreachable
 from skconsole.core.text import printable
 from skconsole.db.connect import connect_error_message, unreachable
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
-from skconsole.db.sqlfiles import use_mapping
 from skconsole.db.target import open_database
 from skconsole.worker.engine import Engine, WorkerConfig
 from skconsole.worker.registry import TaskRegistry, load_registry
@@ -90,14 +89,17 @@ async def run_engine(engine: Engine, signals_before: int = 0) -> None:
 def build_engine(spec: WorkerSpec, registry: TaskRegistry | None = None) -> Engine:
     """The engine ``spec`` describes, its database reached and its schema set up.
     Raises ServerUnreachable when no server answered (worth trying again)."""
-    use_mapping(spec.mapping)
     if registry is None:
         registry = load_registry(spec.tasks)
         if spec.types:
             registry = registry.subset(list(spec.types))
     try:
         db = open_database(
-            spec.dsn, spec.data_dir, setup=spec.setup, application_name="skconsole-worker"
+            spec.dsn,
+            spec.data_dir,
+            setup=spec.setup,
+            application_name="skconsole-worker",
+            mapping=spec.mapping,
         )
     except psycopg.OperationalError as exc:  # the server went away during the setup
         if not unreachable(exc):

@@ -16,7 +16,7 @@ from skconsole import ops, read
 from skconsole.core.errors import ConfigError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import PayloadTerm, parse_terms
-from skconsole.db.sqlfiles import active_mapping
+from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.ops import Actor, Selection
 from skconsole.ops.find_index import FindIndexParams
 from tests.conftest import skconsole_cmd
@@ -296,7 +296,7 @@ def test_find_index_add_serves_the_search_then_lists_and_drops_audited(
     ]
     proc = run_cli("find-index", "drop", "payload.customer.id", "--yes")
     assert proc.returncode == 0, proc.stderr
-    assert read.find_indexes(conn, active_mapping().regname("sk_task_results_t")) == []
+    assert read.find_indexes(conn, DEFAULT_MAPPING.regname("sk_task_results_t")) == []
     audit = conn.execute(
         "SELECT audit_action, audit_details->>'path' FROM sk_audit_t ORDER BY audit_id"
     ).fetchall()
@@ -364,7 +364,7 @@ def test_two_adds_of_one_path_at_once_end_with_one_valid_index(conn: Conn, dsn: 
     ]
     outs = [p.communicate(timeout=120) for p in procs]
     codes = sorted(p.returncode for p in procs)
-    listed = read.find_indexes(conn, active_mapping().regname("sk_task_results_t"))
+    listed = read.find_indexes(conn, DEFAULT_MAPPING.regname("sk_task_results_t"))
     conn.execute(f'DROP INDEX IF EXISTS "{FindIndexParams(("customer", "id")).index}"')
     assert codes in ([0, 0], [0, 1]), outs
     ours = [(i.path, i.valid) for i in listed if i.path == "payload.customer.id"]

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from skconsole.core.actor import Actor
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.connect import Database
+from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
 from skconsole.ops.vacuum import VACUUM, VacuumParams
 from skconsole.read import health
@@ -255,7 +256,7 @@ def test_vacuum_runs_outside_a_transaction_and_is_audited(conn: Conn) -> None:
 def test_vacuum_takes_only_the_queue_tables() -> None:
     for name in ("sk_audit_t", "pg_class", 'sk_tasks_queue_t"; DROP TABLE x; --'):
         with pytest.raises(ConfigError, match="queue's tables"):
-            VacuumParams(name)
+            VacuumParams(name).default_name(DEFAULT_MAPPING)
 
 
 def test_vacuum_is_refused_on_a_read_only_session(dsn: str, conn: Conn) -> None:

@@ -17,9 +17,9 @@ import pytest
 
 from skconsole import ops, read
 from skconsole.db.connect import Database
-from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
+from skconsole.db.mapping import TableMapping
 from skconsole.db.schema import check_schema, setup_schema
-from skconsole.db.sqlfiles import query, use_mapping
+from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Selection
 from skconsole.ops.key_index import key_indexes
 from skconsole.producer import Job, Producer
@@ -48,19 +48,19 @@ async def mapped_ok(payload: Any) -> None:
     done.append(payload)
 
 
+#: the layout the tests' databases are given (the CLI's: --mapping and --schema)
+LAYOUT = TableMapping.from_dict({**MAPPING, "schema": SCHEMA})
+
+
 @pytest.fixture
 def mapped(fresh_database: str) -> Iterator[str]:
-    """A fresh database set up with the renamed objects in schema ``jobs``; the process
-    uses that layout for the test only."""
+    """A fresh database set up with the renamed objects in schema ``jobs`` (reached with
+    ``Database(dsn, mapping=LAYOUT)``)."""
     with psycopg.connect(fresh_database, autocommit=True) as c:
         c.execute(f"CREATE SCHEMA {SCHEMA}")
-    use_mapping(TableMapping.from_dict({**MAPPING, "schema": SCHEMA}))
-    try:
-        with Database(fresh_database).connect() as conn:
-            setup_schema(conn)
-        yield fresh_database
-    finally:
-        use_mapping(DEFAULT_MAPPING)
+    with Database(fresh_database, mapping=LAYOUT).connect() as conn:
+        setup_schema(conn)
+    yield fresh_database
 
 
 def relations(dsn: str, schema: str) -> set[str]:
@@ -80,20 +80,20 @@ def test_setup_creates_the_renamed_tables_in_the_schema_and_nothing_by_default_n
     assert {"app_queue", "App Results", "app_metrics", "app_exec_times", "sk_workers_t"} <= names
     assert not {"sk_tasks_queue_t", "sk_task_results_t"} & names
     assert relations(mapped, "public") == set()
-    with Database(mapped).connect() as conn:
+    with Database(mapped, mapping=LAYOUT).connect() as conn:
         check_schema(conn)
 
 
 def test_jobs_posted_and_worked_through_the_mapping_land_in_the_renamed_tables(
     mapped: str,
 ) -> None:
-    db = Database(mapped)
+    db = Database(mapped, mapping=LAYOUT)
     with Producer(db) as p:
         p.post("mapped.ok", {"n": 1})
         p.post_many([Job("mapped.ok", {"n": i}) for i in range(2, 302)])  # COPY path
     with db.connect() as conn:
         assert read.depth(conn).ready == 301
-        with EngineThread(mapped, tasks):
+        with EngineThread(db, tasks):
             wait_until(lambda: read.status_summary(conn).counts.get(3, 0) == 301, timeout=60)
         assert read.depth(conn).ready == 0
     with psycopg.connect(mapped) as c:
@@ -107,7 +107,7 @@ def test_jobs_posted_and_worked_through_the_mapping_land_in_the_renamed_tables(
 def test_a_post_notifies_on_the_mapped_channel(mapped: str) -> None:
     with psycopg.connect(mapped, autocommit=True) as listener:
         listener.execute("LISTEN app_job_added")
-        with Producer(Database(mapped)) as p:
+        with Producer(Database(mapped, mapping=LAYOUT)) as p:
             p.post("mapped.ok", None)
         got = list(listener.notifies(timeout=2.0, stop_after=1))
     assert [n.channel for n in got] == ["app_job_added"]
@@ -162,7 +162,7 @@ def test_a_bad_schema_name_is_refused_with_one_line(tmp_path: Path) -> None:
 
 def test_a_per_key_limit_and_its_key_index_work_through_the_mapping(mapped: str) -> None:
     """sk_claim_keyed() names the queue in its statement text: the mapping rewrites it."""
-    db = Database(mapped)
+    db = Database(mapped, mapping=LAYOUT)
     with Producer(db) as p:
         p.post_many([Job("mapped.ok", {"customer": c}) for c in ("a", "a", "a", "b")])
     with db.connect() as conn:

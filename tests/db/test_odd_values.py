@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
+from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.db.sqlfiles import schema_scripts
 from skconsole.db.timestamps import EARLIEST_TIME, LATEST_TIME
 from skconsole.exporter.collector import Exporter
@@ -429,7 +430,9 @@ def test_status_stats_shows_execution_times_at_bigints_limits(run_cli: CLI, conn
 def dotnet_only(fresh_database: str) -> str:
     """A database with Stakhanovise.NET's objects only, holding the odd rows, jobs in
     flight since every odd time included (no sk_inflight_tasks() here to trip on)."""
-    stakhanovise = next(text for name, text in schema_scripts() if name.startswith("010"))
+    stakhanovise = next(
+        text for name, text in schema_scripts(DEFAULT_MAPPING) if name.startswith("010")
+    )
     with psycopg.connect(fresh_database, autocommit=True) as c:
         c.execute(stakhanovise)
         odd_queue(c)  # one in flight since BEYOND_9999 among them

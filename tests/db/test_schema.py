@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from skconsole.core.errors import SchemaError
+from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.db.schema import SCHEMA_VERSION, check_schema, setup_schema
 from skconsole.db.sqlfiles import schema_scripts
 
@@ -176,7 +177,7 @@ def test_re_applying_the_schema_scripts_over_a_complete_schema_changes_no_object
 def test_setup_on_a_stakhanovise_database_keeps_its_data_and_columns_and_adds_ours(
     fresh_database: str,
 ) -> None:
-    name, stakhanovise_ddl = schema_scripts()[0]
+    name, stakhanovise_ddl = schema_scripts(DEFAULT_MAPPING)[0]
     assert name == "010_stakhanovise.sql"
     with psycopg.connect(fresh_database, autocommit=True) as conn:
         conn.execute(stakhanovise_ddl)  # type: ignore[arg-type]
@@ -272,7 +273,7 @@ CREATE TABLE sk_schema_version_t (
 def schema_recorded_before_the_scripts_fingerprint(conn: Conn) -> None:
     """A complete version-1 schema as the first skconsole release left it: no scripts_sha256 column."""
     conn.execute(OLD_VERSION_TABLE)  # type: ignore[arg-type]
-    for _name, script in schema_scripts():
+    for _name, script in schema_scripts(DEFAULT_MAPPING):
         conn.execute(script)  # type: ignore[arg-type]
     conn.execute("INSERT INTO sk_schema_version_t (version, skconsole_version) VALUES (1, '0.1.0')")
 
@@ -346,7 +347,7 @@ def test_check_schema_on_an_empty_database_says_to_run_skconsole_setup(fresh_dat
 
 def test_check_schema_names_what_is_missing_from_an_incomplete_schema(fresh_database: str) -> None:
     with psycopg.connect(fresh_database, autocommit=True) as conn:
-        conn.execute(schema_scripts()[0][1])  # type: ignore[arg-type]  # Stakhanovise objects only
+        conn.execute(schema_scripts(DEFAULT_MAPPING)[0][1])  # type: ignore[arg-type]  # Stakhanovise objects only
         with pytest.raises(SchemaError, match="sk_workers_t") as checked:
             check_schema(conn)
     assert "skconsole setup" in str(checked.value)

@@ -19,7 +19,6 @@ from skconsole.db.connect import Database
 from skconsole.db.mapping import TableMapping
 from skconsole.db.queues import name_from_dsn
 from skconsole.db.schema import setup_schema
-from skconsole.db.sqlfiles import mapped
 from skconsole.exporter import Exporter, QueueExporters
 from tests.conftest import wait_until
 
@@ -161,7 +160,7 @@ def renamed(fresh_database: str) -> str:
     with psycopg.connect(fresh_database, autocommit=True) as c:
         c.execute("CREATE SCHEMA jobs")
     layout = TableMapping.from_dict({**RENAMED, "schema": "jobs"})
-    with mapped(layout), Database(fresh_database).connect() as conn:
+    with Database(fresh_database, mapping=layout).connect() as conn:
         setup_schema(conn)
     with psycopg.connect(fresh_database, autocommit=True) as c:
         c.execute(

@@ -19,6 +19,7 @@ from skconsole.core.signature import error_signature
 from skconsole.core.states import InflightState
 from skconsole.db.connect import Database
 from skconsole.db.layout import has_skconsole_objects
+from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.db.sqlfiles import schema_scripts
 from tests.conftest import ROOT, select_only_role, skconsole_cmd
 
@@ -67,7 +68,9 @@ def _seed(c: psycopg.Connection[Any]) -> dict[str, Any]:
 @pytest.fixture
 def reader(fresh_database: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """(DSN of a role that may only read Stakhanovise.NET's tables, the seeded ids)."""
-    stakhanovise = next(text for name, text in schema_scripts() if name.startswith("010"))
+    stakhanovise = next(
+        text for name, text in schema_scripts(DEFAULT_MAPPING) if name.startswith("010")
+    )
     with psycopg.connect(fresh_database, autocommit=True) as c:
         c.execute(stakhanovise)
         ids = _seed(c)

@@ -35,10 +35,9 @@ def run_in_process(
     """``skconsole ARGS`` run by the entry point in this process, as a CompletedProcess."""
     from skconsole.cli import output
     from skconsole.cli.app import main
-    from skconsole.db.sqlfiles import active_mapping, use_mapping
 
     out, err = io.StringIO(), io.StringIO()
-    saved = (sys.argv, sys.stdin, dict(os.environ), active_mapping())
+    saved = (sys.argv, sys.stdin, dict(os.environ))
     # rich fixes a console's size when COLUMNS is set as it is made (this process's, not
     # this command's): the command's environment decides it, as in a process of its own
     consoles = (output.out, output.err)
@@ -66,7 +65,6 @@ def run_in_process(
         sys.argv, sys.stdin = saved[0], saved[1]
         os.environ.clear()
         os.environ.update(saved[2])
-        use_mapping(saved[3])
         for c, (width, height) in zip(consoles, sizes, strict=True):
             c._width, c._height = width, height
     return subprocess.CompletedProcess(["skconsole", *args], code, out.getvalue(), err.getvalue())

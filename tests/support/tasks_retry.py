@@ -140,10 +140,10 @@ TEST_CONFIG = WorkerConfig(
 class EngineThread:
     """An :class:`Engine` running in a background thread; use as a context manager."""
 
-    def __init__(self, dsn: str, registry: TaskRegistry = tasks, **config: Any) -> None:
+    def __init__(self, dsn: str | Database, registry: TaskRegistry = tasks, **config: Any) -> None:
         config.setdefault("process_id", f"test-worker-{uuid.uuid4().hex[:8]}")
         cfg = replace(TEST_CONFIG, **config)
-        self.engine = Engine(Database(dsn), registry, cfg)
+        self.engine = Engine(Database(dsn) if isinstance(dsn, str) else dsn, registry, cfg)
         self.error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
 from skconsole.tui.app import ConsoleApp
-from tests.db.test_mapping import mapped  # noqa: F401  (the fixture)
+from tests.db.test_mapping import LAYOUT, mapped  # noqa: F401  (the fixture)
 from tests.tui.conftest import SIZE, loaded, until
 
 MakeApp = Callable[..., ConsoleApp]
@@ -18,7 +18,7 @@ async def test_the_console_shows_the_queue_of_renamed_tables(
     mapped: str,  # noqa: F811
     make_app: MakeApp,
 ) -> None:
-    db = Database(mapped)
+    db = Database(mapped, mapping=LAYOUT)
     with Producer(db) as p:
         for i in range(3):
             p.post("mapped.console", {"i": i})

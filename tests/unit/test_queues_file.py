@@ -3,7 +3,6 @@ layout each queue's reads use."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from skconsole.cli.options import named_queues
 from skconsole.core.errors import ConfigError
 from skconsole.db.mapping import TableMapping
 from skconsole.db.queues import load_queues, name_from_dsn, queues_from_dsns
-from skconsole.db.sqlfiles import active_mapping, mapped, query
+from skconsole.db.sqlfiles import for_layout, query
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -205,16 +204,17 @@ def test_no_dsn_and_no_file_name_no_queue(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 # -- each queue's layout ------------------------------------------------------------------------
-def test_a_queues_layout_holds_within_its_block_and_its_thread_only() -> None:
+def test_a_statement_is_written_for_the_layout_it_runs_for_and_for_no_other() -> None:
     mine = TableMapping(queue_table="mine_q")
-    seen_elsewhere: list[TableMapping] = []
 
-    with mapped(mine):
-        inside = query("depth")
-        other = threading.Thread(target=lambda: seen_elsewhere.append(active_mapping()))
-        other.start()
-        other.join()
+    assert '"mine_q"' in for_layout(query("depth"), mine)
+    assert "sk_tasks_queue_t" in query("depth")  # as written: each cursor rewrites its own
+    assert for_layout(query("depth"), TableMapping()) == query("depth")
 
-    assert '"mine_q"' in inside
-    assert "sk_tasks_queue_t" in query("depth")
-    assert seen_elsewhere == [TableMapping()]
+
+def test_text_that_is_not_a_named_statement_is_never_rewritten() -> None:
+    """Text composed from names already mapped must not be mapped twice."""
+    mine = TableMapping(queue_table="mine_q")
+    composed = "SELECT 1 FROM sk_tasks_queue_t"
+
+    assert for_layout(composed, mine) == composed

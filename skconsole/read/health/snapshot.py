@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from skconsole.core.json_types import JsonObject
-from skconsole.db.sqlfiles import active_mapping
+from skconsole.db.context import mapping_of
+from skconsole.db.mapping import TableMapping
 from skconsole.read.health.advice import Advice, Thresholds, advise
 from skconsole.read.health.horizon import (
     Horizon,
@@ -109,9 +110,9 @@ def _hidden(can_read_stats: bool, sessions: Sequence[Session]) -> list[str]:
     return notes
 
 
-def regnames(tables: Sequence[str] = HOT_TABLES) -> list[str]:
+def regnames(mapping: TableMapping, tables: Sequence[str] = HOT_TABLES) -> list[str]:
     """The tables as to_regclass reads them (Stakhanovise.NET's mapping may rename them)."""
-    return [active_mapping().regname(t) for t in tables]
+    return [mapping.regname(t) for t in tables]
 
 
 def health(
@@ -127,12 +128,18 @@ def health(
         s.name: s.setting
         for s in fetch(conn, "health_settings", _Setting, {"names": list(SERVER_SETTINGS)})
     }
-    found = fetch(conn, "health_tables", table_row(server), {"tables": regnames(tables)})
+    found = fetch(
+        conn, "health_tables", table_row(server), {"tables": regnames(mapping_of(conn), tables)}
+    )
     waits = fetch(
         conn,
         "health_lock_waits",
         lock_wait_row,
-        {"tables": regnames(tables), "query_cap": QUERY_CAP, "limit": LOCK_WAIT_LIMIT},
+        {
+            "tables": regnames(mapping_of(conn), tables),
+            "query_cap": QUERY_CAP,
+            "limit": LOCK_WAIT_LIMIT,
+        },
     )
     blocking = sorted({p for w in waits for p in w.blocked_by})
     listed = fetch(
