@@ -111,6 +111,8 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_key",
         "sk_index_build_lock_class",
         "sk_worker_connected",
+        "sk_rerun_value",
+        "sk_record_attempts",
     )
     present: list[bool] = value(
         conn,

@@ -61,6 +61,7 @@ def test_the_shared_functions_can_be_inlined() -> None:
         "sk_last_activity_at",
         "sk_signature_key",
         "sk_signature_matches",
+        "sk_rerun_value",
     }
     for name, head in heads:
         assert "LANGUAGE sql IMMUTABLE" in head, name
