@@ -22,6 +22,9 @@ SHARED = (
     "sk_signature_key",
     "sk_signature_matches",
     "sk_rerun_value",
+    "sk_selected",
+    "sk_waiting_selection",
+    "sk_result_selection",
 )
 
 
@@ -185,3 +188,32 @@ def test_an_attempts_ending_plans_the_rerun_value_inline(
     plan = _explain(conn, name, params)
     assert "sk_rerun_payload" in plan, plan
     assert not any(f in plan for f in SHARED), plan
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ops_select_results", "ops_count_results", "ops_select_queued", "ops_select_cancellable"],
+)
+@pytest.mark.parametrize("running", [False, True])
+def test_an_operator_selection_is_planned_inline_whatever_it_asks(
+    conn: psycopg.Connection[Any], many_finished_few_failed: str, name: str, running: bool
+) -> None:
+    """sk_selected() and the selections built on it: inlined, so no function is called
+    per row, the filters not given fold away and the signature is an index condition."""
+    params = {
+        "statuses": [2, 4, 5, 6] if running else [4, 5, 6],
+        "ids": None,
+        "task_type": None,
+        "signature": many_finished_few_failed,
+        "cutoff": datetime.now(UTC),
+        "limit": 100,
+        "where_path": None,
+        "where_value": None,
+        "where_rest": None,
+        "unowned_s": None,
+    }
+    plan = _explain(conn, name, params)
+    assert not any(f in plan for f in SHARED), plan
+    assert "Function Scan on sk_waiting" not in plan and "Function Scan on sk_result" not in plan
+    assert not any(f in plan for f in ("sk_payload_term", "sk_payload_matches", "sk_try_jsonb"))
+    assert "sk_error_signature =" in plan, plan
