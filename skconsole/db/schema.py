@@ -113,6 +113,11 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_key",
         "sk_index_build_lock_class",
         "sk_worker_connected",
+        "sk_rerun_value",
+        "sk_record_attempts",
+        "sk_selected",
+        "sk_waiting_selection",
+        "sk_result_selection",
     )
     present: list[bool] = value(
         conn,

@@ -44,11 +44,9 @@ failed AS (
                 AND (d.status IN (5, 6, 7) OR r.sk_cancel_requested_at_ts IS NOT NULL)
             THEN now() END,
         -- a keyed re-post that arrived while it ran: the re-run takes its payload
-        -- and priority (the running attempt kept its own: sk_rerun_payload, 136)
-        task_payload = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_payload, r.task_payload) ELSE r.task_payload END,
-        task_priority = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_priority, r.task_priority) ELSE r.task_priority END,
+        -- and priority (sk_rerun_value, 110_skconsole_shared.sql)
+        task_payload = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_payload, r.task_payload),
+        task_priority = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_priority, r.task_priority),
         sk_rerun_payload = NULL,
         sk_rerun_priority = NULL,
         sk_rerun_requested = false,
@@ -62,37 +60,20 @@ failed AS (
         AND r.sk_claim_id = d.claim_id
         AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority,
-        d.delay_ms, r.sk_attempt, r.sk_claim_id, r.task_last_processing_attempted_at_ts AS started_at,
+        d.delay_ms, r.sk_attempt, r.sk_claim_id, r.sk_owner_worker_id,
+        r.task_last_processing_attempted_at_ts AS started_at,
         -- that attempt's error: the one stored, but the handler's own when a re-post
         -- superseded the attempt (the row keeps its earlier error then)
         CASE WHEN r.task_status = 1 THEN d.error ELSE r.task_last_error END AS attempt_error
 ),
--- each attempt this statement recorded, kept in sk_attempts_t (120_skconsole_attempts.sql)
-me AS (
-    SELECT w.worker_host, w.worker_pid, w.worker_app_version FROM sk_workers_t w
-    WHERE w.worker_id = %(worker_id)s
-),
-attempted AS (
-    INSERT INTO sk_attempts_t (task_id, attempt, claim_id, started_at_ts, ended_at_ts, worker_id,
-        worker_host, worker_pid, app_version, outcome, status, error)
-    SELECT failed.task_id, failed.sk_attempt, failed.sk_claim_id, failed.started_at, now(), %(worker_id)s,
-        (SELECT worker_host FROM me), (SELECT worker_pid FROM me),
-        (SELECT worker_app_version FROM me), 'failed', failed.task_status, failed.attempt_error
+-- each attempt this statement ended, kept in sk_attempts_t (sk_record_attempts,
+-- 138_skconsole_attempt_record.sql); read by ended, so it runs whenever a row
+-- was written
+attempted AS MATERIALIZED (
+    SELECT sk_record_attempts(array_agg(task_id), array_agg(sk_attempt), array_agg(sk_claim_id),
+        array_agg(started_at), array_agg(sk_owner_worker_id), array_agg('failed'::text),
+        array_agg(task_status), array_agg(attempt_error)) AS n
     FROM failed
-    ON CONFLICT (task_id, attempt) DO UPDATE SET claim_id = EXCLUDED.claim_id,
-        started_at_ts = EXCLUDED.started_at_ts, ended_at_ts = EXCLUDED.ended_at_ts,
-        worker_id = EXCLUDED.worker_id, worker_host = EXCLUDED.worker_host,
-        worker_pid = EXCLUDED.worker_pid, app_version = EXCLUDED.app_version,
-        outcome = EXCLUDED.outcome, status = EXCLUDED.status, error = EXCLUDED.error
-    RETURNING 1
-),
--- the attempts past the newest sk_attempts_kept() of a job; the array is empty
--- (and nothing read) until a job has had that many
-trimmed AS (
-    DELETE FROM sk_attempts_t a USING failed
-    WHERE a.task_id = ANY(ARRAY(SELECT task_id FROM failed WHERE sk_attempt > sk_attempts_kept()))
-        AND a.task_id = failed.task_id AND a.attempt <= failed.sk_attempt - sk_attempts_kept()
-    RETURNING 1
 ),
 retried AS (
     INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
@@ -107,7 +88,7 @@ retried AS (
 -- (and theirs), or run with after_failure="run" (sk_release_after,
 -- 130_skconsole_after.sql); the function is called only when one has waiters
 ended AS MATERIALIZED (
-    SELECT ARRAY(SELECT task_id FROM failed WHERE task_status IN (6, 7)) AS ids
+    SELECT ARRAY(SELECT task_id FROM failed WHERE task_status IN (6, 7)) AS ids FROM attempted
 ),
 released AS MATERIALIZED (
     SELECT CASE WHEN EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.after_id = ANY(x.ids))

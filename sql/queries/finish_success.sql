@@ -30,11 +30,9 @@ done AS (
         task_processing_time_milliseconds = r.task_processing_time_milliseconds + d.ms,
         task_error_count = CASE WHEN r.sk_rerun_requested THEN 0 ELSE r.task_error_count END,
         -- a keyed re-post that arrived while it ran: the re-run takes its payload
-        -- and priority (the running attempt kept its own: sk_rerun_payload, 136)
-        task_payload = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_payload, r.task_payload) ELSE r.task_payload END,
-        task_priority = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_priority, r.task_priority) ELSE r.task_priority END,
+        -- and priority (sk_rerun_value, 110_skconsole_shared.sql)
+        task_payload = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_payload, r.task_payload),
+        task_priority = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_priority, r.task_priority),
         sk_rerun_payload = NULL,
         sk_rerun_priority = NULL,
         sk_rerun_requested = false
@@ -46,35 +44,17 @@ done AS (
         AND r.sk_claim_id = d.claim_id
         AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload, r.task_priority,
-        r.sk_pipeline, r.sk_stage, r.sk_attempt, r.sk_claim_id,
+        r.sk_pipeline, r.sk_stage, r.sk_attempt, r.sk_claim_id, r.sk_owner_worker_id,
         r.task_last_processing_attempted_at_ts AS started_at
 ),
--- each attempt this statement recorded, kept in sk_attempts_t (120_skconsole_attempts.sql)
-me AS (
-    SELECT w.worker_host, w.worker_pid, w.worker_app_version FROM sk_workers_t w
-    WHERE w.worker_id = %(worker_id)s
-),
-attempted AS (
-    INSERT INTO sk_attempts_t (task_id, attempt, claim_id, started_at_ts, ended_at_ts, worker_id,
-        worker_host, worker_pid, app_version, outcome, status, error)
-    SELECT done.task_id, done.sk_attempt, done.sk_claim_id, done.started_at, now(), %(worker_id)s,
-        (SELECT worker_host FROM me), (SELECT worker_pid FROM me),
-        (SELECT worker_app_version FROM me), 'succeeded', done.task_status, NULL
+-- each attempt this statement ended, kept in sk_attempts_t (sk_record_attempts,
+-- 138_skconsole_attempt_record.sql); read by succeeded, so it runs whenever a
+-- row was written
+attempted AS MATERIALIZED (
+    SELECT sk_record_attempts(array_agg(task_id), array_agg(sk_attempt), array_agg(sk_claim_id),
+        array_agg(started_at), array_agg(sk_owner_worker_id), array_agg('succeeded'::text),
+        array_agg(task_status), array_agg(NULL::text)) AS n
     FROM done
-    ON CONFLICT (task_id, attempt) DO UPDATE SET claim_id = EXCLUDED.claim_id,
-        started_at_ts = EXCLUDED.started_at_ts, ended_at_ts = EXCLUDED.ended_at_ts,
-        worker_id = EXCLUDED.worker_id, worker_host = EXCLUDED.worker_host,
-        worker_pid = EXCLUDED.worker_pid, app_version = EXCLUDED.app_version,
-        outcome = EXCLUDED.outcome, status = EXCLUDED.status, error = EXCLUDED.error
-    RETURNING 1
-),
--- the attempts past the newest sk_attempts_kept() of a job; the array is empty
--- (and nothing read) until a job has had that many
-trimmed AS (
-    DELETE FROM sk_attempts_t a USING done
-    WHERE a.task_id = ANY(ARRAY(SELECT task_id FROM done WHERE sk_attempt > sk_attempts_kept()))
-        AND a.task_id = done.task_id AND a.attempt <= done.sk_attempt - sk_attempts_kept()
-    RETURNING 1
 ),
 born AS (
     -- a stage child (pipeline given) continues its parent's pipeline, one stage on
@@ -94,7 +74,7 @@ born AS (
 -- statement too) as pending; nothing is read without one. No lateral joins:
 -- the finish connection has no nested loops.
 succeeded AS MATERIALIZED (
-    SELECT ARRAY(SELECT task_id FROM done WHERE task_status = 3) AS ids
+    SELECT ARRAY(SELECT task_id FROM done WHERE task_status = 3) AS ids FROM attempted
 ),
 born_wants AS MATERIALIZED (
     SELECT x.task_id, array_agg(DISTINCT x.after_id) AS after_ids,

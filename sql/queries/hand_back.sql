@@ -37,11 +37,9 @@ back AS (
         sk_cancel_requested_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL
             ELSE r.sk_cancel_requested_at_ts END,
         -- a keyed re-post that arrived while it ran: the re-run takes its payload
-        -- and priority (the running attempt kept its own: sk_rerun_payload, 136)
-        task_payload = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_payload, r.task_payload) ELSE r.task_payload END,
-        task_priority = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_priority, r.task_priority) ELSE r.task_priority END,
+        -- and priority (sk_rerun_value, 110_skconsole_shared.sql)
+        task_payload = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_payload, r.task_payload),
+        task_priority = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_priority, r.task_priority),
         sk_rerun_payload = NULL,
         sk_rerun_priority = NULL,
         sk_rerun_requested = false,
@@ -54,37 +52,20 @@ back AS (
         AND r.sk_claim_id = d.claim_id
         AND (NOT %(skip_locked)s OR r.task_id IN (SELECT task_id FROM unlocked))
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
-        r.task_priority, d.delay_ms, d.snoozed, r.sk_attempt, r.sk_claim_id,
+        r.task_priority, d.delay_ms, d.snoozed, r.sk_attempt, r.sk_claim_id, r.sk_owner_worker_id,
         r.task_last_processing_attempted_at_ts AS started_at,
         -- only a cancelled attempt has an error of its own (the row keeps its earlier one)
         CASE WHEN r.task_status = 7 THEN r.task_last_error END AS attempt_error
 ),
--- each attempt this statement recorded, kept in sk_attempts_t (120_skconsole_attempts.sql)
-me AS (
-    SELECT w.worker_host, w.worker_pid, w.worker_app_version FROM sk_workers_t w
-    WHERE w.worker_id = %(worker_id)s
-),
-attempted AS (
-    INSERT INTO sk_attempts_t (task_id, attempt, claim_id, started_at_ts, ended_at_ts, worker_id,
-        worker_host, worker_pid, app_version, outcome, status, error)
-    SELECT back.task_id, back.sk_attempt, back.sk_claim_id, back.started_at, now(), %(worker_id)s,
-        (SELECT worker_host FROM me), (SELECT worker_pid FROM me),
-        (SELECT worker_app_version FROM me), CASE WHEN back.snoozed THEN 'snoozed' ELSE 'handed_back' END, back.task_status, back.attempt_error
+-- each attempt this statement ended, kept in sk_attempts_t (sk_record_attempts,
+-- 138_skconsole_attempt_record.sql); read by notified, so it runs whenever a
+-- row was written
+attempted AS MATERIALIZED (
+    SELECT sk_record_attempts(array_agg(task_id), array_agg(sk_attempt), array_agg(sk_claim_id),
+        array_agg(started_at), array_agg(sk_owner_worker_id),
+        array_agg(CASE WHEN snoozed THEN 'snoozed' ELSE 'handed_back' END),
+        array_agg(task_status), array_agg(attempt_error)) AS n
     FROM back
-    ON CONFLICT (task_id, attempt) DO UPDATE SET claim_id = EXCLUDED.claim_id,
-        started_at_ts = EXCLUDED.started_at_ts, ended_at_ts = EXCLUDED.ended_at_ts,
-        worker_id = EXCLUDED.worker_id, worker_host = EXCLUDED.worker_host,
-        worker_pid = EXCLUDED.worker_pid, app_version = EXCLUDED.app_version,
-        outcome = EXCLUDED.outcome, status = EXCLUDED.status, error = EXCLUDED.error
-    RETURNING 1
-),
--- the attempts past the newest sk_attempts_kept() of a job; the array is empty
--- (and nothing read) until a job has had that many
-trimmed AS (
-    DELETE FROM sk_attempts_t a USING back
-    WHERE a.task_id = ANY(ARRAY(SELECT task_id FROM back WHERE sk_attempt > sk_attempts_kept()))
-        AND a.task_id = back.task_id AND a.attempt <= back.sk_attempt - sk_attempts_kept()
-    RETURNING 1
 ),
 q AS (
     INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
@@ -96,7 +77,9 @@ q AS (
     RETURNING task_id
 ),
 notified AS (
-    SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n FROM q
+    SELECT CASE WHEN (SELECT count(*) FROM q) > 0 THEN pg_notify('sk_task_queue_item_added', '') END
+        AS n
+    FROM attempted
 )
 -- the notification as a sub-select, not a join: the finish connection has no nested loops
 SELECT back.task_id, back.task_status, (SELECT n FROM notified) AS notified FROM back

@@ -92,11 +92,9 @@ gone AS (
         task_processing_finalized_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL ELSE now() END,
         sk_cancel_requested_at_ts = CASE WHEN r.sk_rerun_requested THEN NULL ELSE now() END,
         -- a keyed re-post that arrived while it ran: the re-run takes its payload
-        -- and priority (the running attempt kept its own: sk_rerun_payload, 136)
-        task_payload = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_payload, r.task_payload) ELSE r.task_payload END,
-        task_priority = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_priority, r.task_priority) ELSE r.task_priority END,
+        -- and priority (sk_rerun_value, 110_skconsole_shared.sql)
+        task_payload = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_payload, r.task_payload),
+        task_priority = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_priority, r.task_priority),
         sk_rerun_payload = NULL,
         sk_rerun_priority = NULL,
         sk_rerun_requested = false

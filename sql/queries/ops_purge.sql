@@ -6,15 +6,11 @@
 WITH doomed AS (
     SELECT r.task_id
     FROM sk_task_results_t r
-    WHERE r.task_status = ANY(%(statuses)s::integer[])
-        AND (%(ids)s::uuid[] IS NULL OR r.task_id = ANY(%(ids)s::uuid[]))
-        AND (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
-        AND sk_signature_matches(r.sk_error_signature, %(signature)s::text)
-        AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
-        AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))
-        AND (%(cutoff)s::timestamptz IS NULL
-             OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
-                    r.task_posted_at_ts) < %(cutoff)s::timestamptz)
+    WHERE sk_selected(r.task_id, r.task_status, r.task_type, r.sk_error_signature, true, r.task_payload,
+        sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
+            r.task_posted_at_ts),
+        %(statuses)s::integer[], %(ids)s::uuid[], %(task_type)s::text, %(signature)s::text,
+        %(where_path)s::text[], %(where_value)s::text, %(where_rest)s::jsonb, %(cutoff)s::timestamptz)
         AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)
     LIMIT %(batch)s
     FOR UPDATE OF r SKIP LOCKED

@@ -1,40 +1,15 @@
--- Operator selection for cancel: waiting jobs (queue rows, as in
--- ops_select_queued.sql) and, when 2 is among the statuses, running ones that
--- can be stopped: run by a skconsole worker (told on its channel) or hung (its
--- worker is gone: cancelled directly), as sk_inflight_tasks() judges them. A
--- job a worker without owner data runs (Stakhanovise.NET) cannot be told, and
--- is not selected. Note: who runs it, or why it is hung. A fan-in job waiting
--- for others (after=: 1 Unprocessed, no queue row, its edges) is waiting too.
+-- Operator selection for cancel: waiting jobs (as ops_select_queued.sql lists
+-- them: sk_waiting_selection(), 140_skconsole_selection.sql) and, when 2 is
+-- among the statuses, running ones that can be stopped: run by a skconsole
+-- worker (told on its channel) or hung (its worker is gone: cancelled
+-- directly), as sk_inflight_tasks() judges them. A job a worker without owner
+-- data runs (Stakhanovise.NET) cannot be told, and is not selected. Note: who
+-- runs it, or why it is hung.
 SELECT s.* FROM (
-    SELECT q.task_id, q.task_type::text AS task_type, coalesce(r.task_status, 1) AS status,
-        q.task_priority AS priority, coalesce(r.task_error_count, 0) AS error_count,
-        sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
-            coalesce(r.task_posted_at_ts, q.task_posted_at_ts)) AS at,
-        r.sk_error_signature AS note
-    FROM sk_tasks_queue_t q
-    LEFT JOIN sk_task_results_t r ON r.task_id = q.task_id
-    WHERE coalesce(r.task_status, 1) = ANY(%(statuses)s::integer[])
-        AND (%(ids)s::uuid[] IS NULL OR q.task_id = ANY(%(ids)s::uuid[]))
-        AND (%(task_type)s::text IS NULL OR q.task_type = %(task_type)s::text)
-        AND sk_signature_matches(r.sk_error_signature, %(signature)s::text, r.task_id IS NOT NULL)
-        AND sk_payload_term(q.task_payload, %(where_path)s::text[], %(where_value)s::text)
-        AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(q.task_payload, %(where_rest)s::jsonb))
-        AND (%(cutoff)s::timestamptz IS NULL
-             OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
-                    coalesce(r.task_posted_at_ts, q.task_posted_at_ts)) < %(cutoff)s::timestamptz)
-    UNION ALL
-    SELECT r.task_id, r.task_type::text, r.task_status, r.task_priority, r.task_error_count,
-        r.task_posted_at_ts, 'waits for ' || cardinality(r.sk_after_ids) || ' job(s) (after=)'
-    FROM sk_task_results_t r
-    WHERE r.task_id IN (SELECT e.task_id FROM sk_task_after_t e)
-        AND r.task_status = ANY(%(statuses)s::integer[])
-        AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)
-        AND (%(ids)s::uuid[] IS NULL OR r.task_id = ANY(%(ids)s::uuid[]))
-        AND (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
-        AND sk_signature_matches(r.sk_error_signature, %(signature)s::text, true)
-        AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
-        AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))
-        AND (%(cutoff)s::timestamptz IS NULL OR r.task_posted_at_ts < %(cutoff)s::timestamptz)
+    SELECT w.task_id, w.task_type, w.status, w.priority, w.error_count, w.at, w.note
+    FROM sk_waiting_selection(%(statuses)s::integer[], %(ids)s::uuid[], %(task_type)s::text,
+        %(signature)s::text, %(where_path)s::text[], %(where_value)s::text, %(where_rest)s::jsonb,
+        %(cutoff)s::timestamptz) AS w
     UNION ALL
     SELECT i.task_id, i.task_type::text, 2, r.task_priority, i.task_error_count,
         i.attempt_started_at,
@@ -42,14 +17,13 @@ SELECT s.* FROM (
             'running on ' || i.worker_host || ' pid ' || i.worker_pid)
     FROM sk_inflight_tasks(%(unowned_s)s) i
     JOIN sk_task_results_t r ON r.task_id = i.task_id
-    WHERE 2 = ANY(%(statuses)s::integer[])
-        AND (i.worker_id IS NOT NULL OR i.hung_reason IS NOT NULL)
-        AND (%(ids)s::uuid[] IS NULL OR i.task_id = ANY(%(ids)s::uuid[]))
-        AND (%(task_type)s::text IS NULL OR i.task_type = %(task_type)s::text)
-        AND (%(signature)s::text IS NULL OR r.sk_error_signature = %(signature)s::text)
-        AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
-        AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))
-        AND (%(cutoff)s::timestamptz IS NULL OR i.attempt_started_at < %(cutoff)s::timestamptz)
+    -- aged by its attempt's start; a running job without a signature is in no
+    -- failure group (has_result false: not in "(no error text)")
+    WHERE (i.worker_id IS NOT NULL OR i.hung_reason IS NOT NULL)
+        AND sk_selected(i.task_id, 2, i.task_type, r.sk_error_signature, false, r.task_payload,
+            i.attempt_started_at, %(statuses)s::integer[], %(ids)s::uuid[], %(task_type)s::text,
+            %(signature)s::text, %(where_path)s::text[], %(where_value)s::text,
+            %(where_rest)s::jsonb, %(cutoff)s::timestamptz)
 ) AS s
 ORDER BY s.at, s.task_id
 LIMIT %(limit)s

@@ -1,20 +1,9 @@
--- Operator selection over result rows (requeue, purge previews): the jobs in
--- the given statuses matching every given filter; a NULL filter matches all.
--- Age: the job's last activity (finalized, else last attempt, else posted).
-SELECT r.task_id, r.task_type::text AS task_type, r.task_status AS status,
-    r.task_priority AS priority, r.task_error_count AS error_count,
-    sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
-        r.task_posted_at_ts) AS at,
-    r.sk_error_signature AS note
-FROM sk_task_results_t r
-WHERE r.task_status = ANY(%(statuses)s::integer[])
-    AND (%(ids)s::uuid[] IS NULL OR r.task_id = ANY(%(ids)s::uuid[]))
-    AND (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
-    AND sk_signature_matches(r.sk_error_signature, %(signature)s::text)
-    AND sk_payload_term(r.task_payload, %(where_path)s::text[], %(where_value)s::text)
-    AND (%(where_rest)s::jsonb IS NULL OR sk_payload_matches(r.task_payload, %(where_rest)s::jsonb))
-    AND (%(cutoff)s::timestamptz IS NULL
-         OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
-                r.task_posted_at_ts) < %(cutoff)s::timestamptz)
-ORDER BY at, r.task_id
+-- Operator selection over result rows (requeue, purge, edit previews): the jobs
+-- in the given statuses matching every given filter, as sk_result_selection()
+-- lists them (140_skconsole_selection.sql), oldest activity first.
+SELECT s.task_id, s.task_type, s.status, s.priority, s.error_count, s.at, s.note
+FROM sk_result_selection(%(statuses)s::integer[], %(ids)s::uuid[], %(task_type)s::text,
+    %(signature)s::text, %(where_path)s::text[], %(where_value)s::text, %(where_rest)s::jsonb,
+    %(cutoff)s::timestamptz) AS s
+ORDER BY s.at, s.task_id
 LIMIT %(limit)s

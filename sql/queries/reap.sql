@@ -8,7 +8,7 @@
 -- two reapers, or a reaper racing the job's own finish, never double-post.
 -- MATERIALIZED: the verdict is computed once, not again for each row updated
 WITH hung AS MATERIALIZED (
-    SELECT i.task_id, i.claim_id, i.hung_reason, i.worker_id, i.worker_host, i.worker_pid,
+    SELECT i.task_id, i.claim_id, i.hung_reason, i.worker_id,
         coalesce(i.max_attempts, %(default_max_attempts)s) AS max_attempts
     FROM sk_inflight_tasks(%(unowned_s)s) i
     WHERE i.hung_reason IS NOT NULL
@@ -35,11 +35,9 @@ reaped AS (
                     OR r.task_error_count + 1 >= h.max_attempts)
                  THEN now() END,
         -- a keyed re-post that arrived while it ran: the re-run takes its payload
-        -- and priority (the running attempt kept its own: sk_rerun_payload, 136)
-        task_payload = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_payload, r.task_payload) ELSE r.task_payload END,
-        task_priority = CASE WHEN r.sk_rerun_requested
-            THEN coalesce(r.sk_rerun_priority, r.task_priority) ELSE r.task_priority END,
+        -- and priority (sk_rerun_value, 110_skconsole_shared.sql)
+        task_payload = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_payload, r.task_payload),
+        task_priority = sk_rerun_value(r.sk_rerun_requested, r.sk_rerun_priority, r.task_priority),
         sk_rerun_payload = NULL,
         sk_rerun_priority = NULL,
         sk_rerun_requested = false
@@ -50,8 +48,7 @@ reaped AS (
         AND r.sk_claim_id IS NOT DISTINCT FROM h.claim_id
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
         r.task_priority, h.hung_reason, r.sk_attempt, r.sk_claim_id, r.task_last_error,
-        r.task_last_processing_attempted_at_ts AS started_at, h.worker_id, h.worker_host,
-        h.worker_pid
+        r.task_last_processing_attempted_at_ts AS started_at, h.worker_id
 ),
 q AS (
     INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
@@ -64,29 +61,15 @@ q AS (
 notified AS (
     SELECT CASE WHEN count(*) > 0 THEN pg_notify('sk_task_queue_item_added', '') END AS n FROM q
 ),
--- the reaped attempt, kept in sk_attempts_t (120_skconsole_attempts.sql): only
--- a claim of ours (an unowned job's attempt is another consumer's, unnumbered);
--- the worker as it registered, if it still is
-attempted AS (
-    INSERT INTO sk_attempts_t (task_id, attempt, claim_id, started_at_ts, ended_at_ts, worker_id,
-        worker_host, worker_pid, app_version, outcome, status, error)
-    SELECT reaped.task_id, reaped.sk_attempt, reaped.sk_claim_id, reaped.started_at, now(),
-        reaped.worker_id, reaped.worker_host, reaped.worker_pid,
-        (SELECT w.worker_app_version FROM sk_workers_t w WHERE w.worker_id = reaped.worker_id),
-        'reaped', reaped.task_status, reaped.task_last_error
-    FROM reaped WHERE reaped.worker_id IS NOT NULL AND reaped.sk_claim_id IS NOT NULL
-    ON CONFLICT (task_id, attempt) DO UPDATE SET claim_id = EXCLUDED.claim_id,
-        started_at_ts = EXCLUDED.started_at_ts, ended_at_ts = EXCLUDED.ended_at_ts,
-        worker_id = EXCLUDED.worker_id, worker_host = EXCLUDED.worker_host,
-        worker_pid = EXCLUDED.worker_pid, app_version = EXCLUDED.app_version,
-        outcome = EXCLUDED.outcome, status = EXCLUDED.status, error = EXCLUDED.error
-    RETURNING 1
-),
-trimmed AS (
-    DELETE FROM sk_attempts_t a USING reaped
-    WHERE a.task_id = reaped.task_id AND reaped.sk_attempt > sk_attempts_kept()
-        AND a.attempt <= reaped.sk_attempt - sk_attempts_kept()
-    RETURNING 1
+-- the reaped attempts, kept in sk_attempts_t (sk_record_attempts,
+-- 138_skconsole_attempt_record.sql): only a claim of ours (an unowned job's
+-- attempt is another consumer's, unnumbered); the worker as it registered, if
+-- it still is
+attempted AS MATERIALIZED (
+    SELECT sk_record_attempts(array_agg(task_id), array_agg(sk_attempt), array_agg(sk_claim_id),
+        array_agg(started_at), array_agg(worker_id), array_agg('reaped'::text),
+        array_agg(task_status), array_agg(task_last_error)) AS n
+    FROM reaped
 )
 SELECT reaped.task_id, reaped.task_type, reaped.task_status, reaped.hung_reason
-FROM reaped, notified
+FROM reaped, notified, attempted

@@ -50,3 +50,15 @@ AS $$
         OR signature = wanted
         OR (wanted = '(no error text)' AND signature IS NULL AND has_result)
 $$;
+
+-- What a job's next run takes, payload or priority, when an attempt ends: a
+-- keyed re-post that arrived while it ran (requested) gives the newest (kept
+-- apart meanwhile, the running attempt keeping its own: sk_rerun_payload and
+-- sk_rerun_priority, 136_skconsole_edges.sql); without one, or when it gave
+-- none, the job keeps its own. Every statement that ends an attempt sets both
+-- columns with it and clears the request (finish_*.sql, hand_back.sql,
+-- reap.sql, ops_cancel.sql).
+CREATE OR REPLACE FUNCTION sk_rerun_value(requested boolean, newest anyelement, own anyelement)
+RETURNS anyelement
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN requested THEN coalesce(newest, own) ELSE own END $$;

@@ -9,8 +9,9 @@ ALTER TABLE sk_workers_t ADD COLUMN IF NOT EXISTS worker_app_version varchar(100
 
 -- One row per attempt of ours that ended: written by the very statement that
 -- records how it ended (finish_success.sql, finish_failure.sql, hand_back.sql,
--- reap.sql), never by a statement of its own, so the claim and the finish cost
--- no extra round trip. Keyed by the job and its attempt number (sk_attempt:
+-- reap.sql, each through sk_record_attempts(): 138_skconsole_attempt_record.sql),
+-- never by a statement of its own, so the claim and the finish cost no extra
+-- round trip. Keyed by the job and its attempt number (sk_attempt:
 -- counted at each of our claims); bounded per job by the same statements (the
 -- last sk_attempts_kept() attempts stay: see sk_attempts_kept); deleted with
 -- the result row (ops_purge.sql, retention_purge.sql). Who ran it is copied

@@ -6,6 +6,7 @@ PostgreSQL, with the jobs run by a real engine."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 from uuid import UUID
@@ -16,7 +17,7 @@ from skconsole import Snooze, read
 from skconsole.core.attempt import AttemptOutcome
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
-from skconsole.db.sqlfiles import load_sql, query
+from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 from skconsole.worker.results import FINISH_SETTINGS, children_params
@@ -181,18 +182,103 @@ def test_a_running_attempt_is_shown_with_its_worker(conn: Conn) -> None:
     )
 
 
-def test_the_trim_reads_attempts_by_their_key_under_the_finish_settings(conn: Conn) -> None:
-    owner = uuid.uuid4()
-    task_id, claim = running_job(conn, owner, 30)
+def function_plans(conn: Conn, function: str, types: str) -> str:
+    """The generic and custom plans of each statement of the PL/pgSQL ``function``
+    (its parameters, of ``types``, bound to NULL arrays), under the finish settings."""
+    (src, names) = conn.execute(
+        "SELECT prosrc, proargnames FROM pg_proc WHERE proname = %s", (function,)
+    ).fetchone() or ("", [])
+    body = src[src.index("BEGIN") + len("BEGIN") : src.rindex("END")]
+    for n, name in enumerate(names, 1):
+        body = re.sub(rf"\b{name}\b", f"${n}", body)
+    statements = [s.strip() for s in body.split(";") if s.strip().startswith(("INSERT", "DELETE"))]
     for name, value in FINISH_SETTINGS.items():
         conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-    params: dict[str, Any] = {"ids": [task_id], "claims": [claim], "ms": [1], "worker_id": owner}
-    params |= {"skip_locked": False, **children_params([])}
-    plan = "\n".join(
-        r[0] for r in conn.execute("EXPLAIN " + load_sql("queries/finish_success"), params)
+    plans = []
+    for i, statement in enumerate(statements):
+        conn.execute(f"PREPARE plan_{i}({types}) AS {statement}")
+        for mode in ("force_generic_plan", "force_custom_plan"):
+            conn.execute("SELECT set_config('plan_cache_mode', %s, false)", (mode,))
+            nulls = ", ".join("NULL" for _ in names)
+            plans += [r[0] for r in conn.execute(f"EXPLAIN EXECUTE plan_{i}({nulls})")]
+    conn.execute("RESET plan_cache_mode")
+    return "\n".join(plans)
+
+
+def test_recording_attempts_reads_attempts_and_workers_by_their_keys(conn: Conn) -> None:
+    """sk_record_attempts() runs on the finish connection: no sequential scan of the
+    attempts (kept for every job) or of the workers, no nested loop, whatever the statistics."""
+    types = "uuid[], integer[], bigint[], timestamptz[], uuid[], text[], integer[], text[]"
+
+    plans = function_plans(conn, "sk_record_attempts", types)
+
+    assert "Insert on sk_attempts_t" in plans and "Delete on sk_attempts_t" in plans, plans
+    assert "pk_sk_attempts_t" in plans, plans
+    assert "Seq Scan" not in plans, plans
+    assert "Nested Loop" not in plans, plans
+
+
+# -- sk_record_attempts(), what every ending calls ----------------------------------------
+def record(conn: Conn, task_id: UUID, attempt: int, owner: UUID | None, claim: int | None) -> int:
+    (n,) = conn.execute(
+        "SELECT sk_record_attempts(%s::uuid[], %s::integer[], %s::bigint[], ARRAY[now()],"
+        " %s::uuid[], ARRAY['failed'], ARRAY[4], ARRAY['boom'])",
+        ([task_id], [attempt], [claim], [owner]),
+    ).fetchone() or (None,)
+    return int(n)
+
+
+def test_recording_an_attempt_copies_who_ran_it_from_the_workers_registration(
+    conn: Conn,
+) -> None:
+    owner = uuid.uuid4()
+    task_id, claim = running_job(conn, owner, 2)
+
+    assert record(conn, task_id, 2, owner, claim) == 1
+
+    (row,) = conn.execute(
+        "SELECT outcome, status, error, worker_host, worker_pid, app_version FROM sk_attempts_t"
+        " WHERE task_id = %s",
+        (task_id,),
+    ).fetchall()
+    assert row == ("failed", JobStatus.ERROR, "boom", "web-1", 42, VERSION)
+
+
+def test_recording_an_attempt_again_overwrites_it_with_the_last_ending(conn: Conn) -> None:
+    owner = uuid.uuid4()
+    task_id, claim = running_job(conn, owner, 1)
+    conn.execute(
+        "INSERT INTO sk_attempts_t (task_id, attempt, outcome, status) VALUES (%s, 1, 'reaped', 4)",
+        (task_id,),
     )
-    assert "Seq Scan on sk_attempts_t" not in plan, plan
-    assert "Nested Loop" not in plan, plan
+
+    record(conn, task_id, 1, owner, claim)
+
+    (row,) = conn.execute(
+        "SELECT outcome, error FROM sk_attempts_t WHERE task_id = %s", (task_id,)
+    ).fetchall()
+    assert row == ("failed", "boom")
+
+
+def test_an_attempt_without_a_worker_or_claim_of_ours_is_not_recorded(conn: Conn) -> None:
+    """An unowned job's attempt is another consumer's (Stakhanovise.NET): unnumbered."""
+    task_id = uuid.uuid4()
+
+    assert record(conn, task_id, 1, None, 7) == 0
+    assert record(conn, task_id, 1, uuid.uuid4(), None) == 0
+    assert attempt_rows(conn) == set()
+
+
+def test_an_unregistered_workers_attempt_is_recorded_without_its_host(conn: Conn) -> None:
+    task_id = uuid.uuid4()
+
+    assert record(conn, task_id, 1, uuid.uuid4(), 7) == 1
+
+    (row,) = conn.execute(
+        "SELECT worker_host, worker_pid, app_version FROM sk_attempts_t WHERE task_id = %s",
+        (task_id,),
+    ).fetchall()
+    assert row == (None, None, None)
 
 
 # -- purged with the result -------------------------------------------------------------------

@@ -11,11 +11,21 @@ import pytest
 
 from skconsole.core.signature import NO_ERROR
 from skconsole.db.sqlfiles import query
+from skconsole.worker.results import children_params
 
 T1 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 T2 = datetime(2026, 1, 1, 12, 5, tzinfo=UTC)
 T3 = datetime(2026, 1, 1, 12, 9, tzinfo=UTC)
-SHARED = ("sk_last_run_at", "sk_last_activity_at", "sk_signature_key", "sk_signature_matches")
+SHARED = (
+    "sk_last_run_at",
+    "sk_last_activity_at",
+    "sk_signature_key",
+    "sk_signature_matches",
+    "sk_rerun_value",
+    "sk_selected",
+    "sk_waiting_selection",
+    "sk_result_selection",
+)
 
 
 def _one(conn: psycopg.Connection[Any], sql: str, *params: Any) -> Any:
@@ -80,6 +90,24 @@ def test_a_failure_without_signature_has_the_group_key_python_uses(
     assert _one(conn, "SELECT sk_signature_key('KeyError: y')") == "KeyError: y"
 
 
+@pytest.mark.parametrize(
+    ("requested", "newest", "own", "next_run"),
+    [
+        (False, None, "own", "own"),  # no re-post: the job keeps its own
+        (False, "newest", "own", "own"),  # ... whatever waits there
+        (True, "newest", "own", "newest"),  # a keyed re-post arrived while it ran
+        (True, None, "own", "own"),  # ... and gave none: its own stays
+    ],
+)
+def test_what_the_next_run_takes_when_an_attempt_ends(
+    conn: psycopg.Connection[Any], requested: bool, newest: str | None, own: str, next_run: str
+) -> None:
+    assert _one(conn, "SELECT sk_rerun_value(%s, %s::text, %s::text)", requested, newest, own) == (
+        next_run
+    )
+    assert _one(conn, "SELECT sk_rerun_value(%s, NULL::integer, 4)", requested) == 4
+
+
 @pytest.fixture
 def many_finished_few_failed(conn: psycopg.Connection[Any]) -> str:
     """20,000 processed jobs and 300 failed ones in 30 groups, analyzed; one group's signature."""
@@ -134,3 +162,58 @@ def test_an_operator_selection_plans_the_shared_expressions_inline(
     # the signature filter, its constant parts folded away, is an index condition
     assert "Index Cond" in plan and "sk_error_signature =" in plan, plan
     assert "Seq Scan" not in plan, plan
+
+
+@pytest.mark.parametrize("name", ["finish_success", "finish_failure", "hand_back", "reap"])
+def test_an_attempts_ending_plans_the_rerun_value_inline(
+    conn: psycopg.Connection[Any], name: str
+) -> None:
+    params: dict[str, Any] = {
+        "ids": [],
+        "claims": [],
+        "ms": [],
+        "statuses": [],
+        "errors": [],
+        "recoverable": [],
+        "delays_ms": [],
+        "snoozed": [],
+        "worker_id": None,
+        "skip_locked": False,
+        "unowned_s": None,
+        "default_max_attempts": 5,
+        "limit": 10,
+        "exclude_owner": None,
+        **children_params([]),
+    }
+    plan = _explain(conn, name, params)
+    assert "sk_rerun_payload" in plan, plan
+    assert not any(f in plan for f in SHARED), plan
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ops_select_results", "ops_count_results", "ops_select_queued", "ops_select_cancellable"],
+)
+@pytest.mark.parametrize("running", [False, True])
+def test_an_operator_selection_is_planned_inline_whatever_it_asks(
+    conn: psycopg.Connection[Any], many_finished_few_failed: str, name: str, running: bool
+) -> None:
+    """sk_selected() and the selections built on it: inlined, so no function is called
+    per row, the filters not given fold away and the signature is an index condition."""
+    params = {
+        "statuses": [2, 4, 5, 6] if running else [4, 5, 6],
+        "ids": None,
+        "task_type": None,
+        "signature": many_finished_few_failed,
+        "cutoff": datetime.now(UTC),
+        "limit": 100,
+        "where_path": None,
+        "where_value": None,
+        "where_rest": None,
+        "unowned_s": None,
+    }
+    plan = _explain(conn, name, params)
+    assert not any(f in plan for f in SHARED), plan
+    assert "Function Scan on sk_waiting" not in plan and "Function Scan on sk_result" not in plan
+    assert not any(f in plan for f in ("sk_payload_term", "sk_payload_matches", "sk_try_jsonb"))
+    assert "sk_error_signature =" in plan, plan

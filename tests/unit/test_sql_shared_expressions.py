@@ -11,6 +11,8 @@ from skconsole.core.signature import NO_ERROR
 from skconsole.db.sqlfiles import QUERIES, sql_root
 
 SHARED = (sql_root() / "schema" / "110_skconsole_shared.sql").read_text(encoding="utf-8")
+#: an operator selection: a filter and the two sets of jobs it selects
+SELECTION = (sql_root() / "schema" / "140_skconsole_selection.sql").read_text(encoding="utf-8")
 #: the queries a database without skconsole's objects runs (read degraded)
 DEGRADED = ("history", "failures_scan_compat")
 
@@ -61,9 +63,37 @@ def test_the_shared_functions_can_be_inlined() -> None:
         "sk_last_activity_at",
         "sk_signature_key",
         "sk_signature_matches",
+        "sk_rerun_value",
     }
     for name, head in heads:
         assert "LANGUAGE sql IMMUTABLE" in head, name
         for spoiler in ("STRICT", "SECURITY DEFINER", " SET "):
             assert spoiler not in head.upper(), name
         assert _body(name).startswith("SELECT ") and " FROM " not in _body(name), name
+
+
+def test_the_selection_functions_can_be_inlined() -> None:
+    """The operator selection's filter (an expression) and its two sets of jobs (a
+    SELECT each, inlined into the query's FROM): LANGUAGE sql, not volatile, not STRICT,
+    no SET, not SECURITY DEFINER, one statement."""
+    heads = re.findall(
+        r"CREATE OR REPLACE FUNCTION (\w+)\((.*?)AS \$\$(.*?)\$\$", SELECTION, re.DOTALL
+    )
+    assert {name for name, _, _ in heads} == {
+        "sk_selected",
+        "sk_waiting_selection",
+        "sk_result_selection",
+    }
+    for name, head, body in heads:
+        assert "LANGUAGE sql IMMUTABLE" in head or "LANGUAGE sql STABLE" in head, name
+        for spoiler in ("STRICT", "SECURITY DEFINER", " SET ", "VOLATILE"):
+            assert spoiler not in head.upper(), name
+        assert body.strip().startswith("SELECT ") and ";" not in body, name
+
+
+def test_no_query_spells_out_an_operator_selection() -> None:
+    """The previews, counts and purges call sk_selected() (or a selection built on it)
+    rather than repeating its filters."""
+    payload_filters = sorted(n for n, text in QUERIES.items() if "sk_payload_term" in text)
+    # a search of its own, and the hung jobs (in flight, not in a failure group)
+    assert payload_filters == ["find_jobs", "ops_select_hung"]

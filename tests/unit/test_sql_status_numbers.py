@@ -137,8 +137,8 @@ def test_the_reader_finds_the_status_numbers_of_the_sql() -> None:
     assert ("queries/failure_groups.sql", (4, 5, 6)) in found
     assert ("queries/claim.sql", (2,)) in found
     assert ("queries/reap.sql", (1, 7, 5, 4)) in found  # the CASE that ends a hung attempt
-    assert ("queries/ops_select_queued.sql", (1,)) in found  # coalesce(r.task_status, 1)
-    assert ("queries/ops_select_cancellable.sql", (2,)) in found  # 2 = ANY(%(statuses)s)
+    assert ("schema/140_skconsole_selection.sql", (1,)) in found  # coalesce(r.task_status, 1)
+    assert ("queries/ops_cancel.sql", (2,)) in found  # 2 = ANY(%(statuses)s)
     assert ("schema/100_skconsole_interop.sql", (2,)) in found
     assert len(USES) >= 60
 
