@@ -23,10 +23,12 @@ import psycopg
 import pytest
 
 from skconsole import ops
+from skconsole.core.status import JobStatus
 from skconsole.ops import Actor, Selection
+from tests.support.statuses import status_of
 
 from ..conftest import ROOT, skconsole_cmd, wait_until
-from .test_ops import TIMEOUT_A, add_job, status_of
+from .test_ops import TIMEOUT_A, add_job
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")
@@ -120,7 +122,7 @@ def test_an_action_stopped_after_its_second_batch_audits_exactly_the_jobs_it_cha
         )
 
     count, details = audit_row(conn)
-    requeued = [j for j in jobs if status_of(conn, j) == 1]
+    requeued = [j for j in jobs if status_of(conn, j) == JobStatus.UNPROCESSED]
     assert len(requeued) == count == details["changed"] == 4
     assert count_queued(conn) == 4
     assert details["requested"] == 7
@@ -510,7 +512,9 @@ def test_every_batched_action_stopped_after_two_batches_audits_exactly_what_it_c
 ) -> None:
     status, execute, changed_sql = BATCHED[action]
     jobs = tuple(
-        add_job(conn, status, priority=9, owner=uuid.uuid4() if status == 2 else None)
+        add_job(
+            conn, status, priority=9, owner=uuid.uuid4() if status == JobStatus.PROCESSING else None
+        )
         for _ in range(5)
     )
 

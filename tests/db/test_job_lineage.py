@@ -12,6 +12,7 @@ from uuid import UUID
 import psycopg
 
 from skconsole import Snooze, read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
@@ -132,7 +133,7 @@ def test_a_job_counts_its_snoozes_apart_from_its_errors(db: Database, conn: Conn
     detail = read.job(conn, root)
 
     assert detail is not None
-    assert (detail.snooze_count, detail.error_count, detail.status) == (2, 0, 3)
+    assert (detail.snooze_count, detail.error_count, detail.status) == (2, 0, JobStatus.PROCESSED)
 
 
 def test_a_parent_that_was_purged_is_said_to_be(conn: Conn) -> None:

@@ -17,6 +17,7 @@ import pytest
 from skconsole import ops, read
 from skconsole.core.signature import final_exception_line
 from skconsole.core.states import InflightState, WorkerState
+from skconsole.core.status import JobStatus
 from skconsole.db.schema import LOCK_CLASS
 
 from .test_ops import add_job
@@ -232,7 +233,7 @@ def test_the_operators_reap_re_posts_a_job_whose_workers_lease_lapsed(conn: Conn
         " WHERE task_id = %s",
         (job,),
     ).fetchone()
-    assert (status, errors) == (4, 1)
+    assert (status, errors) == (JobStatus.ERROR, 1)
     assert final_exception_line(error).startswith(
         "skconsole.HungJob: worker gone (host-a pid 42): no heartbeat for 15"
     )

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from skconsole import ops, read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.mapping import DEFAULT_MAPPING, TableMapping
 from skconsole.db.schema import check_schema, setup_schema
@@ -94,7 +95,10 @@ def test_jobs_posted_and_worked_through_the_mapping_land_in_the_renamed_tables(
     with db.connect() as conn:
         assert read.depth(conn).ready == 301
         with EngineThread(mapped, tasks):
-            wait_until(lambda: read.status_summary(conn).counts.get(3, 0) == 301, timeout=60)
+            wait_until(
+                lambda: read.status_summary(conn).counts.get(JobStatus.PROCESSED, 0) == 301,
+                timeout=60,
+            )
         assert read.depth(conn).ready == 0
     with psycopg.connect(mapped) as c:
         assert c.execute(

@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.errors import FatalTaskError
+from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
@@ -140,7 +141,7 @@ def test_a_failed_job_posts_nothing(db: Database, conn: Conn) -> None:
     parent = post(db, "fanout.fails_after_posting", None)
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: settled(conn), timeout=30)
-    assert rows(conn, "task_id = %s", (parent,))[0]["task_status"] == 6
+    assert rows(conn, "task_id = %s", (parent,))[0]["task_status"] == JobStatus.FATAL
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []
 
 
@@ -162,7 +163,7 @@ def test_a_return_value_that_is_not_json_fails_the_stage_and_posts_nothing(
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: settled(conn), timeout=30)
     row = rows(conn, "task_id = %s", (parent,))[0]
-    assert row["task_status"] == 5
+    assert row["task_status"] == JobStatus.FAULTED
     assert "skconsole.PipelineError" in readable_error(row["task_last_error"])
     assert "'orders.ship'" in readable_error(row["task_last_error"])
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []
@@ -197,7 +198,7 @@ def test_a_fenced_late_finisher_posts_nothing(db: Database, conn: Conn) -> None:
         },
     ).fetchall()
     assert written == []
-    assert rows(conn, "task_id = %s", (task_id,))[0]["task_status"] == 2
+    assert rows(conn, "task_id = %s", (task_id,))[0]["task_status"] == JobStatus.PROCESSING
     assert rows(conn, "sk_parent_task_id = %s", (task_id,)) == []
 
 
@@ -206,7 +207,9 @@ def test_a_job_may_not_post_more_than_the_cap(db: Database, conn: Conn) -> None:
 
     parent = post(db, "fanout.ok", {"children": MAX_POSTS_PER_JOB + 1})
     with EngineThread(db.dsn, tasks):
-        wait_until(lambda: rows(conn, "task_id = %s", (parent,))[0]["task_status"] == 5, 30)
+        wait_until(
+            lambda: rows(conn, "task_id = %s", (parent,))[0]["task_status"] == JobStatus.FAULTED, 30
+        )
     row = rows(conn, "task_id = %s", (parent,))[0]
     assert "at most 1000 jobs with ctx.post" in readable_error(row["task_last_error"])
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []

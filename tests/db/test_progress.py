@@ -17,6 +17,7 @@ import psycopg
 from prometheus_client.metrics_core import Metric
 
 from skconsole import read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.exporter.sources import read_inflight
@@ -24,6 +25,7 @@ from skconsole.producer import Producer
 from skconsole.worker.progress import PROGRESS_INTERVAL
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from tests.conftest import wait_until
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
 
 Conn = psycopg.Connection[Any]
@@ -69,13 +71,6 @@ def inflight_progress(run_cli: CLI, task_id: uuid.UUID) -> dict[str, Any] | None
     jobs = doc["jobs"] if "jobs" in doc else doc["inflight"]["jobs"]
     found = [j for j in jobs if j["task_id"] == str(task_id)]
     return found[0]["progress"] if found else None
-
-
-def status_of(conn: Conn, task_id: uuid.UUID) -> int:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    return int(row[0]) if row else 0
 
 
 def test_a_handler_reporting_thousands_of_times_is_written_once_per_round_with_the_latest_value(
@@ -127,7 +122,7 @@ def test_the_job_detail_shows_the_running_attempts_progress_and_not_once_it_ende
         wait_until(lambda: detail_progress() is not None, timeout=30)
         progress = detail_progress()
         release[str(task_id)].set()
-        wait_until(lambda: status_of(conn, task_id) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSED, timeout=30)
     assert progress is not None and progress.message == "a quarter"
     assert detail_progress() is None
 

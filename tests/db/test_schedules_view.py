@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 import psycopg
 
 from skconsole import read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.worker.registry import TaskOptions, TaskRegistry
@@ -111,7 +112,7 @@ def test_a_running_workers_schedule_shows_its_latest_job_and_its_next_tick(
         False,
     )
     assert info.last_task_id == last_posted_job(conn)
-    assert info.last_status == 3 and not info.last_job_purged
+    assert info.last_status == JobStatus.PROCESSED and not info.last_job_purged
     assert info.payload == '{"report": "heartbeat"}'
     assert info.next_run_in_s is not None and 0 < info.next_run_in_s <= 1
     assert info.last_posted_age_s is not None and info.last_posted_age_s < 30
@@ -155,7 +156,11 @@ def test_the_latest_jobs_status_comes_from_its_result_row(conn: Conn) -> None:
 
     info = only(conn)
 
-    assert (info.last_task_id, info.last_status, info.last_job_purged) == (job, 6, False)
+    assert (info.last_task_id, info.last_status, info.last_job_purged) == (
+        job,
+        JobStatus.FATAL,
+        False,
+    )
     assert info.last_posted_age_s is not None and 30 <= info.last_posted_age_s < 90
 
 

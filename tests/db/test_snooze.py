@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 from skconsole import Snooze
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
@@ -61,7 +62,7 @@ def test_snoozing_keeps_the_error_count_and_counts_the_snoozes(db: Database, con
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: result(conn, task_id)[0] == 3, timeout=30)
     status, errors, snoozes, attempts = result(conn, task_id)
-    assert (status, errors, snoozes, attempts) == (3, 0, 3, 4)
+    assert (status, errors, snoozes, attempts) == (JobStatus.PROCESSED, 0, 3, 4)
 
 
 def test_a_snoozed_job_waits_the_time_it_asked_for(db: Database, conn: Conn) -> None:

@@ -30,6 +30,7 @@ from skconsole.core.errors import ConfigError, ConnectError, InvalidJobError
 from skconsole.core.status import JobStatus
 from skconsole.producer import COPY_MIN_ROWS, AsyncProducer, Job, Producer, job_id_for_key
 from tests.conftest import ROOT, wait_until
+from tests.support.statuses import status_of
 
 Conn = psycopg.Connection[Any]
 ORDERS = "tx_test_orders"
@@ -58,13 +59,6 @@ def orders_in(conn: Conn) -> int:
 
 def add_order(conn: Conn, item: str = "teapot") -> None:
     conn.execute(f"INSERT INTO {ORDERS} (item) VALUES (%s)", (item,))  # type: ignore[arg-type]
-
-
-def status_of(conn: Conn, task_id: uuid.UUID) -> int | None:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    return None if row is None else int(row[0])
 
 
 def post_kind(producer: Producer, kind: str, caller: Conn) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     all_final,
@@ -93,7 +94,7 @@ def test_a_worker_killed_between_the_parents_success_and_the_childs_release(
     assert done.get(str(child)) == 1, "the child ran exactly once"
     assert [done.get(str(p)) for p in parents] == [1, 1], "each parent succeeded once"
     assert _ran_after_its_parents(conn, child, parents)
-    assert status_counts(conn) == {3: 3}, "no job lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3}, "no job lost"
     b.send_signal(signal.SIGTERM)
     assert wait_exit(b, 60) == 0, b.drain.tail()
 
@@ -146,7 +147,7 @@ def test_posts_after_racing_their_parents_finishes_each_run_exactly_once(
     assert len(children) == 60
     assert {str(c): done.get(str(c)) for c in children} == {str(c): 1 for c in children}
     assert {str(p): done.get(str(p)) for p in parents} == {str(p): 1 for p in parents}
-    assert status_counts(conn) == {3: len(parents) + len(children)}
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(parents) + len(children)}
     assert conn.execute("SELECT count(*) FROM sk_task_after_t").fetchone() == (0,)
     for child, after in children.items():
         assert _ran_after_its_parents(conn, child, after), child

@@ -58,6 +58,7 @@ import pytest
 from skconsole import ops
 from skconsole.core.errors import ConnectError
 from skconsole.core.schedule import Schedule, tick_id
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.ops.find_index import FindIndexParams
 from skconsole.producer import Job, Producer
@@ -694,7 +695,7 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         f" fan-ins {len(ledger.fan_ins)}, their parents purged by retention"
         f" {len(parents_gone)} (results purged in all {ledger.purged_by_retention})"
     )
-    assert statuses == {3: len(posted)}, statuses
+    assert statuses == {JobStatus.PROCESSED: len(posted)}, statuses
     assert queued == 0
     assert set(done) >= {str(t) for t in posted}, "every job ran to completion"
     assert overlapping == {}, list(overlapping.items())[:3]

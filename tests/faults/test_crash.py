@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     LEASE,
@@ -70,7 +71,7 @@ def _check_all_processed_once(
     ).fetchall()
     assert len(rows) == len(ids), "one result row per posted job"
     assert {r[0] for r in rows} == set(ids)
-    assert status_counts(conn) == {3: JOBS}, "every job processed, none lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: JOBS}, "every job processed, none lost"
     assert queue_count(conn) == 0
     for task_id, _status, errors, last_error, attempt in rows:
         if task_id in reaped:

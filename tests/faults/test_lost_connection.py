@@ -27,6 +27,7 @@ import psycopg
 import pytest
 from psycopg import conninfo, sql
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     LOCK_HOLDER,
@@ -173,7 +174,7 @@ def test_worker_survives_terminated_backends(
     ).fetchall()
     assert len(rows) == len(posted), "one result row per posted job"
     assert {r[0] for r in rows} == set(posted)
-    assert status_counts(conn) == {3: len(posted)}, (
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(posted)}, (
         "every job processed: none lost, none stuck in 2"
     )
     assert queue_count(conn) == 0
@@ -228,7 +229,7 @@ def test_worker_survives_a_storm_of_terminations(
     took = wait_for(lambda: all_final(conn), 120, _diag(conn, w))
     print(f"all {len(posted)} jobs final {took:.1f}s after the storm")
     assert w.poll() is None, w.drain.tail()
-    assert status_counts(conn) == {3: len(posted)}, (
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(posted)}, (
         "every job processed: none lost, none stuck in 2"
     )
     assert queue_count(conn) == 0
@@ -338,7 +339,7 @@ def test_worker_never_reaps_its_own_running_jobs(
     ).fetchall()
     print(f"final: {[(r[1], r[2], (r[3] or '')[:60]) for r in rows]}")
     print(f"completions: {sorted(completions(log_dir).values())}")
-    assert status_counts(conn) == {3: 3}, "none lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3}, "none lost"
     assert all(r[2] == 0 for r in rows), (
         "the worker reaped (re-posted) jobs it was itself still running"
     )
@@ -375,7 +376,7 @@ def test_other_workers_do_not_reap_a_live_worker_whose_control_session_blipped(
     print(f"\nduring the 6 s outage of A's control session: {during}")
     assert during == [(2, 0)] * 3, "B re-posted jobs that A was still running"
     wait_for(lambda: all_final(conn), 120, _diag(conn, a))
-    assert status_counts(conn) == {3: 3}, "none lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3}, "none lost"
     assert conn.execute("SELECT max(task_error_count) FROM sk_task_results_t").fetchone() == (0,)
     assert completions(log_dir) == {str(i): 1 for i in posted}, "each job ran exactly once"
     for w in (a, b):

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from skconsole.core.signature import final_exception_line, read_error
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     all_final,
@@ -76,7 +77,9 @@ def test_a_base_exception_from_a_handler_fails_its_job_and_nothing_else(
 ) -> None:
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job(task_type))
 
-    assert (status, errors) == (5, 2), "failed and retried like any error, then parked"
+    assert (status, errors) == (JobStatus.FAULTED, 2), (
+        "failed and retried like any error, then parked"
+    )
     assert final_exception_line(last_error).endswith(error), last_error
 
 
@@ -85,7 +88,7 @@ def test_an_exception_that_cannot_be_printed_still_fails_its_job(
 ) -> None:
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("bad-str"))
 
-    assert (status, errors) == (5, 1)
+    assert (status, errors) == (JobStatus.FAULTED, 1)
     assert "UnprintableError" in last_error, last_error
 
 
@@ -94,7 +97,7 @@ def test_a_handlers_own_timeout_error_without_a_timeout_set_fails_its_job_with_t
 ) -> None:
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("own-timeout"))
 
-    assert (status, errors) == (5, 1)
+    assert (status, errors) == (JobStatus.FAULTED, 1)
     assert final_exception_line(last_error) == "TimeoutError: upstream took too long", last_error
     assert "Traceback" in last_error
 
@@ -104,7 +107,7 @@ def test_a_handlers_own_timeout_error_is_not_mistaken_for_the_engines_timeout(
 ) -> None:
     (status, _, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("own-timeout-async"))
 
-    assert status == 5
+    assert status == JobStatus.FAULTED
     assert "exceeded its timeout" not in last_error, last_error
     assert final_exception_line(last_error) == "TimeoutError: upstream took too long", last_error
 
@@ -117,7 +120,7 @@ def test_a_cancelled_error_raised_by_a_handler_is_a_failure_not_a_hand_back(
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("cancel-self"))
     attempts = conn.execute("SELECT max(sk_attempt) FROM sk_task_results_t").fetchone()
 
-    assert (status, errors) == (5, 3)
+    assert (status, errors) == (JobStatus.FAULTED, 3)
     assert attempts == (3,)
     assert final_exception_line(last_error).startswith("skconsole.HandlerCancelled"), last_error
 
@@ -137,7 +140,7 @@ def test_a_huge_error_is_stored_capped_and_does_not_hold_up_other_results(
     print(f"\n100 jobs posted after the huge error recorded in {took:.1f}s")
 
     status, errors, last_error = _row(conn, bad)
-    assert (status, errors) == (5, 1)
+    assert (status, errors) == (JobStatus.FAULTED, 1)
     assert len(last_error) <= 65_536
     assert "characters omitted" in last_error
     stored = read_error(last_error)
@@ -173,7 +176,7 @@ def test_a_sync_handler_past_its_timeout_holds_its_job_until_its_thread_returns(
 
     runs = executions(log_dir)[str(job)]
     status, errors, last_error = _row(conn, job)
-    assert (status, errors) == (5, 2)
+    assert (status, errors) == (JobStatus.FAULTED, 2)
     assert len(runs) == 2
     assert overlaps(runs) == [], runs
     assert final_exception_line(last_error).startswith(

@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.netproxy import FreezableProxy
 from tests.support.tasks_faults import (
@@ -101,7 +102,7 @@ def test_a_partitioned_worker_stops_its_jobs_before_another_worker_reaps_them(
         f"{sorted(len(runs.get(str(i), [])) for i in ids)}"
     )
     assert state_while_cut_off == "unresponsive"
-    assert status_counts(conn) == {3: 5}
+    assert status_counts(conn) == {JobStatus.PROCESSED: 5}
     for task_id in ids:
         job_runs = runs[str(task_id)]
         assert len(job_runs) == 2, job_runs  # A's, stopped by the fence; B's
@@ -131,7 +132,7 @@ def test_a_partitioned_worker_whose_sync_handler_will_not_stop_ends_its_process_
     assert code == EXIT_FENCED, a.drain.tail()
     wait_for(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
     runs = executions(log_dir, deaths={a.pid: died})
-    assert status_counts(conn) == {3: 2}
+    assert status_counts(conn) == {JobStatus.PROCESSED: 2}
     for task_id in ids:
         job_runs = runs[str(task_id)]
         assert len(job_runs) == 2, job_runs

@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     Execution,
@@ -198,7 +199,7 @@ def test_pipeline_x300_with_a_worker_sigkilled_midway_ships_each_root_once(
 
     assert 0 < len(held) <= HELD_AT_MOST, held
     assert shipped_at_kill < ROOTS, "killed midway"
-    assert status_counts(conn) == {3: 3 * ROOTS} and queue_count(conn) == 0
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3 * ROOTS} and queue_count(conn) == 0
     rows = {
         r[0]: r[1:]
         for r in conn.execute(
@@ -303,7 +304,7 @@ def test_ctx_post_children_exist_only_with_their_parents_success(
 
     assert len(held_parents) >= 5, f"the kill caught only {len(held_parents)} parents running"
     assert _lineage_violations(conn) == (0, 0, PARENTS)
-    assert status_counts(conn) == {3: PARENTS * (1 + CHILDREN)}
+    assert status_counts(conn) == {JobStatus.PROCESSED: PARENTS * (1 + CHILDREN)}
     kids = conn.execute(
         "SELECT task_id, sk_parent_task_id, task_payload, task_source, sk_pipeline, sk_stage"
         " FROM sk_task_results_t WHERE task_type = 'g.child'"

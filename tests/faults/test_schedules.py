@@ -29,6 +29,7 @@ import psycopg
 
 from skconsole.core.schedule import TICK_NAMESPACE
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from tests.support.tasks_faults import (
     Execution,
     OutputDrain,
@@ -251,7 +252,7 @@ def _check_runs_once(
         f"the logs' jobs are not the posted jobs: {_show(jobs)}\nruns {list(runs.values())}"
     )
     for j in jobs:
-        assert j.status == 3, j
+        assert j.status == JobStatus.PROCESSED, j
         job_runs = runs[str(j.task_id)]
         assert not overlaps(job_runs), job_runs
         assert len(job_runs) == 1, f"tick {j.tick} ran {len(job_runs)} times: {job_runs}"
@@ -371,7 +372,7 @@ def test_worker_sigkilled_at_a_tick_loses_and_duplicates_none(
         assert len(job_runs) == 2 and job_runs[0].pid == victim.pid, job_runs
         assert job_runs[1].started - killed_at >= REAP_AFTER_S - 1.0, job_runs
     assert len(again) <= 1, again
-    assert all(j.status == 3 for j in jobs)
+    assert all(j.status == JobStatus.PROCESSED for j in jobs)
     print(
         f"\nkilled pid {victim.pid} at tick {tick.time()} (+2 ms); {len(jobs)} ticks;"
         f" re-run after the kill: {len(again)}; posted per worker {workers.posters()}"
@@ -432,7 +433,7 @@ def test_worker_sigkilled_running_a_tick_job_runs_it_again_once_after_its_lease(
     jobs = _tick_jobs(conn, task_type, every, until=stopped)
     expected = _consecutive(initial + timedelta(seconds=every), _floor(stopped, every), every)
     assert _ticks(jobs) == expected, f"a tick lost or posted twice: {_show(jobs)}"
-    assert all(j.status == 3 for j in jobs)
+    assert all(j.status == JobStatus.PROCESSED for j in jobs)
     runs = executions(log_dir, {victim.pid: killed_at})
     assert set(runs) == {str(j.task_id) for j in jobs}
     for task_id, job_runs in runs.items():
@@ -474,7 +475,7 @@ def test_a_stopping_worker_takes_no_tick(
     workers.stop()
 
     jobs = _tick_jobs(conn, task_type, every)
-    running = [j for j in jobs if j.tick <= term and j.status == 3]
+    running = [j for j in jobs if j.tick <= term and j.status == JobStatus.PROCESSED]
     assert running, f"the job running at the SIGTERM finished in its grace: {_show(jobs)}"
     late = [j for j in jobs if j.posted > term]
     assert not late, (

@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     LEASE,
@@ -81,7 +82,7 @@ def test_sigterm_lets_running_jobs_finish_within_grace(
     print(f"\nexit {code} {time.monotonic() - t0:.1f}s after SIGTERM (jobs needed up to 2 s)")
     assert code == 0, w.drain.tail()
     assert _processing(conn) == 0
-    assert status_counts(conn) == {3: 5, 1: 10}
+    assert status_counts(conn) == {JobStatus.PROCESSED: 5, JobStatus.UNPROCESSED: 10}
     done = {
         r[0] for r in conn.execute("SELECT task_id FROM sk_task_results_t WHERE task_status = 3")
     }
@@ -164,5 +165,7 @@ def test_ctrl_c_on_a_supervised_worker_gives_running_jobs_their_grace(
     handed_back = sum("handing running jobs back" in line for line in sup.drain.lines)
     print(f"statuses after Ctrl-C: {counts}; 'handing running jobs back' log lines: {handed_back}")
     assert _processing(conn) == 0
-    assert counts == {3: 4}, "the running jobs were handed back instead of finishing within grace"
+    assert counts == {JobStatus.PROCESSED: 4}, (
+        "the running jobs were handed back instead of finishing within grace"
+    )
     assert completions(log_dir) == {str(i): 1 for i in ids}

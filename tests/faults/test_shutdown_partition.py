@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from skconsole.worker.shutdown import FINAL_WRITES_BOUND
 from tests.support.netproxy import FreezableProxy
@@ -100,7 +101,7 @@ def test_sigterm_during_a_partition_ends_the_worker_and_leaves_its_jobs_to_the_l
         " AND task_last_error::json->>'Type' = 'skconsole.HungJob'"
     ).fetchall()
     runs = executions(log_dir, deaths={a.pid: died})
-    assert status_counts(conn) == {3: len(long_ids) + len(waiting_ids)}
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(long_ids) + len(waiting_ids)}
     assert {r[0] for r in reaped} == long_ids
     assert completions(log_dir) == {i: 1 for i in long_ids | waiting_ids}
     for task_id in long_ids:  # A's, stopped at the end of the grace period; B's

@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     all_final,
@@ -59,7 +60,9 @@ def test_a_worker_whose_stats_writes_wait_on_a_lock_is_never_robbed(
     a_id = worker_ids_for_pid(conn, a.pid)[0]
     with Producer(db) as p:
         long_job = p.post("slow-async", LONG_JOB_S)
-    wait_for(lambda: status_counts(conn).get(2) == 1, 30, lambda: a.drain.tail(20))
+    wait_for(
+        lambda: status_counts(conn).get(JobStatus.PROCESSING) == 1, 30, lambda: a.drain.tail(20)
+    )
     b = spawn("--concurrency", "4", "--types", "brief", "--lease", LEASE)
     wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 30, lambda: b.drain.tail(20))
 
@@ -81,7 +84,7 @@ def test_a_worker_whose_stats_writes_wait_on_a_lock_is_never_robbed(
         while time.monotonic() < deadline:
             seen.add(long_job_row())
             time.sleep(1.0)
-        written_meanwhile = status_counts(conn).get(3, 0)
+        written_meanwhile = status_counts(conn).get(JobStatus.PROCESSED, 0)
         a_state = worker_states(conn).get(a_id)
         locker.rollback()
 

@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.netproxy import FreezableProxy
 from tests.support.tasks_faults import (
@@ -49,7 +50,7 @@ def test_a_worker_started_while_the_server_is_down_keeps_trying_and_runs_the_job
 
     proxy.up()
     wait_for(lambda: all_final(conn), 60, lambda: f"{status_counts(conn)}\n{w.drain.tail()}")
-    assert status_counts(conn) == {3: 5}
+    assert status_counts(conn) == {JobStatus.PROCESSED: 5}
     assert completions(log_dir) == {str(i): 1 for i in ids}
     w.send_signal(signal.SIGTERM)
     assert wait_exit(w, 60) == 0, w.drain.tail()

@@ -34,6 +34,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.read.workers import workers
@@ -76,7 +77,7 @@ def _describe(conn: psycopg.Connection[Any], *procs: Any) -> Callable[[], str]:
 
 
 def _exactly_once(conn: psycopg.Connection[Any], log_dir: Path, ids: list[Any]) -> None:
-    assert status_counts(conn) == {3: len(ids)}, "every job processed, none lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(ids)}, "every job processed, none lost"
     done = completions(log_dir)
     twice = {k: n for k, n in done.items() if n != 1}
     assert not twice, f"{len(twice)} job(s) completed more than once"
@@ -126,9 +127,14 @@ def test_running_jobs_keep_their_lease_when_the_pooler_moves_them_to_other_serve
     bouncer = _pooler(bouncers)
     ids = _post(bouncer.dsn, [Job("slow-async", 3.0) for _ in range(20)])
     a, b = (spawn("--dsn", bouncer.dsn, "--concurrency", "10") for _ in range(2))
-    wait_for(lambda: status_counts(conn).get(2, 0) == 20, 60, _describe(conn, a, b), interval=0.05)
+    wait_for(
+        lambda: status_counts(conn).get(JobStatus.PROCESSING, 0) == 20,
+        60,
+        _describe(conn, a, b),
+        interval=0.05,
+    )
     backends: set[int] = set()
-    while status_counts(conn).get(3, 0) < 20:
+    while status_counts(conn).get(JobStatus.PROCESSED, 0) < 20:
         bouncer.admin("RECONNECT")
         rows = conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
@@ -160,7 +166,12 @@ def test_a_pooler_restart_mid_drain_loses_no_job_and_runs_none_twice_at_once(
     bouncer = _pooler(bouncers)
     ids = _post(bouncer.dsn, [Job("slow-async", 0.2) for _ in range(3_000)])
     a, b = (spawn("--dsn", bouncer.dsn, "--concurrency", "20") for _ in range(2))
-    wait_for(lambda: status_counts(conn).get(3, 0) > 500, 120, _describe(conn, a, b), interval=0.05)
+    wait_for(
+        lambda: status_counts(conn).get(JobStatus.PROCESSED, 0) > 500,
+        120,
+        _describe(conn, a, b),
+        interval=0.05,
+    )
 
     bouncer.stop(kill=True)
     time.sleep(1.0)  # the pooler is down for a second: nothing can reach the server
@@ -203,7 +214,7 @@ def test_a_killed_worker_behind_the_pooler_is_judged_gone_by_its_lease_and_its_j
     print(f"\nthe killed worker was judged gone {gone_after:.1f}s after SIGKILL")
     assert gone_after <= LEASE + MARGIN + 3
     wait_for(lambda: all_final(conn), 120, _describe(conn, b))
-    assert status_counts(conn) == {3: len(ids)}
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(ids)}
     done = completions(log_dir)
     assert set(done) == {str(i) for i in ids} and set(done.values()) == {1}
     _stop(b)
@@ -220,12 +231,12 @@ def test_an_operator_cancel_reaches_a_running_job_behind_the_pooler(
     bouncer = _pooler(bouncers)
     (task_id,) = _post(bouncer.dsn, [Job("cooperative", 60)])
     w = spawn("--dsn", bouncer.dsn)
-    wait_for(lambda: status_counts(conn).get(2) == 1, 60, _describe(conn, w))
+    wait_for(lambda: status_counts(conn).get(JobStatus.PROCESSING) == 1, 60, _describe(conn, w))
 
     asked = time.monotonic()
     proc = run_cli("--dsn", bouncer.dsn, "cancel", "--id", str(task_id), "--yes", use_dsn=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    wait_for(lambda: status_counts(conn) == {7: 1}, 30, _describe(conn, w))
+    wait_for(lambda: status_counts(conn) == {JobStatus.CANCELLED: 1}, 30, _describe(conn, w))
 
     print(f"\nthe running job was cancelled {time.monotonic() - asked:.1f}s after the request")
     _stop(w)

@@ -60,6 +60,7 @@ from typing import Any
 
 from skconsole.core.errors import FatalTaskError
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
+from tests.support.statuses import status_counts as status_counts
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=0.01, max_backoff=0.1, timeout=120.0))
 
@@ -360,11 +361,6 @@ class OutputDrain:
 
     def join(self, timeout: float = 5.0) -> None:
         self._thread.join(timeout)
-
-
-def status_counts(conn: Any) -> dict[int, int]:
-    rows = conn.execute("SELECT task_status, count(*) FROM sk_task_results_t GROUP BY 1").fetchall()
-    return {int(s): int(n) for s, n in rows}
 
 
 def queue_count(conn: Any) -> int:

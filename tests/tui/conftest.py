@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import psycopg
 import pytest
 from textual.pilot import Pilot
 
@@ -99,14 +98,6 @@ async def loaded(pilot: Pilot[Any]) -> ConsoleApp:
     assert isinstance(app, ConsoleApp)
     await until(pilot, lambda: app.snapshot is not None and app.snapshot.failures_at is not None)
     return app
-
-
-def statuses(conn: psycopg.Connection[Any], task_type: str) -> dict[int, int]:
-    rows = conn.execute(
-        "SELECT task_status, count(*) FROM sk_task_results_t WHERE task_type = %s GROUP BY 1",
-        (task_type,),
-    ).fetchall()
-    return {int(s): int(n) for s, n in rows}
 
 
 def notices(app: ConsoleApp) -> list[str]:

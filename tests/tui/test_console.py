@@ -25,6 +25,7 @@ from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from tests.support.statuses import status_counts
 from tests.tui.conftest import (
     SIZE,
     TIMEOUT_SIGNATURE_PREFIX,
@@ -32,7 +33,6 @@ from tests.tui.conftest import (
     notices,
     reread,
     run_burst,
-    statuses,
     until,
 )
 
@@ -198,15 +198,18 @@ async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn:
             assert (app.status_state().engine or "").startswith("running 0/2")
             with Producer(db) as p:
                 p.post_many([Job("tui.ok", {"i": i}) for i in range(5)])
-            await until(pilot, lambda: statuses(conn, "tui.ok") == {3: 5})
+            await until(pilot, lambda: status_counts(conn, "tui.ok") == {JobStatus.PROCESSED: 5})
             await pilot.press("e")
             await until(pilot, lambda: engine.state == "stopped")
             with Producer(db) as p:
                 p.post("tui.ok", {"i": 99})
             await pilot.pause(0.5)
-            assert statuses(conn, "tui.ok") == {3: 5, 1: 1}
+            assert status_counts(conn, "tui.ok") == {
+                JobStatus.PROCESSED: 5,
+                JobStatus.UNPROCESSED: 1,
+            }
             await pilot.press("e")
-            await until(pilot, lambda: statuses(conn, "tui.ok") == {3: 6})
+            await until(pilot, lambda: status_counts(conn, "tui.ok") == {JobStatus.PROCESSED: 6})
             assert (app.status_state().engine or "").endswith("6 done")
     finally:
         engine.close(10)

@@ -140,7 +140,7 @@ def _group(n: int) -> read.FailureGroup:
     return read.FailureGroup(
         signature=f"app.Error{n}: broken",
         count=1000 - n,
-        statuses={4: 0, 5: 1000 - n, 6: 0},
+        statuses={JobStatus.ERROR: 0, JobStatus.FAULTED: 1000 - n, JobStatus.FATAL: 0},
         task_types=["t.a"],
         first_seen=None,
         last_seen=None,
