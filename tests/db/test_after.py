@@ -23,9 +23,10 @@ from skconsole.producer import AsyncProducer, Job, Producer
 from skconsole.testing import run_until_idle
 from skconsole.worker import upkeep
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -89,11 +90,11 @@ def edges(conn: Conn, task_id: uuid.UUID) -> int:
 
 
 def error_of(conn: Conn, task_id: uuid.UUID) -> str:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT task_last_error::json ->> 'Message' FROM sk_task_results_t WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     return str(row[0])
 
 

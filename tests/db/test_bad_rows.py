@@ -22,9 +22,9 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
-from tests.conftest import wait_until
 from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]

@@ -28,9 +28,9 @@ from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Rate, Selection
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
 from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")

@@ -23,9 +23,9 @@ from skconsole.db.connect import Database
 from skconsole.ops import Selection
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
 from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 

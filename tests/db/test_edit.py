@@ -18,9 +18,9 @@ from skconsole.db.connect import Database
 from skconsole.ops.model import Selection
 from skconsole.producer import Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
-from tests.conftest import wait_until
 from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 from .test_ops import ACTOR, add_job
 

@@ -25,8 +25,9 @@ from skconsole.ops import Actor, LimitParams, Selection
 from skconsole.ops.key_index import key_indexes
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import TaskRegistry
-from tests.conftest import ROOT, skconsole_cmd, wait_until
+from tests.conftest import ROOT, skconsole_cmd
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 MAPPING = {
     # as a .NET application writes them: unquoted, so PostgreSQL folds the first to

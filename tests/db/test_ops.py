@@ -19,6 +19,7 @@ from skconsole.core.signature import error_signature, final_exception_line
 from skconsole.core.status import FAILED, FINAL, JobStatus
 from skconsole.ops import Actor, Selection
 from skconsole.read import group_id
+from tests.support.rows import one_row
 from tests.support.statuses import status_of
 
 Conn = psycopg.Connection[Any]
@@ -448,13 +449,13 @@ def test_reap_re_posts_a_job_whose_worker_is_gone_and_says_why(conn: Conn) -> No
 
 def test_reap_leaves_a_job_of_a_live_worker_alone(conn: Conn, dsn: str) -> None:
     worker = uuid.uuid4()
-    key = conn.execute(
+    key = one_row(
+        conn,
         "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid, "
         "worker_concurrency, worker_task_types) VALUES (%s, 'p', 'h', 1, 1, '{t.a}') "
         "RETURNING worker_lock_key",
         (worker,),
-    ).fetchone()
-    assert key is not None
+    )
     add_job(conn, 2, owner=worker)
     with psycopg.connect(dsn, autocommit=True) as alive:
         alive.execute("SELECT pg_advisory_lock(%s)", (key[0],))

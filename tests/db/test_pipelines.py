@@ -16,8 +16,9 @@ from skconsole.producer import Producer
 from skconsole.worker.jobs import Claimed, Ending, Outcome
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from skconsole.worker.results import children_params
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -177,10 +178,11 @@ def test_a_fenced_late_finisher_posts_nothing(db: Database, conn: Conn) -> None:
 
     task_id = post(db, "fanout.ok", {"children": 1})
     worker = uuid.uuid4()
-    claim = conn.execute(
-        query("claim"), {"types": ["fanout.ok"], "limit": 1, "worker_id": worker, "hold_s": 12.0}
-    ).fetchone()
-    assert claim is not None
+    claim = one_row(
+        conn,
+        query("claim"),
+        {"types": ["fanout.ok"], "limit": 1, "worker_id": worker, "hold_s": 12.0},
+    )
     stale = Outcome(
         Claimed(task_id, "fanout.ok", "t", None, 0, claim[5], 1, claim[7] - 1, 0),
         Ending.SUCCESS,

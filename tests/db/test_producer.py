@@ -16,8 +16,9 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import BATCH_ROWS, AsyncProducer, Job, Producer, job_id_for_key
 from skconsole.worker.registry import TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 CHANNEL = "sk_task_queue_item_added"
@@ -221,12 +222,12 @@ def test_a_delayed_job_is_locked_until_its_delay_from_now(db: Database, conn: Co
     with Producer(db) as p:
         task_id = p.post("t.later", delay=90)
 
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT extract(epoch FROM task_locked_until_ts - task_posted_at_ts), "
         "extract(epoch FROM task_locked_until_ts - now()) FROM sk_tasks_queue_t WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     after_post, from_now = float(row[0]), float(row[1])
     assert after_post == pytest.approx(90, abs=0.01)
     assert 80 < from_now <= 90

@@ -24,9 +24,10 @@ from skconsole.exporter.sources import read_inflight
 from skconsole.producer import Producer
 from skconsole.worker.progress import PROGRESS_INTERVAL
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -133,10 +134,9 @@ def test_a_stale_attempt_cannot_write_progress_over_the_current_one(
     with EngineThread(db.dsn, tasks):
         task_id = post(db, "progress.async_reporter")
         wait_until(lambda: inflight_progress(run_cli, task_id) is not None, timeout=30)
-        row = conn.execute(
-            "SELECT sk_claim_id FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-        ).fetchone()
-        assert row is not None
+        row = one_row(
+            conn, "SELECT sk_claim_id FROM sk_task_results_t WHERE task_id = %s", (task_id,)
+        )
         current = int(row[0])
         for stale in (current - 1, current + 1):  # an earlier attempt, or one not yet begun
             conn.execute(

@@ -21,9 +21,10 @@ from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.statuses import status_of
 from tests.support.tasks_retry import BACKOFF_CALLS, LONG_BACKOFF, EngineThread, tasks
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -378,13 +379,13 @@ def test_successes_write_app_metrics_under_stakhanovise_ids_and_execution_time_s
     dequeued = metric(conn, "poller@dequeue-count", owner)
     assert dequeued == ("task-poller", 5)
     assert metric(conn, "queue-consumer@total-dequeue-duration", owner) is not None
-    stats = conn.execute(
+    stats = one_row(
+        conn,
         "SELECT et_n_execution_cycles, et_fastest_execution_time, et_longest_execution_time, "
         "et_avg_execution_time, et_total_execution_time FROM sk_task_execution_time_stats_t "
         "WHERE et_payload_type = 'retry.ok' AND et_owner_process_id = %s",
         (owner,),
-    ).fetchone()
-    assert stats is not None
+    )
     n, fastest, longest, avg, total = stats
     assert n == 5
     assert 0 <= fastest <= avg <= longest <= total
@@ -450,10 +451,7 @@ def test_a_late_write_of_older_totals_changes_nothing(conn: Conn) -> None:
 
 # -- retry_on= / fatal_on= / a backoff= callable ---------------------------------------------
 def attempts_recorded(conn: Conn, task_id: uuid.UUID) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM sk_attempts_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT count(*) FROM sk_attempts_t WHERE task_id = %s", (task_id,))
     return int(row[0])
 
 

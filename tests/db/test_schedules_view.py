@@ -23,8 +23,9 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.worker.registry import TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import add_big_results
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 from .test_ops import add_job
 
@@ -386,13 +387,7 @@ def test_status_schedules_json_has_stable_keys_and_iso_times(run_cli: CLI, conn:
 
 # -- the read stays cheap on a big results table ------------------------------------------------
 def test_the_latest_job_is_looked_up_by_primary_key_on_a_big_results_table(conn: Conn) -> None:
-    conn.execute(
-        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
-        " task_status, task_priority, task_posted_at_ts)"
-        " SELECT gen_random_uuid(), 'bulk', 'test', 'null', 3, 0, now()"
-        " FROM generate_series(1, 20000)"
-    )
-    conn.execute("ANALYZE sk_task_results_t")
+    add_big_results(conn)
     add_schedule(conn, "t.every", every=60, last_task_id=uuid.uuid4())
 
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query("schedules")))

@@ -17,6 +17,7 @@ import pytest
 from skconsole.core.errors import SchemaError
 from skconsole.db.schema import SCHEMA_VERSION, check_schema, setup_schema
 from skconsole.db.sqlfiles import schema_scripts
+from tests.support.rows import one_row
 
 Conn = psycopg.Connection[Any]
 
@@ -86,10 +87,7 @@ def column_defs(conn: Conn, tables: tuple[str, ...]) -> dict[tuple[str, str], tu
 
 
 def reloptions(conn: Conn, table: str) -> dict[str, str]:
-    row = conn.execute(
-        "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (table,)
-    ).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (table,))
     return dict(opt.split("=", 1) for opt in (row[0] or []))
 
 
@@ -130,8 +128,7 @@ def dequeue(
 
 
 def db_now(conn: Conn) -> datetime:
-    row = conn.execute("SELECT now()").fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT now()")
     return row[0]  # type: ignore[no-any-return]
 
 

@@ -13,8 +13,9 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -46,12 +47,12 @@ async def snooze_child(payload: Any) -> None:
 
 
 def result(conn: Conn, task_id: Any) -> tuple[int, int, int, int]:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT task_status, task_error_count, sk_snooze_count, sk_attempt"
         " FROM sk_task_results_t WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     return row[0], row[1], row[2], row[3]
 
 

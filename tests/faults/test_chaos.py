@@ -68,12 +68,11 @@ from skconsole.worker.retention import Retention
 from tests.conftest import ROOT, skconsole_cmd
 from tests.support.netproxy import FreezableProxy
 from tests.support.server_control import restart_server
-from tests.support.tasks_faults import OutputDrain, completions, executions, overlaps
+from tests.support.tasks_faults import LEASE, OutputDrain, completions, executions, overlaps
 
 SEED = int(os.environ.get("SKCONSOLE_CHAOS_SEED", "1"))
 DURATION_S = float(os.environ.get("SKCONSOLE_CHAOS_SECONDS", "20"))
 JOBS = int(os.environ.get("SKCONSOLE_CHAOS_JOBS", str(int(DURATION_S * 333))))
-LEASE = "5s"  # reapable after 6 s
 FREEZE_S = 8.0
 STATS_LOCK_S = 12.0
 SLOTS = 3  # slot 0 goes through the proxy

@@ -25,8 +25,8 @@ from skconsole.core.signature import final_exception_line
 from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.producer import Job, Producer
-from tests.conftest import wait_until
 from tests.support.tasks_faults import HANG_ATTEMPTS, completions
+from tests.support.waiting import wait_until
 
 
 def _row(conn: psycopg.Connection[Any], task_id: uuid.UUID) -> dict[str, Any]:

@@ -295,4 +295,8 @@ def test_a_dotnet_consumer_takes_a_spread_requeue_only_as_each_job_falls_due(
     first = app.run_one()
     assert first is not None and first.task_id in ids and app.crashed is None
     assert app.run_one() is None  # the other two are due 20 and 40 minutes from now
-    assert sorted(result_row(net_db, i)["task_status"] for i in ids) == [1, 1, PROCESSED]
+    assert sorted(result_row(net_db, i)["task_status"] for i in ids) == [
+        JobStatus.UNPROCESSED,
+        JobStatus.UNPROCESSED,
+        PROCESSED,
+    ]

@@ -28,6 +28,7 @@ from tests.tui.conftest import (
     notices,
     record_notices,
     until,
+    write_idle,
 )
 
 MakeApp = Callable[..., ConsoleApp]
@@ -144,7 +145,7 @@ async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, 
             assert app.screen.focused is not None and app.screen.focused.id == "no"
             await pilot.press(answer)
             await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
-            await pilot.pause(1.0)  # outside the repeat guard
+            await until(pilot, lambda: write_idle(app))  # outside the repeat guard
         assert said.count("Nothing was changed.") == 3
     assert status_counts(conn, "tui.timeout") == {JobStatus.FAULTED: 6}
     assert _audit(conn) == []
@@ -161,7 +162,7 @@ async def test_repeat_presses_open_one_confirmation(
         await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: write_idle(app))
         assert not isinstance(app.screen, ConfirmScreen)
     assert status_counts(conn, "tui.timeout") == {JobStatus.FAULTED: 6}
 
@@ -271,7 +272,7 @@ async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Co
         await pilot.press("y")
         await until(pilot, lambda: paused() is True)
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.depth[0].paused)
-        await pilot.pause(1.0)
+        await until(pilot, lambda: write_idle(app))
         resume = await _confirming(pilot, app, "P")
         assert resume.question.startswith("Resume type `tui.ok`?")
         await pilot.press("y")
@@ -310,7 +311,7 @@ async def test_purge_asks_to_type_the_count(
         assert isinstance(dialog, PurgeConfirmScreen)
         assert dialog.count == 7
         await pilot.press("6", "enter")  # the wrong number does nothing
-        await pilot.pause(0.3)
+        await pilot.pause()
         assert isinstance(app.screen, PurgeConfirmScreen)
         assert dialog.query_one("#yes", Button).disabled
         await pilot.press("backspace", "7", "enter")

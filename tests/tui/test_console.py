@@ -173,7 +173,7 @@ async def test_refreshes_never_pile_up_and_never_run_on_the_ui_thread(
         await loaded(pilot)
         for _ in range(10):  # hammer "refresh now" while refreshes are running
             await pilot.press("r")
-            await pilot.pause(0.05)
+            await until(pilot, lambda: app.refresh_loop.busy)
         await until(pilot, lambda: app.refresh_count >= 4, timeout=20)
     source.close()
     assert source.most_at_once == 1
@@ -203,7 +203,8 @@ async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn:
             await until(pilot, lambda: engine.state == "stopped")
             with Producer(db) as p:
                 p.post("tui.ok", {"i": 99})
-            await pilot.pause(0.5)
+            count = app.refresh_count  # the stopped engine had two refreshes' time to take it
+            await until(pilot, lambda: app.refresh_count >= count + 2)
             assert status_counts(conn, "tui.ok") == {
                 JobStatus.PROCESSED: 5,
                 JobStatus.UNPROCESSED: 1,
