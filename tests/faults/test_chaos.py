@@ -68,7 +68,7 @@ from skconsole.worker.retention import Retention
 from tests.conftest import ROOT, skconsole_cmd
 from tests.support.netproxy import FreezableProxy
 from tests.support.server_control import restart_server
-from tests.support.tasks_faults import LEASE, OutputDrain, completions, executions, overlaps
+from tests.support.tasks_faults import SHORT_LEASE, OutputDrain, completions, executions, overlaps
 
 SEED = int(os.environ.get("SKCONSOLE_CHAOS_SEED", "1"))
 DURATION_S = float(os.environ.get("SKCONSOLE_CHAOS_SECONDS", "20"))
@@ -170,7 +170,7 @@ class Workers:
                 "--grace",
                 "2s",
                 "--lease",
-                LEASE,
+                SHORT_LEASE,
             ),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

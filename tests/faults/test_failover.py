@@ -44,7 +44,7 @@ from tests.db.test_exporter import one_cycle
 from tests.support.failover_drill import Poster, tokens_given_twice
 from tests.support.netproxy import FreezableProxy
 from tests.support.replication import ReplicatedPair, bin_dir
-from tests.support.tasks_faults import LEASE, Execution, executions, overlaps
+from tests.support.tasks_faults import SHORT_LEASE, Execution, executions, overlaps
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(bin_dir() is None, reason="no PostgreSQL binaries to start a pair")
@@ -106,7 +106,7 @@ def test_claims_a_failover_lost_are_not_run_again_until_their_first_runs_have_st
     long, short = _post(pair.primary.dsn)
     wait_until(lambda: _replayed(pair, long + short), 30, lambda: "the standby never caught up")
     pair.freeze_replication()  # from here on, what the primary commits is lost
-    workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", LEASE) for _ in range(2)]
+    workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", SHORT_LEASE) for _ in range(2)]
     wait_until(lambda: _started(log_dir, long), 60, _describe(*workers))
 
     promoted = _crash_and_promote(pair)
@@ -142,10 +142,10 @@ def test_a_worker_that_cannot_reach_the_new_primary_stops_its_jobs_before_the_ho
             "/postgres?target_session_attrs=read-write"
         )
         pair.freeze_replication()
-        a = spawn("--dsn", cut_off_dsn, "--lease", LEASE)
+        a = spawn("--dsn", cut_off_dsn, "--lease", SHORT_LEASE)
         wait_until(lambda: _started(log_dir, long), 60, _describe(a))
         to_standby.freeze()  # A will find no way to the new primary
-        b = spawn("--dsn", pair.multi_host_dsn, "--lease", LEASE)
+        b = spawn("--dsn", pair.multi_host_dsn, "--lease", SHORT_LEASE)
         promoted = _crash_and_promote(pair)
         wait_until(lambda: _unfinished(pair.standby.dsn) == 0, 90, _describe(a, b))
         to_standby.thaw()
@@ -178,7 +178,7 @@ def test_with_synchronous_replication_no_acknowledged_post_is_lost(
             setup_schema(c)
         long, _ = _post(pair.primary.dsn)
         poster = Poster(pair.multi_host_dsn).start()
-        workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", LEASE) for _ in range(2)]
+        workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", SHORT_LEASE) for _ in range(2)]
         wait_until(lambda: _started(log_dir, long), 60, _describe(*workers))
         pair.freeze_replication()  # commits now wait for the standby, which hears nothing
         time.sleep(1.0)  # posts, claims and results wait meanwhile: none is acknowledged

@@ -31,7 +31,7 @@ from skconsole.tui.launch import ConsoleOptions, reading_databases
 from skconsole.tui.widgets.status_bar import replication_text
 from tests.db.test_cli_errors import assert_one_line_error
 from tests.support.replication import ReplicatedPair, bin_dir
-from tests.support.tasks_faults import LEASE
+from tests.support.tasks_faults import SHORT_LEASE
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(bin_dir() is None, reason="no PostgreSQL binaries to start a pair")
@@ -76,7 +76,7 @@ def test_on_a_standby_the_console_shows_depth_in_flight_and_workers_as_the_prima
     pair: ReplicatedPair, spawn: Callable[..., Any]
 ) -> None:
     _post(pair.primary.dsn, long=2, waiting=30)
-    worker = spawn("--dsn", pair.primary.dsn, "--lease", LEASE, "--types", "slow-async")
+    worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE, "--types", "slow-async")
     wait_until(
         lambda: len(_snapshot(pair.primary.dsn).inflight) == 2, 60, lambda: worker.drain.tail()
     )
@@ -100,7 +100,7 @@ def test_a_worker_killed_shows_gone_and_its_jobs_hung_on_the_standby_within_its_
     pair: ReplicatedPair, spawn: Callable[..., Any]
 ) -> None:
     _post(pair.primary.dsn, long=2, waiting=0)
-    worker = spawn("--dsn", pair.primary.dsn, "--lease", LEASE)
+    worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE)
     wait_until(
         lambda: len(_snapshot(pair.standby.dsn).inflight) == 2, 60, lambda: worker.drain.tail()
     )
@@ -125,7 +125,7 @@ def test_check_on_a_standby_counts_the_primarys_live_workers(
     pair: ReplicatedPair, spawn: Callable[..., Any], run_cli: CLI
 ) -> None:
     _post(pair.primary.dsn, long=1, waiting=0)
-    worker = spawn("--dsn", pair.primary.dsn, "--lease", LEASE)
+    worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE)
     wait_until(
         lambda: len(_snapshot(pair.standby.dsn).inflight) == 1, 60, lambda: worker.drain.tail()
     )

@@ -29,7 +29,7 @@ from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.netproxy import FreezableProxy
 from tests.support.tasks_faults import (
-    LEASE,
+    SHORT_LEASE,
     all_final,
     executions,
     overlaps,
@@ -53,9 +53,9 @@ def _a_behind_the_proxy_and_b(
     conn: psycopg.Connection[Any], spawn: Callable[..., Any], proxy: FreezableProxy, jobs: int
 ) -> tuple[Any, Any]:
     """Worker A, through the proxy, holding all ``jobs``; then worker B, direct, ready."""
-    a = spawn("--concurrency", "5", "--dsn", proxy.dsn, "--lease", LEASE)
+    a = spawn("--concurrency", "5", "--dsn", proxy.dsn, "--lease", SHORT_LEASE)
     wait_until(lambda: _held_by(conn, a.pid) == jobs, 60, lambda: a.drain.tail(20))
-    b = spawn("--concurrency", "5", "--lease", LEASE)
+    b = spawn("--concurrency", "5", "--lease", SHORT_LEASE)
     wait_until(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
     return a, b
 

@@ -30,8 +30,8 @@ from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.rows import one_row
 from tests.support.tasks_faults import (
-    LEASE,
     REAP_AFTER_S,
+    SHORT_LEASE,
     Execution,
     OutputDrain,
     all_final,
@@ -65,7 +65,7 @@ def _start(
         "--tasks",
         "tests.support.tasks_pipelines",
         "--lease",
-        LEASE,
+        SHORT_LEASE,
         "--grace",
         "5s",
         "--concurrency",

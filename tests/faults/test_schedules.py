@@ -30,8 +30,8 @@ from skconsole.core.schedule import TICK_NAMESPACE
 from skconsole.core.signature import final_exception_line
 from skconsole.core.status import JobStatus
 from tests.support.tasks_faults import (
-    LEASE,
     REAP_AFTER_S,
+    SHORT_LEASE,
     Execution,
     OutputDrain,
     executions,
@@ -167,7 +167,7 @@ class Workers:
             "--types",
             self.task_type,
             "--lease",
-            LEASE,
+            SHORT_LEASE,
             "--grace",
             "5s",
             "--concurrency",

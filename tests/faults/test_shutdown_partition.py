@@ -25,7 +25,7 @@ from skconsole.producer import Job, Producer
 from skconsole.worker.shutdown import FINAL_WRITES_BOUND
 from tests.support.netproxy import FreezableProxy
 from tests.support.tasks_faults import (
-    LEASE,
+    SHORT_LEASE,
     all_final,
     completions,
     executions,
@@ -72,7 +72,7 @@ def test_sigterm_during_a_partition_ends_the_worker_and_leaves_its_jobs_to_the_l
             ).ids
         }
     a = spawn(
-        "--concurrency", "4", "--dsn", proxy.dsn, "--lease", LEASE, "--grace", f"{GRACE_S:g}s"
+        "--concurrency", "4", "--dsn", proxy.dsn, "--lease", SHORT_LEASE, "--grace", f"{GRACE_S:g}s"
     )
     wait_until(lambda: _held_by(conn, a.pid) == long_ids, 60, lambda: a.drain.tail(20))
     with Producer(db) as p:  # waiting jobs A cannot claim (its slots are full)
@@ -90,7 +90,7 @@ def test_sigterm_during_a_partition_ends_the_worker_and_leaves_its_jobs_to_the_l
     assert left, a.drain.tail()
     assert all(task_id in "\n".join(left) for task_id in long_ids), a.drain.tail()
 
-    b = spawn("--concurrency", "5", "--lease", LEASE)
+    b = spawn("--concurrency", "5", "--lease", SHORT_LEASE)
     # still partitioned: B gets A's jobs back only through the lease (the reaper)
     wait_until(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
     proxy.thaw()

@@ -19,7 +19,7 @@ from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.rows import one_row
 from tests.support.tasks_faults import (
-    LEASE,
+    SHORT_LEASE,
     all_final,
     completions,
     status_counts,
@@ -55,7 +55,7 @@ def test_a_worker_whose_stats_writes_wait_on_a_lock_is_never_robbed(
     short jobs are written while the stats rows are still locked."""
     with Producer(db) as p:
         warm = p.post_many([Job("ok", i) for i in range(5)]).ids
-    a = spawn("--concurrency", "4", "--lease", LEASE)
+    a = spawn("--concurrency", "4", "--lease", SHORT_LEASE)
     wait_until(lambda: all_final(conn), 60, lambda: a.drain.tail(20))
     wait_until(lambda: all(n > 0 for n in _stats_rows(conn)), 30, lambda: a.drain.tail(20))
     a_id = worker_ids_for_pid(conn, a.pid)[0]
@@ -64,7 +64,7 @@ def test_a_worker_whose_stats_writes_wait_on_a_lock_is_never_robbed(
     wait_until(
         lambda: status_counts(conn).get(JobStatus.PROCESSING) == 1, 30, lambda: a.drain.tail(20)
     )
-    b = spawn("--concurrency", "4", "--types", "brief", "--lease", LEASE)
+    b = spawn("--concurrency", "4", "--types", "brief", "--lease", SHORT_LEASE)
     wait_until(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 30, lambda: b.drain.tail(20))
 
     def long_job_row() -> tuple[Any, ...]:

@@ -65,9 +65,9 @@ from tests.support.statuses import status_counts as status_counts
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=0.01, max_backoff=0.1, timeout=120.0))
 
-#: the workers' lease in the fault tests: the smallest the CLI takes, so a killed worker's
-#: jobs are reaped 6 s (lease + 20%) after its last renewal
-LEASE = "5s"
+#: the short lease of the fault tests (--lease): the smallest the CLI takes, so a killed
+#: worker's jobs are reaped 6 s (lease + 20%) after its last renewal
+SHORT_LEASE = "5s"
 REAP_AFTER_S = 6.0
 
 ALWAYS_FAIL_ATTEMPTS = 3
