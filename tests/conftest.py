@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -275,15 +274,6 @@ def start_worker(dsn: str) -> Iterator[Callable[..., subprocess.Popen[str]]]:
         p.wait(10)
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 60.0, interval: float = 0.1) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout:.0f}s")
-
-
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
     """Where the fault-test handlers (tests.support.tasks_faults) log each completed job."""
@@ -293,26 +283,19 @@ def log_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def spawn(start_worker: Callable[..., Any], log_dir: Path) -> Iterator[Callable[..., Any]]:
+def spawn(start_worker: Callable[..., Any], log_dir: Path) -> Callable[..., Any]:
     """Start `worker --tasks tests.support.tasks_faults ARGS`; its output is drained so it never blocks;
-    every process group started is SIGKILLed at the end."""
+    every process group started is SIGKILLed at the end (start_worker's)."""
     from tests.support.tasks_faults import OutputDrain
-
-    procs: list[Any] = []
 
     def spawn(*args: str) -> Any:
         p = start_worker(
             "--tasks", "tests.support.tasks_faults", *args, env={"SKTEST_LOG_DIR": str(log_dir)}
         )
         p.drain = OutputDrain(p)
-        procs.append(p)
         return p
 
-    yield spawn
-    for p in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGKILL)
-        p.wait(10)
+    return spawn
 
 
 @pytest.fixture

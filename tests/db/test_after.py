@@ -16,14 +16,17 @@ import pytest
 
 from skconsole.core.errors import FatalTaskError, InvalidJobError, UnknownJobError
 from skconsole.core.find_query import parse_line
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import load_sql
 from skconsole.producer import AsyncProducer, Job, Producer
 from skconsole.testing import run_until_idle
 from skconsole.worker import upkeep
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -74,14 +77,6 @@ def open_gate(name: str) -> None:
     gates.setdefault(name, threading.Event()).set()
 
 
-def status(conn: Conn, task_id: uuid.UUID) -> int:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
 def queued(conn: Conn, task_id: uuid.UUID) -> bool:
     row = conn.execute("SELECT count(*) FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,))
     return row.fetchone() == (1,)
@@ -95,11 +90,11 @@ def edges(conn: Conn, task_id: uuid.UUID) -> int:
 
 
 def error_of(conn: Conn, task_id: uuid.UUID) -> str:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT task_last_error::json ->> 'Message' FROM sk_task_results_t WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     return str(row[0])
 
 
@@ -116,14 +111,22 @@ def test_a_job_after_others_waits_without_a_queue_row_until_the_last_succeeds(
         first = p.post("fanin.gate", {"gate": "a"})
         second = p.post("fanin.gate", {"gate": "b"})
         joined = p.post("fanin.child", {}, after=[first, second, first])
-    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 2)
+    assert (status_of(conn, joined), queued(conn, joined), edges(conn, joined)) == (
+        JobStatus.UNPROCESSED,
+        False,
+        2,
+    )
     with EngineThread(db.dsn, tasks):
         open_gate("a")
-        wait_until(lambda: status(conn, first) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, first) == JobStatus.PROCESSED, timeout=30)
         # one parent succeeded: the worker, claiming all along, has taken nothing
-        assert (status(conn, joined), queued(conn, joined), runs) == (1, False, [])
+        assert (status_of(conn, joined), queued(conn, joined), runs) == (
+            JobStatus.UNPROCESSED,
+            False,
+            [],
+        )
         open_gate("b")
-        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, joined) == JobStatus.PROCESSED, timeout=30)
     assert runs == [joined]
     assert edges(conn, joined) == 0
     row = conn.execute(
@@ -141,9 +144,9 @@ def test_a_parent_ending_fatal_cancels_the_job_naming_it(
         joined = p.post("fanin.child", {}, after=[ok, bad])
     with EngineThread(db.dsn, tasks):
         open_gate("bad")
-        wait_until(lambda: status(conn, joined) == 7, timeout=30)
+        wait_until(lambda: status_of(conn, joined) == JobStatus.CANCELLED, timeout=30)
         open_gate("ok")
-        wait_until(lambda: status(conn, ok) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, ok) == JobStatus.PROCESSED, timeout=30)
     assert error_of(conn, joined) == (
         f"cancelled: waited for job {str(bad)[:8]} (fanin.gate), which ended Fatal"
     )
@@ -159,8 +162,8 @@ def test_the_cancel_cascades_to_the_jobs_that_wait_for_the_cancelled_one(
         last = p.post("fanin.child", {}, after=[middle])
     with EngineThread(db.dsn, tasks):
         open_gate("bad")
-        wait_until(lambda: status(conn, last) == 7, timeout=30)
-    assert status(conn, middle) == 7
+        wait_until(lambda: status_of(conn, last) == JobStatus.CANCELLED, timeout=30)
+    assert status_of(conn, middle) == JobStatus.CANCELLED
     assert error_of(conn, last) == (
         f"cancelled: waited for job {str(middle)[:8]} (fanin.child), which ended Cancelled"
     )
@@ -175,8 +178,8 @@ def test_after_failure_run_counts_a_failed_parent_as_done(
         cleanup = p.post("fanin.child", {}, after=[bad], after_failure="run")
     with EngineThread(db.dsn, tasks):
         open_gate("bad")
-        wait_until(lambda: status(conn, cleanup) == 3, timeout=30)
-    assert status(conn, bad) == 6
+        wait_until(lambda: status_of(conn, cleanup) == JobStatus.PROCESSED, timeout=30)
+    assert status_of(conn, bad) == JobStatus.FATAL
     assert runs == [cleanup]
 
 
@@ -189,7 +192,11 @@ def test_parents_that_already_succeeded_make_the_job_claimable_at_once(
     conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (done,))
     with Producer(db) as p:
         joined = p.post("fanin.child", {}, after=[done])
-    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, True, 0)
+    assert (status_of(conn, joined), queued(conn, joined), edges(conn, joined)) == (
+        JobStatus.UNPROCESSED,
+        True,
+        0,
+    )
 
 
 def test_a_parent_already_fatal_at_post_cancels_the_job_at_once(db: Database, conn: Conn) -> None:
@@ -199,7 +206,11 @@ def test_a_parent_already_fatal_at_post_cancels_the_job_at_once(db: Database, co
     conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (bad,))
     with Producer(db) as p:
         joined = p.post("fanin.child", {}, after=[bad])
-    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (7, False, 0)
+    assert (status_of(conn, joined), queued(conn, joined), edges(conn, joined)) == (
+        JobStatus.CANCELLED,
+        False,
+        0,
+    )
     assert error_of(conn, joined).endswith("which ended Fatal")
 
 
@@ -254,17 +265,21 @@ def test_a_handler_posts_parts_and_a_job_after_them(
     with Producer(db) as p:
         root = p.post("fanin.split", {"parts": ["x", "y"]})
     with EngineThread(db.dsn, tasks):
-        wait_until(lambda: status(conn, root) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, root) == JobStatus.PROCESSED, timeout=30)
         (joined,) = [
             r[0]
             for r in conn.execute(
                 "SELECT task_id FROM sk_task_results_t WHERE task_type = 'fanin.child'"
             ).fetchall()
         ]
-        assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 2)
+        assert (status_of(conn, joined), queued(conn, joined), edges(conn, joined)) == (
+            JobStatus.UNPROCESSED,
+            False,
+            2,
+        )
         open_gate("x")
         open_gate("y")
-        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, joined) == JobStatus.PROCESSED, timeout=30)
     assert runs == [joined]
 
 
@@ -277,9 +292,9 @@ def test_a_parent_finished_by_a_dotnet_consumer_is_released_by_the_sweep(
     # as Stakhanovise.NET finishes a job: its own UPDATE, no skconsole SQL
     conn.execute("DELETE FROM sk_tasks_queue_t WHERE task_id = %s", (parent,))
     conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (parent,))
-    assert (status(conn, joined), queued(conn, joined)) == (1, False)
+    assert (status_of(conn, joined), queued(conn, joined)) == (JobStatus.UNPROCESSED, False)
     with EngineThread(db.dsn, tasks):
-        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, joined) == JobStatus.PROCESSED, timeout=30)
     assert runs == [joined]
 
 
@@ -305,12 +320,12 @@ def test_cancelling_a_waiting_job_deletes_its_edges_and_cascades(
         behind = p.post("fanin.child", {}, after=[waiting])
     done = run_cli("cancel", "--id", str(waiting), "--yes")
     assert done.returncode == 0, done.stderr
-    assert (status(conn, waiting), edges(conn, waiting)) == (7, 0)
-    assert status(conn, behind) == 7
+    assert (status_of(conn, waiting), edges(conn, waiting)) == (JobStatus.CANCELLED, 0)
+    assert status_of(conn, behind) == JobStatus.CANCELLED
     assert error_of(conn, behind) == (
         f"cancelled: waited for job {str(waiting)[:8]} (fanin.child), which ended Cancelled"
     )
-    assert status(conn, parent) == 1 and queued(conn, parent)
+    assert status_of(conn, parent) == JobStatus.UNPROCESSED and queued(conn, parent)
 
 
 def test_cancelling_a_queued_parent_cancels_the_jobs_after_it(
@@ -321,7 +336,7 @@ def test_cancelling_a_queued_parent_cancels_the_jobs_after_it(
         waiting = p.post("fanin.child", {}, after=[parent])
     done = run_cli("cancel", "--id", str(parent), "--yes")
     assert done.returncode == 0, done.stderr
-    assert status(conn, waiting) == 7
+    assert status_of(conn, waiting) == JobStatus.CANCELLED
     assert error_of(conn, waiting).endswith("which ended Cancelled")
 
 
@@ -359,7 +374,12 @@ def test_job_says_what_a_released_job_was_posted_after(
     assert shown.returncode == 0, shown.stderr
     found = json.loads(shown.stdout)
     assert found["after"] == [
-        {"task_id": str(parent), "task_type": "fanin.gate", "status": 3, "status_name": "Processed"}
+        {
+            "task_id": str(parent),
+            "task_type": "fanin.gate",
+            "status": JobStatus.PROCESSED,
+            "status_name": "Processed",
+        }
     ]
     assert found["waits_for"] == []
 
@@ -374,7 +394,11 @@ def test_enqueue_after_takes_ids_and_prefixes(db: Database, conn: Conn, run_cli:
     assert posted.returncode == 0, posted.stderr
     (job,) = json.loads(posted.stdout)
     joined = uuid.UUID(job["id"])
-    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 2)
+    assert (status_of(conn, joined), queued(conn, joined), edges(conn, joined)) == (
+        JobStatus.UNPROCESSED,
+        False,
+        2,
+    )
 
 
 def test_enqueue_after_an_unknown_prefix_says_so_and_posts_nothing(
@@ -425,10 +449,10 @@ def test_bump_and_edit_of_a_waiting_job_are_what_its_release_queues(
     assert due.returncode == 0, due.stderr
     edited = run_cli("edit", "--id", str(waiting), "--payload", '{"v": 2}', "--yes")
     assert edited.returncode == 0, edited.stderr
-    assert (status(conn, waiting), queued(conn, waiting)) == (1, False)
+    assert (status_of(conn, waiting), queued(conn, waiting)) == (JobStatus.UNPROCESSED, False)
     with EngineThread(db.dsn, tasks):
         open_gate("a")
-        wait_until(lambda: status(conn, waiting) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, waiting) == JobStatus.PROCESSED, timeout=30)
     row = conn.execute(
         "SELECT task_priority, task_payload::jsonb, task_first_processing_attempted_at_ts"
         " < task_posted_at_ts + interval '1 hour' FROM sk_task_results_t WHERE task_id = %s",
@@ -463,8 +487,12 @@ def test_the_async_producer_posts_after_others_too(db: Database, conn: Conn) -> 
             return parent, await p.post("fanin.child", {}, after=[parent])
 
     parent, joined = asyncio.run(post())
-    assert (status(conn, joined), queued(conn, joined), edges(conn, joined)) == (1, False, 1)
-    assert status(conn, parent) == 1
+    assert (status_of(conn, joined), queued(conn, joined), edges(conn, joined)) == (
+        JobStatus.UNPROCESSED,
+        False,
+        1,
+    )
+    assert status_of(conn, parent) == JobStatus.UNPROCESSED
     with pytest.raises(UnknownJobError):
         asyncio.run(_post_after_ghost(db))
 
@@ -481,14 +509,14 @@ def test_a_handler_posting_after_an_unknown_id_gets_a_cancelled_child_saying_so(
     with Producer(db) as p:
         root = p.post("fanin.posts_after", {"after": [str(ghost)]})
     with EngineThread(db.dsn, tasks):
-        wait_until(lambda: status(conn, root) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, root) == JobStatus.PROCESSED, timeout=30)
     (child,) = [
         r[0]
         for r in conn.execute(
             "SELECT task_id FROM sk_task_results_t WHERE sk_parent_task_id = %s", (root,)
         ).fetchall()
     ]
-    assert (status(conn, child), queued(conn, child)) == (7, False)
+    assert (status_of(conn, child), queued(conn, child)) == (JobStatus.CANCELLED, False)
     assert error_of(conn, child) == f"cancelled: waited for job {str(ghost)[:8]}, which is gone"
     assert runs == []
 
@@ -521,13 +549,14 @@ def test_a_succeeded_parent_purged_by_an_operator_still_counts_for_the_job_after
         joined = p.post("fanin.child", {}, after=[first, second])
     with EngineThread(db.dsn, tasks):
         open_gate("a")
-        wait_until(lambda: status(conn, first) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, first) == JobStatus.PROCESSED, timeout=30)
         purged = run_cli("purge", "--id", str(first), "--yes")
         assert purged.returncode == 0, purged.stdout + purged.stderr
         _sweep(conn)
-        assert (status(conn, joined), edges(conn, joined)) == (1, 2)  # waits for the second
+        # waits for the second
+        assert (status_of(conn, joined), edges(conn, joined)) == (JobStatus.UNPROCESSED, 2)
         open_gate("b")
-        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, joined) == JobStatus.PROCESSED, timeout=30)
     assert runs == [joined]
 
 
@@ -551,7 +580,7 @@ def test_a_succeeded_parent_purged_by_retention_still_counts_for_the_job_after_i
     )
     with EngineThread(db.dsn, tasks, reap=True):
         open_gate("a")
-        wait_until(lambda: status(conn, first) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, first) == JobStatus.PROCESSED, timeout=30)
         conn.execute(  # it finished long ago, as far as the policy can tell
             "UPDATE sk_task_results_t SET task_processing_finalized_at_ts = now() - interval '2h'"
             " WHERE task_id = %s",
@@ -559,9 +588,9 @@ def test_a_succeeded_parent_purged_by_retention_still_counts_for_the_job_after_i
         )
         wait_until(lambda: not _exists(conn, first), timeout=30)
         _sweep(conn)
-        assert (status(conn, joined), edges(conn, joined)) == (1, 2)
+        assert (status_of(conn, joined), edges(conn, joined)) == (JobStatus.UNPROCESSED, 2)
         open_gate("b")
-        wait_until(lambda: status(conn, joined) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, joined) == JobStatus.PROCESSED, timeout=30)
     assert runs == [joined]
 
 

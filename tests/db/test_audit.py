@@ -23,10 +23,14 @@ import psycopg
 import pytest
 
 from skconsole import ops
+from skconsole.core.status import JobStatus
 from skconsole.ops import Actor, Selection
+from tests.support.rows import one_row
+from tests.support.statuses import status_of
+from tests.support.waiting import wait_until
 
-from ..conftest import ROOT, skconsole_cmd, wait_until
-from .test_ops import TIMEOUT_A, add_job, status_of
+from ..conftest import ROOT, skconsole_cmd
+from .test_ops import TIMEOUT_A, add_job
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")
@@ -71,32 +75,27 @@ def audit_rows(conn: Conn) -> list[tuple[str, int, dict[str, Any]]]:
 
 
 def count_status(conn: Conn, status: int) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM sk_task_results_t WHERE task_status = %s", (status,)
-    ).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT count(*) FROM sk_task_results_t WHERE task_status = %s", (status,))
     return int(row[0])
 
 
 def count_queued(conn: Conn) -> int:
-    row = conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT count(*) FROM sk_tasks_queue_t")
     return int(row[0])
 
 
 def count_results(conn: Conn) -> int:
-    row = conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT count(*) FROM sk_task_results_t")
     return int(row[0])
 
 
 def backends(conn: Conn, application_name: str, *, waiting_on_lock: bool = False) -> int:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
         "AND (NOT %s OR wait_event_type = 'Lock') AND datname = current_database()",
         (application_name, waiting_on_lock),
-    ).fetchone()
-    assert row is not None
+    )
     return int(row[0])
 
 
@@ -120,7 +119,7 @@ def test_an_action_stopped_after_its_second_batch_audits_exactly_the_jobs_it_cha
         )
 
     count, details = audit_row(conn)
-    requeued = [j for j in jobs if status_of(conn, j) == 1]
+    requeued = [j for j in jobs if status_of(conn, j) == JobStatus.UNPROCESSED]
     assert len(requeued) == count == details["changed"] == 4
     assert count_queued(conn) == 4
     assert details["requested"] == 7
@@ -245,7 +244,9 @@ def test_a_batch_whose_audit_update_fails_is_rolled_back_and_not_counted(
         for locker in lockers:
             locker.close()
 
-    assert [status_of(conn, j) for j in ids] == [1, 1, 1, 1, 5, 5]
+    assert [status_of(conn, j) for j in ids] == [JobStatus.UNPROCESSED] * 4 + [
+        JobStatus.FAULTED
+    ] * 2
     assert count_queued(conn) == 4
     count, details = audit_row(conn)
     assert count == 4
@@ -510,7 +511,9 @@ def test_every_batched_action_stopped_after_two_batches_audits_exactly_what_it_c
 ) -> None:
     status, execute, changed_sql = BATCHED[action]
     jobs = tuple(
-        add_job(conn, status, priority=9, owner=uuid.uuid4() if status == 2 else None)
+        add_job(
+            conn, status, priority=9, owner=uuid.uuid4() if status == JobStatus.PROCESSING else None
+        )
         for _ in range(5)
     )
 

@@ -22,13 +22,15 @@ import psycopg
 import pytest
 
 from skconsole import ops
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Rate, Selection
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")
@@ -57,14 +59,6 @@ def _claim(conn: Conn, types: list[str], limit: int = 50) -> list[Any]:
 
 def _limit(conn: Conn, task_type: str, **kw: Any) -> None:
     ops.LIMIT.execute(conn, Selection(task_type=task_type), LimitParams(**kw), actor=ACTOR)
-
-
-def _status(conn: Conn, task_id: uuid.UUID) -> int:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 # -- search indexes ---------------------------------------------------------------------
@@ -105,10 +99,10 @@ def test_a_handler_posting_a_child_with_a_big_indexed_value_records_its_success(
         ).fetchall()
 
     with EngineThread(db.dsn, tasks):
-        wait_until(lambda: _status(conn, task_id) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSED, timeout=30)
         wait_until(lambda: children() == [(3,)], timeout=30)  # posted, then run too
 
-    assert _status(conn, task_id) == 3 and children() == [(3,)]
+    assert status_of(conn, task_id) == JobStatus.PROCESSED and children() == [(3,)]
 
 
 def test_an_index_of_an_older_version_is_listed_stale_and_rebuilt_when_added_again(
@@ -149,8 +143,8 @@ def test_a_big_key_is_limited_claimed_failed_and_reaped_like_any_key(
     )
     reaped = run_cli("reap", "--unowned-after", "1s", "--yes")
     assert reaped.returncode == 0, reaped.stdout + reaped.stderr
-    assert {_status(conn, first), _status(conn, other)} <= {4, 5}
-    assert _status(conn, second) == 1
+    assert {status_of(conn, first), status_of(conn, other)} <= {4, 5}
+    assert status_of(conn, second) == JobStatus.UNPROCESSED
 
 
 def test_a_rate_per_big_key_is_charged_and_claims_go_on(db: Database, conn: Conn) -> None:
@@ -206,6 +200,9 @@ def test_a_keyed_re_post_runs_the_new_payload_once_the_running_attempt_ends(
                 "SELECT task_payload FROM sk_task_results_t WHERE task_id = %s", (task_id,)
             ).fetchone()
             seen.append("re-posted")
-            wait_until(lambda: len(seen) == 3 and _status(conn, task_id) == 3, timeout=30)
+            wait_until(
+                lambda: len(seen) == 3 and status_of(conn, task_id) == JobStatus.PROCESSED,
+                timeout=30,
+            )
     assert row is not None and json.loads(row[0]) == {"v": 1}  # while v1 ran
     assert seen == ["re-posted", {"v": 1}, {"v": 2}]

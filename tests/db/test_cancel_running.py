@@ -23,8 +23,9 @@ from skconsole.db.connect import Database
 from skconsole.ops import Selection
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -89,13 +90,6 @@ def stubborn(payload: Any, ctx: JobContext) -> None:
     raise RuntimeError("failed on its own")
 
 
-def status_of(conn: Conn, task_id: Any) -> int:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    return int(row[0]) if row else 0
-
-
 def result_row(conn: Conn, task_id: Any) -> dict[str, Any]:
     cur = conn.execute(
         "SELECT task_status, task_error_count, task_last_error, sk_attempt,"
@@ -114,7 +108,7 @@ def post_and_start(db: Database, conn: Conn, task_type: str, payload: Any = None
         task_id = p.post(task_type, payload)
     started.setdefault(str(task_id), threading.Event())
     assert started[str(task_id)].wait(30), "the job did not start"
-    wait_until(lambda: status_of(conn, task_id) == 2, timeout=10)
+    wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSING, timeout=10)
     return task_id
 
 
@@ -137,7 +131,7 @@ def test_an_async_job_cancelled_while_running_ends_cancelled_within_2s_and_saw_c
         assert result.details["cancelled_running"] == 1
         assert result.details["still_running"] == []
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["queued"], row["finalized"]) == (7, 0, True)
+    assert (row["task_status"], row["queued"], row["finalized"]) == (JobStatus.CANCELLED, 0, True)
     assert final_exception_line(row["task_last_error"]).startswith(
         "skconsole.JobCancelled: cancelled by an operator"
     )
@@ -153,7 +147,7 @@ def test_a_sync_handler_that_returns_when_it_sees_ctx_cancelled_ends_cancelled(
         assert result.details["cancelled_running"] == 1
     assert seen[str(task_id)] == ["started", "cancelled"]
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["queued"]) == (7, 0)
+    assert (row["task_status"], row["queued"]) == (JobStatus.CANCELLED, 0)
     assert "it returned after the cancel" in readable_error(row["task_last_error"])
 
 
@@ -163,10 +157,14 @@ def test_a_sync_handler_calling_raise_if_cancelled_ends_cancelled_not_failed(
     with EngineThread(db.dsn, tasks):
         task_id = post_and_start(db, conn, "cancel.sync_raiser")
         cancel(conn, task_id)
-        wait_until(lambda: status_of(conn, task_id) == 7, timeout=10)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.CANCELLED, timeout=10)
     assert seen[str(task_id)] == ["started", "JobCancelled"]
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["task_error_count"], row["queued"]) == (7, 1, 0)
+    assert (row["task_status"], row["task_error_count"], row["queued"]) == (
+        JobStatus.CANCELLED,
+        1,
+        0,
+    )
 
 
 def test_a_handler_that_ignores_the_cancel_is_reported_still_running_then_ends_cancelled(
@@ -181,9 +179,9 @@ def test_a_handler_that_ignores_the_cancel_is_reported_still_running_then_ends_c
         [still] = result.details["still_running"]
         assert still["task_id"] == str(task_id) and still["worker_pid"] is not None
         assert "1 still running: asked to stop" in ops.CANCEL.summary(result.details)
-        wait_until(lambda: status_of(conn, task_id) == 7, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.CANCELLED, timeout=15)
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["sk_attempt"], row["queued"]) == (7, 1, 0)
+    assert (row["task_status"], row["sk_attempt"], row["queued"]) == (JobStatus.CANCELLED, 1, 0)
     assert "failed after the cancel" in readable_error(row["task_last_error"])
     assert "failed on its own" in readable_error(row["task_last_error"])
 
@@ -208,7 +206,7 @@ def test_the_inflight_view_says_cancel_requested_still_running_past_the_deadline
         assert job.state is InflightState.CANCEL_IGNORED
         assert job.note is not None and job.note.endswith("ago, still running")
         assert job.worker_host and job.worker_pid
-        wait_until(lambda: status_of(conn, task_id) == 7, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.CANCELLED, timeout=15)
 
 
 def test_a_cancel_request_whose_notification_was_lost_is_found_by_polling(
@@ -221,7 +219,7 @@ def test_a_cancel_request_whose_notification_was_lost_is_found_by_polling(
             "UPDATE sk_task_results_t SET sk_cancel_requested_at_ts = now() WHERE task_id = %s",
             (task_id,),
         )
-        wait_until(lambda: status_of(conn, task_id) == 7, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.CANCELLED, timeout=15)
     assert seen[str(task_id)] == ["started", "CancelledError"]
 
 
@@ -235,7 +233,10 @@ def test_waiting_and_running_jobs_are_counted_apart(db: Database, conn: Conn) ->
     assert result.details["cancelled_waiting"] == 1
     assert result.details["cancelled_running"] == 1
     assert ops.CANCEL.summary(result.details) == ": 1 while waiting, 1 while running"
-    assert (status_of(conn, running), status_of(conn, waiting)) == (7, 7)
+    assert (status_of(conn, running), status_of(conn, waiting)) == (
+        JobStatus.CANCELLED,
+        JobStatus.CANCELLED,
+    )
     assert seen.get(str(waiting)) is None  # never started
 
 
@@ -273,7 +274,7 @@ def test_a_running_job_whose_worker_is_gone_is_cancelled_at_once(conn: Conn) -> 
     result = cancel(conn, task_id, wait_s=0)
     assert result.details["cancelled_gone"] == 1
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["queued"], row["finalized"]) == (7, 0, True)
+    assert (row["task_status"], row["queued"], row["finalized"]) == (JobStatus.CANCELLED, 0, True)
     assert "its worker was gone" in readable_error(row["task_last_error"])
     assert "at once: their worker was gone" in ops.CANCEL.summary(result.details)
 
@@ -282,7 +283,7 @@ def test_a_job_run_by_a_worker_without_owner_data_is_not_selected(conn: Conn) ->
     """A Stakhanovise.NET worker cannot be told, and the job is not hung yet."""
     task_id = fake_running(conn, None)
     assert ops.CANCEL.preview(conn, Selection(ids=(task_id,)), ops.CancelParams()).count == 0
-    assert status_of(conn, task_id) == 2
+    assert status_of(conn, task_id) == JobStatus.PROCESSING
 
 
 @pytest.mark.parametrize(
@@ -321,7 +322,7 @@ def test_an_attempt_that_ends_before_the_worker_hears_of_the_cancel_still_ends_c
     ).fetchall()
     assert [r[0] for r in written] == [task_id]
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["queued"], row["finalized"]) == (7, 0, True)
+    assert (row["task_status"], row["queued"], row["finalized"]) == (JobStatus.CANCELLED, 0, True)
     assert final_exception_line(row["task_last_error"]).startswith("skconsole.JobCancelled")
 
 
@@ -345,7 +346,7 @@ def test_a_hung_job_with_a_pending_cancel_is_reaped_as_cancelled_not_reposted(co
     ).fetchall()
     assert [r[0] for r in reaped] == [task_id]
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["queued"]) == (7, 0)
+    assert (row["task_status"], row["queued"]) == (JobStatus.CANCELLED, 0)
 
 
 def test_a_new_claim_clears_an_earlier_attempts_cancel_request(db: Database, conn: Conn) -> None:
@@ -362,7 +363,7 @@ def test_a_new_claim_clears_an_earlier_attempts_cancel_request(db: Database, con
             actor=ops.Actor("t", "h"),
         )
         assert started[str(task_id)].wait(30)
-        wait_until(lambda: status_of(conn, task_id) == 2, timeout=10)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSING, timeout=10)
         assert conn.execute(
             "SELECT sk_cancel_requested_at_ts FROM sk_task_results_t WHERE task_id = %s",
             (task_id,),
@@ -403,7 +404,11 @@ def test_a_keyed_re_post_that_arrived_while_it_ran_wins_over_a_pending_cancel(
     )
     _finish_failure(conn, worker, task_id)
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["task_error_count"], row["queued"]) == (1, 0, 1)
+    assert (row["task_status"], row["task_error_count"], row["queued"]) == (
+        JobStatus.UNPROCESSED,
+        0,
+        1,
+    )
 
 
 def test_a_success_written_while_a_cancel_is_pending_is_kept(conn: Conn) -> None:
@@ -431,7 +436,7 @@ def test_a_success_written_while_a_cancel_is_pending_is_kept(conn: Conn) -> None
     ).fetchall()
     assert [r[0] for r in written] == [task_id]
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["queued"], row["finalized"]) == (3, 0, True)
+    assert (row["task_status"], row["queued"], row["finalized"]) == (JobStatus.PROCESSED, 0, True)
 
 
 # -- a keyed re-post that arrived while the job ran takes precedence over a cancel ----------
@@ -453,7 +458,7 @@ def test_a_cancel_of_a_gone_workers_job_runs_the_re_post_instead(conn: Conn) -> 
     assert result.details["reposted"] == 1
     row = result_row(conn, task_id)
     assert (row["task_status"], row["queued"], row["finalized"], row["task_error_count"]) == (
-        1,
+        JobStatus.UNPROCESSED,
         1,
         False,
         0,
@@ -505,7 +510,11 @@ def test_an_attempt_stopped_for_a_cancel_runs_the_re_post_that_arrived_meanwhile
     ).fetchall()
     assert [r[0] for r in written] == [task_id]
     row = result_row(conn, task_id)
-    assert (row["task_status"], row["queued"], row["finalized"]) == (1, 1, False)
+    assert (row["task_status"], row["queued"], row["finalized"]) == (
+        JobStatus.UNPROCESSED,
+        1,
+        False,
+    )
     assert row["task_last_error"] is None
 
 
@@ -521,12 +530,12 @@ def test_a_cancel_racing_a_re_post_of_a_live_workers_job_says_it_runs_again(
             task_id = p.post_many([Job("cancel.keyed", {"v": 1}, key="cancel-rerun")]).ids[0]
         started.setdefault(str(task_id), threading.Event())
         assert started[str(task_id)].wait(30), "the job did not start"
-        wait_until(lambda: status_of(conn, task_id) == 2, timeout=10)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSING, timeout=10)
         with Producer(db) as p:
             assert p.post_many([Job("cancel.keyed", {"v": 2}, key="cancel-rerun")]).rerun_requested
         result = cancel(conn, task_id, wait_s=10.0)
         assert result.details["still_running"] == []
         assert result.details["reposted"] == 1
-        wait_until(lambda: status_of(conn, task_id) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSED, timeout=30)
     assert seen[str(task_id)] == ["v1", "started", "v2"]
     assert result_row(conn, task_id)["task_last_error"] is None

@@ -22,8 +22,7 @@ from typer.testing import CliRunner
 from skconsole.core.actor import Actor
 from skconsole.db.sqlfiles import query
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
-
-from ..conftest import wait_until
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor("tester", "test-host")

@@ -35,24 +35,37 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], *fragments: st
 
 
 # -- enqueue -------------------------------------------------------------------------
-def test_enqueue_with_a_payload_that_is_not_json_fails_with_one_line(run_cli: Any) -> None:
-    proc = run_cli("enqueue", "emails.send", "--payload", "not json{")
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        pytest.param(
+            ("enqueue", "emails.send", "--payload", "not json{"),
+            ("payload is not valid JSON",),
+            id="enqueue-a-payload-that-is-not-json",
+        ),
+        pytest.param(
+            ("enqueue", "emails.send", "--priority", "-1"),
+            ("priority", "-1"),
+            id="enqueue-a-negative-priority",
+        ),
+        pytest.param(
+            ("enqueue", "emails.send", "--delay", "abc"),
+            ("invalid duration 'abc'",),
+            id="enqueue-an-unparseable-delay",
+        ),
+        pytest.param(
+            ("worker", "--tasks", "no_such_tasks_module_xyz", "--burst"),
+            ("cannot import task module 'no_such_tasks_module_xyz'",),
+            id="worker-a-task-module-that-does-not-exist",
+        ),
+    ],
+)
+def test_a_usage_mistake_fails_with_one_line_and_exit_code_2(
+    run_cli: Any, args: tuple[str, ...], fragments: tuple[str, ...]
+) -> None:
+    proc = run_cli(*args)
 
-    assert_one_line_error(proc, "payload is not valid JSON")
-    assert proc.returncode == 2
-
-
-def test_enqueue_with_a_negative_priority_fails_with_one_line(run_cli: Any) -> None:
-    proc = run_cli("enqueue", "emails.send", "--priority", "-1")
-
-    assert_one_line_error(proc, "priority", "-1")
-    assert proc.returncode == 2
-
-
-def test_enqueue_with_an_unparseable_delay_fails_with_one_line(run_cli: Any) -> None:
-    proc = run_cli("enqueue", "emails.send", "--delay", "abc")
-
-    assert_one_line_error(proc, "invalid duration 'abc'")
+    assert_one_line_error(proc, *fragments)
     assert proc.returncode == 2
 
 
@@ -73,13 +86,6 @@ def test_a_refused_enqueue_posts_nothing(run_cli: Any, conn: Any) -> None:
 
 
 # -- worker --------------------------------------------------------------------------
-def test_worker_with_a_task_module_that_does_not_exist_fails_with_one_line(run_cli: Any) -> None:
-    proc = run_cli("worker", "--tasks", "no_such_tasks_module_xyz", "--burst")
-
-    assert_one_line_error(proc, "cannot import task module 'no_such_tasks_module_xyz'")
-    assert proc.returncode == 2
-
-
 def test_worker_with_a_module_that_holds_no_registry_fails_with_one_line(run_cli: Any) -> None:
     proc = run_cli("worker", "--tasks", "skconsole.core.errors", "--burst")
 

@@ -11,9 +11,11 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import error_signature
+from skconsole.core.status import JobStatus
 from skconsole.read import group_id
+from tests.support.statuses import status_of
 
-from .test_ops import DECLINED, TIMEOUT_A, add_job, queue_row, status_of
+from .test_ops import DECLINED, TIMEOUT_A, add_job, queue_row
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -34,7 +36,7 @@ def test_requeue_dry_run_reports_the_count_and_a_sample_and_changes_nothing(
     assert (doc["action"], doc["dry_run"], doc["count"]) == ("requeue", True, 3)
     assert {s["task_id"] for s in doc["sample"]} == {str(j) for j in jobs}
     assert doc["selection"] == {"statuses": [5]}
-    assert {status_of(conn, j) for j in jobs} == {5}
+    assert {status_of(conn, j) for j in jobs} == {JobStatus.FAULTED}
 
 
 def test_requeue_with_yes_changes_what_the_dry_run_counted(run_cli: CLI, conn: Conn) -> None:
@@ -59,7 +61,7 @@ def test_an_action_without_yes_refuses_when_stdin_is_not_a_terminal(
 
     assert proc.returncode == 2
     assert "stdin is not a terminal" in proc.stderr and "--yes" in proc.stderr
-    assert status_of(conn, job) == 5
+    assert status_of(conn, job) == JobStatus.FAULTED
 
 
 def test_requeue_prints_what_changed_for_people(run_cli: CLI, conn: Conn) -> None:
@@ -124,7 +126,7 @@ def test_cancel_by_id_cancels_a_waiting_job(run_cli: CLI, conn: Conn) -> None:
     doc = as_json(run_cli("cancel", "--id", str(job), "--yes", "--json"))
 
     assert doc["changed"] == 1
-    assert status_of(conn, job) == 7
+    assert status_of(conn, job) == JobStatus.CANCELLED
 
 
 def test_cancel_of_a_running_job_says_how_it_was_cancelled(run_cli: CLI, conn: Conn) -> None:
@@ -139,7 +141,7 @@ def test_cancel_of_a_running_job_says_how_it_was_cancelled(run_cli: CLI, conn: C
     assert "cancelled 1 job(s): 1 while running (1 of them at once: their worker was gone)" in (
         " ".join(got.stdout.split())
     )
-    assert status_of(conn, job) == 7
+    assert status_of(conn, job) == JobStatus.CANCELLED
 
 
 def test_pause_and_resume_a_type(run_cli: CLI, conn: Conn) -> None:
@@ -175,7 +177,7 @@ def test_an_id_prefix_of_eight_characters_names_its_job(run_cli: CLI, conn: Conn
     doc = as_json(run_cli("cancel", "--id", str(job)[:8], "--yes", "--json"))
 
     assert doc["changed"] == 1 and doc["selection"]["ids"] == [str(job)]
-    assert status_of(conn, job) == 7
+    assert status_of(conn, job) == JobStatus.CANCELLED
 
 
 def test_an_ambiguous_id_prefix_lists_the_jobs_and_changes_nothing(

@@ -12,8 +12,11 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
+from tests.support.statuses import status_of
+
 from .test_cli_errors import assert_one_line_error
-from .test_ops import add_job, status_of
+from .test_ops import add_job
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -29,7 +32,7 @@ def test_requeue_spread_makes_the_jobs_due_over_the_window(run_cli: CLI, conn: C
     assert doc["changed"] == 4 and doc["details"]["spread_s"] == 600.0
     due = sorted(t for (t,) in conn.execute("SELECT task_locked_until_ts FROM sk_tasks_queue_t"))
     assert [t - due[0] for t in due] == [timedelta(seconds=150 * n) for n in range(4)]
-    assert {status_of(conn, j) for j in jobs} == {1}
+    assert {status_of(conn, j) for j in jobs} == {JobStatus.UNPROCESSED}
 
 
 def test_requeue_says_what_became_of_the_attempts_and_the_spread(run_cli: CLI, conn: Conn) -> None:
@@ -60,4 +63,4 @@ def test_requeue_with_a_bad_spread_fails_with_one_line_and_changes_nothing(
 
     assert_one_line_error(proc, fragment)
     assert proc.returncode == 2
-    assert status_of(conn, job) == 5
+    assert status_of(conn, job) == JobStatus.FAULTED

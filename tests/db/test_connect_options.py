@@ -19,6 +19,7 @@ from psycopg import conninfo, sql
 from skconsole.db.connect import Database
 from skconsole.db.schema import SKCONSOLE_OBJECTS, STAKHANOVISE_OBJECTS
 from skconsole.db.target import open_database
+from tests.support.rows import one_row
 
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 SCHEMA = "queue_other"
@@ -60,8 +61,7 @@ def sk_tables(dsn: str, schema: str) -> list[str]:
 
 
 def show(conn: psycopg.Connection[Any], name: str) -> str:
-    row = conn.execute("SELECT current_setting(%s)", (name,)).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT current_setting(%s)", (name,))
     return str(row[0])
 
 

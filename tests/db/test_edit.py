@@ -13,14 +13,16 @@ import pytest
 
 from skconsole import ops
 from skconsole.core.errors import ConfigError, FatalTaskError, ReadOnlyError
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.ops.model import Selection
 from skconsole.producer import Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
-from .test_ops import ACTOR, add_job, status_of
+from .test_ops import ACTOR, add_job
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -134,7 +136,7 @@ def test_an_edit_of_a_backing_off_job_keeps_its_back_off(conn: Conn) -> None:
     edit(conn, job)
 
     assert queue_payload(conn, job) == (NEW, 5, False)
-    assert status_of(conn, job) == 4
+    assert status_of(conn, job) == JobStatus.ERROR
 
 
 def test_an_edit_of_a_failed_job_without_requeue_leaves_it_parked(conn: Conn) -> None:
@@ -347,9 +349,9 @@ def test_a_failed_job_edited_with_requeue_runs_again_with_the_new_payload(
     with Producer(db) as producer:
         job = producer.post("edit.charge", {"order_id": 7, "amount": "-1"})
     with EngineThread(dsn, registry):
-        wait_until(lambda: status_of(conn, job) == 6, timeout=30)
+        wait_until(lambda: status_of(conn, job) == JobStatus.FATAL, timeout=30)
         edit(conn, job, requeue=True)
-        wait_until(lambda: status_of(conn, job) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, job) == JobStatus.PROCESSED, timeout=30)
 
     assert seen == [{"order_id": 7, "amount": "-1"}, json.loads(NEW)]
 
@@ -387,7 +389,7 @@ def test_the_command_with_yes_and_json_reports_the_edit(run_cli: CLI, conn: Conn
 
     assert (doc["changed"], doc["skipped_changed_state"]) == (1, 0)
     assert doc["details"]["requeued"] is True and doc["audit_id"] is not None
-    assert status_of(conn, job) == 1
+    assert status_of(conn, job) == JobStatus.UNPROCESSED
 
 
 def test_the_command_refuses_a_running_job_with_one_line(run_cli: CLI, conn: Conn) -> None:

@@ -22,7 +22,8 @@ from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.exporter import MAX_FAILURE_GROUPS, Exporter
 from skconsole.producer import Job, Producer
-from tests.conftest import ROOT, skconsole_cmd, wait_until
+from tests.conftest import ROOT, skconsole_cmd
+from tests.support.waiting import wait_until
 
 from .test_ops import TIMEOUT_A, add_job
 

@@ -19,6 +19,7 @@ from skconsole.core.signature import (
     signature_view,
 )
 from skconsole.core.stored_error import JSON_LIMIT, StoredError, parse_json
+from tests.support.rows import one_row
 from tests.unit.test_signature import AROUND_BOUNDS
 from tests.unit.test_signature_samples import DOTNET, PIECES, PY_TRACEBACK, SAMPLES
 from tests.unit.test_stored_error import JSON_SAMPLES
@@ -111,10 +112,7 @@ def test_a_json_error_over_the_limit_is_read_as_text_alike(conn: Conn) -> None:
 
 
 def test_every_error_written_in_sql_is_queued_task_error_json(conn: Conn) -> None:
-    row = conn.execute(
-        "SELECT sk_task_error('skconsole.HungJob', 'worker gone: \"x\"\n', NULL)"
-    ).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT sk_task_error('skconsole.HungJob', 'worker gone: \"x\"\n', NULL)")
     assert parse_json(row[0]) == StoredError("skconsole.HungJob", 'worker gone: "x"\n', None)
 
 

@@ -14,7 +14,6 @@ import uuid
 from typing import Any
 
 import psycopg
-import pytest
 
 from skconsole import ops
 from skconsole.db.connect import Database
@@ -24,6 +23,8 @@ from skconsole.worker.engine import Engine
 from skconsole.worker.links import Backend, Link
 from skconsole.worker.registry import TaskRegistry
 from skconsole.worker.results import children_params
+from tests.support.rows import one_row
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -90,8 +91,7 @@ def test_reconciling_a_lost_claim_first_ends_the_session_that_may_still_run_it(
     blocker = psycopg.connect(dsn)
     blocker.execute("SELECT 1 FROM sk_task_types_t WHERE task_type = 't.a' FOR UPDATE")
     lost = psycopg.connect(dsn, autocommit=True, application_name="skconsole-worker-claim")
-    identity = lost.execute(load_sql("queries/backend_identity")).fetchone()
-    assert identity is not None
+    identity = one_row(lost, load_sql("queries/backend_identity"))
     errors: list[BaseException] = []
 
     def claim_in_lost_session() -> None:
@@ -103,16 +103,17 @@ def test_reconciling_a_lost_claim_first_ends_the_session_that_may_still_run_it(
     thread = threading.Thread(target=claim_in_lost_session)
     thread.start()
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            waiting = conn.execute(
-                "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (identity[0],)
-            ).fetchone()
-            if waiting == ("Lock",):
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail("the lost claim never waited on the lock")
+        wait_until(
+            lambda: (
+                conn.execute(
+                    "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (identity[0],)
+                ).fetchone()
+                == ("Lock",)
+            ),
+            10,
+            "the lost claim never waited on the lock",
+            interval=0.05,
+        )
         engine.claimer.unsure = (Backend(identity[0], identity[1]), time.monotonic())
 
         assert asyncio.run(engine.claimer.reconcile()) is True

@@ -16,6 +16,7 @@ from skconsole import ops, read
 from skconsole.core.errors import ConfigError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import PayloadTerm, parse_terms
+from skconsole.core.status import JobStatus
 from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.ops import Actor, Selection
 from skconsole.ops.find_index import FindIndexParams
@@ -53,11 +54,11 @@ def put(
             "type": task_type,
             "payload": payload,
             "status": status,
-            "error": error if status not in (1, 3) else None,
+            "error": error if status not in (JobStatus.UNPROCESSED, JobStatus.PROCESSED) else None,
             "age": age_s,
         },
     )
-    if queued if queued is not None else status in (1, 4):
+    if queued if queued is not None else status in (JobStatus.UNPROCESSED, JobStatus.ERROR):
         conn.execute(
             "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload,"
             " task_priority, task_posted_at_ts, task_locked_until_ts)"
@@ -171,7 +172,7 @@ def test_find_json_lists_jobs_with_their_full_payload(
         "payload",
         "error",
     }
-    assert job["status"] == 5 and job["error"]["message"] == "upstream timed out"
+    assert job["status"] == JobStatus.FAULTED and job["error"]["message"] == "upstream timed out"
 
 
 def test_find_parent_takes_the_short_id_the_console_shows(

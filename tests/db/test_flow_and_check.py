@@ -18,6 +18,7 @@ import pytest
 
 from skconsole import ops
 from skconsole.check.verdict import CHECKS
+from skconsole.core.status import JobStatus
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.db.sqlfiles import load_sql
 from skconsole.read.flow import DONE, FAILED_FINISHED, flow
@@ -186,16 +187,26 @@ def test_check_skip_of_an_unknown_check_is_unknown_in_one_line(run_cli: CLI) -> 
 # -- the flow read model ----------------------------------------------------------------------
 def test_flow_counts_arrivals_and_completions_within_the_window(conn: Conn) -> None:
     # backlog: 60 posted and 30 finished in the window: 12/min in, 6/min out
-    add_results(conn, "slow", 60, status=1, posted_ago_s=60.0)
-    add_results(conn, "slow", 30, status=3, posted_ago_s=1200.0, finalized_ago_s=120.0)
-    add_results(conn, "slow", 10, status=3, posted_ago_s=1200.0, finalized_ago_s=600.0)  # old
-    add_results(conn, "slow", 7, status=4, posted_ago_s=1200.0, finalized_ago_s=30.0)  # retries
+    add_results(conn, "slow", 60, status=JobStatus.UNPROCESSED, posted_ago_s=60.0)
+    add_results(
+        conn, "slow", 30, status=JobStatus.PROCESSED, posted_ago_s=1200.0, finalized_ago_s=120.0
+    )
+    add_results(
+        conn, "slow", 10, status=JobStatus.PROCESSED, posted_ago_s=1200.0, finalized_ago_s=600.0
+    )  # old
+    add_results(
+        conn, "slow", 7, status=JobStatus.ERROR, posted_ago_s=1200.0, finalized_ago_s=30.0
+    )  # retries
     add_ready(conn, "slow", 100)
     # 30 in, 120 done (the Faulted ones are failures, not done): net 18/min, 90 ready
     # drain in 5 min
-    add_results(conn, "fast", 30, status=1, posted_ago_s=10.0)
-    add_results(conn, "fast", 120, status=3, posted_ago_s=900.0, finalized_ago_s=10.0)
-    add_results(conn, "fast", 20, status=5, posted_ago_s=900.0, finalized_ago_s=10.0)
+    add_results(conn, "fast", 30, status=JobStatus.UNPROCESSED, posted_ago_s=10.0)
+    add_results(
+        conn, "fast", 120, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=10.0
+    )
+    add_results(
+        conn, "fast", 20, status=JobStatus.FAULTED, posted_ago_s=900.0, finalized_ago_s=10.0
+    )
     add_ready(conn, "fast", 90)
 
     by_type = {f.task_type: f for f in flow(conn, 300.0)}
@@ -228,8 +239,17 @@ def test_flow_lists_a_type_with_an_slo_and_nothing_else(conn: Conn) -> None:
 
 def test_flow_reads_only_the_windows_rows_of_a_big_results_table(conn: Conn) -> None:
     """50,000 results from yesterday: both counts are index range scans, no full scan."""
-    add_results(conn, "old", 50_000, status=3, posted_ago_s=86_400.0, finalized_ago_s=86_000.0)
-    add_results(conn, "new", 10, status=3, posted_ago_s=60.0, finalized_ago_s=30.0)
+    add_results(
+        conn,
+        "old",
+        50_000,
+        status=JobStatus.PROCESSED,
+        posted_ago_s=86_400.0,
+        finalized_ago_s=86_000.0,
+    )
+    add_results(
+        conn, "new", 10, status=JobStatus.PROCESSED, posted_ago_s=60.0, finalized_ago_s=30.0
+    )
     conn.execute("ANALYZE sk_task_results_t")
 
     plan = "\n".join(
@@ -370,18 +390,23 @@ def test_a_schema_without_the_slo_column_is_incomplete(fresh_database: str) -> N
 
 
 # -- failure rates (issue 24, point 6) ---------------------------------------------------------
-FAULTED, FATAL = 5, 6
 
 
 def test_the_failure_rate_counts_the_failed_among_the_jobs_finished_in_the_window(
     conn: Conn,
 ) -> None:
-    add_results(conn, "t", 30, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 10, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 5, status=FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 4, status=7, posted_ago_s=900.0, finalized_ago_s=60.0)  # cancelled
-    add_results(conn, "t", 20, status=FATAL, posted_ago_s=900.0, finalized_ago_s=600.0)  # old
-    add_results(conn, "t", 7, status=4, posted_ago_s=900.0, finalized_ago_s=60.0)  # will retry
+    add_results(conn, "t", 30, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 10, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 5, status=JobStatus.FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(
+        conn, "t", 4, status=JobStatus.CANCELLED, posted_ago_s=900.0, finalized_ago_s=60.0
+    )  # cancelled
+    add_results(
+        conn, "t", 20, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=600.0
+    )  # old
+    add_results(
+        conn, "t", 7, status=JobStatus.ERROR, posted_ago_s=900.0, finalized_ago_s=60.0
+    )  # will retry
 
     (t,) = flow(conn, 300.0)
 
@@ -410,7 +435,7 @@ def test_the_failure_rate_counts_a_real_workers_failed_and_processed_jobs(
 def test_status_flow_does_not_count_failed_jobs_as_drained(run_cli: CLI, conn: Conn) -> None:
     """82 jobs failed in the window and none succeeded: the backlog is not draining."""
     add_ready(conn, "t", 40)
-    add_results(conn, "t", 82, status=FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 82, status=JobStatus.FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
 
     table = run_cli("status", "flow", "--wide")
     doc = json.loads(run_cli("status", "flow", "--json").stdout)
@@ -430,8 +455,8 @@ def _set_max_failure_rate(run_cli: CLI, task_type: str, value: str) -> None:
 
 def test_check_warns_when_a_types_failure_rate_is_over_its_max(run_cli: CLI, conn: Conn) -> None:
     _set_max_failure_rate(run_cli, "t", "10%")
-    add_results(conn, "t", 85, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 15, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 85, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 15, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
 
     over = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
 
@@ -444,8 +469,8 @@ def test_check_is_critical_when_a_types_failure_rate_is_over_twice_its_max(
     run_cli: CLI, conn: Conn
 ) -> None:
     _set_max_failure_rate(run_cli, "t", "10%")
-    add_results(conn, "t", 70, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 30, status=FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 70, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 30, status=JobStatus.FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
 
     over = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
 
@@ -457,8 +482,8 @@ def test_check_is_critical_when_a_types_failure_rate_is_over_twice_its_max(
 
 def test_check_is_ok_while_the_failure_rate_is_within_its_max(run_cli: CLI, conn: Conn) -> None:
     _set_max_failure_rate(run_cli, "t", "10%")
-    add_results(conn, "t", 95, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 5, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 95, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 5, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
 
     ok = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
 
@@ -471,8 +496,8 @@ def test_a_max_failure_rate_is_listed_and_leaves_the_max_wait_as_it_was(
 ) -> None:
     assert run_cli("slo", "set", "t", "--max-wait", "30s", "--yes").returncode == 0
     _set_max_failure_rate(run_cli, "t", "2.5%")
-    add_results(conn, "t", 3, status=3, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 1, status=FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 3, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
+    add_results(conn, "t", 1, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
 
     listed = json.loads(run_cli("slo", "--json").stdout)
     table = run_cli("slo", "--wide")

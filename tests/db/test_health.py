@@ -25,8 +25,9 @@ from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
 from skconsole.ops.vacuum import VACUUM, VacuumParams
 from skconsole.read import health
 from skconsole.read.health import Health, Thresholds
+from tests.support.waiting import wait_until
 
-from ..conftest import select_only_role, wait_until
+from ..conftest import select_only_role
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]

@@ -21,8 +21,8 @@ from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 from skconsole.worker.results import FINISH_SETTINGS, children_params
-from tests.conftest import wait_until
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 from .test_retention import _purge_params, add_result, set_policy
 

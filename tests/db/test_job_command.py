@@ -12,6 +12,7 @@ from uuid import UUID
 import psycopg
 
 from skconsole.db.sqlfiles import load_sql
+from tests.support.rows import add_big_results
 
 Conn = psycopg.Connection[Any]
 ESC_ERROR = (
@@ -148,12 +149,7 @@ def test_hostile_text_in_attempt_errors_never_reaches_the_terminal_raw(
 
 
 def test_a_prefix_is_a_range_of_the_primary_key(conn: Conn) -> None:
-    conn.execute(
-        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload, task_status,"
-        " task_priority, task_posted_at_ts)"
-        " SELECT gen_random_uuid(), 'bulk', 't', 'null', 3, 0, now() FROM generate_series(1, 20000)"
-    )
-    conn.execute("ANALYZE sk_task_results_t")
+    add_big_results(conn)
     low, high = "ab120000-0000-0000-0000-000000000000", "ab12ffff-ffff-ffff-ffff-ffffffffffff"
 
     plan = "\n".join(

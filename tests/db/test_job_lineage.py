@@ -12,12 +12,14 @@ from uuid import UUID
 import psycopg
 
 from skconsole import Snooze, read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import add_big_results
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 from .test_ops import add_job
 
@@ -132,7 +134,7 @@ def test_a_job_counts_its_snoozes_apart_from_its_errors(db: Database, conn: Conn
     detail = read.job(conn, root)
 
     assert detail is not None
-    assert (detail.snooze_count, detail.error_count, detail.status) == (2, 0, 3)
+    assert (detail.snooze_count, detail.error_count, detail.status) == (2, 0, JobStatus.PROCESSED)
 
 
 def test_a_parent_that_was_purged_is_said_to_be(conn: Conn) -> None:
@@ -167,13 +169,7 @@ def test_the_job_json_carries_its_lineage(db: Database, conn: Conn) -> None:
 
 
 def test_counting_the_jobs_a_job_posted_reads_the_parent_index(conn: Conn) -> None:
-    conn.execute(
-        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
-        " task_status, task_priority, task_posted_at_ts)"
-        " SELECT gen_random_uuid(), 'bulk', 'test', 'null', 3, 0, now()"
-        " FROM generate_series(1, 20000)"
-    )
-    conn.execute("ANALYZE sk_task_results_t")
+    add_big_results(conn)
 
     plan = "\n".join(
         r[0] for r in conn.execute("EXPLAIN " + query("job"), {"task_id": uuid.uuid4()})

@@ -23,6 +23,7 @@ from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Rate, Selection
 from skconsole.ops.key_index import index_name, key_indexes
 from skconsole.worker.engine import CLAIM_SETTINGS
+from tests.support.rows import one_row
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -300,12 +301,12 @@ def test_a_bad_per_path_is_refused_on_creation() -> None:
 
 # -- why ------------------------------------------------------------------------------------
 def _waiting_id(conn: Conn, key: str) -> uuid.UUID:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT task_id FROM sk_tasks_queue_t WHERE task_type = %s"
         " AND sk_try_jsonb(task_payload) ->> 'customer' = %s LIMIT 1",
         (KEYED, key),
-    ).fetchone()
-    assert row is not None
+    )
     return uuid.UUID(str(row[0]))
 
 
@@ -373,13 +374,13 @@ def test_why_counts_only_the_jobs_of_its_own_key_ahead_of_it(conn: Conn) -> None
 
 
 def _last_waiting_id(conn: Conn, key: str) -> uuid.UUID:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT task_id FROM sk_tasks_queue_t WHERE task_type = %s"
         " AND sk_try_jsonb(task_payload) ->> 'customer' = %s"
         " ORDER BY task_priority DESC, task_locked_until_ts DESC LIMIT 1",
         (KEYED, key),
-    ).fetchone()
-    assert row is not None
+    )
     return uuid.UUID(str(row[0]))
 
 
@@ -436,10 +437,7 @@ def test_a_bad_per_gives_a_one_line_error(run_cli: CLI) -> None:
 def _keyed_plan(conn: Conn) -> str:
     """The plan of the statement sk_claim_keyed() runs, as it runs it (a one-off plan with
     the type and path as literals; a concurrency of 1 per key)."""
-    statement = conn.execute(
-        "SELECT sk_claim_keyed_statement(%s, %s::text[])", (KEYED, list(PER))
-    ).fetchone()
-    assert statement is not None
+    statement = one_row(conn, "SELECT sk_claim_keyed_statement(%s, %s::text[])", (KEYED, list(PER)))
     conn.execute("PREPARE keyed(integer, integer, integer, double precision) AS " + statement[0])
     conn.execute("SET plan_cache_mode = force_custom_plan")
     try:

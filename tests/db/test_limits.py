@@ -15,7 +15,7 @@ from skconsole import ops, read
 from skconsole.core.errors import ReadOnlyError
 from skconsole.db.sqlfiles import query
 from skconsole.ops import Actor, LimitParams, Rate, Selection
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]

@@ -17,7 +17,9 @@ import pytest
 from skconsole import ops, read
 from skconsole.core.signature import final_exception_line
 from skconsole.core.states import InflightState, WorkerState
+from skconsole.core.status import JobStatus
 from skconsole.db.schema import LOCK_CLASS
+from tests.support.rows import one_row
 
 from .test_ops import add_job
 
@@ -35,7 +37,8 @@ def register(
 ) -> tuple[uuid.UUID, int]:
     """A worker registered as the engine registers one; returns (worker id, lock key)."""
     worker = uuid.uuid4()
-    row = conn.execute(
+    row = one_row(
+        conn,
         "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid,"
         " worker_concurrency, worker_task_types, worker_heartbeat_at_ts, worker_lease_seconds,"
         " worker_lease_margin_seconds, worker_stopped_at_ts)"
@@ -43,8 +46,7 @@ def register(
         " CASE WHEN %s THEN now() END)"
         " RETURNING worker_lock_key",
         (worker, host, heartbeat_age_s, lease_s, margin_s, stopped),
-    ).fetchone()
-    assert row is not None
+    )
     return worker, int(row[0])
 
 
@@ -60,19 +62,18 @@ def holder(dsn: str) -> Any:
 
 
 def state_of(conn: Conn, worker: uuid.UUID) -> tuple[str, str]:
-    row = conn.execute(
-        "SELECT state, note FROM sk_worker_liveness() WHERE worker_id = %s", (worker,)
-    ).fetchone()
-    assert row is not None
+    row = one_row(
+        conn, "SELECT state, note FROM sk_worker_liveness() WHERE worker_id = %s", (worker,)
+    )
     return row[0], row[1]
 
 
 def job_verdict(conn: Conn, task_id: uuid.UUID) -> tuple[str, str | None, str | None]:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT state, note, hung_reason FROM sk_inflight_tasks(3600) WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     return row[0], row[1], row[2]
 
 
@@ -232,7 +233,7 @@ def test_the_operators_reap_re_posts_a_job_whose_workers_lease_lapsed(conn: Conn
         " WHERE task_id = %s",
         (job,),
     ).fetchone()
-    assert (status, errors) == (4, 1)
+    assert (status, errors) == (JobStatus.ERROR, 1)
     assert final_exception_line(error).startswith(
         "skconsole.HungJob: worker gone (host-a pid 42): no heartbeat for 15"
     )

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from skconsole import ops, read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.mapping import TableMapping
 from skconsole.db.schema import check_schema, setup_schema
@@ -24,8 +25,9 @@ from skconsole.ops import Actor, LimitParams, Selection
 from skconsole.ops.key_index import key_indexes
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import TaskRegistry
-from tests.conftest import ROOT, skconsole_cmd, wait_until
+from tests.conftest import ROOT, skconsole_cmd
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 MAPPING = {
     # as a .NET application writes them: unquoted, so PostgreSQL folds the first to
@@ -94,7 +96,10 @@ def test_jobs_posted_and_worked_through_the_mapping_land_in_the_renamed_tables(
     with db.connect() as conn:
         assert read.depth(conn).ready == 301
         with EngineThread(db, tasks):
-            wait_until(lambda: read.status_summary(conn).counts.get(3, 0) == 301, timeout=60)
+            wait_until(
+                lambda: read.status_summary(conn).counts.get(JobStatus.PROCESSED, 0) == 301,
+                timeout=60,
+            )
         assert read.depth(conn).ready == 0
     with psycopg.connect(mapped) as c:
         assert c.execute(

@@ -16,8 +16,9 @@ from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Job, Producer
 from skconsole.worker.upkeep import FORGET_AFTER_S
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 LONG_AGO = FORGET_AFTER_S + 3600
@@ -54,8 +55,7 @@ def add_worker(conn: Conn, *, stopped: bool, gone_s: float = LONG_AGO) -> str:
 
 
 def forget(conn: Conn) -> tuple[int, int, int]:
-    row = conn.execute(query("forget_old_workers"), PARAMS).fetchone()
-    assert row is not None
+    row = one_row(conn, query("forget_old_workers"), PARAMS)
     return row[0], row[1], row[2]
 
 

@@ -24,8 +24,10 @@ from skconsole.db.connect import Database
 from skconsole.exporter import Exporter
 from skconsole.exporter.sources import read_depth
 from skconsole.producer import Producer
+from tests.support.rows import one_row
+from tests.support.waiting import wait_until
 
-from ..conftest import ROOT, skconsole_cmd, wait_until
+from ..conftest import ROOT, skconsole_cmd
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -151,11 +153,11 @@ def test_the_exporters_sessions_carry_its_timeout_on_the_server(dsn: str) -> Non
     seen: list[tuple[Any, ...]] = []
 
     def settings(conn: Conn) -> list[Metric]:
-        row = conn.execute(
+        row = one_row(
+            conn,
             "SELECT current_setting('statement_timeout'),"
-            " current_setting('idle_in_transaction_session_timeout')"
-        ).fetchone()
-        assert row is not None
+            " current_setting('idle_in_transaction_session_timeout')",
+        )
         seen.append(row)
         return []
 

@@ -16,8 +16,11 @@ import pytest
 from skconsole import ops
 from skconsole.core.errors import ConfigError
 from skconsole.core.signature import error_signature, final_exception_line
+from skconsole.core.status import FAILED, FINAL, JobStatus
 from skconsole.ops import Actor, Selection
 from skconsole.read import group_id
+from tests.support.rows import one_row
+from tests.support.statuses import status_of
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")
@@ -42,9 +45,9 @@ def add_job(
 ) -> UUID:
     """A job in ``status``, written the way the engine leaves it; ``age_s`` back in time."""
     task_id = uuid.uuid4()
-    if error is None and status in (4, 5, 6):
+    if error is None and status in FAILED:
         error = TIMEOUT_A
-    final = status in (3, 5, 6, 7)
+    final = status in (*FINAL, JobStatus.FAULTED)
     conn.execute(
         """
         INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload, task_status,
@@ -66,13 +69,13 @@ def add_job(
             "status": status,
             "priority": priority,
             "error": error,
-            "errors": error_count if error_count is not None else int(status in (4, 5, 6)),
+            "errors": error_count if error_count is not None else int(status in FAILED),
             "age": age_s,
             "final": final,
             "owner": owner,
         },
     )
-    if queued if queued is not None else status in (1, 4):
+    if queued if queued is not None else status in (JobStatus.UNPROCESSED, JobStatus.ERROR):
         conn.execute(
             "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority, "
             "task_posted_at_ts, task_locked_until_ts) VALUES (%s, %s, 'tests', '{}', %s, "
@@ -82,13 +85,6 @@ def add_job(
             (task_id, task_type, priority, age_s, ready, age_s),
         )
     return task_id
-
-
-def status_of(conn: Conn, task_id: UUID) -> int | None:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    return int(row[0]) if row else None
 
 
 def queue_row(conn: Conn, task_id: UUID) -> tuple[Any, ...] | None:
@@ -154,7 +150,7 @@ def test_requeue_posts_parked_jobs_ready_now_as_unprocessed(conn: Conn) -> None:
     ops.REQUEUE.execute(conn, Selection(statuses=(5, 6, 7)), actor=ACTOR)
 
     for job in (faulted, fatal, cancelled):
-        assert status_of(conn, job) == 1
+        assert status_of(conn, job) == JobStatus.UNPROCESSED
         assert queue_row(conn, job) == (5, True)
     assert conn.execute(
         "SELECT count(*) FROM sk_task_results_t WHERE task_processing_finalized_at_ts IS NOT NULL"
@@ -169,7 +165,7 @@ def test_requeue_makes_a_backing_off_job_ready_without_a_second_queue_row(conn: 
     assert result.changed == 1
     assert queue_row(conn, job) == (5, True)
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (1,)
-    assert status_of(conn, job) == 1
+    assert status_of(conn, job) == JobStatus.UNPROCESSED
 
 
 def test_requeue_resets_the_error_count_only_when_asked(conn: Conn) -> None:
@@ -188,7 +184,7 @@ def test_requeue_resets_the_error_count_only_when_asked(conn: Conn) -> None:
         conn.execute("SELECT task_type, task_error_count FROM sk_task_results_t").fetchall()
     )
     assert counts == {"t.keep": 3, "t.reset": 0}
-    assert {status_of(conn, kept), status_of(conn, reset)} == {1}
+    assert {status_of(conn, kept), status_of(conn, reset)} == {JobStatus.UNPROCESSED}
 
 
 def test_requeue_repeated_changes_nothing(conn: Conn) -> None:
@@ -222,11 +218,11 @@ def test_requeue_leaves_a_job_a_worker_finished_meanwhile_processed(
     assert preview.count == 1
 
     run_burst_worker(start_worker, "demo.noop")  # claims the retry and finishes it
-    assert status_of(conn, job) == 3
+    assert status_of(conn, job) == JobStatus.PROCESSED
     result = ops.REQUEUE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
-    assert status_of(conn, job) == 3
+    assert status_of(conn, job) == JobStatus.PROCESSED
     assert queue_row(conn, job) is None
 
 
@@ -241,7 +237,7 @@ def test_requeue_skips_a_job_being_claimed_without_waiting(conn: Conn, dsn: str)
 
     assert elapsed < 5
     assert (result.changed, result.skipped_changed_state) == (0, 1)
-    assert status_of(conn, job) == 4
+    assert status_of(conn, job) == JobStatus.ERROR
 
 
 def test_requeue_refuses_processed_jobs(conn: Conn) -> None:
@@ -340,7 +336,7 @@ def test_bump_leaves_a_job_a_worker_claimed_meanwhile(
     )
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
-    assert status_of(conn, job) == 3
+    assert status_of(conn, job) == JobStatus.PROCESSED
 
 
 def test_bump_needs_exactly_one_of_by_and_to(conn: Conn) -> None:
@@ -418,7 +414,7 @@ def test_purge_spares_a_job_re_posted_since_the_preview(conn: Conn) -> None:
     result = ops.PURGE.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
-    assert status_of(conn, job) == 1
+    assert status_of(conn, job) == JobStatus.UNPROCESSED
 
 
 def test_purge_repeated_deletes_nothing_and_still_audits(conn: Conn) -> None:
@@ -453,13 +449,13 @@ def test_reap_re_posts_a_job_whose_worker_is_gone_and_says_why(conn: Conn) -> No
 
 def test_reap_leaves_a_job_of_a_live_worker_alone(conn: Conn, dsn: str) -> None:
     worker = uuid.uuid4()
-    key = conn.execute(
+    key = one_row(
+        conn,
         "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid, "
         "worker_concurrency, worker_task_types) VALUES (%s, 'p', 'h', 1, 1, '{t.a}') "
         "RETURNING worker_lock_key",
         (worker,),
-    ).fetchone()
-    assert key is not None
+    )
     add_job(conn, 2, owner=worker)
     with psycopg.connect(dsn, autocommit=True) as alive:
         alive.execute("SELECT pg_advisory_lock(%s)", (key[0],))
@@ -475,7 +471,7 @@ def test_reap_leaves_a_job_that_finished_meanwhile(conn: Conn) -> None:
     result = ops.REAP.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
-    assert status_of(conn, job) == 3
+    assert status_of(conn, job) == JobStatus.PROCESSED
     assert queue_row(conn, job) is None
 
 
@@ -501,7 +497,11 @@ def test_cancel_removes_waiting_jobs_from_the_queue(conn: Conn) -> None:
 
     assert set(preview.ids or ()) == {a, b}
     assert result.changed == 2
-    assert (status_of(conn, a), status_of(conn, b), status_of(conn, running)) == (7, 7, 2)
+    assert (status_of(conn, a), status_of(conn, b), status_of(conn, running)) == (
+        JobStatus.CANCELLED,
+        JobStatus.CANCELLED,
+        JobStatus.PROCESSING,
+    )
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (0,)
 
 
@@ -515,7 +515,7 @@ def test_cancel_leaves_a_job_a_worker_claimed_meanwhile(
     result = ops.CANCEL.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert (result.changed, result.skipped_changed_state) == (0, 1)
-    assert status_of(conn, job) == 3
+    assert status_of(conn, job) == JobStatus.PROCESSED
 
 
 def test_cancel_repeated_changes_nothing(conn: Conn) -> None:
@@ -526,7 +526,7 @@ def test_cancel_repeated_changes_nothing(conn: Conn) -> None:
     again = ops.CANCEL.execute(conn, preview.selection, actor=ACTOR, ids=preview.ids)
 
     assert again.changed == 0
-    assert status_of(conn, job) == 7
+    assert status_of(conn, job) == JobStatus.CANCELLED
 
 
 def test_cancel_of_a_hand_posted_job_records_it_cancelled(conn: Conn) -> None:
@@ -540,7 +540,7 @@ def test_cancel_of_a_hand_posted_job_records_it_cancelled(conn: Conn) -> None:
     result = ops.CANCEL.execute(conn, Selection(task_type="t.raw"), actor=ACTOR)
 
     assert result.changed == 1
-    assert status_of(conn, job) == 7
+    assert status_of(conn, job) == JobStatus.CANCELLED
 
 
 # -- pause / resume --------------------------------------------------------------------------
@@ -553,11 +553,11 @@ def test_a_paused_type_is_not_claimed_until_resumed(
 
     ops.PAUSE.execute(conn, sel, actor=ACTOR)
     run_burst_worker(start_worker, "demo.noop")
-    assert status_of(conn, job) == 1
+    assert status_of(conn, job) == JobStatus.UNPROCESSED
 
     ops.RESUME.execute(conn, sel, actor=ACTOR)
     run_burst_worker(start_worker, "demo.noop")
-    assert status_of(conn, job) == 3
+    assert status_of(conn, job) == JobStatus.PROCESSED
 
 
 def test_pausing_twice_changes_nothing_the_second_time(conn: Conn) -> None:
@@ -647,4 +647,4 @@ def test_a_purge_preview_beyond_the_capture_limit_re_evaluates_its_frozen_select
     assert (preview.count, preview.ids, len(preview.sample)) == (3, None, 3)
     assert result.changed == 3
     assert [status_of(conn, j) for j in old] == [None, None, None]
-    assert status_of(conn, fresh) == 3
+    assert status_of(conn, fresh) == JobStatus.PROCESSED

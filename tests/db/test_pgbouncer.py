@@ -27,6 +27,7 @@ from skconsole.db.pooled import through_transaction_pooler
 from skconsole.db.session_probe import direct_tcp_session, probe_sessions
 from skconsole.db.target import open_database
 from skconsole.producer import Job, Producer
+from tests.support.rows import one_row
 
 from .test_cli_errors import assert_one_line_error
 
@@ -34,14 +35,12 @@ CLI = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def show(conn: psycopg.Connection[Any], name: str) -> str:
-    row = conn.execute("SELECT current_setting(%s)", (name,)).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT current_setting(%s)", (name,))
     return str(row[0])
 
 
 def count(conn: psycopg.Connection[Any], where: str = "true") -> int:
-    row = conn.execute(f"SELECT count(*) FROM sk_task_results_t WHERE {where}").fetchone()
-    assert row is not None
+    row = one_row(conn, f"SELECT count(*) FROM sk_task_results_t WHERE {where}")
     return int(row[0])
 
 

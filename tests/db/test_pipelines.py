@@ -9,14 +9,16 @@ from typing import Any
 import psycopg
 
 from skconsole.core.errors import FatalTaskError
+from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
 from skconsole.worker.jobs import Claimed, Ending, Outcome
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
 from skconsole.worker.results import children_params
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -140,7 +142,7 @@ def test_a_failed_job_posts_nothing(db: Database, conn: Conn) -> None:
     parent = post(db, "fanout.fails_after_posting", None)
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: settled(conn), timeout=30)
-    assert rows(conn, "task_id = %s", (parent,))[0]["task_status"] == 6
+    assert rows(conn, "task_id = %s", (parent,))[0]["task_status"] == JobStatus.FATAL
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []
 
 
@@ -162,7 +164,7 @@ def test_a_return_value_that_is_not_json_fails_the_stage_and_posts_nothing(
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: settled(conn), timeout=30)
     row = rows(conn, "task_id = %s", (parent,))[0]
-    assert row["task_status"] == 5
+    assert row["task_status"] == JobStatus.FAULTED
     assert "skconsole.PipelineError" in readable_error(row["task_last_error"])
     assert "'orders.ship'" in readable_error(row["task_last_error"])
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []
@@ -176,10 +178,11 @@ def test_a_fenced_late_finisher_posts_nothing(db: Database, conn: Conn) -> None:
 
     task_id = post(db, "fanout.ok", {"children": 1})
     worker = uuid.uuid4()
-    claim = conn.execute(
-        query("claim"), {"types": ["fanout.ok"], "limit": 1, "worker_id": worker, "hold_s": 12.0}
-    ).fetchone()
-    assert claim is not None
+    claim = one_row(
+        conn,
+        query("claim"),
+        {"types": ["fanout.ok"], "limit": 1, "worker_id": worker, "hold_s": 12.0},
+    )
     stale = Outcome(
         Claimed(task_id, "fanout.ok", "t", None, 0, claim[5], 1, claim[7] - 1, 0),
         Ending.SUCCESS,
@@ -197,7 +200,7 @@ def test_a_fenced_late_finisher_posts_nothing(db: Database, conn: Conn) -> None:
         },
     ).fetchall()
     assert written == []
-    assert rows(conn, "task_id = %s", (task_id,))[0]["task_status"] == 2
+    assert rows(conn, "task_id = %s", (task_id,))[0]["task_status"] == JobStatus.PROCESSING
     assert rows(conn, "sk_parent_task_id = %s", (task_id,)) == []
 
 
@@ -206,7 +209,9 @@ def test_a_job_may_not_post_more_than_the_cap(db: Database, conn: Conn) -> None:
 
     parent = post(db, "fanout.ok", {"children": MAX_POSTS_PER_JOB + 1})
     with EngineThread(db.dsn, tasks):
-        wait_until(lambda: rows(conn, "task_id = %s", (parent,))[0]["task_status"] == 5, 30)
+        wait_until(
+            lambda: rows(conn, "task_id = %s", (parent,))[0]["task_status"] == JobStatus.FAULTED, 30
+        )
     row = rows(conn, "task_id = %s", (parent,))[0]
     assert "at most 1000 jobs with ctx.post" in readable_error(row["task_last_error"])
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []

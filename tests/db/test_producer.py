@@ -12,11 +12,13 @@ import psycopg
 import pytest
 
 from skconsole.core.errors import InvalidJobError
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import BATCH_ROWS, AsyncProducer, Job, Producer, job_id_for_key
 from skconsole.worker.registry import TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 CHANNEL = "sk_task_queue_item_added"
@@ -85,7 +87,7 @@ def test_posting_one_job_writes_a_queue_row_and_an_unprocessed_result_row(
         "billing-app",
         0,
     )
-    assert r["task_status"] == 1
+    assert r["task_status"] == JobStatus.UNPROCESSED
     assert (r["task_type"], r["task_source"], r["task_priority"]) == (
         "emails.send",
         "billing-app",
@@ -220,12 +222,12 @@ def test_a_delayed_job_is_locked_until_its_delay_from_now(db: Database, conn: Co
     with Producer(db) as p:
         task_id = p.post("t.later", delay=90)
 
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT extract(epoch FROM task_locked_until_ts - task_posted_at_ts), "
         "extract(epoch FROM task_locked_until_ts - now()) FROM sk_tasks_queue_t WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     after_post, from_now = float(row[0]), float(row[1])
     assert after_post == pytest.approx(90, abs=0.01)
     assert 80 < from_now <= 90
@@ -290,7 +292,7 @@ def test_a_keyed_post_while_the_job_waits_is_a_no_op(db: Database, conn: Conn) -
     q, r = queue_row(conn, first), result_row(conn, first)
     assert q is not None and r is not None
     assert json.loads(q["task_payload"]) == {"v": 1}
-    assert r["task_status"] == 1
+    assert r["task_status"] == JobStatus.UNPROCESSED
 
 
 def test_a_keyed_post_while_the_job_backs_off_after_an_error_is_a_no_op(
@@ -310,7 +312,7 @@ def test_a_keyed_post_while_the_job_backs_off_after_an_error_is_a_no_op(
 
     assert again.posted == 0
     r = result_row(conn, task_id)
-    assert r is not None and (r["task_status"], r["task_error_count"]) == (4, 1)
+    assert r is not None and (r["task_status"], r["task_error_count"]) == (JobStatus.ERROR, 1)
     assert conn.execute(
         "SELECT task_locked_until_ts > now() + interval '50 minutes' FROM sk_tasks_queue_t WHERE task_id = %s",
         (task_id,),
@@ -331,7 +333,7 @@ def test_a_keyed_post_after_the_job_finished_queues_it_again(
     assert (again.ids, again.posted) == ([task_id], 1)
     r, q = result_row(conn, task_id), queue_row(conn, task_id)
     assert r is not None and q is not None, name
-    assert r["task_status"] == 1
+    assert r["task_status"] == JobStatus.UNPROCESSED
     assert json.loads(r["task_payload"]) == json.loads(q["task_payload"]) == {"v": 2}
     assert r["task_priority"] == q["task_priority"] == 1
     assert r["task_error_count"] == 0
@@ -351,14 +353,14 @@ def test_a_keyed_job_run_to_completion_by_a_worker_can_be_posted_again(
         with EngineThread(dsn, burst=True) as worker:
             worker.join()
         r = result_row(conn, task_id)
-        assert r is not None and r["task_status"] == 3
+        assert r is not None and r["task_status"] == JobStatus.PROCESSED
         assert queue_row(conn, task_id) is None
 
         again = p.post_many([Job("retry.ok", {"v": 2}, key="doc-4")])
 
     assert again.posted == 1
     r = result_row(conn, task_id)
-    assert r is not None and r["task_status"] == 1
+    assert r is not None and r["task_status"] == JobStatus.UNPROCESSED
     assert queue_row(conn, task_id) is not None
 
 
@@ -378,7 +380,7 @@ def test_a_keyed_post_while_the_job_runs_keeps_its_payload_and_asks_a_rerun_of_t
     assert (again.posted, again.rerun_requested, again.skipped) == (0, 1, 0)
     r = result_row(conn, task_id)
     assert r is not None
-    assert (r["task_status"], r["sk_rerun_requested"]) == (2, True)
+    assert (r["task_status"], r["sk_rerun_requested"]) == (JobStatus.PROCESSING, True)
     # the running attempt keeps its own payload and priority; the re-run's wait beside them
     assert (json.loads(r["task_payload"]), r["task_priority"]) == ({"v": 1}, 3)
     assert (json.loads(r["sk_rerun_payload"]), r["sk_rerun_priority"]) == ({"v": 2}, 1)
@@ -404,11 +406,11 @@ def test_a_job_re_posted_while_it_runs_is_run_again_after_it_finishes(
     with Producer(db) as p:
         task_id = p.post("rerun.gated", {"v": 1}, key="doc-6")
         with EngineThread(dsn, registry):
-            wait_until(lambda: status() == 2 and len(seen) == 1, timeout=15)
+            wait_until(lambda: status() == JobStatus.PROCESSING and len(seen) == 1, timeout=15)
             again = p.post_many([Job("rerun.gated", {"v": 2}, key="doc-6")])
             assert again.rerun_requested == 1
             gate.set()
-            wait_until(lambda: len(seen) == 2 and status() == 3, timeout=15)
+            wait_until(lambda: len(seen) == 2 and status() == JobStatus.PROCESSED, timeout=15)
 
     assert seen == [{"v": 1}, {"v": 2}]
     r = result_row(conn, task_id)
@@ -479,7 +481,7 @@ async def test_the_async_producer_posts_one_job_like_the_sync_one(db: Database, 
 
     q, r = queue_row(conn, task_id), result_row(conn, task_id)
     assert q is not None and r is not None
-    assert r["task_status"] == 1
+    assert r["task_status"] == JobStatus.UNPROCESSED
     assert json.loads(q["task_payload"]) == {"to": "b@example.com"}
     assert (q["task_source"], q["task_priority"]) == ("async-app", 4)
     assert conn.execute(
@@ -520,7 +522,11 @@ async def test_the_async_producer_honours_job_keys(db: Database, conn: Conn) -> 
     assert waiting.ids == finished.ids == [first]
     assert (waiting.posted, finished.posted) == (0, 1)
     r = result_row(conn, first)
-    assert r is not None and r["task_status"] == 1 and json.loads(r["task_payload"]) == {"v": 3}
+    assert (
+        r is not None
+        and r["task_status"] == JobStatus.UNPROCESSED
+        and json.loads(r["task_payload"]) == {"v": 3}
+    )
 
 
 async def test_the_async_producer_refuses_invalid_jobs(db: Database, conn: Conn) -> None:

@@ -17,14 +17,17 @@ import psycopg
 from prometheus_client.metrics_core import Metric
 
 from skconsole import read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.exporter.sources import read_inflight
 from skconsole.producer import Producer
 from skconsole.worker.progress import PROGRESS_INTERVAL
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]
@@ -69,13 +72,6 @@ def inflight_progress(run_cli: CLI, task_id: uuid.UUID) -> dict[str, Any] | None
     jobs = doc["jobs"] if "jobs" in doc else doc["inflight"]["jobs"]
     found = [j for j in jobs if j["task_id"] == str(task_id)]
     return found[0]["progress"] if found else None
-
-
-def status_of(conn: Conn, task_id: uuid.UUID) -> int:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    return int(row[0]) if row else 0
 
 
 def test_a_handler_reporting_thousands_of_times_is_written_once_per_round_with_the_latest_value(
@@ -127,7 +123,7 @@ def test_the_job_detail_shows_the_running_attempts_progress_and_not_once_it_ende
         wait_until(lambda: detail_progress() is not None, timeout=30)
         progress = detail_progress()
         release[str(task_id)].set()
-        wait_until(lambda: status_of(conn, task_id) == 3, timeout=30)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSED, timeout=30)
     assert progress is not None and progress.message == "a quarter"
     assert detail_progress() is None
 
@@ -138,10 +134,9 @@ def test_a_stale_attempt_cannot_write_progress_over_the_current_one(
     with EngineThread(db.dsn, tasks):
         task_id = post(db, "progress.async_reporter")
         wait_until(lambda: inflight_progress(run_cli, task_id) is not None, timeout=30)
-        row = conn.execute(
-            "SELECT sk_claim_id FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-        ).fetchone()
-        assert row is not None
+        row = one_row(
+            conn, "SELECT sk_claim_id FROM sk_task_results_t WHERE task_id = %s", (task_id,)
+        )
         current = int(row[0])
         for stale in (current - 1, current + 1):  # an earlier attempt, or one not yet begun
             conn.execute(

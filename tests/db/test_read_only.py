@@ -15,9 +15,10 @@ from skconsole.core.errors import ReadOnlyError
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.ops import Actor, Selection
+from tests.support.statuses import status_of
 
 from ..conftest import select_only_role
-from .test_ops import add_job, status_of
+from .test_ops import add_job
 
 Conn = psycopg.Connection[Any]
 CLI = Callable[..., subprocess.CompletedProcess[str]]

@@ -19,8 +19,9 @@ from skconsole.ops import retention
 from skconsole.producer import Producer
 from skconsole.worker import retention as worker_retention
 from skconsole.worker.registry import TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor("ops", "laptop")
@@ -162,11 +163,11 @@ def test_setting_a_policy_replaces_the_types_one_and_audits_both(conn: Conn) -> 
     (policy,) = retention.policies(conn)
     assert (policy.task_type, policy.older_than_s, policy.include_faulted) == ("t", 2 * DAY, True)
     assert policy.set_by == f"{ACTOR.user}@{ACTOR.host}"
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT audit_action, audit_user, audit_details FROM sk_audit_t"
-        " ORDER BY audit_id DESC LIMIT 1"
-    ).fetchone()
-    assert row is not None
+        " ORDER BY audit_id DESC LIMIT 1",
+    )
     action, user, details = row
     assert (action, user, result.audit_id is not None) == ("retention", ACTOR.user, True)
     assert details["old"]["older_than_s"] == DAY and details["new"]["older_than_s"] == 2 * DAY

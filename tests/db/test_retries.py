@@ -14,18 +14,19 @@ import pytest
 
 from skconsole import read
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.registry import TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import BACKOFF_CALLS, LONG_BACKOFF, EngineThread, tasks
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
-
-PROCESSED, ERROR, FAULTED, FATAL = 3, 4, 5, 6
 
 
 # -- helpers ----------------------------------------------------------------------
@@ -34,14 +35,6 @@ def result_row(conn: Conn, task_id: uuid.UUID) -> dict[str, Any]:
     row = cur.fetchone()
     assert row is not None and cur.description is not None
     return dict(zip([c.name for c in cur.description], row, strict=True))
-
-
-def status_of(conn: Conn, task_id: uuid.UUID) -> int:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 def in_queue(conn: Conn, task_id: uuid.UUID) -> bool:
@@ -88,7 +81,7 @@ def test_a_recoverable_failure_records_the_error_and_schedules_a_retry_after_the
     task_id = post(db, "retry.fails_then_waits", {"n": 7})
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.ERROR, timeout=15)
 
     r = result_row(conn, task_id)
     assert r["task_error_count"] == 1
@@ -119,7 +112,7 @@ def test_a_job_that_keeps_failing_is_faulted_after_max_attempts(
     assert worker.returncode == 0, output
 
     r = result_row(conn, task_id)
-    assert r["task_status"] == FAULTED
+    assert r["task_status"] == JobStatus.FAULTED
     assert r["task_error_count"] == max_attempts == 3
     assert r["sk_attempt"] == max_attempts
     assert r["task_processing_finalized_at_ts"] is not None
@@ -134,7 +127,7 @@ def test_a_fatal_task_error_ends_the_job_at_once_without_retry(
     task_id = post(db, "retry.fatal")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.FATAL, timeout=15)
 
     r = result_row(conn, task_id)
     assert r["task_error_count"] == 1
@@ -150,7 +143,7 @@ def test_a_handler_that_exceeds_its_timeout_fails_recoverably_with_a_timeout_err
     task_id = post(db, "retry.slow")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.ERROR, timeout=15)
 
     r = result_row(conn, task_id)
     assert final_exception_line(r["task_last_error"]).startswith("TimeoutError")
@@ -166,9 +159,9 @@ def test_an_invalid_json_payload_fails_the_job_fatally_and_the_worker_carries_on
     bad = insert_by_hand(conn, "retry.ok", "not json{")
 
     with EngineThread(dsn) as worker:
-        wait_until(lambda: status_of(conn, bad) == FATAL, timeout=15)
+        wait_until(lambda: status_of(conn, bad) == JobStatus.FATAL, timeout=15)
         good = post(db, "retry.ok", {"fine": True})
-        wait_until(lambda: status_of(conn, good) == PROCESSED, timeout=15)
+        wait_until(lambda: status_of(conn, good) == JobStatus.PROCESSED, timeout=15)
         assert worker.alive
 
     r = result_row(conn, bad)
@@ -194,7 +187,11 @@ def test_a_queue_row_without_a_result_row_is_run_and_tracked(
         worker.join()
 
     r = result_row(conn, task_id)
-    assert (r["task_status"], r["task_source"], r["sk_attempt"]) == (PROCESSED, "by-hand", 1)
+    assert (r["task_status"], r["task_source"], r["sk_attempt"]) == (
+        JobStatus.PROCESSED,
+        "by-hand",
+        1,
+    )
 
 
 def test_a_registry_mixing_whole_and_fractional_timeouts_runs_its_jobs(
@@ -213,11 +210,13 @@ def test_a_registry_mixing_whole_and_fractional_timeouts_runs_its_jobs(
     task_id = post(db, "mixed.whole_timeout")
     worker = EngineThread(dsn, registry).start()
     try:
-        wait_until(lambda: status_of(conn, task_id) == PROCESSED or not worker.alive, timeout=15)
+        wait_until(
+            lambda: status_of(conn, task_id) == JobStatus.PROCESSED or not worker.alive, timeout=15
+        )
     finally:
         worker.stop()  # re-raises an error that ended the engine
 
-    assert status_of(conn, task_id) == PROCESSED
+    assert status_of(conn, task_id) == JobStatus.PROCESSED
 
 
 # -- which jobs a worker claims ----------------------------------------------------------
@@ -231,8 +230,8 @@ def test_a_job_of_a_type_the_worker_cannot_run_stays_in_the_queue(
     output, _ = worker.communicate(timeout=60)
     assert worker.returncode == 0, output
 
-    assert [status_of(conn, k) for k in known] == [PROCESSED] * 3
-    assert status_of(conn, unknown) == 1
+    assert [status_of(conn, k) for k in known] == [JobStatus.PROCESSED] * 3
+    assert status_of(conn, unknown) == JobStatus.UNPROCESSED
     assert in_queue(conn, unknown)
     r = result_row(conn, unknown)
     assert (r["sk_attempt"], r["task_error_count"], r["sk_owner_worker_id"]) == (0, 0, None)
@@ -250,8 +249,8 @@ def test_a_worker_limited_to_some_types_leaves_the_others_alone(
     output, _ = worker.communicate(timeout=60)
     assert worker.returncode == 0, output
 
-    assert status_of(conn, mine) == PROCESSED
-    assert status_of(conn, other) == 1 and in_queue(conn, other)
+    assert status_of(conn, mine) == JobStatus.PROCESSED
+    assert status_of(conn, other) == JobStatus.UNPROCESSED and in_queue(conn, other)
 
 
 def test_a_paused_type_is_not_claimed_until_it_is_resumed(
@@ -264,9 +263,9 @@ def test_a_paused_type_is_not_claimed_until_it_is_resumed(
     witness = post(db, "retry.fatal", priority=9)
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, witness) == FATAL, timeout=15)
+        wait_until(lambda: status_of(conn, witness) == JobStatus.FATAL, timeout=15)
         time.sleep(0.5)  # several poll rounds
-        assert status_of(conn, paused) == 1
+        assert status_of(conn, paused) == JobStatus.UNPROCESSED
         assert in_queue(conn, paused)
         # the worker publishing its settings leaves the operator's pause alone
         assert conn.execute(
@@ -274,7 +273,7 @@ def test_a_paused_type_is_not_claimed_until_it_is_resumed(
         ).fetchone() == (True,)
 
         conn.execute("UPDATE sk_task_types_t SET tt_paused = false WHERE task_type = 'retry.ok'")
-        wait_until(lambda: status_of(conn, paused) == PROCESSED, timeout=15)
+        wait_until(lambda: status_of(conn, paused) == JobStatus.PROCESSED, timeout=15)
 
 
 def test_a_burst_worker_exits_when_only_paused_jobs_are_left(
@@ -289,7 +288,7 @@ def test_a_burst_worker_exits_when_only_paused_jobs_are_left(
     finally:
         worker.stop()
 
-    assert status_of(conn, paused) == 1
+    assert status_of(conn, paused) == JobStatus.UNPROCESSED
 
 
 # -- fencing -----------------------------------------------------------------------------
@@ -309,7 +308,7 @@ def test_a_late_finisher_of_a_job_claimed_again_changes_nothing_and_is_counted(
     worker = EngineThread(dsn, registry).start()
     try:
         assert started.wait(15)
-        wait_until(lambda: status_of(conn, task_id) == 2)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSING)
         # meanwhile the job is reaped and claimed again by someone else: a new attempt
         conn.execute(
             "UPDATE sk_task_results_t SET sk_attempt = sk_attempt + 1, "
@@ -345,7 +344,7 @@ def test_a_late_failure_of_a_job_claimed_again_changes_nothing(
     worker = EngineThread(dsn, registry).start()
     try:
         assert started.wait(15)
-        wait_until(lambda: status_of(conn, task_id) == 2)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSING)
         conn.execute(
             "UPDATE sk_task_results_t SET sk_attempt = sk_attempt + 1,"
             " sk_claim_id = nextval('sk_claim_id_seq') WHERE task_id = %s",
@@ -370,7 +369,7 @@ def test_successes_write_app_metrics_under_stakhanovise_ids_and_execution_time_s
     ids = [post(db, "retry.ok", {"i": i}) for i in range(5)]
 
     with EngineThread(dsn) as worker:
-        wait_until(lambda: all(status_of(conn, i) == PROCESSED for i in ids), timeout=15)
+        wait_until(lambda: all(status_of(conn, i) == JobStatus.PROCESSED for i in ids), timeout=15)
     owner = worker.metrics_owner
 
     assert metric(conn, "worker@processed-payload-count", owner) == ("task-worker", 5)
@@ -380,13 +379,13 @@ def test_successes_write_app_metrics_under_stakhanovise_ids_and_execution_time_s
     dequeued = metric(conn, "poller@dequeue-count", owner)
     assert dequeued == ("task-poller", 5)
     assert metric(conn, "queue-consumer@total-dequeue-duration", owner) is not None
-    stats = conn.execute(
+    stats = one_row(
+        conn,
         "SELECT et_n_execution_cycles, et_fastest_execution_time, et_longest_execution_time, "
         "et_avg_execution_time, et_total_execution_time FROM sk_task_execution_time_stats_t "
         "WHERE et_payload_type = 'retry.ok' AND et_owner_process_id = %s",
         (owner,),
-    ).fetchone()
-    assert stats is not None
+    )
     n, fastest, longest, avg, total = stats
     assert n == 5
     assert 0 <= fastest <= avg <= longest <= total
@@ -398,7 +397,7 @@ def test_failures_are_counted_in_the_failed_payload_metric(
     task_id = post(db, "retry.fatal")
 
     with EngineThread(dsn) as worker:
-        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.FATAL, timeout=15)
 
     owner = worker.metrics_owner
     assert metric(conn, "worker@failed-processed-payload-count", owner) == ("task-worker", 1)
@@ -452,10 +451,7 @@ def test_a_late_write_of_older_totals_changes_nothing(conn: Conn) -> None:
 
 # -- retry_on= / fatal_on= / a backoff= callable ---------------------------------------------
 def attempts_recorded(conn: Conn, task_id: uuid.UUID) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM sk_attempts_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT count(*) FROM sk_attempts_t WHERE task_id = %s", (task_id,))
     return int(row[0])
 
 
@@ -476,7 +472,7 @@ def test_an_exception_in_fatal_on_ends_the_job_fatal_after_one_attempt(
     task_id = post(db, "retry.fatal_on")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.FATAL, timeout=15)
 
     r = result_row(conn, task_id)
     assert (r["sk_attempt"], r["task_error_count"], attempts_recorded(conn, task_id)) == (1, 1, 1)
@@ -495,7 +491,7 @@ def test_an_exception_not_in_retry_on_ends_the_job_fatal_after_one_attempt(
     task_id = post(db, "retry.not_in_retry_on")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.FATAL, timeout=15)
 
     r = result_row(conn, task_id)
     assert (r["sk_attempt"], r["task_error_count"], attempts_recorded(conn, task_id)) == (1, 1, 1)
@@ -511,7 +507,7 @@ def test_an_exception_in_retry_on_is_retried_up_to_max_attempts_then_faulted(
     task_id = post(db, "retry.in_retry_on")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == FAULTED, timeout=30)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.FAULTED, timeout=30)
 
     r = result_row(conn, task_id)
     assert (r["sk_attempt"], r["task_error_count"], attempts_recorded(conn, task_id)) == (3, 3, 3)
@@ -524,7 +520,7 @@ def test_a_backoff_callable_sets_the_next_due_time(dsn: str, db: Database, conn:
     task_id = post(db, "retry.callable_backoff")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.ERROR, timeout=15)
 
     assert BACKOFF_CALLS == [1]  # called with the failed attempts so far
     assert queue_delay_s(conn, task_id) == pytest.approx(41.0, abs=0.01)
@@ -543,7 +539,7 @@ def test_a_failing_backoff_callable_parks_the_job_as_faulted_with_both_errors(
     task_id = post(db, task_type)
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == FAULTED, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.FAULTED, timeout=15)
 
     r = result_row(conn, task_id)
     assert (r["sk_attempt"], r["task_error_count"]) == (1, 1)
@@ -561,7 +557,7 @@ def test_a_timeout_is_fatal_when_fatal_on_names_timeout_error(
     task_id = post(db, "retry.slow_fatal_on_timeout")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == FATAL, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.FATAL, timeout=15)
 
     r = result_row(conn, task_id)
     assert r["task_error_count"] == 1
@@ -574,7 +570,7 @@ def test_a_timeout_is_retried_whatever_retry_on_names(dsn: str, db: Database, co
     task_id = post(db, "retry.slow_retry_on")
 
     with EngineThread(dsn):
-        wait_until(lambda: status_of(conn, task_id) == ERROR, timeout=15)
+        wait_until(lambda: status_of(conn, task_id) == JobStatus.ERROR, timeout=15)
 
     r = result_row(conn, task_id)
     assert final_exception_line(r["task_last_error"]).startswith("TimeoutError")

@@ -10,15 +10,15 @@ import pytest
 
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
+from tests.support.rows import one_row
 
 Conn = psycopg.Connection[Any]
 
 
 def runnable_from(conn: Conn, task_id: Any) -> datetime:
-    row = conn.execute(
-        "SELECT task_locked_until_ts FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    assert row is not None
+    row = one_row(
+        conn, "SELECT task_locked_until_ts FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,)
+    )
     value: datetime = row[0]
     return value
 

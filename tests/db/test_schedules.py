@@ -13,8 +13,9 @@ from skconsole.core.schedule import tick_id
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.worker.registry import TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -43,7 +44,8 @@ def jobs(conn: Conn) -> list[tuple[uuid.UUID, Any, int]]:
 
 
 def take(conn: Conn, tick: datetime, *, post: bool = True) -> tuple[int, int]:
-    row = conn.execute(
+    row = one_row(
+        conn,
         query("schedule_tick"),
         {
             "type": "sched.job",
@@ -52,8 +54,7 @@ def take(conn: Conn, tick: datetime, *, post: bool = True) -> tuple[int, int]:
             "id": tick_id("sched.job", tick),
             "source": "test",
         },
-    ).fetchone()
-    assert row is not None
+    )
     return int(row[0]), int(row[1])
 
 

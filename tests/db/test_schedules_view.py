@@ -19,11 +19,13 @@ from zoneinfo import ZoneInfo
 import psycopg
 
 from skconsole import read
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.worker.registry import TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import add_big_results
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 from .test_ops import add_job
 
@@ -111,7 +113,7 @@ def test_a_running_workers_schedule_shows_its_latest_job_and_its_next_tick(
         False,
     )
     assert info.last_task_id == last_posted_job(conn)
-    assert info.last_status == 3 and not info.last_job_purged
+    assert info.last_status == JobStatus.PROCESSED and not info.last_job_purged
     assert info.payload == '{"report": "heartbeat"}'
     assert info.next_run_in_s is not None and 0 < info.next_run_in_s <= 1
     assert info.last_posted_age_s is not None and info.last_posted_age_s < 30
@@ -155,7 +157,11 @@ def test_the_latest_jobs_status_comes_from_its_result_row(conn: Conn) -> None:
 
     info = only(conn)
 
-    assert (info.last_task_id, info.last_status, info.last_job_purged) == (job, 6, False)
+    assert (info.last_task_id, info.last_status, info.last_job_purged) == (
+        job,
+        JobStatus.FATAL,
+        False,
+    )
     assert info.last_posted_age_s is not None and 30 <= info.last_posted_age_s < 90
 
 
@@ -381,13 +387,7 @@ def test_status_schedules_json_has_stable_keys_and_iso_times(run_cli: CLI, conn:
 
 # -- the read stays cheap on a big results table ------------------------------------------------
 def test_the_latest_job_is_looked_up_by_primary_key_on_a_big_results_table(conn: Conn) -> None:
-    conn.execute(
-        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
-        " task_status, task_priority, task_posted_at_ts)"
-        " SELECT gen_random_uuid(), 'bulk', 'test', 'null', 3, 0, now()"
-        " FROM generate_series(1, 20000)"
-    )
-    conn.execute("ANALYZE sk_task_results_t")
+    add_big_results(conn)
     add_schedule(conn, "t.every", every=60, last_task_id=uuid.uuid4())
 
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query("schedules")))

@@ -18,6 +18,7 @@ from skconsole.core.errors import SchemaError
 from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.db.schema import SCHEMA_VERSION, check_schema, setup_schema
 from skconsole.db.sqlfiles import schema_scripts
+from tests.support.rows import one_row
 
 Conn = psycopg.Connection[Any]
 
@@ -87,10 +88,7 @@ def column_defs(conn: Conn, tables: tuple[str, ...]) -> dict[tuple[str, str], tu
 
 
 def reloptions(conn: Conn, table: str) -> dict[str, str]:
-    row = conn.execute(
-        "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (table,)
-    ).fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)", (table,))
     return dict(opt.split("=", 1) for opt in (row[0] or []))
 
 
@@ -131,8 +129,7 @@ def dequeue(
 
 
 def db_now(conn: Conn) -> datetime:
-    row = conn.execute("SELECT now()").fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT now()")
     return row[0]  # type: ignore[no-any-return]
 
 

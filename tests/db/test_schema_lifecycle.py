@@ -13,8 +13,9 @@ import psycopg
 from skconsole.db.connect import Database
 from skconsole.db.schema import missing_objects, setup_schema
 from skconsole.exporter import Exporter
-from tests.conftest import ROOT, skconsole_cmd, wait_until
+from tests.conftest import ROOT, skconsole_cmd
 from tests.interop.dotnet_app import DotNetApp
+from tests.support.waiting import wait_until
 
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 NO_JOB = "6b1f2a9e-0000-4000-8000-000000000001"

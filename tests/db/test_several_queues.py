@@ -20,7 +20,7 @@ from skconsole.db.mapping import TableMapping
 from skconsole.db.queues import name_from_dsn
 from skconsole.db.schema import setup_schema
 from skconsole.exporter import Exporter, QueueExporters
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 
 from .test_exporter import exporter_process, parse, scrape
 from .test_flow_and_check import QUIET_HEALTH, add_ready

@@ -12,6 +12,7 @@ import pytest
 from skconsole.core.signature import NO_ERROR
 from skconsole.db.sqlfiles import query
 from skconsole.worker.results import children_params
+from tests.support.rows import one_row
 
 T1 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 T2 = datetime(2026, 1, 1, 12, 5, tzinfo=UTC)
@@ -29,8 +30,7 @@ SHARED = (
 
 
 def _one(conn: psycopg.Connection[Any], sql: str, *params: Any) -> Any:
-    row = conn.execute(sql, params).fetchone()
-    assert row is not None
+    row = one_row(conn, sql, params)
     return row[0]
 
 

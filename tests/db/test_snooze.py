@@ -9,11 +9,13 @@ from typing import Any
 import psycopg
 
 from skconsole import Snooze
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
-from tests.conftest import wait_until
+from tests.support.rows import one_row
 from tests.support.tasks_retry import EngineThread
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
@@ -45,12 +47,12 @@ async def snooze_child(payload: Any) -> None:
 
 
 def result(conn: Conn, task_id: Any) -> tuple[int, int, int, int]:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT task_status, task_error_count, sk_snooze_count, sk_attempt"
         " FROM sk_task_results_t WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     return row[0], row[1], row[2], row[3]
 
 
@@ -61,7 +63,7 @@ def test_snoozing_keeps_the_error_count_and_counts_the_snoozes(db: Database, con
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: result(conn, task_id)[0] == 3, timeout=30)
     status, errors, snoozes, attempts = result(conn, task_id)
-    assert (status, errors, snoozes, attempts) == (3, 0, 3, 4)
+    assert (status, errors, snoozes, attempts) == (JobStatus.PROCESSED, 0, 3, 4)
 
 
 def test_a_snoozed_job_waits_the_time_it_asked_for(db: Database, conn: Conn) -> None:

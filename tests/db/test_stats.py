@@ -14,6 +14,7 @@ import psycopg
 from skconsole import read
 from skconsole.core.hung import HungPolicy
 from skconsole.core.signature import error_signature
+from skconsole.core.status import JobStatus
 
 from .test_ops import DECLINED, TIMEOUT_A, TIMEOUT_B, add_job
 
@@ -67,7 +68,7 @@ def test_status_summary_counts_exactly_on_a_small_table(conn: Conn) -> None:
 
     s = read.status_summary(conn)
 
-    assert s.counts == {1: 1, 3: 2}
+    assert s.counts == {JobStatus.UNPROCESSED: 1, JobStatus.PROCESSED: 2}
     assert s.estimated == ()
 
 
@@ -80,7 +81,7 @@ def test_status_summary_estimates_only_the_big_statuses(conn: Conn) -> None:
     s = read.status_summary(conn, exact_limit=2)
 
     assert s.estimated == (3,)
-    assert s.counts == {3: 5, 6: 1}
+    assert s.counts == {JobStatus.PROCESSED: 5, JobStatus.FATAL: 1}
 
 
 # -- in flight -------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ def test_failure_groups_gather_errors_that_differ_only_in_numbers(conn: Conn) ->
         (error_signature(DECLINED), 1),
     ]
     top = groups[0]
-    assert top.statuses == {4: 1, 5: 1, 6: 0}
+    assert top.statuses == {JobStatus.ERROR: 1, JobStatus.FAULTED: 1, JobStatus.FATAL: 0}
     assert top.task_types == ["t.a", "t.b"]
     assert top.first_seen is not None and top.last_seen is not None
     assert (top.last_seen - top.first_seen).total_seconds() >= 590
@@ -143,7 +144,7 @@ def test_job_detail_has_the_full_error_and_the_queue_state(conn: Conn) -> None:
     detail = read.job(conn, job)
 
     assert detail is not None
-    assert (detail.last_error, detail.status, detail.queued) == (TIMEOUT_A, 4, True)
+    assert (detail.last_error, detail.status, detail.queued) == (TIMEOUT_A, JobStatus.ERROR, True)
     assert detail.signature == error_signature(TIMEOUT_A)
     assert read.job(conn, uuid.uuid4()) is None
 

@@ -29,7 +29,10 @@ from psycopg.types.datetime import TimestamptzLoader
 from skconsole.core.errors import ConfigError, ConnectError, InvalidJobError
 from skconsole.core.status import JobStatus
 from skconsole.producer import COPY_MIN_ROWS, AsyncProducer, Job, Producer, job_id_for_key
-from tests.conftest import ROOT, wait_until
+from tests.conftest import ROOT
+from tests.support.rows import one_row
+from tests.support.statuses import status_of
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 ORDERS = "tx_test_orders"
@@ -43,10 +46,10 @@ OK_TYPE = "retry.ok"
 # -- helpers ----------------------------------------------------------------------
 def jobs_in(conn: Conn) -> tuple[int, int]:
     """(result rows, queue rows) as ``conn`` sees them."""
-    row = conn.execute(
-        "SELECT (SELECT count(*) FROM sk_task_results_t), (SELECT count(*) FROM sk_tasks_queue_t)"
-    ).fetchone()
-    assert row is not None
+    row = one_row(
+        conn,
+        "SELECT (SELECT count(*) FROM sk_task_results_t), (SELECT count(*) FROM sk_tasks_queue_t)",
+    )
     return int(row[0]), int(row[1])
 
 
@@ -58,13 +61,6 @@ def orders_in(conn: Conn) -> int:
 
 def add_order(conn: Conn, item: str = "teapot") -> None:
     conn.execute(f"INSERT INTO {ORDERS} (item) VALUES (%s)", (item,))  # type: ignore[arg-type]
-
-
-def status_of(conn: Conn, task_id: uuid.UUID) -> int | None:
-    row = conn.execute(
-        "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-    ).fetchone()
-    return None if row is None else int(row[0])
 
 
 def post_kind(producer: Producer, kind: str, caller: Conn) -> int:
@@ -198,16 +194,15 @@ def test_a_running_worker_claims_nothing_before_the_commit(
     wait_for_listening_worker(conn)
     task_id = producer.post(OK_TYPE, connection=caller)
     claim_rounds(conn, 5)  # five polls: each could have claimed it, had it been visible
-    row = conn.execute("SELECT clock_timestamp()").fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT clock_timestamp()")
     committed_at = row[0]
     caller.commit()
     wait_until(lambda: status_of(conn, task_id) == JobStatus.PROCESSED, timeout=10)
-    first = conn.execute(
+    first = one_row(
+        conn,
         "SELECT task_first_processing_attempted_at_ts FROM sk_task_results_t WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert first is not None
+    )
     assert first[0] >= committed_at
 
 
@@ -297,13 +292,13 @@ def test_a_connection_loading_timestamps_its_own_way_posts_by_copy_on_the_server
         app.adapters.register_loader("timestamptz", NaiveLoader)
         producer.post_many([Job("tx.copy", delay=60) for _ in range(COPY_SIZE)], connection=app)
         app.commit()
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT count(*), max(abs(extract(epoch FROM now() - task_posted_at_ts))),"
         " min(extract(epoch FROM task_locked_until_ts - task_posted_at_ts)),"
         " max(extract(epoch FROM task_locked_until_ts - task_posted_at_ts))"
-        " FROM sk_tasks_queue_t"
-    ).fetchone()
-    assert row is not None
+        " FROM sk_tasks_queue_t",
+    )
     assert row[0] == COPY_SIZE
     assert row[1] < 60  # posted just now, not hours off
     assert row[2] == row[3] == 60

@@ -15,6 +15,7 @@ import pytest
 
 from skconsole import ops, read
 from skconsole.core.errors import ConfigError
+from skconsole.core.status import JobStatus
 from skconsole.ops import Actor, Selection
 from skconsole.read import Fix
 
@@ -301,7 +302,12 @@ def test_why_json_is_the_causes_list(run_cli: CLI, conn: Conn) -> None:
     doc = json.loads(proc.stdout)
     assert [c["code"] for c in doc["causes"]] == ["paused", "no_worker", "not_due"]
     assert all(set(c) == {"code", "evidence", "fix", "fixes"} for c in doc["causes"])
-    assert doc["job"] == {"id": str(job), "type": "t.a", "status": 1, "status_name": "Unprocessed"}
+    assert doc["job"] == {
+        "id": str(job),
+        "type": "t.a",
+        "status": JobStatus.UNPROCESSED,
+        "status_name": "Unprocessed",
+    }
     assert doc["facts"]["not_due"]["kind"] == "delay"
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 
+from skconsole.db.schema import setup_schema
 from tests.support.netproxy import FreezableProxy
+from tests.support.replication import ReplicatedPair
 
 
 @pytest.fixture
@@ -17,3 +20,12 @@ def proxy(dsn: str) -> Iterator[FreezableProxy]:
     yield p
     p.thaw()
     p.close()
+
+
+@pytest.fixture
+def pair() -> Iterator[ReplicatedPair]:
+    """A primary with a streaming standby, the schema set up on the primary."""
+    with ReplicatedPair() as p:
+        with psycopg.connect(p.primary.dsn, autocommit=True) as c:
+            setup_schema(c)
+        yield p

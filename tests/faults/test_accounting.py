@@ -37,8 +37,8 @@ from tests.support.tasks_faults import (
     queue_count,
     status_counts,
     wait_exit,
-    wait_for,
 )
+from tests.support.waiting import wait_until
 
 TOTAL = 5_000
 
@@ -104,7 +104,7 @@ def test_every_job_accounted_for(
                 f"statuses {status_counts(conn)}, queue {queue_count(conn)}\n{sup.drain.tail(40)}"
             )
 
-        wait_for(
+        wait_until(
             lambda: conn.execute("SELECT count(*) FROM sk_workers_t").fetchone() == (2,),
             60,
             describe,
@@ -116,7 +116,7 @@ def test_every_job_accounted_for(
             time.sleep(0.2)
     assert posted == [j.task_id for j in jobs]
 
-    took = wait_for(lambda: all_final(conn), 300, describe, interval=0.25)
+    took = wait_until(lambda: all_final(conn), 300, describe, interval=0.25)
     pids = [r[0] for r in conn.execute("SELECT worker_pid FROM sk_workers_t").fetchall()]
     print(
         f"\n{TOTAL} jobs final after {took:.1f}s with 2 processes x 2 concurrent jobs (engine pids {pids})"

@@ -16,30 +16,32 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
+from tests.support.rows import one_row
 from tests.support.tasks_faults import (
     all_final,
     completions,
     queue_count,
     status_counts,
-    wait_exit,
-    wait_for,
+    stop_gracefully,
     worker_ids_for_pid,
 )
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 
 
 def _state(conn: Conn, task_id: uuid.UUID) -> tuple[int, bool, int]:
     """A job's status, whether it has a queue row, and how many edges it still has."""
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT r.task_status,"
         " EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id),"
         " (SELECT count(*) FROM sk_task_after_t e WHERE e.task_id = r.task_id)"
         " FROM sk_task_results_t r WHERE r.task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     return int(row[0]), bool(row[1]), int(row[2])
 
 
@@ -77,7 +79,7 @@ def test_a_worker_killed_between_the_parents_success_and_the_childs_release(
     try:
         holder.execute("SELECT 1 FROM sk_task_results_t WHERE task_id = %s FOR UPDATE", (child,))
         a = spawn("--concurrency", "4")
-        wait_for(lambda: all(_state(conn, pid)[0] == 3 for pid in parents), 60, _diag(conn, a))
+        wait_until(lambda: all(_state(conn, pid)[0] == 3 for pid in parents), 60, _diag(conn, a))
         # the worst moment: the parents' successes are committed, the child is not released
         assert _state(conn, child) == (1, False, 2)
         os.killpg(a.pid, signal.SIGKILL)
@@ -87,15 +89,14 @@ def test_a_worker_killed_between_the_parents_success_and_the_childs_release(
         holder.close()
     assert _state(conn, child) == (1, False, 2), "nothing released it while no worker ran"
     b = spawn("--concurrency", "4")
-    wait_for(lambda: all_final(conn), 60, _diag(conn, b))
+    wait_until(lambda: all_final(conn), 60, _diag(conn, b))
     assert _state(conn, child) == (3, False, 0)
     done = completions(log_dir)
     assert done.get(str(child)) == 1, "the child ran exactly once"
     assert [done.get(str(p)) for p in parents] == [1, 1], "each parent succeeded once"
     assert _ran_after_its_parents(conn, child, parents)
-    assert status_counts(conn) == {3: 3}, "no job lost"
-    b.send_signal(signal.SIGTERM)
-    assert wait_exit(b, 60) == 0, b.drain.tail()
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3}, "no job lost"
+    stop_gracefully(b)
 
 
 def test_posts_after_racing_their_parents_finishes_each_run_exactly_once(
@@ -109,7 +110,7 @@ def test_posts_after_racing_their_parents_finishes_each_run_exactly_once(
     workers = [spawn("--concurrency", "8"), spawn("--concurrency", "8")]
     # both are up (registered, so their signal handlers are in place) before the race: a
     # worker still importing when the test ends would die of its SIGTERM (exit -15)
-    wait_for(
+    wait_until(
         lambda: all(worker_ids_for_pid(conn, w.pid) for w in workers),
         60,
         _diag(conn, *workers),
@@ -141,15 +142,14 @@ def test_posts_after_racing_their_parents_finishes_each_run_exactly_once(
     for t in threads:
         t.join(120)
     assert not errors, errors
-    wait_for(lambda: all_final(conn), 60, _diag(conn, *workers))
+    wait_until(lambda: all_final(conn), 60, _diag(conn, *workers))
     done = completions(log_dir)
     assert len(children) == 60
     assert {str(c): done.get(str(c)) for c in children} == {str(c): 1 for c in children}
     assert {str(p): done.get(str(p)) for p in parents} == {str(p): 1 for p in parents}
-    assert status_counts(conn) == {3: len(parents) + len(children)}
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(parents) + len(children)}
     assert conn.execute("SELECT count(*) FROM sk_task_after_t").fetchone() == (0,)
     for child, after in children.items():
         assert _ran_after_its_parents(conn, child, after), child
     for w in workers:
-        w.send_signal(signal.SIGTERM)
-        assert wait_exit(w, 60) == 0, w.drain.tail()
+        stop_gracefully(w)

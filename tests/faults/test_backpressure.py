@@ -21,8 +21,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
-from tests.support.tasks_faults import all_final, completions, queue_count, status_counts, wait_for
+from tests.support.tasks_faults import all_final, completions, queue_count, status_counts
+from tests.support.waiting import wait_until
 
 CONCURRENCY = 5
 HELD_AT_MOST = 4 * CONCURRENCY
@@ -71,7 +73,7 @@ def test_a_worker_whose_result_writes_are_refused_stops_claiming(
     with Producer(db) as p:
         ids = p.post_many([Job("ok", i) for i in range(QUICK_JOBS)]).ids
     w = spawn("--concurrency", str(CONCURRENCY))
-    wait_for(lambda: _in_flight(conn) >= HELD_AT_MOST, 60, lambda: w.drain.tail(20))
+    wait_until(lambda: _in_flight(conn) >= HELD_AT_MOST, 60, lambda: w.drain.tail(20))
     time.sleep(5.0)  # writes keep failing: the worker must not claim on
     held = _in_flight(conn)
     waiting = queue_count(conn)
@@ -80,8 +82,8 @@ def test_a_worker_whose_result_writes_are_refused_stops_claiming(
     print(f"\nwhile writes were refused: {held} in 2 Processing, {waiting} left in the queue")
     assert held <= HELD_AT_MOST, "claims went on while results could not be written"
     assert waiting >= QUICK_JOBS - HELD_AT_MOST
-    wait_for(lambda: all_final(conn), 120, lambda: w.drain.tail(20))
-    assert status_counts(conn) == {3: QUICK_JOBS}, "none lost"
+    wait_until(lambda: all_final(conn), 120, lambda: w.drain.tail(20))
+    assert status_counts(conn) == {JobStatus.PROCESSED: QUICK_JOBS}, "none lost"
     assert completions(log_dir) == {str(i): 1 for i in ids}, "each ran once"
     assert w.poll() is None, w.drain.tail()
 
@@ -92,7 +94,7 @@ def test_result_rows_locked_by_another_session_do_not_hold_up_the_others(
     with Producer(db) as p:
         slow = p.post_many([Job("slow-async", 1.5) for _ in range(CONCURRENCY)]).ids
     w = spawn("--concurrency", str(CONCURRENCY))
-    wait_for(lambda: _in_flight(conn) == CONCURRENCY, 60, lambda: w.drain.tail(20))
+    wait_until(lambda: _in_flight(conn) == CONCURRENCY, 60, lambda: w.drain.tail(20))
 
     with psycopg.connect(dsn) as locker:  # a transaction: its row locks last until rollback
         locker.execute(
@@ -100,15 +102,20 @@ def test_result_rows_locked_by_another_session_do_not_hold_up_the_others(
         )
         with Producer(db) as p:
             quick = p.post_many([Job("ok", i) for i in range(QUICK_JOBS)]).ids
-        took = wait_for(
-            lambda: status_counts(conn).get(3, 0) == QUICK_JOBS, 60, lambda: w.drain.tail(20)
+        took = wait_until(
+            lambda: status_counts(conn).get(JobStatus.PROCESSED, 0) == QUICK_JOBS,
+            60,
+            lambda: w.drain.tail(20),
         )
         # the slow jobs ended at 1.5 s; their rows are still locked, so they wait
-        assert status_counts(conn) == {2: CONCURRENCY, 3: QUICK_JOBS}
+        assert status_counts(conn) == {
+            JobStatus.PROCESSING: CONCURRENCY,
+            JobStatus.PROCESSED: QUICK_JOBS,
+        }
         locker.rollback()
 
     print(f"\n{QUICK_JOBS} other results written {took:.1f}s after the locks were taken")
-    wait_for(lambda: all_final(conn), 60, lambda: w.drain.tail(20))
-    assert status_counts(conn) == {3: CONCURRENCY + QUICK_JOBS}, "none lost"
+    wait_until(lambda: all_final(conn), 60, lambda: w.drain.tail(20))
+    assert status_counts(conn) == {JobStatus.PROCESSED: CONCURRENCY + QUICK_JOBS}, "none lost"
     assert completions(log_dir) == {str(i): 1 for i in [*slow, *quick]}, "each ran once"
     assert w.poll() is None, w.drain.tail()

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from skconsole import ops
+from skconsole.core.status import JobStatus
 from skconsole.ops import Selection
 from skconsole.producer import Job, Producer
 from tests.support.netproxy import FreezableProxy
@@ -24,9 +25,9 @@ from tests.support.tasks_faults import (
     overlaps,
     queue_count,
     status_counts,
-    wait_for,
     worker_ids_for_pid,
 )
+from tests.support.waiting import wait_until
 
 #: workers are cut off from the server: the server is part of what this checks,
 #: so .ci/run runs it against every server it tests
@@ -68,15 +69,15 @@ def test_jobs_whose_worker_is_killed_right_after_the_cancel_end_cancelled_and_ne
     with Producer(db) as p:
         ids = list(p.post_many([Job("slow", 30) for _ in range(3)]).ids)
     a = spawn("--concurrency", "3", "--lease", "5s")
-    wait_for(lambda: _running(conn, ids) == 3, 60, lambda: a.drain.tail(20))
+    wait_until(lambda: _running(conn, ids) == 3, 60, lambda: a.drain.tail(20))
     result = _cancel(conn, ids)
     assert result.details["cancel_requested"] == 3
     os.killpg(a.pid, signal.SIGKILL)
     a.wait(10)
     killed_at = time.time()
     b = spawn("--concurrency", "3", "--lease", "5s")
-    wait_for(
-        lambda: status_counts(conn) == {7: 3},
+    wait_until(
+        lambda: status_counts(conn) == {JobStatus.CANCELLED: 3},
         60,
         lambda: f"{status_counts(conn)}\n{b.drain.tail()}",
     )
@@ -84,7 +85,7 @@ def test_jobs_whose_worker_is_killed_right_after_the_cancel_end_cancelled_and_ne
     runs = executions(log_dir, deaths={a.pid: killed_at})
     assert [len(runs[str(i)]) for i in ids] == [1, 1, 1], runs
     assert queue_count(conn) == 0
-    assert status_counts(conn) == {7: 3}
+    assert status_counts(conn) == {JobStatus.CANCELLED: 3}
     assert all("its worker was gone" in e for e in _errors(conn, ids)), _errors(conn, ids)
     assert worker_ids_for_pid(conn, b.pid)
 
@@ -100,14 +101,14 @@ def test_jobs_cancelled_while_their_worker_is_cut_off_end_cancelled_once_it_fenc
             p.post_many([Job("slow-async", 40) for _ in range(2)] + [Job("cooperative", 40)]).ids
         )
     a = spawn("--concurrency", "3", "--dsn", proxy.dsn)
-    wait_for(lambda: _running(conn, ids) == 3, 60, lambda: a.drain.tail(20))
+    wait_until(lambda: _running(conn, ids) == 3, 60, lambda: a.drain.tail(20))
     b = spawn("--concurrency", "3")
-    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
+    wait_until(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
     proxy.freeze()
     result = _cancel(conn, ids)  # A's lease has not lapsed: it is asked, and cannot hear
     assert result.details["cancel_requested"] == 3
-    wait_for(
-        lambda: status_counts(conn) == {7: 3},
+    wait_until(
+        lambda: status_counts(conn) == {JobStatus.CANCELLED: 3},
         60,
         lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}",
     )
@@ -117,5 +118,5 @@ def test_jobs_cancelled_while_their_worker_is_cut_off_end_cancelled_once_it_fenc
     for task_id in ids:
         assert len(runs[str(task_id)]) == 1, runs[str(task_id)]  # A's only
         assert overlaps(runs[str(task_id)]) == []
-    assert status_counts(conn) == {7: 3}
+    assert status_counts(conn) == {JobStatus.CANCELLED: 3}
     assert queue_count(conn) == 0

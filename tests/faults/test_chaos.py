@@ -58,6 +58,7 @@ import pytest
 from skconsole import ops
 from skconsole.core.errors import ConnectError
 from skconsole.core.schedule import Schedule, tick_id
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.ops.find_index import FindIndexParams
 from skconsole.producer import Job, Producer
@@ -67,12 +68,11 @@ from skconsole.worker.retention import Retention
 from tests.conftest import ROOT, skconsole_cmd
 from tests.support.netproxy import FreezableProxy
 from tests.support.server_control import restart_server
-from tests.support.tasks_faults import OutputDrain, completions, executions, overlaps
+from tests.support.tasks_faults import SHORT_LEASE, OutputDrain, completions, executions, overlaps
 
 SEED = int(os.environ.get("SKCONSOLE_CHAOS_SEED", "1"))
 DURATION_S = float(os.environ.get("SKCONSOLE_CHAOS_SECONDS", "20"))
 JOBS = int(os.environ.get("SKCONSOLE_CHAOS_JOBS", str(int(DURATION_S * 333))))
-LEASE = "5s"  # reapable after 6 s
 FREEZE_S = 8.0
 STATS_LOCK_S = 12.0
 SLOTS = 3  # slot 0 goes through the proxy
@@ -170,7 +170,7 @@ class Workers:
                 "--grace",
                 "2s",
                 "--lease",
-                LEASE,
+                SHORT_LEASE,
             ),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -694,7 +694,7 @@ def test_chaos_loses_no_job_and_runs_none_twice_at_once(
         f" fan-ins {len(ledger.fan_ins)}, their parents purged by retention"
         f" {len(parents_gone)} (results purged in all {ledger.purged_by_retention})"
     )
-    assert statuses == {3: len(posted)}, statuses
+    assert statuses == {JobStatus.PROCESSED: len(posted)}, statuses
     assert queued == 0
     assert set(done) >= {str(t) for t in posted}, "every job ran to completion"
     assert overlapping == {}, list(overlapping.items())[:3]

@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     LEASE,
@@ -34,11 +35,12 @@ from tests.support.tasks_faults import (
     queue_count,
     silence_at_reap,
     status_counts,
+    stop_gracefully,
     wait_exit,
-    wait_for,
     worker_ids_for_pid,
     worker_states,
 )
+from tests.support.waiting import wait_until
 
 JOBS = 20
 SLEEP_S = 3.0
@@ -53,7 +55,7 @@ def _diag(conn: psycopg.Connection[Any], *workers: Any) -> Callable[[], str]:
 
 
 def _worker_id(conn: psycopg.Connection[Any], pid: int, w: Any) -> Any:
-    wait_for(lambda: len(worker_ids_for_pid(conn, pid)) == 1, 60, _diag(conn, w))
+    wait_until(lambda: len(worker_ids_for_pid(conn, pid)) == 1, 60, _diag(conn, w))
     return worker_ids_for_pid(conn, pid)[0]
 
 
@@ -70,7 +72,7 @@ def _check_all_processed_once(
     ).fetchall()
     assert len(rows) == len(ids), "one result row per posted job"
     assert {r[0] for r in rows} == set(ids)
-    assert status_counts(conn) == {3: JOBS}, "every job processed, none lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: JOBS}, "every job processed, none lost"
     assert queue_count(conn) == 0
     for task_id, _status, errors, last_error, attempt in rows:
         if task_id in reaped:
@@ -111,14 +113,14 @@ def test_killed_worker_jobs_reaped_by_a_new_worker(
     ids = _post_slow(db)
     a = spawn("--concurrency", "10", "--batch-size", "10")
     a_id = _worker_id(conn, a.pid, a)
-    wait_for(lambda: len(owned_in_flight(conn, a_id)) == 10, 60, _diag(conn, a))
+    wait_until(lambda: len(owned_in_flight(conn, a_id)) == 10, 60, _diag(conn, a))
     held = set(owned_in_flight(conn, a_id))
 
     os.killpg(a.pid, signal.SIGKILL)
     t_kill = time.monotonic()
     a.wait(10)
     # at once: its connection is gone, but its lease still runs, so nothing is hung yet
-    lost = wait_for(
+    lost = wait_until(
         lambda: worker_states(conn).get(a_id) in ("connection lost", "lease expiring"),
         30,
         lambda: f"states {worker_states(conn)}",
@@ -127,7 +129,7 @@ def test_killed_worker_jobs_reaped_by_a_new_worker(
     assert all(r is None for _, r in _verdicts(conn, held).values()), _verdicts(conn, held)
     print(f"\nkilled worker's connection judged lost {lost * 1000:.0f} ms after SIGKILL")
     expected = f"worker gone ({socket.gethostname()} pid {a.pid}): no heartbeat for "
-    judged = wait_for(
+    judged = wait_until(
         lambda: all((r or "").startswith(expected) for _, r in _verdicts(conn, held).values()),
         30,
         lambda: f"verdicts {_verdicts(conn, held)}",
@@ -138,17 +140,16 @@ def test_killed_worker_jobs_reaped_by_a_new_worker(
 
     b = spawn("--concurrency", "20")
     t_b = time.monotonic()
-    wait_for(lambda: not owned_in_flight(conn, a_id), 60, _diag(conn, b))
+    wait_until(lambda: not owned_in_flight(conn, a_id), 60, _diag(conn, b))
     print(
         f"reaped {time.monotonic() - t_kill:.1f}s after SIGKILL "
         f"({time.monotonic() - t_b:.1f}s after worker B was started)"
     )
-    took = wait_for(lambda: all_final(conn), 120, _diag(conn, b))
+    took = wait_until(lambda: all_final(conn), 120, _diag(conn, b))
     print(f"all {JOBS} jobs final {took:.1f}s later")
     _check_all_processed_once(conn, log_dir, ids, held, a.pid)
     assert b.poll() is None, b.drain.tail()
-    b.send_signal(signal.SIGTERM)
-    assert wait_exit(b, 60) == 0, b.drain.tail()
+    stop_gracefully(b)
 
 
 def test_killed_worker_jobs_reaped_by_a_running_worker(
@@ -159,16 +160,18 @@ def test_killed_worker_jobs_reaped_by_a_running_worker(
     ids = _post_slow(db)
     a = spawn("--concurrency", "10", "--batch-size", "10")
     a_id = _worker_id(conn, a.pid, a)
-    wait_for(lambda: len(owned_in_flight(conn, a_id)) == 10, 60, _diag(conn, a))
+    wait_until(lambda: len(owned_in_flight(conn, a_id)) == 10, 60, _diag(conn, a))
     held = set(owned_in_flight(conn, a_id))
     b = spawn("--concurrency", "20")
     b_id = _worker_id(conn, b.pid, b)
-    wait_for(lambda: len(owned_in_flight(conn, b_id)) == 10, 60, _diag(conn, a, b))
+    wait_until(lambda: len(owned_in_flight(conn, b_id)) == 10, 60, _diag(conn, a, b))
 
     os.killpg(a.pid, signal.SIGKILL)
     t_kill = time.monotonic()
     a.wait(10)
-    detected = wait_for(lambda: not owned_in_flight(conn, a_id), 60, _diag(conn, b), interval=0.02)
+    detected = wait_until(
+        lambda: not owned_in_flight(conn, a_id), 60, _diag(conn, b), interval=0.02
+    )
     print(
         f"\nrunning worker reaped the killed worker's {len(held)} jobs {detected:.2f}s after SIGKILL"
     )
@@ -182,14 +185,13 @@ def test_killed_worker_jobs_reaped_by_a_running_worker(
         assert final_exception_line(last_error).startswith(
             f"skconsole.HungJob: worker gone ({socket.gethostname()} pid {a.pid}): no heartbeat for "
         ), last_error
-    took = wait_for(lambda: all_final(conn), 120, _diag(conn, b))
+    took = wait_until(lambda: all_final(conn), 120, _diag(conn, b))
     print(
         f"all {JOBS} jobs final {took:.1f}s later ({time.monotonic() - t_kill:.1f}s after SIGKILL)"
     )
     _check_all_processed_once(conn, log_dir, ids, held, a.pid)
     assert b.poll() is None, b.drain.tail()
-    b.send_signal(signal.SIGTERM)
-    assert wait_exit(b, 60) == 0, b.drain.tail()
+    stop_gracefully(b)
 
 
 def test_supervised_child_killed_is_reaped_and_restarted(
@@ -208,7 +210,7 @@ def test_supervised_child_killed_is_reaped_and_restarted(
         ).fetchall()
         return dict(rows)
 
-    wait_for(lambda: sorted(owners().values()) == [5, 5], 60, _diag(conn, sup))
+    wait_until(lambda: sorted(owners().values()) == [5, 5], 60, _diag(conn, sup))
     victim_id = next(iter(owners()))
     victim_pid = conn.execute(
         "SELECT worker_pid FROM sk_workers_t WHERE worker_id = %s", (victim_id,)
@@ -217,7 +219,7 @@ def test_supervised_child_killed_is_reaped_and_restarted(
     held = set(owned_in_flight(conn, victim_id))
 
     os.kill(victim_pid, signal.SIGKILL)
-    detected = wait_for(
+    detected = wait_until(
         lambda: not owned_in_flight(conn, victim_id), 60, _diag(conn, sup), interval=0.02
     )
     print(f"\nsibling reaped the killed child's {len(held)} jobs {detected:.2f}s after SIGKILL")
@@ -226,9 +228,9 @@ def test_supervised_child_killed_is_reaped_and_restarted(
         states = worker_states(conn)
         return sum(1 for w, st in states.items() if w != victim_id and st == "alive") == 2
 
-    restarted = wait_for(replacement_alive, 60, _diag(conn, sup))
+    restarted = wait_until(replacement_alive, 60, _diag(conn, sup))
     print(f"replacement child alive {detected + restarted:.1f}s after SIGKILL")
-    took = wait_for(lambda: all_final(conn), 120, _diag(conn, sup))
+    took = wait_until(lambda: all_final(conn), 120, _diag(conn, sup))
     print(f"all {JOBS} jobs final {took:.1f}s later")
     _check_all_processed_once(conn, log_dir, ids, held, victim_pid)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,25 +44,17 @@ from tests.db.test_exporter import one_cycle
 from tests.support.failover_drill import Poster, tokens_given_twice
 from tests.support.netproxy import FreezableProxy
 from tests.support.replication import ReplicatedPair, bin_dir
-from tests.support.tasks_faults import Execution, executions, overlaps, wait_for
+from tests.support.tasks_faults import SHORT_LEASE, Execution, executions, overlaps
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(bin_dir() is None, reason="no PostgreSQL binaries to start a pair")
 
-LEASE = "5s"
 #: lease + margin of a 5 s lease: how long claims are held on the new timeline
 HOLD_S = 6.0
 #: long enough to still run when the hold ends, had its worker not stopped it
 LONG_S = 10.0
 LONG_JOBS = 4
 SHORT_JOBS = 200
-
-
-@pytest.fixture
-def pair() -> Iterator[ReplicatedPair]:
-    with ReplicatedPair() as p:
-        with psycopg.connect(p.primary.dsn, autocommit=True) as c:
-            setup_schema(c)
-        yield p
 
 
 def _post(dsn: str) -> tuple[list[Any], list[Any]]:
@@ -116,13 +108,13 @@ def test_claims_a_failover_lost_are_not_run_again_until_their_first_runs_have_st
     pair: ReplicatedPair, spawn: Callable[..., Any], log_dir: Path
 ) -> None:
     long, short = _post(pair.primary.dsn)
-    wait_for(lambda: _replayed(pair, long + short), 30, lambda: "the standby never caught up")
+    wait_until(lambda: _replayed(pair, long + short), 30, lambda: "the standby never caught up")
     pair.freeze_replication()  # from here on, what the primary commits is lost
-    workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", LEASE) for _ in range(2)]
-    wait_for(lambda: _started(log_dir, long), 60, _describe(*workers))
+    workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", SHORT_LEASE) for _ in range(2)]
+    wait_until(lambda: _started(log_dir, long), 60, _describe(*workers))
 
     promoted = _crash_and_promote(pair)
-    wait_for(lambda: _unfinished(pair.standby.dsn) == 0, 90, _describe(*workers))
+    wait_until(lambda: _unfinished(pair.standby.dsn) == 0, 90, _describe(*workers))
 
     runs = executions(log_dir)
     resumed = _first_start_after(runs, promoted)
@@ -145,7 +137,7 @@ def test_a_worker_that_cannot_reach_the_new_primary_stops_its_jobs_before_the_ho
     pair: ReplicatedPair, spawn: Callable[..., Any], log_dir: Path
 ) -> None:
     long, short = _post(pair.primary.dsn)
-    wait_for(lambda: _replayed(pair, long + short), 30, lambda: "the standby never caught up")
+    wait_until(lambda: _replayed(pair, long + short), 30, lambda: "the standby never caught up")
     to_primary = FreezableProxy(pair.primary.dsn).start()
     to_standby = FreezableProxy(pair.standby.dsn).start()
     try:
@@ -154,14 +146,14 @@ def test_a_worker_that_cannot_reach_the_new_primary_stops_its_jobs_before_the_ho
             "/postgres?target_session_attrs=read-write"
         )
         pair.freeze_replication()
-        a = spawn("--dsn", cut_off_dsn, "--lease", LEASE)
-        wait_for(lambda: _started(log_dir, long), 60, _describe(a))
+        a = spawn("--dsn", cut_off_dsn, "--lease", SHORT_LEASE)
+        wait_until(lambda: _started(log_dir, long), 60, _describe(a))
         to_standby.freeze()  # A will find no way to the new primary
-        b = spawn("--dsn", pair.multi_host_dsn, "--lease", LEASE)
+        b = spawn("--dsn", pair.multi_host_dsn, "--lease", SHORT_LEASE)
         promoted = _crash_and_promote(pair)
-        wait_for(lambda: _unfinished(pair.standby.dsn) == 0, 90, _describe(a, b))
+        wait_until(lambda: _unfinished(pair.standby.dsn) == 0, 90, _describe(a, b))
         to_standby.thaw()
-        wait_for(
+        wait_until(
             lambda: any("timeline 2" in line for line in a.drain.lines), 60, _describe(a)
         )  # A learns of the failover once it reaches the new primary, and carries on
     finally:
@@ -190,15 +182,15 @@ def test_with_synchronous_replication_no_acknowledged_post_is_lost(
             setup_schema(c)
         long, _ = _post(pair.primary.dsn)
         poster = Poster(pair.multi_host_dsn).start()
-        workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", LEASE) for _ in range(2)]
-        wait_for(lambda: _started(log_dir, long), 60, _describe(*workers))
+        workers = [spawn("--dsn", pair.multi_host_dsn, "--lease", SHORT_LEASE) for _ in range(2)]
+        wait_until(lambda: _started(log_dir, long), 60, _describe(*workers))
         pair.freeze_replication()  # commits now wait for the standby, which hears nothing
         time.sleep(1.0)  # posts, claims and results wait meanwhile: none is acknowledged
         _crash_and_promote(pair)
-        wait_for(lambda: len(poster.acknowledged) > 20, 60, _describe(*workers))
+        wait_until(lambda: len(poster.acknowledged) > 20, 60, _describe(*workers))
         poster.stop()
         acknowledged = list(poster.acknowledged)
-        wait_for(lambda: _unfinished(pair.standby.dsn) == 0, 90, _describe(*workers))
+        wait_until(lambda: _unfinished(pair.standby.dsn) == 0, 90, _describe(*workers))
         with psycopg.connect(pair.standby.dsn, autocommit=True) as c:
             row = c.execute(
                 "SELECT count(*) FROM sk_task_results_t WHERE task_id = ANY(%s)", (acknowledged,)
@@ -216,12 +208,12 @@ def test_check_the_exporter_and_the_console_say_a_failover_happened(
     """Before any worker reaches the new primary, then while claims are held there (a
     30 s lease holds them 36 s: long enough to look)."""
     _post(pair.primary.dsn)
-    wait_for(lambda: _recorded(pair.standby.dsn) == 1, 30, lambda: "the standby never caught up")
+    wait_until(lambda: _recorded(pair.standby.dsn) == 1, 30, lambda: "the standby never caught up")
     _crash_and_promote(pair)
 
     unseen = _check(pair.multi_host_dsn)
     worker = spawn("--dsn", pair.multi_host_dsn, "--lease", "30s")
-    wait_for(lambda: _recorded(pair.standby.dsn) == 2, 60, _describe(worker))
+    wait_until(lambda: _recorded(pair.standby.dsn) == 2, 60, _describe(worker))
     held = _check(pair.multi_host_dsn)
     samples = one_cycle(pair.multi_host_dsn)
     source = DatabaseSource(Database(pair.multi_host_dsn, read_only=True))

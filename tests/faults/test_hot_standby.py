@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -24,7 +24,6 @@ import pytest
 
 from skconsole import ops
 from skconsole.db.connect import Database
-from skconsole.db.schema import setup_schema
 from skconsole.producer import Job, Producer
 from skconsole.tui import model
 from skconsole.tui.database_source import DatabaseSource
@@ -32,23 +31,15 @@ from skconsole.tui.launch import ConsoleOptions, reading_databases
 from skconsole.tui.widgets.status_bar import replication_text
 from tests.db.test_cli_errors import assert_one_line_error
 from tests.support.replication import ReplicatedPair, bin_dir
-from tests.support.tasks_faults import wait_for
+from tests.support.tasks_faults import SHORT_LEASE
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(bin_dir() is None, reason="no PostgreSQL binaries to start a pair")
 
 #: the shortest lease: a killed worker is gone after 6 s (lease + margin)
-LEASE = "5s"
 LEASE_AND_MARGIN_S = 6.0
 LONG_S = 60.0
 CLI = Callable[..., subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture
-def pair() -> Iterator[ReplicatedPair]:
-    with ReplicatedPair() as p:
-        with psycopg.connect(p.primary.dsn, autocommit=True) as c:
-            setup_schema(c)
-        yield p
 
 
 def _post(dsn: str, long: int, waiting: int) -> None:
@@ -85,15 +76,15 @@ def test_on_a_standby_the_console_shows_depth_in_flight_and_workers_as_the_prima
     pair: ReplicatedPair, spawn: Callable[..., Any]
 ) -> None:
     _post(pair.primary.dsn, long=2, waiting=30)
-    worker = spawn("--dsn", pair.primary.dsn, "--lease", LEASE, "--types", "slow-async")
-    wait_for(
+    worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE, "--types", "slow-async")
+    wait_until(
         lambda: len(_snapshot(pair.primary.dsn).inflight) == 2, 60, lambda: worker.drain.tail()
     )
 
     def agree() -> bool:
         return _seen(_snapshot(pair.primary.dsn)) == _seen(_snapshot(pair.standby.dsn))
 
-    wait_for(agree, 30, lambda: f"{_seen(_snapshot(pair.standby.dsn))}")
+    wait_until(agree, 30, lambda: f"{_seen(_snapshot(pair.standby.dsn))}")
     on_standby = _snapshot(pair.standby.dsn)
 
     assert [w.state.value for w in on_standby.workers] == ["alive"]
@@ -109,8 +100,8 @@ def test_a_worker_killed_shows_gone_and_its_jobs_hung_on_the_standby_within_its_
     pair: ReplicatedPair, spawn: Callable[..., Any]
 ) -> None:
     _post(pair.primary.dsn, long=2, waiting=0)
-    worker = spawn("--dsn", pair.primary.dsn, "--lease", LEASE)
-    wait_for(
+    worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE)
+    wait_until(
         lambda: len(_snapshot(pair.standby.dsn).inflight) == 2, 60, lambda: worker.drain.tail()
     )
 
@@ -124,7 +115,7 @@ def test_a_worker_killed_shows_gone_and_its_jobs_hung_on_the_standby_within_its_
             j.hung for j in snap.inflight
         )
 
-    wait_for(lost, 60, lambda: f"{_seen(_snapshot(pair.standby.dsn))}", interval=0.2)
+    wait_until(lost, 60, lambda: f"{_seen(_snapshot(pair.standby.dsn))}", interval=0.2)
     seen_after = time.monotonic() - killed
     print(f"\nthe standby's console saw the killed worker gone {seen_after:.1f}s after SIGKILL")
     assert seen_after <= LEASE_AND_MARGIN_S + 3.0  # + replay, a refresh and a heartbeat
@@ -134,8 +125,8 @@ def test_check_on_a_standby_counts_the_primarys_live_workers(
     pair: ReplicatedPair, spawn: Callable[..., Any], run_cli: CLI
 ) -> None:
     _post(pair.primary.dsn, long=1, waiting=0)
-    worker = spawn("--dsn", pair.primary.dsn, "--lease", LEASE)
-    wait_for(
+    worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE)
+    wait_until(
         lambda: len(_snapshot(pair.standby.dsn).inflight) == 1, 60, lambda: worker.drain.tail()
     )
 
@@ -149,7 +140,7 @@ def test_an_action_on_a_standby_alone_is_refused_with_one_line_naming_the_primar
     pair: ReplicatedPair, run_cli: CLI
 ) -> None:
     _post(pair.primary.dsn, long=0, waiting=3)
-    wait_for(lambda: _replayed(pair), 30, lambda: "not replayed")
+    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
 
     proc = run_cli(
         "--dsn",
@@ -168,7 +159,7 @@ def test_an_action_on_a_standby_alone_is_refused_with_one_line_naming_the_primar
 
 
 def test_the_console_on_a_standby_alone_is_read_only(pair: ReplicatedPair) -> None:
-    wait_for(lambda: _replayed(pair), 30, lambda: "not replayed")
+    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
     db = Database(pair.standby.dsn, application_name="skconsole-console")
 
     reads, writes = reading_databases(ConsoleOptions(dsn=pair.standby.dsn), db)
@@ -181,7 +172,7 @@ def test_with_a_read_dsn_the_console_reads_the_standby_and_writes_to_the_primary
     pair: ReplicatedPair,
 ) -> None:
     _post(pair.primary.dsn, long=0, waiting=5)
-    wait_for(lambda: _replayed(pair), 30, lambda: "not replayed")
+    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
     primary = Database(pair.primary.dsn, application_name="skconsole-console")
     options = ConsoleOptions(dsn=pair.primary.dsn, read_dsn=pair.standby.dsn)
     reads, writes = reading_databases(options, primary)
@@ -212,7 +203,7 @@ def test_reading_commands_with_a_read_dsn_read_the_standby_and_actions_write_the
     pair: ReplicatedPair, run_cli: CLI
 ) -> None:
     _post(pair.primary.dsn, long=0, waiting=5)
-    wait_for(lambda: _replayed(pair), 30, lambda: "not replayed")
+    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
     pair.freeze_replication()
     with Producer(Database(pair.primary.dsn)) as p:
         p.post_many([Job("nobody-runs-this", i) for i in range(7)])

@@ -22,10 +22,11 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.producer import Job, Producer
-from tests.conftest import wait_until
 from tests.support.tasks_faults import HANG_ATTEMPTS, completions
+from tests.support.waiting import wait_until
 
 
 def _row(conn: psycopg.Connection[Any], task_id: uuid.UUID) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def test_handler_over_its_timeout_is_failed_by_its_own_worker(
     )
     for task_id in ids:
         r = _row(conn, task_id)
-        assert r["task_status"] == 5, r
+        assert r["task_status"] == JobStatus.FAULTED, r
         assert r["task_error_count"] == HANG_ATTEMPTS, r
         assert final_exception_line(r["task_last_error"]).startswith(
             "TimeoutError: job exceeded its timeout of 1s"
@@ -124,7 +125,11 @@ def test_timed_out_sync_handlers_do_not_make_later_jobs_time_out_unstarted(
         brief_id = p.post("brief", priority=5)  # runs after the stuck ones
     posted = time.monotonic()
     wait_until(
-        lambda: all(_row(conn, i)["task_status"] in (3, 5, 6) for i in [*stuck, brief_id]),
+        lambda: all(
+            _row(conn, i)["task_status"]
+            in (JobStatus.PROCESSED, JobStatus.FAULTED, JobStatus.FATAL)
+            for i in [*stuck, brief_id]
+        ),
         timeout=120,
     )
     r = _row(conn, brief_id)
@@ -134,10 +139,10 @@ def test_timed_out_sync_handlers_do_not_make_later_jobs_time_out_unstarted(
     )
     for i in stuck:
         s = _row(conn, i)
-        assert s["task_status"] == 5 and final_exception_line(s["task_last_error"]).startswith(
-            "TimeoutError"
-        ), s
-    assert r["task_status"] == 3, (
+        assert s["task_status"] == JobStatus.FAULTED and final_exception_line(
+            s["task_last_error"]
+        ).startswith("TimeoutError"), s
+    assert r["task_status"] == JobStatus.PROCESSED, (
         "a job failed without ever running: its timeout ran out while it waited for a thread still "
         f"held by a timed-out sync handler: {r['task_last_error']!r}"
     )
@@ -159,11 +164,11 @@ def test_reaper_reposts_job_of_unregistered_worker(
     task_id = _insert_processing(conn, "ok", ghost, started_ago_s=1)
     started = time.monotonic()
     w = spawn("--concurrency", "2")
-    wait_until(lambda: _row(conn, task_id)["task_status"] != 2, timeout=60)
+    wait_until(lambda: _row(conn, task_id)["task_status"] != JobStatus.PROCESSING, timeout=60)
     reaped_after = time.monotonic() - started
     print(f"\nunregistered owner's job reaped {reaped_after:.1f}s after the worker started")
     r = _row(conn, task_id)
-    assert r["task_status"] == 4, r
+    assert r["task_status"] == JobStatus.ERROR, r
     assert r["task_error_count"] == 1
     assert (
         final_exception_line(r["task_last_error"])
@@ -174,7 +179,7 @@ def test_reaper_reposts_job_of_unregistered_worker(
     assert completions(log_dir) == {}
 
     _pause(conn, "ok", False)
-    wait_until(lambda: _row(conn, task_id)["task_status"] == 3, timeout=60)
+    wait_until(lambda: _row(conn, task_id)["task_status"] == JobStatus.PROCESSED, timeout=60)
     r = _row(conn, task_id)
     assert r["task_error_count"] == 1
     assert final_exception_line(r["task_last_error"]).startswith("skconsole.HungJob: worker gone")
@@ -212,8 +217,8 @@ def test_a_worker_reaps_an_unowned_job_only_when_told_and_past_the_threshold(
     assert never[old] is None
 
     by_default = spawn("--concurrency", "2")
-    wait_until(lambda: _row(conn, ghost_job)["task_status"] == 4, timeout=60)
-    assert _row(conn, old)["task_status"] == 2, "reaped by a worker not told to"
+    wait_until(lambda: _row(conn, ghost_job)["task_status"] == JobStatus.ERROR, timeout=60)
+    assert _row(conn, old)["task_status"] == JobStatus.PROCESSING, "reaped by a worker not told to"
     by_default.terminate()
     by_default.wait(30)
 
@@ -221,12 +226,13 @@ def test_a_worker_reaps_an_unowned_job_only_when_told_and_past_the_threshold(
     w = spawn("--concurrency", "2", "--reap-unowned-after", "1h")
     wait_until(
         lambda: (
-            _row(conn, old)["task_status"] == 4 and _row(conn, second_ghost)["task_status"] == 4
+            _row(conn, old)["task_status"] == JobStatus.ERROR
+            and _row(conn, second_ghost)["task_status"] == JobStatus.ERROR
         ),
         timeout=60,
     )
     r = _row(conn, young)
-    assert r["task_status"] == 2, r
+    assert r["task_status"] == JobStatus.PROCESSING, r
     assert r["sk_owner_worker_id"] is None
     assert r["task_error_count"] == 0
     assert r["task_last_error"] is None

@@ -17,8 +17,8 @@ import pytest
 
 from skconsole import ops
 from skconsole.ops import Actor, LimitParams, Selection
-from tests.conftest import wait_until
 from tests.support.tasks_keys import TYPE
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")

@@ -13,8 +13,8 @@ import pytest
 
 from skconsole import ops
 from skconsole.ops import Actor, LimitParams, Rate, Selection
-from tests.conftest import wait_until
 from tests.db.test_limits import LIMITED, OTHER, post
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 ACTOR = Actor(user="tester", host="test-host")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +26,7 @@ import psycopg
 import pytest
 from psycopg import conninfo, sql
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     LOCK_HOLDER,
@@ -34,11 +34,11 @@ from tests.support.tasks_faults import (
     completions,
     queue_count,
     status_counts,
-    wait_exit,
-    wait_for,
+    stop_gracefully,
     worker_ids_for_pid,
     worker_states,
 )
+from tests.support.waiting import wait_until
 
 #: the server ends the workers' sessions: the server is part of what this checks,
 #: so .ci/run runs it against every server it tests
@@ -73,7 +73,7 @@ def _batch(i: int) -> list[Job]:
 
 def _wait_until_in_flight(conn: psycopg.Connection[Any], n: int, w: Any) -> None:
     count = "SELECT count(*) FROM sk_task_results_t WHERE task_status = 2"
-    wait_for(lambda: conn.execute(count).fetchone() == (n,), 60, _diag(conn, w))
+    wait_until(lambda: conn.execute(count).fetchone() == (n,), 60, _diag(conn, w))
 
 
 @contextlib.contextmanager
@@ -115,8 +115,8 @@ def test_worker_survives_terminated_backends(
     db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
 ) -> None:
     w = spawn("--concurrency", "10")
-    wait_for(lambda: len(worker_ids_for_pid(conn, w.pid)) == 1, 60, _diag(conn, w))
-    wait_for(lambda: len(_worker_sessions(conn)) >= 3, 60, _diag(conn, w))
+    wait_until(lambda: len(worker_ids_for_pid(conn, w.pid)) == 1, 60, _diag(conn, w))
+    wait_until(lambda: len(_worker_sessions(conn)) >= 3, 60, _diag(conn, w))
 
     posted: list[Any] = []
     errors: list[BaseException] = []
@@ -144,7 +144,7 @@ def test_worker_survives_terminated_backends(
         n = len(conn.execute(TERMINATE).fetchall())
         kills.append((time.monotonic() - t0, n, in_flight))
         # it reconnects: control (lock + LISTEN), claim and finish sessions are back
-        wait_for(
+        wait_until(
             lambda: (
                 {"skconsole-worker-control", "skconsole-worker-claim", "skconsole-worker-finish"}
                 <= set(_worker_sessions(conn))
@@ -155,7 +155,7 @@ def test_worker_survives_terminated_backends(
     producer.join(120)
     assert not errors, errors
     assert len(posted) == BATCHES * PER_BATCH
-    took = wait_for(lambda: all_final(conn), 120, _diag(conn, w))
+    took = wait_until(lambda: all_final(conn), 120, _diag(conn, w))
     print()
     for at, n, in_flight in kills:
         print(
@@ -173,7 +173,7 @@ def test_worker_survives_terminated_backends(
     ).fetchall()
     assert len(rows) == len(posted), "one result row per posted job"
     assert {r[0] for r in rows} == set(posted)
-    assert status_counts(conn) == {3: len(posted)}, (
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(posted)}, (
         "every job processed: none lost, none stuck in 2"
     )
     assert queue_count(conn) == 0
@@ -191,8 +191,7 @@ def test_worker_survives_terminated_backends(
         f"listener reconnects (metric): {reconnects}"
     )
 
-    w.send_signal(signal.SIGTERM)
-    assert wait_exit(w, 60) == 0, w.drain.tail()
+    stop_gracefully(w)
     assert conn.execute(
         "SELECT count(*) FROM sk_task_results_t WHERE task_status = 2"
     ).fetchone() == (0,)
@@ -210,7 +209,7 @@ def test_worker_survives_a_storm_of_terminations(
             [Job("slow-async", 0.2) if i % 2 == 0 else Job("ok", i) for i in range(1500)]
         ).ids
     w = spawn("--concurrency", "10", "--batch-size", "5")
-    wait_for(lambda: len(worker_ids_for_pid(conn, w.pid)) == 1, 60, _diag(conn, w))
+    wait_until(lambda: len(worker_ids_for_pid(conn, w.pid)) == 1, 60, _diag(conn, w))
     rng = random.Random(7)
     t0 = time.monotonic()
     terminated = rounds = 0
@@ -225,10 +224,10 @@ def test_worker_survives_a_storm_of_terminations(
     assert w.poll() is None, (
         "the worker must survive its connections being dropped\n" + w.drain.tail()
     )
-    took = wait_for(lambda: all_final(conn), 120, _diag(conn, w))
+    took = wait_until(lambda: all_final(conn), 120, _diag(conn, w))
     print(f"all {len(posted)} jobs final {took:.1f}s after the storm")
     assert w.poll() is None, w.drain.tail()
-    assert status_counts(conn) == {3: len(posted)}, (
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(posted)}, (
         "every job processed: none lost, none stuck in 2"
     )
     assert queue_count(conn) == 0
@@ -243,8 +242,7 @@ def test_worker_survives_a_storm_of_terminations(
     assert set(states.values()) == {"alive"}, (
         f"the worker lost its liveness lock for good: {states}\n" + w.drain.tail()
     )
-    w.send_signal(signal.SIGTERM)
-    assert wait_exit(w, 60) == 0, w.drain.tail()
+    stop_gracefully(w)
 
 
 def test_worker_regains_its_liveness_lock_after_a_failed_attempt(
@@ -260,7 +258,7 @@ def test_worker_regains_its_liveness_lock_after_a_failed_attempt(
     with Producer(db) as p:
         posted = p.post_many([Job("slow-async", 8.0) for _ in range(3)]).ids
     w = spawn("--concurrency", "5")
-    wait_for(lambda: len(worker_ids_for_pid(conn, w.pid)) == 1, 60, _diag(conn, w))
+    wait_until(lambda: len(worker_ids_for_pid(conn, w.pid)) == 1, 60, _diag(conn, w))
     worker_id = worker_ids_for_pid(conn, w.pid)[0]
     key = conn.execute(
         "SELECT worker_lock_key FROM sk_workers_t WHERE worker_id = %s", (worker_id,)
@@ -288,19 +286,19 @@ def test_worker_regains_its_liveness_lock_after_a_failed_attempt(
         time.sleep(2.0)
         thief.execute("SELECT pg_advisory_unlock(sk_lock_class(), %s)", (key,))
     released = time.monotonic()
-    regained = wait_for(
+    regained = wait_until(
         lambda: lock_holder() == "skconsole-worker-control",
         20,
         lambda: f"lock holder {lock_holder()}\n{w.drain.tail(15)}",
     )
     print(f"\nworker holds its liveness lock again {regained:.2f}s after it was released")
     assert w.poll() is None, w.drain.tail()
-    wait_for(lambda: all_final(conn), 120, _diag(conn, w))
+    wait_until(lambda: all_final(conn), 120, _diag(conn, w))
     rows = conn.execute(
         "SELECT task_status, task_error_count, task_last_error FROM sk_task_results_t"
     ).fetchall()
     print(f"final: {rows} ({time.monotonic() - released:.1f}s after release)")
-    assert [r[0] for r in rows] == [3, 3, 3], "none lost, none Faulted"
+    assert [r[0] for r in rows] == [JobStatus.PROCESSED] * 3, "none lost, none Faulted"
     assert len(posted) == 3
 
 
@@ -332,19 +330,18 @@ def test_worker_never_reaps_its_own_running_jobs(
         ).fetchall()
     print(f"\nduring the 5 s outage of its control session: {during}")
     assert w.poll() is None, w.drain.tail()
-    wait_for(lambda: all_final(conn), 120, _diag(conn, w))
+    wait_until(lambda: all_final(conn), 120, _diag(conn, w))
     rows = conn.execute(
         "SELECT task_id, task_status, task_error_count, task_last_error FROM sk_task_results_t"
     ).fetchall()
     print(f"final: {[(r[1], r[2], (r[3] or '')[:60]) for r in rows]}")
     print(f"completions: {sorted(completions(log_dir).values())}")
-    assert status_counts(conn) == {3: 3}, "none lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3}, "none lost"
     assert all(r[2] == 0 for r in rows), (
         "the worker reaped (re-posted) jobs it was itself still running"
     )
     assert completions(log_dir) == {str(i): 1 for i in posted}, "each job ran exactly once"
-    w.send_signal(signal.SIGTERM)
-    assert wait_exit(w, 60) == 0, w.drain.tail()
+    stop_gracefully(w)
 
 
 def test_other_workers_do_not_reap_a_live_worker_whose_control_session_blipped(
@@ -360,7 +357,7 @@ def test_other_workers_do_not_reap_a_live_worker_whose_control_session_blipped(
     a = spawn("--concurrency", "5")
     _wait_until_in_flight(conn, 3, a)
     b = spawn("--concurrency", "5")
-    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, _diag(conn, b))
+    wait_until(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, _diag(conn, b))
     with _refusing_new_connections(dsn, conn):
         # A's control session only: the one whose process holds A's liveness lock
         a_id = worker_ids_for_pid(conn, a.pid)[0]
@@ -374,10 +371,9 @@ def test_other_workers_do_not_reap_a_live_worker_whose_control_session_blipped(
         ).fetchall()
     print(f"\nduring the 6 s outage of A's control session: {during}")
     assert during == [(2, 0)] * 3, "B re-posted jobs that A was still running"
-    wait_for(lambda: all_final(conn), 120, _diag(conn, a))
-    assert status_counts(conn) == {3: 3}, "none lost"
+    wait_until(lambda: all_final(conn), 120, _diag(conn, a))
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3}, "none lost"
     assert conn.execute("SELECT max(task_error_count) FROM sk_task_results_t").fetchone() == (0,)
     assert completions(log_dir) == {str(i): 1 for i in posted}, "each job ran exactly once"
     for w in (a, b):
-        w.send_signal(signal.SIGTERM)
-        assert wait_exit(w, 60) == 0, w.drain.tail()
+        stop_gracefully(w)

@@ -16,7 +16,9 @@ import psycopg
 import pytest
 
 from skconsole.core.signature import final_exception_line, read_error
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
+from tests.support.rows import one_row
 from tests.support.tasks_faults import (
     all_final,
     completions,
@@ -24,17 +26,17 @@ from tests.support.tasks_faults import (
     overlaps,
     queue_count,
     status_counts,
-    wait_for,
 )
+from tests.support.waiting import wait_until
 
 
 def _row(conn: psycopg.Connection[Any], task_id: Any) -> tuple[int, int, str]:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT task_status, task_error_count, task_last_error FROM sk_task_results_t"
         " WHERE task_id = %s",
         (task_id,),
-    ).fetchone()
-    assert row is not None
+    )
     return int(row[0]), int(row[1]), str(row[2])
 
 
@@ -46,7 +48,7 @@ def _run_then_ok(
         bad = p.post_many([job]).ids[0]
         ok = p.post_many([Job("ok", 1, priority=9)]).ids[0]
     w = spawn("--concurrency", "1")
-    wait_for(
+    wait_until(
         lambda: all_final(conn),
         60,
         lambda: f"statuses {status_counts(conn)}, queue {queue_count(conn)}\n{w.drain.tail(30)}",
@@ -76,7 +78,9 @@ def test_a_base_exception_from_a_handler_fails_its_job_and_nothing_else(
 ) -> None:
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job(task_type))
 
-    assert (status, errors) == (5, 2), "failed and retried like any error, then parked"
+    assert (status, errors) == (JobStatus.FAULTED, 2), (
+        "failed and retried like any error, then parked"
+    )
     assert final_exception_line(last_error).endswith(error), last_error
 
 
@@ -85,7 +89,7 @@ def test_an_exception_that_cannot_be_printed_still_fails_its_job(
 ) -> None:
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("bad-str"))
 
-    assert (status, errors) == (5, 1)
+    assert (status, errors) == (JobStatus.FAULTED, 1)
     assert "UnprintableError" in last_error, last_error
 
 
@@ -94,7 +98,7 @@ def test_a_handlers_own_timeout_error_without_a_timeout_set_fails_its_job_with_t
 ) -> None:
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("own-timeout"))
 
-    assert (status, errors) == (5, 1)
+    assert (status, errors) == (JobStatus.FAULTED, 1)
     assert final_exception_line(last_error) == "TimeoutError: upstream took too long", last_error
     assert "Traceback" in last_error
 
@@ -104,7 +108,7 @@ def test_a_handlers_own_timeout_error_is_not_mistaken_for_the_engines_timeout(
 ) -> None:
     (status, _, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("own-timeout-async"))
 
-    assert status == 5
+    assert status == JobStatus.FAULTED
     assert "exceeded its timeout" not in last_error, last_error
     assert final_exception_line(last_error) == "TimeoutError: upstream took too long", last_error
 
@@ -117,7 +121,7 @@ def test_a_cancelled_error_raised_by_a_handler_is_a_failure_not_a_hand_back(
     (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("cancel-self"))
     attempts = conn.execute("SELECT max(sk_attempt) FROM sk_task_results_t").fetchone()
 
-    assert (status, errors) == (5, 3)
+    assert (status, errors) == (JobStatus.FAULTED, 3)
     assert attempts == (3,)
     assert final_exception_line(last_error).startswith("skconsole.HandlerCancelled"), last_error
 
@@ -130,14 +134,14 @@ def test_a_huge_error_is_stored_capped_and_does_not_hold_up_other_results(
     with Producer(db) as p:
         bad = p.post("huge-error")
     w = spawn("--concurrency", "4")
-    wait_for(lambda: _row(conn, bad)[0] == 5, 60, lambda: w.drain.tail(20))
+    wait_until(lambda: _row(conn, bad)[0] == 5, 60, lambda: w.drain.tail(20))
     with Producer(db) as p:
         oks = p.post_many([Job("ok", i) for i in range(100)]).ids
-    took = wait_for(lambda: all_final(conn), 30, lambda: w.drain.tail(20))
+    took = wait_until(lambda: all_final(conn), 30, lambda: w.drain.tail(20))
     print(f"\n100 jobs posted after the huge error recorded in {took:.1f}s")
 
     status, errors, last_error = _row(conn, bad)
-    assert (status, errors) == (5, 1)
+    assert (status, errors) == (JobStatus.FAULTED, 1)
     assert len(last_error) <= 65_536
     assert "characters omitted" in last_error
     stored = read_error(last_error)
@@ -167,13 +171,13 @@ def test_a_sync_handler_past_its_timeout_holds_its_job_until_its_thread_returns(
         ).fetchone()
         return row[0] if row else None
 
-    wait_for(lambda: state() == "timed out, still running", 30, lambda: w.drain.tail(20))
+    wait_until(lambda: state() == "timed out, still running", 30, lambda: w.drain.tail(20))
     assert _row(conn, job)[1] == 0, "not failed while its thread still runs"
-    wait_for(lambda: _row(conn, job)[0] == 5, 60, lambda: w.drain.tail(20))
+    wait_until(lambda: _row(conn, job)[0] == 5, 60, lambda: w.drain.tail(20))
 
     runs = executions(log_dir)[str(job)]
     status, errors, last_error = _row(conn, job)
-    assert (status, errors) == (5, 2)
+    assert (status, errors) == (JobStatus.FAULTED, 2)
     assert len(runs) == 2
     assert overlaps(runs) == [], runs
     assert final_exception_line(last_error).startswith(
@@ -193,7 +197,7 @@ def test_a_timed_out_sync_handler_does_not_take_a_slot_while_it_lingers(
         ok = p.post("ok", priority=9)
     w = spawn("--concurrency", "1")
     started = time.monotonic()
-    wait_for(lambda: _row(conn, ok)[0] == 3, 15, lambda: w.drain.tail(20))
+    wait_until(lambda: _row(conn, ok)[0] == 3, 15, lambda: w.drain.tail(20))
     print(
         f"\nthe next job ran {time.monotonic() - started:.1f}s in (its neighbour's thread runs 20 s)"
     )

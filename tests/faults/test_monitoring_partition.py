@@ -23,9 +23,8 @@ from skconsole.producer import Job, Producer
 from tests.conftest import ROOT, skconsole_cmd
 from tests.db.test_exporter import exporter_process, queue_jobs, scrape
 from tests.support.netproxy import FreezableProxy
-from tests.support.tasks_faults import wait_for
+from tests.support.waiting import wait_until
 
-#: the path to the server goes silent: the server is part of what this checks,
 #: so .ci/run runs it against every server it tests
 pytestmark = pytest.mark.server
 
@@ -75,7 +74,7 @@ def test_the_exporter_serves_up_0_without_queue_figures_once_a_partition_outlast
     )
 
     with exporter_process(*args) as (proc, port):
-        wait_for(
+        wait_until(
             lambda: scrape(port)["skconsole_exporter_up"][()] == 1,
             MARGIN_S,
             lambda: scrape(port),
@@ -87,7 +86,7 @@ def test_the_exporter_serves_up_0_without_queue_figures_once_a_partition_outlast
             s = scrape(port)
             return s["skconsole_exporter_up"][()] == 0 and "skconsole_queue_jobs" not in s
 
-        took = wait_for(blind, TIMEOUT_S + CYCLE_S + MARGIN_S, lambda: scrape(port))
+        took = wait_until(blind, TIMEOUT_S + CYCLE_S + MARGIN_S, lambda: scrape(port))
         after = scrape(port)
         assert proc.poll() is None
     assert proc.stderr is not None
@@ -113,7 +112,7 @@ def test_check_is_unknown_within_its_timeout_when_the_partition_swallows_an_answ
             cwd=ROOT,
         )
         try:
-            wait_for(lambda: waits_for_a_lock(conn, "skconsole-check"), 60, proc.poll)
+            wait_until(lambda: waits_for_a_lock(conn, "skconsole-check"), 60, proc.poll)
             proxy.freeze()
             frozen_at = time.monotonic()
             locker.execute("ROLLBACK")

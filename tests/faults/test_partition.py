@@ -25,24 +25,25 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.netproxy import FreezableProxy
 from tests.support.tasks_faults import (
+    SHORT_LEASE,
     all_final,
     executions,
     overlaps,
     status_counts,
     wait_exit,
-    wait_for,
     worker_ids_for_pid,
     worker_states,
 )
+from tests.support.waiting import wait_until
 
 #: the path to the server goes silent: the server is part of what this checks,
 #: so .ci/run runs it against every server it tests
 pytestmark = pytest.mark.server
 
-LEASE = "5s"
 #: long enough to be running when A fences itself (4 s) and when B reaps (6 s)
 JOB_S = 9.0
 EXIT_FENCED = 75
@@ -52,10 +53,10 @@ def _a_behind_the_proxy_and_b(
     conn: psycopg.Connection[Any], spawn: Callable[..., Any], proxy: FreezableProxy, jobs: int
 ) -> tuple[Any, Any]:
     """Worker A, through the proxy, holding all ``jobs``; then worker B, direct, ready."""
-    a = spawn("--concurrency", "5", "--dsn", proxy.dsn, "--lease", LEASE)
-    wait_for(lambda: _held_by(conn, a.pid) == jobs, 60, lambda: a.drain.tail(20))
-    b = spawn("--concurrency", "5", "--lease", LEASE)
-    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
+    a = spawn("--concurrency", "5", "--dsn", proxy.dsn, "--lease", SHORT_LEASE)
+    wait_until(lambda: _held_by(conn, a.pid) == jobs, 60, lambda: a.drain.tail(20))
+    b = spawn("--concurrency", "5", "--lease", SHORT_LEASE)
+    wait_until(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 60, lambda: b.drain.tail(20))
     return a, b
 
 
@@ -87,13 +88,13 @@ def test_a_partitioned_worker_stops_its_jobs_before_another_worker_reaps_them(
 
     proxy.freeze()
     frozen_at = time.monotonic()
-    wait_for(lambda: _held_by(conn, b.pid) == 5, 30, lambda: b.drain.tail(20))
+    wait_until(lambda: _held_by(conn, b.pid) == 5, 30, lambda: b.drain.tail(20))
     reaped_after = time.monotonic() - frozen_at
     state_while_cut_off = worker_states(conn)[a_id]
     proxy.thaw()
 
-    wait_for(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
-    wait_for(lambda: worker_states(conn)[a_id] == "alive", 30, lambda: a.drain.tail(30))
+    wait_until(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
+    wait_until(lambda: worker_states(conn)[a_id] == "alive", 30, lambda: a.drain.tail(30))
     runs = executions(log_dir)
     print(
         f"\nA's jobs reaped by B {reaped_after:.1f}s into the partition; A was "
@@ -101,7 +102,7 @@ def test_a_partitioned_worker_stops_its_jobs_before_another_worker_reaps_them(
         f"{sorted(len(runs.get(str(i), [])) for i in ids)}"
     )
     assert state_while_cut_off == "unresponsive"
-    assert status_counts(conn) == {3: 5}
+    assert status_counts(conn) == {JobStatus.PROCESSED: 5}
     for task_id in ids:
         job_runs = runs[str(task_id)]
         assert len(job_runs) == 2, job_runs  # A's, stopped by the fence; B's
@@ -129,9 +130,9 @@ def test_a_partitioned_worker_whose_sync_handler_will_not_stop_ends_its_process_
     proxy.thaw()
 
     assert code == EXIT_FENCED, a.drain.tail()
-    wait_for(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
+    wait_until(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
     runs = executions(log_dir, deaths={a.pid: died})
-    assert status_counts(conn) == {3: 2}
+    assert status_counts(conn) == {JobStatus.PROCESSED: 2}
     for task_id in ids:
         job_runs = runs[str(task_id)]
         assert len(job_runs) == 2, job_runs

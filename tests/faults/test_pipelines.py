@@ -14,7 +14,6 @@ from the handlers' own logs (every execution with start, end, pid, attempt).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -27,29 +26,30 @@ from typing import Any
 import psycopg
 
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
+from tests.support.rows import one_row
 from tests.support.tasks_faults import (
+    REAP_AFTER_S,
+    SHORT_LEASE,
     Execution,
     OutputDrain,
     all_final,
     executions,
+    kill_group,
     overlaps,
     owned_in_flight,
     queue_count,
     status_counts,
     wait_exit,
-    wait_for,
     worker_ids_for_pid,
 )
 from tests.support.tasks_pipelines import CHILDREN
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 StartWorker = Callable[..., subprocess.Popen[str]]
 
-#: the smallest lease the CLI takes: a killed worker's jobs are reaped 6 s after
-#: its last renewal (lease + 20%)
-LEASE = "5s"
-REAP_AFTER_S = 6.0
 CONCURRENCY = 5
 #: most jobs a worker process holds in 2 Processing (README, safety model)
 HELD_AT_MOST = 4 * CONCURRENCY
@@ -65,7 +65,7 @@ def _start(
         "--tasks",
         "tests.support.tasks_pipelines",
         "--lease",
-        LEASE,
+        SHORT_LEASE,
         "--grace",
         "5s",
         "--concurrency",
@@ -91,7 +91,7 @@ def _describe(conn: Conn, *procs: Any) -> Callable[[], str]:
 
 
 def _worker_id(conn: Conn, p: Any) -> Any:
-    wait_for(lambda: len(worker_ids_for_pid(conn, p.pid)) == 1, 30, lambda: _tails(p))
+    wait_until(lambda: len(worker_ids_for_pid(conn, p.pid)) == 1, 30, lambda: _tails(p))
     return worker_ids_for_pid(conn, p.pid)[0]
 
 
@@ -181,24 +181,22 @@ def test_pipeline_x300_with_a_worker_sigkilled_midway_ships_each_root_once(
     a_id = _worker_id(conn, a)
     _worker_id(conn, b)
     # a third of the last stage done, and the victim running some of it
-    wait_for(
+    wait_until(
         lambda: _done(conn, "p.ship") >= ROOTS // 3 and _running(conn, a_id, "p.ship") >= 2,
         60,
         _describe(conn, a, b),
         interval=0.002,
     )
-    os.killpg(a.pid, signal.SIGKILL)
-    killed_at = time.time()
-    a.wait(10)
+    killed_at = kill_group(a)
     shipped_at_kill = _done(conn, "p.ship")
     held = _held_by_the_dead(conn, a_id)
     c = _start(start_worker, log_dir)
-    took = wait_for(lambda: all_final(conn), 60, _describe(conn, b, c))
+    took = wait_until(lambda: all_final(conn), 60, _describe(conn, b, c))
     _stop(b, c)
 
     assert 0 < len(held) <= HELD_AT_MOST, held
     assert shipped_at_kill < ROOTS, "killed midway"
-    assert status_counts(conn) == {3: 3 * ROOTS} and queue_count(conn) == 0
+    assert status_counts(conn) == {JobStatus.PROCESSED: 3 * ROOTS} and queue_count(conn) == 0
     rows = {
         r[0]: r[1:]
         for r in conn.execute(
@@ -245,7 +243,8 @@ def test_pipeline_x300_with_a_worker_sigkilled_midway_ships_each_root_once(
 def _lineage_violations(conn: Conn) -> tuple[int, int, int]:
     """In one snapshot: children whose parent is not 3 Processed (or is missing),
     3 Processed parents without exactly CHILDREN children, parents 3 Processed."""
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT"
         " (SELECT count(*) FROM sk_task_results_t c WHERE c.task_type = 'g.child' AND NOT EXISTS"
         "   (SELECT 1 FROM sk_task_results_t p WHERE p.task_id = c.sk_parent_task_id"
@@ -255,8 +254,7 @@ def _lineage_violations(conn: Conn) -> tuple[int, int, int]:
         "   WHERE c.sk_parent_task_id = p.task_id) <> %s),"
         " (SELECT count(*) FROM sk_task_results_t WHERE task_type = 'g.parent' AND task_status = 3)",
         (CHILDREN,),
-    ).fetchone()
-    assert row is not None
+    )
     return int(row[0]), int(row[1]), int(row[2])
 
 
@@ -285,25 +283,23 @@ def test_ctx_post_children_exist_only_with_their_parents_success(
         assert (orphans, miscounted) == (0, 0), (orphans, miscounted, done)
         return orphans, miscounted, done
 
-    wait_for(
+    wait_until(
         lambda: consistent()[2] >= 60 and _running(conn, a_id, "g.parent") >= 5,
         60,
         _describe(conn, a, b),
         interval=0.002,
     )
-    os.killpg(a.pid, signal.SIGKILL)
-    killed_at = time.time()
-    a.wait(10)
+    killed_at = kill_group(a)
     held = _held_by_the_dead(conn, a_id)
     held_parents = held & set(parents)
-    took = wait_for(
+    took = wait_until(
         lambda: consistent() is not None and all_final(conn), 60, _describe(conn, b), interval=0.02
     )
     _stop(b)
 
     assert len(held_parents) >= 5, f"the kill caught only {len(held_parents)} parents running"
     assert _lineage_violations(conn) == (0, 0, PARENTS)
-    assert status_counts(conn) == {3: PARENTS * (1 + CHILDREN)}
+    assert status_counts(conn) == {JobStatus.PROCESSED: PARENTS * (1 + CHILDREN)}
     kids = conn.execute(
         "SELECT task_id, sk_parent_task_id, task_payload, task_source, sk_pipeline, sk_stage"
         " FROM sk_task_results_t WHERE task_type = 'g.child'"

@@ -17,7 +17,9 @@ import psycopg
 
 from skconsole.core.signature import final_exception_line
 from skconsole.producer import Producer
-from tests.support.tasks_faults import all_final, executions, status_counts, wait_exit, wait_for
+from tests.support.rows import one_row
+from tests.support.tasks_faults import all_final, executions, status_counts, wait_exit
+from tests.support.waiting import wait_until
 
 KEY = "report-7"
 
@@ -33,8 +35,7 @@ def _running(conn: psycopg.Connection[Any]) -> bool:
 
 
 def _result(conn: psycopg.Connection[Any]) -> tuple[int, int]:
-    row = conn.execute("SELECT task_status, task_error_count FROM sk_task_results_t").fetchone()
-    assert row is not None
+    row = one_row(conn, "SELECT task_status, task_error_count FROM sk_task_results_t")
     return int(row[0]), int(row[1])
 
 
@@ -55,10 +56,10 @@ def test_a_re_post_during_a_successful_run_runs_the_new_payload_once_after_it(
 ) -> None:
     task_id = _post(db, 1, sleep=2)
     w = spawn("--concurrency", "2")
-    wait_for(lambda: _running(conn), 30, _diag(conn, log_dir, w))
+    wait_until(lambda: _running(conn), 30, _diag(conn, log_dir, w))
     _post(db, 2)
 
-    wait_for(
+    wait_until(
         lambda: all_final(conn) and len(_versions(log_dir, task_id)) == 2,
         30,
         _diag(conn, log_dir, w),
@@ -75,10 +76,10 @@ def test_a_re_post_during_a_failing_run_runs_the_new_payload_once_afresh(
     newest payload starts afresh instead, ready now, its error count 0."""
     task_id = _post(db, 1, sleep=2, fail=True)
     w = spawn("--concurrency", "2")
-    wait_for(lambda: _running(conn), 30, _diag(conn, log_dir, w))
+    wait_until(lambda: _running(conn), 30, _diag(conn, log_dir, w))
     _post(db, 2)
 
-    wait_for(lambda: all_final(conn), 30, _diag(conn, log_dir, w))
+    wait_until(lambda: all_final(conn), 30, _diag(conn, log_dir, w))
 
     assert _versions(log_dir, task_id) == ["v1", "v2"]
     assert _result(conn) == (3, 0)
@@ -91,15 +92,15 @@ def test_a_re_post_during_a_run_that_is_handed_back_runs_the_new_payload_once(
     newest payload, and that run satisfies the re-post (it is not run again after)."""
     task_id = _post(db, 1, sleep=30)
     a = spawn("--concurrency", "2", "--grace", "0s")
-    wait_for(lambda: _running(conn), 30, _diag(conn, log_dir, a))
+    wait_until(lambda: _running(conn), 30, _diag(conn, log_dir, a))
     _post(db, 2)
     a.send_signal(signal.SIGTERM)
     assert wait_exit(a, 30) == 0, a.drain.tail()
     assert _result(conn) == (1, 0)
 
     b = spawn("--concurrency", "2")
-    wait_for(lambda: all_final(conn), 30, _diag(conn, log_dir, b))
-    wait_for(lambda: len(_versions(log_dir, task_id)) >= 2, 10, _diag(conn, log_dir, b))
+    wait_until(lambda: all_final(conn), 30, _diag(conn, log_dir, b))
+    wait_until(lambda: len(_versions(log_dir, task_id)) >= 2, 10, _diag(conn, log_dir, b))
 
     assert _versions(log_dir, task_id) == ["v1", "v2"]
     assert _result(conn) == (3, 0)
@@ -112,18 +113,17 @@ def test_a_re_post_during_a_run_that_is_reaped_runs_the_new_payload_once_even_at
     it as 5 Faulted, losing the re-post. The newest payload runs afresh instead."""
     task_id = _post(db, 1, sleep=60)
     a = spawn("--concurrency", "2")
-    wait_for(lambda: _running(conn), 30, _diag(conn, log_dir, a))
+    wait_until(lambda: _running(conn), 30, _diag(conn, log_dir, a))
     conn.execute("UPDATE sk_task_results_t SET task_error_count = 1")  # its last attempt (of 2)
     _post(db, 2)
     os.killpg(a.pid, signal.SIGKILL)
     a.wait(10)
 
     b = spawn("--concurrency", "2")
-    wait_for(lambda: all_final(conn), 60, _diag(conn, log_dir, b))
-    wait_for(lambda: len(_versions(log_dir, task_id)) >= 2, 10, _diag(conn, log_dir, b))
+    wait_until(lambda: all_final(conn), 60, _diag(conn, log_dir, b))
+    wait_until(lambda: len(_versions(log_dir, task_id)) >= 2, 10, _diag(conn, log_dir, b))
 
     assert _versions(log_dir, task_id) == ["v1", "v2"]
     assert _result(conn) == (3, 0)
-    error = conn.execute("SELECT task_last_error FROM sk_task_results_t").fetchone()
-    assert error is not None
+    error = one_row(conn, "SELECT task_last_error FROM sk_task_results_t")
     assert final_exception_line(error[0]).startswith("skconsole.HungJob: worker gone")

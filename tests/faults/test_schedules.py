@@ -14,7 +14,6 @@ twice or run twice at once shows. Ticks are compared on the server's clock
 from __future__ import annotations
 
 import math
-import os
 import signal
 import subprocess
 import time
@@ -29,22 +28,22 @@ import psycopg
 
 from skconsole.core.schedule import TICK_NAMESPACE
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from tests.support.tasks_faults import (
+    REAP_AFTER_S,
+    SHORT_LEASE,
     Execution,
     OutputDrain,
     executions,
+    kill_group,
     overlaps,
     wait_exit,
-    wait_for,
 )
+from tests.support.waiting import wait_until
 
 Conn = psycopg.Connection[Any]
 StartWorker = Callable[..., subprocess.Popen[str]]
 
-#: the workers' lease: the smallest the CLI takes, so a killed worker's jobs are
-#: reaped 6 s (lease + 20%) after its last renewal
-LEASE = "5s"
-REAP_AFTER_S = 6.0
 #: a tick is posted within this long of its time by a running worker: they look at
 #: each tick time (and at least once a second), on the upkeep connection, which a
 #: reap or a metrics write may hold up a moment (workers on one host add to the
@@ -168,7 +167,7 @@ class Workers:
             "--types",
             self.task_type,
             "--lease",
-            LEASE,
+            SHORT_LEASE,
             "--grace",
             "5s",
             "--concurrency",
@@ -230,7 +229,7 @@ def _wait_defined(conn: Conn, workers: Workers, task_type: str, every: float) ->
             found.append(row)
         return row is not None
 
-    wait_for(defined, 30, workers.tail, interval=0.01)
+    wait_until(defined, 30, workers.tail, interval=0.01)
     last_tick, _, defined_at, posted = found[-1]
     if posted:  # a tick was taken before we looked: the definition's is the one before
         last_tick = min(_ticks(_tick_jobs(conn, task_type, every))) - timedelta(seconds=every)
@@ -251,7 +250,7 @@ def _check_runs_once(
         f"the logs' jobs are not the posted jobs: {_show(jobs)}\nruns {list(runs.values())}"
     )
     for j in jobs:
-        assert j.status == 3, j
+        assert j.status == JobStatus.PROCESSED, j
         job_runs = runs[str(j.task_id)]
         assert not overlaps(job_runs), job_runs
         assert len(job_runs) == 1, f"tick {j.tick} ran {len(job_runs)} times: {job_runs}"
@@ -272,7 +271,7 @@ def test_three_workers_every_2s_post_and_run_each_tick_once(
     initial = _wait_defined(conn, workers, task_type, every)
     workers.start()
     workers.start()
-    wait_for(lambda: _alive(conn) == 3, 30, workers.tail)
+    wait_until(lambda: _alive(conn) == 3, 30, workers.tail)
     # about 11 s after the definition, half-way between two ticks: 5 ticks posted
     stop_at = initial + timedelta(seconds=5 * every + every / 2)
     time.sleep(max(0.0, (stop_at - _server_now(conn)).total_seconds()))
@@ -319,8 +318,8 @@ def test_worker_sigkilled_at_a_tick_loses_and_duplicates_none(
     initial = _wait_defined(conn, workers, task_type, every)
     workers.start()
     workers.start()
-    wait_for(lambda: _alive(conn) == 3, 30, workers.tail)
-    wait_for(lambda: len(_tick_jobs(conn, task_type, every)) >= 4, 30, workers.tail)
+    wait_until(lambda: _alive(conn) == 3, 30, workers.tail)
+    wait_until(lambda: len(_tick_jobs(conn, task_type, every)) >= 4, 30, workers.tail)
 
     posted_by = {pid: n for pid, n in workers.posters().items() if n}
     victim_pid = (
@@ -328,17 +327,15 @@ def test_worker_sigkilled_at_a_tick_loses_and_duplicates_none(
     )
     victim = next(p for p in workers.procs if p.pid == victim_pid)
     tick = _sleep_to_phase(conn, every, 0.002)
-    os.killpg(victim.pid, signal.SIGKILL)
-    killed_at = time.time()
-    victim.wait(10)
+    killed_at = kill_group(victim)
     # the survivors post the ticks after the kill: a few of them
-    wait_for(
+    wait_until(
         lambda: sum(1 for j in _tick_jobs(conn, task_type, every) if j.tick > tick) >= 3,
         30,
         workers.tail,
     )
     # a tick job the victim held is reaped once its lease lapses, then run again
-    wait_for(
+    wait_until(
         lambda: (
             conn.execute(
                 "SELECT count(*) FROM sk_task_results_t WHERE task_type = %s AND task_status <> 3",
@@ -371,7 +368,7 @@ def test_worker_sigkilled_at_a_tick_loses_and_duplicates_none(
         assert len(job_runs) == 2 and job_runs[0].pid == victim.pid, job_runs
         assert job_runs[1].started - killed_at >= REAP_AFTER_S - 1.0, job_runs
     assert len(again) <= 1, again
-    assert all(j.status == 3 for j in jobs)
+    assert all(j.status == JobStatus.PROCESSED for j in jobs)
     print(
         f"\nkilled pid {victim.pid} at tick {tick.time()} (+2 ms); {len(jobs)} ticks;"
         f" re-run after the kill: {len(again)}; posted per worker {workers.posters()}"
@@ -391,8 +388,8 @@ def test_worker_sigkilled_running_a_tick_job_runs_it_again_once_after_its_lease(
     workers.start()
     initial = _wait_defined(conn, workers, task_type, every)
     workers.start()
-    wait_for(lambda: _alive(conn) == 2, 30, workers.tail)
-    wait_for(lambda: len(_tick_jobs(conn, task_type, every)) >= 2, 30, workers.tail)
+    wait_until(lambda: _alive(conn) == 2, 30, workers.tail)
+    wait_until(lambda: len(_tick_jobs(conn, task_type, every)) >= 2, 30, workers.tail)
 
     tick = _sleep_to_phase(conn, every, 0.0)
     running: list[Any] = []
@@ -409,13 +406,11 @@ def test_worker_sigkilled_running_a_tick_job_runs_it_again_once_after_its_lease(
     def started() -> bool:  # claimed, and its handler running (logged its start)
         return claimed() and str(running[0][0]) in executions(log_dir)
 
-    wait_for(started, 5, workers.tail, interval=0.002)
+    wait_until(started, 5, workers.tail, interval=0.002)
     ((job_id, victim_pid),) = running
     victim = next(p for p in workers.procs if p.pid == victim_pid)
-    os.killpg(victim.pid, signal.SIGKILL)
-    killed_at = time.time()
-    victim.wait(10)
-    wait_for(
+    killed_at = kill_group(victim)
+    wait_until(
         lambda: (
             conn.execute(
                 "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (job_id,)
@@ -432,7 +427,7 @@ def test_worker_sigkilled_running_a_tick_job_runs_it_again_once_after_its_lease(
     jobs = _tick_jobs(conn, task_type, every, until=stopped)
     expected = _consecutive(initial + timedelta(seconds=every), _floor(stopped, every), every)
     assert _ticks(jobs) == expected, f"a tick lost or posted twice: {_show(jobs)}"
-    assert all(j.status == 3 for j in jobs)
+    assert all(j.status == JobStatus.PROCESSED for j in jobs)
     runs = executions(log_dir, {victim.pid: killed_at})
     assert set(runs) == {str(j.task_id) for j in jobs}
     for task_id, job_runs in runs.items():
@@ -469,12 +464,12 @@ def test_a_stopping_worker_takes_no_tick(
     workers = Workers(start_worker, log_dir, task_type)
     workers.start()
     _wait_defined(conn, workers, task_type, every)
-    wait_for(lambda: len(executions(log_dir)) >= 1, 30, workers.tail, interval=0.005)
+    wait_until(lambda: len(executions(log_dir)) >= 1, 30, workers.tail, interval=0.005)
     term = _server_now(conn)
     workers.stop()
 
     jobs = _tick_jobs(conn, task_type, every)
-    running = [j for j in jobs if j.tick <= term and j.status == 3]
+    running = [j for j in jobs if j.tick <= term and j.status == JobStatus.PROCESSED]
     assert running, f"the job running at the SIGTERM finished in its grace: {_show(jobs)}"
     late = [j for j in jobs if j.posted > term]
     assert not late, (
@@ -501,7 +496,7 @@ def _downtime(
     Returns the last tick taken before the downtime and when the worker was started."""
     workers.start()
     _wait_defined(conn, workers, task_type, every)
-    wait_for(lambda: len(_tick_jobs(conn, task_type, every)) >= 2, 30, workers.tail)
+    wait_until(lambda: len(_tick_jobs(conn, task_type, every)) >= 2, 30, workers.tail)
     _sleep_to_phase(conn, every, every / 2)
     workers.stop()
     before = _schedule_row(conn, task_type)[0]  # type: ignore[index]
@@ -523,7 +518,7 @@ def test_missed_once_posts_the_latest_missed_tick_once_after_downtime(
     task_type, every = "s.once1", 1.0
     workers = Workers(start_worker, log_dir, task_type)
     before, started = _downtime(conn, workers, task_type, every, missed_ticks=3)
-    wait_for(
+    wait_until(
         lambda: (
             max(_ticks(_tick_jobs(conn, task_type, every))) >= before + timedelta(seconds=6 * every)
         ),
@@ -566,7 +561,7 @@ def test_missed_skip_posts_no_missed_tick_after_downtime(
     task_type, every = "s.skip2", 2.0
     workers = Workers(start_worker, log_dir, task_type)
     before, started = _downtime(conn, workers, task_type, every, missed_ticks=2)
-    wait_for(
+    wait_until(
         lambda: (
             max(_ticks(_tick_jobs(conn, task_type, every)))
             >= datetime.fromtimestamp(started, UTC) + timedelta(seconds=2 * every)
@@ -626,7 +621,7 @@ def test_missed_skip_after_a_long_downtime_posts_no_job(
     )
     workers.start()
     workers.start()
-    wait_for(
+    wait_until(
         lambda: _schedule_row(conn, task_type)[0] == initial,  # type: ignore[index]
         30,
         workers.tail,
@@ -656,8 +651,8 @@ def test_pause_holds_the_schedule_and_resume_posts_one_catch_up(
     workers.start()
     _wait_defined(conn, workers, task_type, every)
     workers.start()
-    wait_for(lambda: _alive(conn) == 2, 30, workers.tail)
-    wait_for(lambda: len(_tick_jobs(conn, task_type, every)) >= 1, 30, workers.tail)
+    wait_until(lambda: _alive(conn) == 2, 30, workers.tail)
+    wait_until(lambda: len(_tick_jobs(conn, task_type, every)) >= 1, 30, workers.tail)
 
     _sleep_to_phase(conn, every, 1.0)
     paused = run_cli("pause", task_type, "--yes")
@@ -676,7 +671,7 @@ def test_pause_holds_the_schedule_and_resume_posts_one_catch_up(
         "SELECT tt_updated_at_ts FROM sk_task_types_t WHERE task_type = %s", (task_type,)
     ).fetchone()[0]  # type: ignore[index]
     assert _alive(conn) == 2
-    wait_for(
+    wait_until(
         lambda: (
             max(_ticks(_tick_jobs(conn, task_type, every)))
             >= _floor(resumed_at, every) + timedelta(seconds=2 * every)
@@ -728,8 +723,8 @@ def test_schedule_row_locked_across_a_tick_still_posts_it_once(
     _wait_defined(conn, workers, task_type, every)
     workers.start()
     workers.start()
-    wait_for(lambda: _alive(conn) == 3, 30, workers.tail)
-    wait_for(lambda: len(_tick_jobs(conn, task_type, every)) >= 1, 30, workers.tail)
+    wait_until(lambda: _alive(conn) == 3, 30, workers.tail)
+    wait_until(lambda: len(_tick_jobs(conn, task_type, every)) >= 1, 30, workers.tail)
 
     boundary = _sleep_to_phase(conn, every, every - 0.5) + timedelta(seconds=every)
     waiting: list[int] = []
@@ -752,7 +747,7 @@ def test_schedule_row_locked_across_a_tick_still_posts_it_once(
         _sleep_to_phase(conn, every, 1.2)
         released = _server_now(conn)
         locker.rollback()
-    wait_for(
+    wait_until(
         lambda: any(j.tick == boundary for j in _tick_jobs(conn, task_type, every)),
         10,
         workers.tail,

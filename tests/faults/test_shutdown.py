@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.tasks_faults import (
     LEASE,
@@ -25,8 +26,8 @@ from tests.support.tasks_faults import (
     queue_count,
     status_counts,
     wait_exit,
-    wait_for,
 )
+from tests.support.waiting import wait_until
 
 
 def _diag(conn: psycopg.Connection[Any], w: Any) -> Callable[[], str]:
@@ -68,7 +69,7 @@ def test_sigterm_lets_running_jobs_finish_within_grace(
     with Producer(db) as p:
         ids = p.post_many([Job("slow", 2.0) for _ in range(15)]).ids
     w = spawn("--concurrency", "5", "--grace", "30s", "--batch-size", "5")
-    wait_for(lambda: _processing(conn) == 5, 60, _diag(conn, w))
+    wait_until(lambda: _processing(conn) == 5, 60, _diag(conn, w))
     running = [
         r[0]
         for r in conn.execute(
@@ -81,7 +82,7 @@ def test_sigterm_lets_running_jobs_finish_within_grace(
     print(f"\nexit {code} {time.monotonic() - t0:.1f}s after SIGTERM (jobs needed up to 2 s)")
     assert code == 0, w.drain.tail()
     assert _processing(conn) == 0
-    assert status_counts(conn) == {3: 5, 1: 10}
+    assert status_counts(conn) == {JobStatus.PROCESSED: 5, JobStatus.UNPROCESSED: 10}
     done = {
         r[0] for r in conn.execute("SELECT task_id FROM sk_task_results_t WHERE task_status = 3")
     }
@@ -105,7 +106,7 @@ def test_sigterm_past_grace_hands_sync_jobs_back_after_their_threads_are_gone(
     with Producer(db) as p:
         ids = p.post_many([Job("slow", 30.0) for _ in range(5)]).ids
     w = spawn("--concurrency", "5", "--grace", "1s")
-    wait_for(lambda: _processing(conn) == 5, 60, _diag(conn, w))
+    wait_until(lambda: _processing(conn) == 5, 60, _diag(conn, w))
     t0 = time.monotonic()
     w.send_signal(signal.SIGTERM)
     code = wait_exit(w, 60)
@@ -127,7 +128,7 @@ def test_second_sigint_hands_back_immediately(
         sync_ids = p.post_many([Job("slow", 30.0) for _ in range(3)]).ids
         async_ids = p.post_many([Job("slow-async", 30.0) for _ in range(3)]).ids
     w = spawn("--concurrency", "6", "--grace", "60s")
-    wait_for(lambda: _processing(conn) == 6, 60, _diag(conn, w))
+    wait_until(lambda: _processing(conn) == 6, 60, _diag(conn, w))
     w.send_signal(signal.SIGINT)
     time.sleep(1.5)  # an operator's second Ctrl-C, not a duplicate delivery of the first
     assert w.poll() is None, "still in its grace period after one SIGINT"
@@ -154,7 +155,7 @@ def test_ctrl_c_on_a_supervised_worker_gives_running_jobs_their_grace(
     with Producer(db) as p:
         ids = p.post_many([Job("slow", 2.0) for _ in range(4)]).ids
     sup = spawn("--processes", "2", "--concurrency", "2", "--grace", "30s")
-    wait_for(lambda: _processing(conn) == 4, 60, _diag(conn, sup))
+    wait_until(lambda: _processing(conn) == 4, 60, _diag(conn, sup))
     t0 = time.monotonic()
     os.killpg(sup.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
     code = wait_exit(sup, 60)
@@ -164,5 +165,7 @@ def test_ctrl_c_on_a_supervised_worker_gives_running_jobs_their_grace(
     handed_back = sum("handing running jobs back" in line for line in sup.drain.lines)
     print(f"statuses after Ctrl-C: {counts}; 'handing running jobs back' log lines: {handed_back}")
     assert _processing(conn) == 0
-    assert counts == {3: 4}, "the running jobs were handed back instead of finishing within grace"
+    assert counts == {JobStatus.PROCESSED: 4}, (
+        "the running jobs were handed back instead of finishing within grace"
+    )
     assert completions(log_dir) == {str(i): 1 for i in ids}

@@ -20,24 +20,25 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from skconsole.worker.shutdown import FINAL_WRITES_BOUND
 from tests.support.netproxy import FreezableProxy
 from tests.support.tasks_faults import (
+    SHORT_LEASE,
     all_final,
     completions,
     executions,
     overlaps,
     status_counts,
     wait_exit,
-    wait_for,
     worker_ids_for_pid,
 )
+from tests.support.waiting import wait_until
 
 #: the path to the server goes silent: the server is part of what this checks
 pytestmark = pytest.mark.server
 
-LEASE = "5s"
 GRACE_S = 2.0
 #: far longer than the grace period: A can only stop them, never finish them
 JOB_S = 8.0
@@ -71,9 +72,9 @@ def test_sigterm_during_a_partition_ends_the_worker_and_leaves_its_jobs_to_the_l
             ).ids
         }
     a = spawn(
-        "--concurrency", "4", "--dsn", proxy.dsn, "--lease", LEASE, "--grace", f"{GRACE_S:g}s"
+        "--concurrency", "4", "--dsn", proxy.dsn, "--lease", SHORT_LEASE, "--grace", f"{GRACE_S:g}s"
     )
-    wait_for(lambda: _held_by(conn, a.pid) == long_ids, 60, lambda: a.drain.tail(20))
+    wait_until(lambda: _held_by(conn, a.pid) == long_ids, 60, lambda: a.drain.tail(20))
     with Producer(db) as p:  # waiting jobs A cannot claim (its slots are full)
         waiting_ids = {str(i) for i in p.post_many([Job("ok", None) for _ in range(3)]).ids}
 
@@ -89,18 +90,18 @@ def test_sigterm_during_a_partition_ends_the_worker_and_leaves_its_jobs_to_the_l
     assert left, a.drain.tail()
     assert all(task_id in "\n".join(left) for task_id in long_ids), a.drain.tail()
 
-    b = spawn("--concurrency", "5", "--lease", LEASE)
+    b = spawn("--concurrency", "5", "--lease", SHORT_LEASE)
     # still partitioned: B gets A's jobs back only through the lease (the reaper)
-    wait_for(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
+    wait_until(lambda: all_final(conn), 90, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
     proxy.thaw()
-    wait_for(lambda: all_final(conn), 30, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
+    wait_until(lambda: all_final(conn), 30, lambda: f"{status_counts(conn)}\n{b.drain.tail(20)}")
 
     reaped = conn.execute(
         "SELECT task_id::text FROM sk_task_results_t WHERE task_error_count = 1"
         " AND task_last_error::json->>'Type' = 'skconsole.HungJob'"
     ).fetchall()
     runs = executions(log_dir, deaths={a.pid: died})
-    assert status_counts(conn) == {3: len(long_ids) + len(waiting_ids)}
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(long_ids) + len(waiting_ids)}
     assert {r[0] for r in reaped} == long_ids
     assert completions(log_dir) == {i: 1 for i in long_ids | waiting_ids}
     for task_id in long_ids:  # A's, stopped at the end of the grace period; B's

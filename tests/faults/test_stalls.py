@@ -15,30 +15,32 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
+from tests.support.rows import one_row
 from tests.support.tasks_faults import (
+    SHORT_LEASE,
     all_final,
     completions,
     status_counts,
-    wait_for,
     worker_ids_for_pid,
     worker_states,
 )
+from tests.support.waiting import wait_until
 
 #: The workers run under the shortest lease (5 s, reapable after 6 s): the stats rows
 #: are held locked for twice that, which shows the same as a longer lock would (a
 #: lease that lapsed would have been reaped by then), and the long job outlasts it.
-LEASE = "5s"
 LOCK_S = 12.0
 LONG_JOB_S = 15.0
 
 
 def _stats_rows(conn: psycopg.Connection[Any]) -> tuple[int, int]:
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT (SELECT count(*) FROM sk_task_execution_time_stats_t),"
-        " (SELECT count(*) FROM sk_metrics_t)"
-    ).fetchone()
-    assert row is not None
+        " (SELECT count(*) FROM sk_metrics_t)",
+    )
     return int(row[0]), int(row[1])
 
 
@@ -53,23 +55,25 @@ def test_a_worker_whose_stats_writes_wait_on_a_lock_is_never_robbed(
     short jobs are written while the stats rows are still locked."""
     with Producer(db) as p:
         warm = p.post_many([Job("ok", i) for i in range(5)]).ids
-    a = spawn("--concurrency", "4", "--lease", LEASE)
-    wait_for(lambda: all_final(conn), 60, lambda: a.drain.tail(20))
-    wait_for(lambda: all(n > 0 for n in _stats_rows(conn)), 30, lambda: a.drain.tail(20))
+    a = spawn("--concurrency", "4", "--lease", SHORT_LEASE)
+    wait_until(lambda: all_final(conn), 60, lambda: a.drain.tail(20))
+    wait_until(lambda: all(n > 0 for n in _stats_rows(conn)), 30, lambda: a.drain.tail(20))
     a_id = worker_ids_for_pid(conn, a.pid)[0]
     with Producer(db) as p:
         long_job = p.post("slow-async", LONG_JOB_S)
-    wait_for(lambda: status_counts(conn).get(2) == 1, 30, lambda: a.drain.tail(20))
-    b = spawn("--concurrency", "4", "--types", "brief", "--lease", LEASE)
-    wait_for(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 30, lambda: b.drain.tail(20))
+    wait_until(
+        lambda: status_counts(conn).get(JobStatus.PROCESSING) == 1, 30, lambda: a.drain.tail(20)
+    )
+    b = spawn("--concurrency", "4", "--types", "brief", "--lease", SHORT_LEASE)
+    wait_until(lambda: len(worker_ids_for_pid(conn, b.pid)) == 1, 30, lambda: b.drain.tail(20))
 
     def long_job_row() -> tuple[Any, ...]:
-        row = conn.execute(
+        row = one_row(
+            conn,
             "SELECT task_status, task_error_count, sk_owner_worker_id FROM sk_task_results_t"
             " WHERE task_id = %s",
             (long_job,),
-        ).fetchone()
-        assert row is not None
+        )
         return tuple(row)
 
     seen: set[tuple[Any, ...]] = set()
@@ -81,7 +85,7 @@ def test_a_worker_whose_stats_writes_wait_on_a_lock_is_never_robbed(
         while time.monotonic() < deadline:
             seen.add(long_job_row())
             time.sleep(1.0)
-        written_meanwhile = status_counts(conn).get(3, 0)
+        written_meanwhile = status_counts(conn).get(JobStatus.PROCESSED, 0)
         a_state = worker_states(conn).get(a_id)
         locker.rollback()
 
@@ -91,7 +95,7 @@ def test_a_worker_whose_stats_writes_wait_on_a_lock_is_never_robbed(
     assert seen == {(2, 0, a_id)}, "the long job was reaped from its live worker"
     assert a_state == "alive"
     assert written_meanwhile == len(warm) + len(short), "results waited for the stats rows"
-    wait_for(lambda: all_final(conn), 60, lambda: a.drain.tail(20))
+    wait_until(lambda: all_final(conn), 60, lambda: a.drain.tail(20))
     assert long_job_row() == (3, 0, a_id)
     assert completions(log_dir)[str(long_job)] == 1
     for w in (a, b):
@@ -108,8 +112,8 @@ def test_a_cancelled_statement_is_retried_on_its_connection_not_by_reconnecting(
     with Producer(db) as p:
         p.post_many([Job("ok", i) for i in range(5)])
     w = spawn("--concurrency", "4")
-    wait_for(lambda: all_final(conn), 60, lambda: w.drain.tail(20))
-    wait_for(lambda: all(n > 0 for n in _stats_rows(conn)), 30, lambda: w.drain.tail(20))
+    wait_until(lambda: all_final(conn), 60, lambda: w.drain.tail(20))
+    wait_until(lambda: all(n > 0 for n in _stats_rows(conn)), 30, lambda: w.drain.tail(20))
 
     def sessions() -> dict[str, int]:
         rows = conn.execute(
@@ -143,7 +147,7 @@ def test_a_cancelled_statement_is_retried_on_its_connection_not_by_reconnecting(
     print(f"\ncancelled {cancelled} waiting statement(s); sessions before {before}, after {after}")
     assert cancelled > 0
     assert after == before, "a cancelled statement made the worker reconnect"
-    wait_for(
+    wait_until(
         lambda: (
             conn.execute(
                 "SELECT coalesce(sum(metric_value), 0) FROM sk_metrics_t"

@@ -15,15 +15,17 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.support.netproxy import FreezableProxy
 from tests.support.tasks_faults import (
     all_final,
     completions,
     status_counts,
+    stop_gracefully,
     wait_exit,
-    wait_for,
 )
+from tests.support.waiting import wait_until
 
 #: the path to the server is cut: the server is part of what this checks
 pytestmark = pytest.mark.server
@@ -44,15 +46,14 @@ def test_a_worker_started_while_the_server_is_down_keeps_trying_and_runs_the_job
         ids = p.post_many([Job("ok", None) for _ in range(5)]).ids
     proxy.down()
     w = spawn("--dsn", proxy.dsn, "--concurrency", "5")
-    wait_for(lambda: _attempts(w) >= 3 or w.poll() is not None, 60, w.drain.tail)
+    wait_until(lambda: _attempts(w) >= 3 or w.poll() is not None, 60, w.drain.tail)
     assert w.poll() is None, "gave up while the server was down\n" + w.drain.tail()
 
     proxy.up()
-    wait_for(lambda: all_final(conn), 60, lambda: f"{status_counts(conn)}\n{w.drain.tail()}")
-    assert status_counts(conn) == {3: 5}
+    wait_until(lambda: all_final(conn), 60, lambda: f"{status_counts(conn)}\n{w.drain.tail()}")
+    assert status_counts(conn) == {JobStatus.PROCESSED: 5}
     assert completions(log_dir) == {str(i): 1 for i in ids}
-    w.send_signal(signal.SIGTERM)
-    assert wait_exit(w, 60) == 0, w.drain.tail()
+    stop_gracefully(w)
 
 
 def test_sigterm_while_a_worker_waits_for_the_server_ends_it_with_exit_code_0(
@@ -62,7 +63,7 @@ def test_sigterm_while_a_worker_waits_for_the_server_ends_it_with_exit_code_0(
     connect timeout); SIGTERM in the middle of it ends the worker, nothing claimed."""
     proxy.freeze()
     w = spawn("--dsn", proxy.dsn)
-    wait_for(lambda: proxy.accepted >= 1, 60, w.drain.tail)
+    wait_until(lambda: proxy.accepted >= 1, 60, w.drain.tail)
     w.send_signal(signal.SIGTERM)
     code = wait_exit(w, 60)  # a guard: it ends at once
     assert code == 0, w.drain.tail()

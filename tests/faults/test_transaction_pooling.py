@@ -34,6 +34,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.read.workers import workers
@@ -50,9 +51,9 @@ from tests.support.tasks_faults import (
     owned_in_flight,
     status_counts,
     wait_exit,
-    wait_for,
     worker_ids_for_pid,
 )
+from tests.support.waiting import wait_until
 
 #: server connections the pooler may open: fewer than one worker's links
 POOL_SIZE = 4
@@ -76,7 +77,7 @@ def _describe(conn: psycopg.Connection[Any], *procs: Any) -> Callable[[], str]:
 
 
 def _exactly_once(conn: psycopg.Connection[Any], log_dir: Path, ids: list[Any]) -> None:
-    assert status_counts(conn) == {3: len(ids)}, "every job processed, none lost"
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(ids)}, "every job processed, none lost"
     done = completions(log_dir)
     twice = {k: n for k, n in done.items() if n != 1}
     assert not twice, f"{len(twice)} job(s) completed more than once"
@@ -109,7 +110,7 @@ def test_a_drain_through_transaction_pooling_runs_every_job_exactly_once_on_shar
         assert len(alive) <= 2
         return all_final(conn)
 
-    took = wait_for(drained, 300, _describe(conn, *procs), interval=0.2)
+    took = wait_until(drained, 300, _describe(conn, *procs), interval=0.2)
 
     print(f"\n20,000 jobs drained through the pooler in {took:.1f}s on {most} server connections")
     assert most <= POOL_SIZE
@@ -126,9 +127,14 @@ def test_running_jobs_keep_their_lease_when_the_pooler_moves_them_to_other_serve
     bouncer = _pooler(bouncers)
     ids = _post(bouncer.dsn, [Job("slow-async", 3.0) for _ in range(20)])
     a, b = (spawn("--dsn", bouncer.dsn, "--concurrency", "10") for _ in range(2))
-    wait_for(lambda: status_counts(conn).get(2, 0) == 20, 60, _describe(conn, a, b), interval=0.05)
+    wait_until(
+        lambda: status_counts(conn).get(JobStatus.PROCESSING, 0) == 20,
+        60,
+        _describe(conn, a, b),
+        interval=0.05,
+    )
     backends: set[int] = set()
-    while status_counts(conn).get(3, 0) < 20:
+    while status_counts(conn).get(JobStatus.PROCESSED, 0) < 20:
         bouncer.admin("RECONNECT")
         rows = conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
@@ -137,7 +143,7 @@ def test_running_jobs_keep_their_lease_when_the_pooler_moves_them_to_other_serve
         backends |= {r[0] for r in rows}
         time.sleep(0.3)
 
-    wait_for(lambda: all_final(conn), 60, _describe(conn, a, b))
+    wait_until(lambda: all_final(conn), 60, _describe(conn, a, b))
     print(f"\nthe jobs' transactions ran on {len(backends)} server sessions")
     assert len(backends) > POOL_SIZE, "the server sessions were replaced while the jobs ran"
     _exactly_once(conn, log_dir, ids)
@@ -160,13 +166,18 @@ def test_a_pooler_restart_mid_drain_loses_no_job_and_runs_none_twice_at_once(
     bouncer = _pooler(bouncers)
     ids = _post(bouncer.dsn, [Job("slow-async", 0.2) for _ in range(3_000)])
     a, b = (spawn("--dsn", bouncer.dsn, "--concurrency", "20") for _ in range(2))
-    wait_for(lambda: status_counts(conn).get(3, 0) > 500, 120, _describe(conn, a, b), interval=0.05)
+    wait_until(
+        lambda: status_counts(conn).get(JobStatus.PROCESSED, 0) > 500,
+        120,
+        _describe(conn, a, b),
+        interval=0.05,
+    )
 
     bouncer.stop(kill=True)
     time.sleep(1.0)  # the pooler is down for a second: nothing can reach the server
     bouncer.start()
 
-    wait_for(lambda: all_final(conn), 300, _describe(conn, a, b))
+    wait_until(lambda: all_final(conn), 300, _describe(conn, a, b))
     _exactly_once(conn, log_dir, ids)
     runs = executions(log_dir)
     assert not [p for r in runs.values() for p in overlaps(r)], "no two executions overlapped"
@@ -182,9 +193,9 @@ def test_a_killed_worker_behind_the_pooler_is_judged_gone_by_its_lease_and_its_j
     bouncer = _pooler(bouncers)
     ids = _post(bouncer.dsn, [Job("slow", 3.0) for _ in range(20)])
     a = spawn("--dsn", bouncer.dsn, "--concurrency", "10", "--batch-size", "10")
-    wait_for(lambda: worker_ids_for_pid(conn, a.pid), 60, _describe(conn, a))
+    wait_until(lambda: worker_ids_for_pid(conn, a.pid), 60, _describe(conn, a))
     (a_id,) = worker_ids_for_pid(conn, a.pid)
-    wait_for(lambda: len(owned_in_flight(conn, a_id)) == 10, 60, _describe(conn, a))
+    wait_until(lambda: len(owned_in_flight(conn, a_id)) == 10, 60, _describe(conn, a))
     b = spawn("--dsn", bouncer.dsn, "--concurrency", "10")
     reader = Database(bouncer.dsn)
 
@@ -197,13 +208,13 @@ def test_a_killed_worker_behind_the_pooler_is_judged_gone_by_its_lease_and_its_j
     os.killpg(a.pid, signal.SIGKILL)
     killed = time.monotonic()
     a.wait(10)
-    wait_for(lambda: state_of(a_id)[0] == "gone", 60, lambda: str(state_of(a_id)))
+    wait_until(lambda: state_of(a_id)[0] == "gone", 60, lambda: str(state_of(a_id)))
     gone_after = time.monotonic() - killed
 
     print(f"\nthe killed worker was judged gone {gone_after:.1f}s after SIGKILL")
     assert gone_after <= LEASE + MARGIN + 3
-    wait_for(lambda: all_final(conn), 120, _describe(conn, b))
-    assert status_counts(conn) == {3: len(ids)}
+    wait_until(lambda: all_final(conn), 120, _describe(conn, b))
+    assert status_counts(conn) == {JobStatus.PROCESSED: len(ids)}
     done = completions(log_dir)
     assert set(done) == {str(i) for i in ids} and set(done.values()) == {1}
     _stop(b)
@@ -220,12 +231,12 @@ def test_an_operator_cancel_reaches_a_running_job_behind_the_pooler(
     bouncer = _pooler(bouncers)
     (task_id,) = _post(bouncer.dsn, [Job("cooperative", 60)])
     w = spawn("--dsn", bouncer.dsn)
-    wait_for(lambda: status_counts(conn).get(2) == 1, 60, _describe(conn, w))
+    wait_until(lambda: status_counts(conn).get(JobStatus.PROCESSING) == 1, 60, _describe(conn, w))
 
     asked = time.monotonic()
     proc = run_cli("--dsn", bouncer.dsn, "cancel", "--id", str(task_id), "--yes", use_dsn=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    wait_for(lambda: status_counts(conn) == {7: 1}, 30, _describe(conn, w))
+    wait_until(lambda: status_counts(conn) == {JobStatus.CANCELLED: 1}, 30, _describe(conn, w))
 
     print(f"\nthe running job was cancelled {time.monotonic() - asked:.1f}s after the request")
     _stop(w)
@@ -245,7 +256,7 @@ def test_with_the_server_reset_after_every_transaction_jobs_still_run_exactly_on
     ids = _post(bouncer.dsn, [Job("ok", i) for i in range(2_000)])
     w = spawn("--dsn", bouncer.dsn, "--concurrency", "10")
 
-    wait_for(lambda: all_final(conn), 120, _describe(conn, w))
+    wait_until(lambda: all_final(conn), 120, _describe(conn, w))
 
     _exactly_once(conn, log_dir, ids)
     _stop(w)

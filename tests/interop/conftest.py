@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,9 @@ from psycopg.rows import dict_row
 
 from tests.conftest import ROOT, skconsole_cmd
 from tests.interop.dotnet_app import DotNetApp, NetMapping
+from tests.support.statuses import named
 from tests.support.tasks_faults import OutputDrain
+from tests.support.waiting import wait_until
 
 
 def skconsole_setup(dsn: str) -> None:
@@ -169,7 +170,7 @@ def statuses(dsn: str, mapping: NetMapping | None = None) -> dict[int, int]:
         rows = c.execute(
             sql.SQL("SELECT task_status, count(*) FROM {} GROUP BY 1").format(sql.Identifier(table))
         ).fetchall()
-    return {int(s): int(n) for s, n in rows}
+    return {named(int(s)): int(n) for s, n in rows}
 
 
 def wait_for(
@@ -178,11 +179,6 @@ def wait_for(
     timeout: float = 30.0,
     interval: float = 0.05,
 ) -> None:
-    """Wait until ``predicate()`` holds, at most ``timeout`` seconds; the failure says
-    what was awaited."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval)
-    raise AssertionError(f"not within {timeout:g}s: {what}")
+    """:func:`~tests.support.waiting.wait_until`, ``what`` first and this tier's defaults
+    (a .NET consumer polls quickly)."""
+    wait_until(predicate, timeout, what, interval)

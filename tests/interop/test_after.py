@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.interop.conftest import Workers, result_row, wait_for
 from tests.interop.dotnet_app import PROCESSED, DotNetApp, dotnet_json
@@ -31,7 +32,7 @@ def test_a_dotnet_finish_releases_the_waiting_job_through_the_sweep(
     assert first is not None and first.task_id == parent
     assert result_row(net_db, parent)["task_status"] == PROCESSED
     assert app.run_one() is None, ".NET must not see a job that still waits"
-    assert result_row(net_db, child)["task_status"] == 1
+    assert result_row(net_db, child)["task_status"] == JobStatus.UNPROCESSED
 
     # a skconsole worker that runs none of these types: only its sweep acts
     worker: Any = workers.start(net_db, "--types", CHARGE_CARD)

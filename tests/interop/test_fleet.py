@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from skconsole.core.status import JobStatus
 from skconsole.producer import Job, Producer
 from tests.conftest import ROOT, skconsole_cmd
 from tests.interop.conftest import Workers, result_row, set_up_in_order, statuses, wait_for
@@ -134,8 +135,8 @@ def fail_in_skconsole(dsn: str, app: DotNetApp) -> dict[str, list[uuid.UUID]]:
     for mode in ("raise", "timeout"):
         for task_id in ids[mode]:
             row = result_row(dsn, task_id)
-            assert (row["task_status"], row["queued"]) == (4, True), (mode, row)
-    assert result_row(dsn, ids["fatal"][0])["task_status"] == 6
+            assert (row["task_status"], row["queued"]) == (JobStatus.ERROR, True), (mode, row)
+    assert result_row(dsn, ids["fatal"][0])["task_status"] == JobStatus.FATAL
     return ids
 
 
@@ -174,7 +175,7 @@ def test_a_dotnet_consumer_runs_the_retries_of_jobs_skconsole_failed(
         "a later job processed by .NET",
     )
     assert app.crashed is None and app.polling
-    assert result_row(net_db, ids["fatal"][0])["task_status"] == 6
+    assert result_row(net_db, ids["fatal"][0])["task_status"] == JobStatus.FATAL
 
 
 def test_every_error_skconsole_stores_is_queued_task_error_json(
@@ -294,4 +295,8 @@ def test_a_dotnet_consumer_takes_a_spread_requeue_only_as_each_job_falls_due(
     first = app.run_one()
     assert first is not None and first.task_id in ids and app.crashed is None
     assert app.run_one() is None  # the other two are due 20 and 40 minutes from now
-    assert sorted(result_row(net_db, i)["task_status"] for i in ids) == [1, 1, PROCESSED]
+    assert sorted(result_row(net_db, i)["task_status"] for i in ids) == [
+        JobStatus.UNPROCESSED,
+        JobStatus.UNPROCESSED,
+        PROCESSED,
+    ]

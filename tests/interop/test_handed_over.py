@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from skconsole.core.status import JobStatus
 from tests.interop.conftest import (
     Workers,
     result_row,
@@ -36,7 +37,7 @@ def _failed_once_by_skconsole(dsn: str, app: DotNetApp, workers: Workers) -> uui
     task_id = app.post(EXPORT_REPORT, ASSEMBLY, {"ReportId": 7, "SleepMs": 30_000})
     first = workers.start(dsn, "--burst", "--poll", "0.1s")
     assert first.wait(60) == 0, Workers.output(first)
-    assert result_row(dsn, task_id)["task_status"] == 4
+    assert result_row(dsn, task_id)["task_status"] == JobStatus.ERROR
     run_skconsole(dsn, "bump", "--id", str(task_id), "--now", "--yes")
     return task_id
 
@@ -59,7 +60,8 @@ def test_a_job_skconsole_handed_back_at_shutdown_is_run_by_dotnet_reading_its_er
     wait_for(lambda: str(task_id) in executions(log_dir, deaths={}), "skconsole runs it again")
     assert workers.stop(worker) == 0, Workers.output(worker)
     row = result_row(net_db, task_id)
-    assert (row["task_status"], row["queued"]) == (1, True)  # handed back, due now
+    # handed back, due now
+    assert (row["task_status"], row["queued"]) == (JobStatus.UNPROCESSED, True)
 
     (task,) = _reads_its_error(app)
 
@@ -80,7 +82,10 @@ def test_a_job_skconsole_cancelled_while_it_ran_then_requeued_is_run_by_dotnet(
     wait_for(lambda: str(task_id) in executions(log_dir, deaths={}), "skconsole runs it again")
     cancelled = run_skconsole(net_db, "cancel", "--id", str(task_id), "--yes")
     assert cancelled.returncode == 0, cancelled.stderr
-    wait_for(lambda: result_row(net_db, task_id)["task_status"] == 7, "the cancel took effect")
+    wait_for(
+        lambda: result_row(net_db, task_id)["task_status"] == JobStatus.CANCELLED,
+        "the cancel took effect",
+    )
     workers.stop(worker)
     requeued = run_skconsole(net_db, "requeue", "--id", str(task_id), "--status", "7", "--yes")
     assert requeued.returncode == 0, requeued.stderr

@@ -18,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import Any
 
 import psycopg
 from psycopg import conninfo
+
+from tests.support.waiting import wait_until
 
 PGBOUNCER = shutil.which("pgbouncer") or next(
     (p for p in ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer") if os.access(p, os.X_OK)), None
@@ -39,14 +40,16 @@ def free_port() -> int:
 
 
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         if proc.poll() is not None:
             raise AssertionError(f"pgbouncer exited ({proc.returncode}): {log.read_text()}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"pgbouncer did not listen on {port}: {log.read_text()}")
+            return True
+        return False
+
+    wait_until(
+        listening, 15, lambda: f"pgbouncer did not listen on {port}: {log.read_text()}", 0.05
+    )
 
 
 @dataclass(eq=False)

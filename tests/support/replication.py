@@ -26,13 +26,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 
 from tests.support.netproxy import FreezableProxy
+from tests.support.waiting import wait_until
 
 USER = "postgres"
 
@@ -161,16 +161,14 @@ class ReplicatedPair:
         return self
 
     def wait_streaming(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def streaming() -> bool:
             with psycopg.connect(self.primary.dsn, autocommit=True) as c:
                 row = c.execute(
                     "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"
                 ).fetchone()
-            if row and row[0]:
-                return
-            time.sleep(0.1)
-        raise AssertionError("the standby did not start streaming")
+            return bool(row and row[0])
+
+        wait_until(streaming, timeout, "the standby did not start streaming")
 
     # -- what the test does ------------------------------------------------------------
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from skconsole.core.errors import FatalTaskError
+from skconsole.producer import Job
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 tasks = TaskRegistry(TaskOptions(max_attempts=1, backoff=0.1, timeout=10.0))
@@ -29,3 +30,13 @@ async def declined(payload: Any) -> None:
 @tasks.task("tui.ok")
 async def ok(payload: Any) -> None:
     """Succeeds."""
+
+
+def failed_and_ok(timeouts: int, declined: int, processed: int) -> list[Job]:
+    """Jobs that a burst run leaves as two failure groups and some successes: ``timeouts``
+    failed with a timeout, ``declined`` declined (fatal), ``processed`` processed."""
+    return (
+        [Job("tui.timeout", {"n": 30 + i}) for i in range(timeouts)]
+        + [Job("tui.declined", {"n": 100 + i}) for i in range(declined)]
+        + [Job("tui.ok", {"i": i}) for i in range(processed)]
+    )

@@ -50,6 +50,7 @@ import contextlib
 import itertools
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -60,47 +61,47 @@ from typing import Any
 
 from skconsole.core.errors import FatalTaskError
 from skconsole.worker.registry import JobContext, TaskOptions, TaskRegistry
+from tests.support.statuses import status_counts as status_counts
 
 tasks = TaskRegistry(TaskOptions(max_attempts=5, backoff=0.01, max_backoff=0.1, timeout=120.0))
+
+#: the short lease of the fault tests (--lease): the smallest the CLI takes, so a killed
+#: worker's jobs are reaped 6 s (lease + 20%) after its last renewal
+SHORT_LEASE = "5s"
+REAP_AFTER_S = 6.0
 
 ALWAYS_FAIL_ATTEMPTS = 3
 HANG_ATTEMPTS = 2
 FLAKY_ATTEMPTS = 10
 
 _lock = threading.Lock()
-_file: Any = None
-_file_pid: int | None = None
-_runs: Any = None
-_runs_pid: int | None = None
+#: per log kind ("log", "runs"): the process that opened it and the open file (a forked
+#: worker process opens its own)
+_logs: dict[str, tuple[int, Any]] = {}
+
+
+def _append(kind: str, line: str) -> None:
+    """Append ``line`` to this process's ``<pid>.<kind>`` file in $SKTEST_LOG_DIR and flush."""
+    directory = os.environ.get("SKTEST_LOG_DIR")
+    if not directory:
+        return
+    with _lock:
+        pid = os.getpid()
+        held = _logs.get(kind)
+        if held is None or held[0] != pid:
+            held = (pid, open(Path(directory) / f"{pid}.{kind}", "a", encoding="utf-8"))  # noqa: SIM115
+            _logs[kind] = held
+        held[1].write(line)
+        held[1].flush()
 
 
 def log_completion(task_id: object) -> None:
     """Append ``<task_id>\\n`` to this process's completion log and flush it."""
-    global _file, _file_pid
-    directory = os.environ.get("SKTEST_LOG_DIR")
-    if not directory:
-        return
-    with _lock:
-        pid = os.getpid()
-        if _file is None or _file_pid != pid:
-            _file = open(Path(directory) / f"{pid}.log", "a", encoding="utf-8")  # noqa: SIM115
-            _file_pid = pid
-        _file.write(f"{task_id}\n")
-        _file.flush()
+    _append("log", f"{task_id}\n")
 
 
 def _log_run_line(line: str) -> None:
-    global _runs, _runs_pid
-    directory = os.environ.get("SKTEST_LOG_DIR")
-    if not directory:
-        return
-    with _lock:
-        pid = os.getpid()
-        if _runs is None or _runs_pid != pid:
-            _runs = open(Path(directory) / f"{pid}.runs", "a", encoding="utf-8")  # noqa: SIM115
-            _runs_pid = pid
-        _runs.write(line)
-        _runs.flush()
+    _append("runs", line)
 
 
 @contextlib.contextmanager
@@ -362,11 +363,6 @@ class OutputDrain:
         self._thread.join(timeout)
 
 
-def status_counts(conn: Any) -> dict[int, int]:
-    rows = conn.execute("SELECT task_status, count(*) FROM sk_task_results_t GROUP BY 1").fetchall()
-    return {int(s): int(n) for s, n in rows}
-
-
 def queue_count(conn: Any) -> int:
     return int(conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone()[0])
 
@@ -448,13 +444,15 @@ def wait_exit(proc: Any, timeout: float) -> int | None:
         return None
 
 
-def wait_for(predicate: Any, timeout: float, describe: Any, interval: float = 0.1) -> float:
-    """Like conftest.wait_until, but the failure says what was awaited and shows the state
-    (``describe()``); returns the seconds it took."""
-    started = time.monotonic()
-    deadline = started + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return time.monotonic() - started
-        time.sleep(interval)
-    raise AssertionError(f"not met within {timeout:.0f}s: {describe()}")
+def kill_group(proc: Any) -> float:
+    """SIGKILL ``proc``'s process group and reap it; returns when it was killed (epoch s)."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    killed_at = time.time()
+    proc.wait(10)
+    return killed_at
+
+
+def stop_gracefully(proc: Any, timeout: float = 60) -> None:
+    """SIGTERM ``proc``; it must exit 0 within ``timeout`` seconds (its output tail says why not)."""
+    proc.send_signal(signal.SIGTERM)
+    assert wait_exit(proc, timeout) == 0, proc.drain.tail()

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import psycopg
 import pytest
 from textual.pilot import Pilot
 
 from skconsole.db.connect import Database
-from skconsole.producer import Job, Producer
+from skconsole.producer import Producer
+from skconsole.tui.action_runner import REPEAT_GUARD_S
 from skconsole.tui.app import ConsoleApp, EngineControl
 from skconsole.tui.database_source import DatabaseSource
 from skconsole.worker.engine import Engine, WorkerConfig
-from tests.support.tasks_console import tasks
+from tests.support.tasks_console import failed_and_ok, tasks
+from tests.support.waiting import until_async
 
 SIZE = (120, 40)
 TIMEOUT_SIGNATURE_PREFIX = "tests.support.tasks_console.UpstreamTimeout: timeout after <n>s"
@@ -42,11 +43,7 @@ def private_state_home(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 def seeded(db: Database) -> Database:
     """6 jobs failed with a timeout, 3 declined (fatal), 4 processed."""
     with Producer(db) as p:
-        p.post_many(
-            [Job("tui.timeout", {"n": 30 + i}) for i in range(6)]
-            + [Job("tui.declined", {"n": 100 + i}) for i in range(3)]
-            + [Job("tui.ok", {"i": i}) for i in range(4)]
-        )
+        p.post_many(failed_and_ok(6, 3, 4))
     run_burst(db)
     return db
 
@@ -70,27 +67,46 @@ def make_app(dsn: str) -> Callable[..., ConsoleApp]:
 
 
 async def until(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 15.0) -> None:
-    """Let the app run until ``predicate`` holds (it may need a refresh or two)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        await pilot.pause(0.05)
-        if predicate():
-            await pilot.pause()
-            return
-    raise AssertionError(f"condition not met within {timeout:.0f}s")
+    """Let the app run until ``predicate`` holds (it may need a refresh or two): the
+    tests' one wait (tests/support/waiting.py), a pilot's pause between two checks."""
+
+    def step() -> Awaitable[None]:
+        return pilot.pause(0.05)
+
+    await step()
+    await until_async(predicate, step, timeout)
+    await pilot.pause()
 
 
 async def reread(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 15.0) -> None:
     """Like :func:`until`, pressing "r" (read everything now) while waiting: for data
     read on a slower cadence than the refresh (the failure groups)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    async def step() -> None:
         await pilot.press("r")
         await pilot.pause(0.1)
-        if predicate():
-            await pilot.pause()
-            return
-    raise AssertionError(f"condition not met within {timeout:.0f}s")
+
+    await step()
+    await until_async(predicate, step, timeout)
+    await pilot.pause()
+
+
+def write_idle(app: ConsoleApp) -> bool:
+    """No write action is under way (none busy, no preview or run in a worker), and a
+    write key pressed now is not taken for a quick repeat of the last one (those are
+    ignored within ``REPEAT_GUARD_S``)."""
+    operator = app.operator
+    now = time.monotonic()
+    return (
+        not operator.busy
+        and not any(w.group == "action" and not w.is_finished for w in app.workers)
+        and all(now - at >= REPEAT_GUARD_S for at in operator._last_press.values())
+    )
+
+
+def toast_shown(app: ConsoleApp) -> bool:
+    """A notification's toast is on the screen."""
+    return bool(app.screen.query("Toast"))
 
 
 async def loaded(pilot: Pilot[Any]) -> ConsoleApp:
@@ -99,14 +115,6 @@ async def loaded(pilot: Pilot[Any]) -> ConsoleApp:
     assert isinstance(app, ConsoleApp)
     await until(pilot, lambda: app.snapshot is not None and app.snapshot.failures_at is not None)
     return app
-
-
-def statuses(conn: psycopg.Connection[Any], task_type: str) -> dict[int, int]:
-    rows = conn.execute(
-        "SELECT task_status, count(*) FROM sk_task_results_t WHERE task_type = %s GROUP BY 1",
-        (task_type,),
-    ).fetchall()
-    return {int(s): int(n) for s, n in rows}
 
 
 def notices(app: ConsoleApp) -> list[str]:

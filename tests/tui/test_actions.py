@@ -9,6 +9,7 @@ import psycopg
 from textual.widgets import Button
 
 from skconsole.core.signature import final_exception_line
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
@@ -19,14 +20,15 @@ from skconsole.tui.screens.purge_confirm import PurgeConfirmScreen
 from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from tests.support.statuses import status_counts
 from tests.tui.conftest import (
     SIZE,
     TIMEOUT_SIGNATURE_PREFIX,
     loaded,
     notices,
     record_notices,
-    statuses,
     until,
+    write_idle,
 )
 
 MakeApp = Callable[..., ConsoleApp]
@@ -90,7 +92,7 @@ async def test_requeue_group_confirms_scope_and_acts(
         assert len(dialog.sample) == 5
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 6") for m in notices(app)))
-    assert statuses(conn, "tui.timeout") == {1: 6}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 6}
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (6,)
     assert _audit(conn) == [("requeue", "tester", 6)]
 
@@ -127,7 +129,7 @@ async def test_requeue_acts_on_the_marked_jobs_only(
         await until(pilot, lambda: any(m.startswith("Requeued 2") for m in notices(app)))
     queued = {r[0] for r in conn.execute("SELECT task_id::text FROM sk_tasks_queue_t")}
     assert len(marked) == 2 and queued == marked
-    assert statuses(conn, "tui.timeout") == {1: 2, 5: 4}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 2, JobStatus.FAULTED: 4}
 
 
 async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, conn: Conn) -> None:
@@ -143,9 +145,9 @@ async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, 
             assert app.screen.focused is not None and app.screen.focused.id == "no"
             await pilot.press(answer)
             await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
-            await pilot.pause(1.0)  # outside the repeat guard
+            await until(pilot, lambda: write_idle(app))  # outside the repeat guard
         assert said.count("Nothing was changed.") == 3
-    assert statuses(conn, "tui.timeout") == {5: 6}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.FAULTED: 6}
     assert _audit(conn) == []
 
 
@@ -160,9 +162,9 @@ async def test_repeat_presses_open_one_confirmation(
         await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: write_idle(app))
         assert not isinstance(app.screen, ConfirmScreen)
-    assert statuses(conn, "tui.timeout") == {5: 6}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.FAULTED: 6}
 
 
 async def test_requeue_one_job_from_the_drilldown(
@@ -181,7 +183,7 @@ async def test_requeue_one_job_from_the_drilldown(
         await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
     row = conn.execute("SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (chosen,))
     assert row.fetchone() == (1,)
-    assert statuses(conn, "tui.timeout") == {1: 1, 5: 5}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 1, JobStatus.FAULTED: 5}
 
 
 async def test_requeue_all_shown_acts_on_the_filter(
@@ -200,7 +202,7 @@ async def test_requeue_all_shown_acts_on_the_filter(
         assert "the 1 jobs shown (filter “orders/31”)" in app.screen.question
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
-    assert statuses(conn, "tui.timeout") == {1: 1, 5: 5}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 1, JobStatus.FAULTED: 5}
 
 
 def _post_waiting(db: Database, n: int, priority: int = 7) -> None:
@@ -247,7 +249,7 @@ async def test_cancel_a_type(db: Database, make_app: MakeApp, conn: Conn) -> Non
         )
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Cancelled 3") for m in notices(app)))
-    assert statuses(conn, "tui.ok") == {7: 3}
+    assert status_counts(conn, "tui.ok") == {JobStatus.CANCELLED: 3}
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (0,)
 
 
@@ -270,7 +272,7 @@ async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Co
         await pilot.press("y")
         await until(pilot, lambda: paused() is True)
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.depth[0].paused)
-        await pilot.pause(1.0)
+        await until(pilot, lambda: write_idle(app))
         resume = await _confirming(pilot, app, "P")
         assert resume.question.startswith("Resume type `tui.ok`?")
         await pilot.press("y")
@@ -309,14 +311,14 @@ async def test_purge_asks_to_type_the_count(
         assert isinstance(dialog, PurgeConfirmScreen)
         assert dialog.count == 7
         await pilot.press("6", "enter")  # the wrong number does nothing
-        await pilot.pause(0.3)
+        await pilot.pause()
         assert isinstance(app.screen, PurgeConfirmScreen)
         assert dialog.query_one("#yes", Button).disabled
         await pilot.press("backspace", "7", "enter")
         await until(pilot, lambda: any(m.startswith("Purged 7") for m in notices(app)))
-    assert statuses(conn, "tui.ok") == {}
-    assert statuses(conn, "tui.declined") == {}
-    assert statuses(conn, "tui.timeout") == {5: 6}  # Faulted is kept
+    assert status_counts(conn, "tui.ok") == {}
+    assert status_counts(conn, "tui.declined") == {}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.FAULTED: 6}  # Faulted is kept
 
 
 async def test_reap_hung_jobs_of_a_crashed_worker(
@@ -337,7 +339,7 @@ async def test_reap_hung_jobs_of_a_crashed_worker(
         assert all("worker gone" in line for line in app.screen.sample)
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Reaped 2") for m in notices(app)))
-    assert statuses(conn, "demo.hang") == {4: 2}
+    assert status_counts(conn, "demo.hang") == {JobStatus.ERROR: 2}
     errors = conn.execute("SELECT task_last_error FROM sk_task_results_t").fetchall()
     assert all(
         final_exception_line(e[0]).startswith("skconsole.HungJob: worker gone") for e in errors
@@ -372,7 +374,7 @@ async def test_cancel_a_running_job_from_the_inflight_panel(
                 pilot,
                 lambda: any(m.startswith("Cancelled 1: 1 while running") for m in notices(app)),
             )
-    assert statuses(conn, "cancel.async_sleeper") == {7: 1}
+    assert status_counts(conn, "cancel.async_sleeper") == {JobStatus.CANCELLED: 1}
     assert _audit(conn) == [("cancel", "tester", 1)]
 
 

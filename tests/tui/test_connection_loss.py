@@ -84,7 +84,8 @@ async def test_lost_connection_keeps_data_marked_stale_and_recovers(
         assert any(m.startswith("Lost the connection") for m in notices(app))
         assert app.screen.active_bindings["R"].enabled is False  # shown dimmed in the footer
         await pilot.press("R")
-        await pilot.pause(0.3)
+        await pilot.pause()
+        assert not app.operator.busy
         assert not isinstance(app.screen, ConfirmScreen)
 
         await asyncio.to_thread(_restart, own_server)

@@ -25,6 +25,7 @@ from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from tests.support.statuses import status_counts
 from tests.tui.conftest import (
     SIZE,
     TIMEOUT_SIGNATURE_PREFIX,
@@ -32,7 +33,6 @@ from tests.tui.conftest import (
     notices,
     reread,
     run_burst,
-    statuses,
     until,
 )
 
@@ -173,7 +173,7 @@ async def test_refreshes_never_pile_up_and_never_run_on_the_ui_thread(
         await loaded(pilot)
         for _ in range(10):  # hammer "refresh now" while refreshes are running
             await pilot.press("r")
-            await pilot.pause(0.05)
+            await until(pilot, lambda: app.refresh_loop.busy)
         await until(pilot, lambda: app.refresh_count >= 4, timeout=20)
     source.close()
     assert source.most_at_once == 1
@@ -198,15 +198,19 @@ async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn:
             assert (app.status_state().engine or "").startswith("running 0/2")
             with Producer(db) as p:
                 p.post_many([Job("tui.ok", {"i": i}) for i in range(5)])
-            await until(pilot, lambda: statuses(conn, "tui.ok") == {3: 5})
+            await until(pilot, lambda: status_counts(conn, "tui.ok") == {JobStatus.PROCESSED: 5})
             await pilot.press("e")
             await until(pilot, lambda: engine.state == "stopped")
             with Producer(db) as p:
                 p.post("tui.ok", {"i": 99})
-            await pilot.pause(0.5)
-            assert statuses(conn, "tui.ok") == {3: 5, 1: 1}
+            count = app.refresh_count  # the stopped engine had two refreshes' time to take it
+            await until(pilot, lambda: app.refresh_count >= count + 2)
+            assert status_counts(conn, "tui.ok") == {
+                JobStatus.PROCESSED: 5,
+                JobStatus.UNPROCESSED: 1,
+            }
             await pilot.press("e")
-            await until(pilot, lambda: statuses(conn, "tui.ok") == {3: 6})
+            await until(pilot, lambda: status_counts(conn, "tui.ok") == {JobStatus.PROCESSED: 6})
             assert (app.status_state().engine or "").endswith("6 done")
     finally:
         engine.close(10)

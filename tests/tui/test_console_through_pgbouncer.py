@@ -12,14 +12,15 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.tui.app import ConsoleApp
+from tests.support.statuses import status_counts
 from tests.tui.conftest import (
     SIZE,
     TIMEOUT_SIGNATURE_PREFIX,
     loaded,
     record_notices,
-    statuses,
     until,
 )
 from tests.tui.test_actions import _confirming, _select_group
@@ -56,4 +57,4 @@ async def test_the_console_through_transaction_pooling_reads_every_panel_and_req
             ),
         )
 
-    assert statuses(conn, "tui.timeout") == {1: 6}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 6}

@@ -21,7 +21,7 @@ from skconsole.demo.scenario import (
 from skconsole.producer import Producer
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.thread import EngineThread
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 
 
 def test_trickle_posts_until_stopped(db: Database, conn: psycopg.Connection[Any]) -> None:

@@ -144,7 +144,8 @@ async def test_e_does_nothing_in_read_only_mode(conn: Conn, make_app: MakeApp) -
     async with app.run_test(size=SIZE) as pilot:
         await open_job(pilot, job)
         await pilot.press("E")
-        await pilot.pause(0.3)
+        await pilot.pause()
+        assert not app.operator.busy
         assert isinstance(app.screen, JobDetailScreen)
     assert payload_of(conn, job) == ("{}", 5, None)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 from psycopg import errors
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from skconsole.db.connect import Database
@@ -113,6 +114,20 @@ def _wait_for_the_row(dsn: str) -> None:
         waiter.execute("UPDATE sk_tasks_queue_t SET task_priority = 2")
 
 
+async def _select_the_session(pilot: Pilot[Any], app: ConsoleApp, pid: int) -> None:
+    """Panel 9, once it shows a lock wait, with session ``pid``'s row selected and focused."""
+    await pilot.press("9")
+    await until(
+        pilot,
+        lambda: app.health is not None and bool(app.health.health.lock_waits),
+        timeout=20,
+    )
+    await until(pilot, lambda: _listed(app, pid))
+    sessions = _panel(app).sessions
+    assert sessions.select_key(str(pid))
+    sessions.focus()
+
+
 async def test_k_cancels_the_statement_of_a_blocking_session(
     dsn: str, db: Database, conn: Conn, make_app: MakeApp
 ) -> None:
@@ -129,16 +144,7 @@ async def test_k_cancels_the_statement_of_a_blocking_session(
         waiter.start()
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("9")
-            await until(
-                pilot,
-                lambda: app.health is not None and bool(app.health.health.lock_waits),
-                timeout=20,
-            )
-            await until(pilot, lambda: _listed(app, pid))
-            sessions = _panel(app).sessions
-            assert sessions.select_key(str(pid))
-            sessions.focus()
+            await _select_the_session(pilot, app, pid)
             await pilot.press("K")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             dialog = app.screen
@@ -174,7 +180,8 @@ async def test_read_only_mode_has_no_vacuum_or_cancel_session_key(make_app: Make
         assert app.check_action("vacuum", ()) is False
         assert app.check_action("cancel_session", ()) is False
         await pilot.press("V", "K")
-        await pilot.pause(0.2)
+        await pilot.pause()
+        assert not app.operator.busy
         assert not isinstance(app.screen, ConfirmScreen)
 
 
@@ -194,16 +201,7 @@ async def test_a_hostile_query_is_drawn_with_visible_escapes(
         pid = holder.info.backend_pid
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("9")
-            await until(
-                pilot,
-                lambda: app.health is not None and bool(app.health.health.lock_waits),
-                timeout=20,
-            )
-            await until(pilot, lambda: _listed(app, pid))
-            sessions = _panel(app).sessions
-            assert sessions.select_key(str(pid))
-            sessions.focus()
+            await _select_the_session(pilot, app, pid)
             await pilot.pause()
             seen = assert_nothing_raw(app, "panel 9", _panel(app))
             assert "\\x1b[31mevil\\u202e" in seen

@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import TextArea
 
 from skconsole.tui.app import ConsoleApp
+from skconsole.tui.panels import PANEL_IDS
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.edit_confirm import EditConfirmScreen
 from skconsole.tui.screens.edit_job import EditJobScreen
@@ -32,7 +33,7 @@ from skconsole.tui.widgets.job_view import JobView
 from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.schedules_panel import SchedulesPanel
 from tests.db.test_hostile_text import RAW_CONTROL, TASK_TYPE, seed_hostile_text
-from tests.tui.conftest import SIZE, loaded, until
+from tests.tui.conftest import SIZE, loaded, toast_shown, until
 
 MakeApp = Callable[..., ConsoleApp]
 Conn = psycopg.Connection[Any]
@@ -61,8 +62,10 @@ def assert_nothing_raw(app: ConsoleApp, where: str, widget: Widget | None = None
 
 
 async def _show_panel(pilot: Pilot[Any], key: str) -> None:
+    app = pilot.app
+    assert isinstance(app, ConsoleApp)
     await pilot.press(key)
-    await pilot.pause(0.1)
+    await until(pilot, lambda: app.current_scope() == PANEL_IDS[int(key) - 1])
 
 
 async def test_every_panel_draws_control_characters_as_visible_escapes(
@@ -224,7 +227,7 @@ async def test_the_notification_after_pausing_a_type_draws_nothing_raw(
         assert_nothing_raw(app, "pause confirmation")
         await pilot.press("y")
         await until(pilot, lambda: any(n.title == "Done" for n in app._notifications))
-        await pilot.pause(0.3)  # the toast is drawn
+        await until(pilot, lambda: toast_shown(app))
         assert_nothing_raw(app, "pause notification")
 
 

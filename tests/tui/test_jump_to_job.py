@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from textual.pilot import Pilot
 
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.job_detail import JobDetailScreen
@@ -23,6 +24,14 @@ Conn = psycopg.Connection[Any]
 ONE = UUID("ab12cd34-0000-4000-8000-000000000001")
 
 
+async def _jump(pilot: Pilot[Any], app: ConsoleApp, prefix: str) -> None:
+    """Key J on the loaded console, then ``prefix`` and enter in its dialog."""
+    await loaded(pilot)
+    await pilot.press("J")
+    await until(pilot, lambda: isinstance(app.screen, JumpToJobScreen))
+    await pilot.press(*prefix, "enter")
+
+
 async def test_j_opens_a_job_by_a_unique_prefix_with_its_attempts(
     conn: Conn, make_app: MakeApp
 ) -> None:
@@ -31,10 +40,7 @@ async def test_j_opens_a_job_by_a_unique_prefix_with_its_attempts(
     add_attempts(conn, ONE)
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
-        await pilot.press("J")
-        await until(pilot, lambda: isinstance(app.screen, JumpToJobScreen))
-        await pilot.press(*"ab12", "enter")
+        await _jump(pilot, app, "ab12")
         await until(
             pilot,
             lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None,
@@ -53,10 +59,7 @@ async def test_a_prefix_several_jobs_share_is_answered_in_the_dialog(
     add_job(conn, UUID("cafe0002-0000-4000-8000-000000000001"))
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
-        await pilot.press("J")
-        await until(pilot, lambda: isinstance(app.screen, JumpToJobScreen))
-        await pilot.press(*"cafe", "enter")
+        await _jump(pilot, app, "cafe")
         await until(pilot, lambda: "Several jobs" in "\n".join(drawn_lines(app)))
         assert isinstance(app.screen, JumpToJobScreen)
         assert "cafe0002-0000-4000-8000-000000000001" in "\n".join(drawn_lines(app))

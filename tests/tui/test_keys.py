@@ -54,13 +54,15 @@ async def test_read_only_hides_write_actions() -> None:
             assert not shown & set(WRITE_KEYS), shown
             for key in WRITE_KEYS:
                 await pilot.press(key)
-                await pilot.pause(0.05)
+                await pilot.pause()
+                assert not app.operator.busy
                 assert not isinstance(app.screen, ConfirmScreen)
         assert app.status_state().read_only
         await pilot.press("3", "enter")  # drill-down still works
         await until(pilot, lambda: isinstance(app.screen, GroupJobsScreen))
         await pilot.press("R", "A", "X", "B")
-        await pilot.pause(0.1)
+        await pilot.pause()
+        assert not app.operator.busy
         assert isinstance(app.screen, GroupJobsScreen)
         names = [name for name, _, _ in ActionCommands(app.screen)._entries()]
         assert "Requeue" not in names and "Purge" not in names and "Filter" in names

@@ -8,6 +8,7 @@ from typing import Any
 
 import psycopg
 
+from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
@@ -15,7 +16,8 @@ from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
-from tests.tui.conftest import SIZE, loaded, notices, statuses, until
+from tests.support.statuses import status_counts
+from tests.tui.conftest import SIZE, loaded, notices, until
 
 Conn = psycopg.Connection[Any]
 MakeApp = Callable[..., ConsoleApp]
@@ -69,7 +71,7 @@ async def test_requeue_shown_acts_on_the_search_s_results(
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
-    assert statuses(conn, "tui.timeout") == {1: 1, 5: 5}
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 1, JobStatus.FAULTED: 5}
 
 
 async def test_the_factor_key_opens_a_search_by_the_strongest_factor(

@@ -42,5 +42,6 @@ async def test_the_console_shows_the_queue_in_flight_and_failures(
             await pilot.press(key)
             panel = app.main_screen.panel(scope)
             await until(pilot, lambda p=panel: p.summary.startswith("none here: skconsole's"))
-        await pilot.pause(1.0)  # a refresh or two more: nothing may fail on a missing object
+        count = app.refresh_count  # two refreshes more: nothing may fail on a missing object
+        await until(pilot, lambda: app.refresh_count >= count + 2)
         assert [m for m in notices(app) if "rror" in m] == []

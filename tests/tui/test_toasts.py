@@ -10,7 +10,7 @@ from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import Snapshot
 from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.showcase.fixed_data import FrozenClock
-from tests.tui.conftest import loaded, until
+from tests.tui.conftest import loaded, toast_shown, until
 
 SERVER_ERROR = 'relation "jobs[/]" does not exist [bold]'
 
@@ -35,7 +35,7 @@ async def test_a_refresh_error_with_brackets_is_shown_as_it_is() -> None:
         source.broken = True
         app.request_refresh()
         await until(pilot, lambda: bool(app._notifications))
-        await pilot.pause(0.3)  # the toast is drawn
+        await until(pilot, lambda: toast_shown(app))
 
         toast = next(iter(app._notifications))
         assert toast.message == f"Refresh failed: {SERVER_ERROR}"

@@ -3,10 +3,13 @@ text in the causes is drawn safely."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
+from uuid import UUID
 
 import psycopg
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from skconsole.read import Cause, CauseCode, Fix
@@ -31,14 +34,23 @@ def why_shown(app: ConsoleApp) -> str:
     return str(app.screen.query_one("#why-body", Static).render())
 
 
-async def test_the_why_key_shows_the_causes_of_a_retry_waiting_out_its_back_off(
+@asynccontextmanager
+async def _a_retry_open(
     conn: Conn, make_app: MakeApp
-) -> None:
+) -> AsyncIterator[tuple[Pilot[Any], ConsoleApp, UUID]]:
+    """A console showing the detail of a retry waiting out its back-off."""
     job = add_job(conn, 4, ready=False)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         await open_failed_job(pilot, app)
+        yield pilot, app, job
+
+
+async def test_the_why_key_shows_the_causes_of_a_retry_waiting_out_its_back_off(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    async with _a_retry_open(conn, make_app) as (pilot, app, job):
         await pilot.press("w")
         await until(
             pilot, lambda: isinstance(app.screen, WhyScreen) and app.screen.found is not None
@@ -54,11 +66,7 @@ async def test_the_why_key_shows_the_causes_of_a_retry_waiting_out_its_back_off(
 async def test_the_run_now_key_makes_the_job_due_after_confirmation(
     conn: Conn, make_app: MakeApp
 ) -> None:
-    job = add_job(conn, 4, ready=False)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await open_failed_job(pilot, app)
+    async with _a_retry_open(conn, make_app) as (pilot, app, job):
         await pilot.press("N")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")

@@ -30,22 +30,12 @@ from skconsole.core.states import InflightState, WorkerState
 from skconsole.read import Inflight, InflightJob, WorkerInfo
 from skconsole.read.flow import TypeFlow
 from skconsole.read.health import Advice, Health, Horizon
-from skconsole.read.replication import Replication
 from tests.support.cli import run_in_process
+from tests.support.samples import PRIMARY_WITH_AN_ASYNC_STANDBY
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
-#: a primary with one asynchronous standby, no failover yet
-REPLICATION = Replication(
-    standby=False,
-    timeline=1,
-    senders=1,
-    sync_senders=0,
-    hidden_senders=0,
-    sync_names="",
-    synchronous_commit="on",
-    last_failover=None,
-)
+REPLICATION = PRIMARY_WITH_AN_ASYNC_STANDBY
 
 
 def type_flow(

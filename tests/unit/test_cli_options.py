@@ -2,40 +2,37 @@
 
 from __future__ import annotations
 
+import pytest
+
 from skconsole.cli.app import hoist_connection_options
 
 
-def test_connection_options_after_the_command_move_before_it() -> None:
-    argv = ["worker", "--tasks", "m", "--dsn", "postgresql://h/db", "--read-only"]
-
-    assert hoist_connection_options(argv) == [
-        "--dsn",
-        "postgresql://h/db",
-        "--read-only",
-        "worker",
-        "--tasks",
-        "m",
-    ]
-
-
-def test_an_option_given_twice_keeps_its_order_so_the_later_one_wins() -> None:
-    argv = ["--dsn=a", "status", "--dsn", "b", "--no-setup", "--data-dir=/d"]
-
-    assert hoist_connection_options(argv) == [
-        "--dsn=a",
-        "--dsn",
-        "b",
-        "--no-setup",
-        "--data-dir=/d",
-        "status",
-    ]
-
-
-def test_arguments_after_a_double_dash_are_left_alone() -> None:
-    argv = ["enqueue", "t", "--", "--dsn", "x"]
-
-    assert hoist_connection_options(argv) == argv
-
-
-def test_a_trailing_value_option_without_its_value_is_left_for_click_to_report() -> None:
-    assert hoist_connection_options(["status", "--dsn"]) == ["status", "--dsn"]
+@pytest.mark.parametrize(
+    ("argv", "hoisted"),
+    [
+        pytest.param(
+            ["worker", "--tasks", "m", "--dsn", "postgresql://h/db", "--read-only"],
+            ["--dsn", "postgresql://h/db", "--read-only", "worker", "--tasks", "m"],
+            id="connection-options-after-the-command-move-before-it",
+        ),
+        pytest.param(
+            ["--dsn=a", "status", "--dsn", "b", "--no-setup", "--data-dir=/d"],
+            ["--dsn=a", "--dsn", "b", "--no-setup", "--data-dir=/d", "status"],
+            id="an-option-given-twice-keeps-its-order-so-the-later-one-wins",
+        ),
+        pytest.param(
+            ["enqueue", "t", "--", "--dsn", "x"],
+            ["enqueue", "t", "--", "--dsn", "x"],
+            id="arguments-after-a-double-dash-are-left-alone",
+        ),
+        pytest.param(
+            ["status", "--dsn"],
+            ["status", "--dsn"],
+            id="a-trailing-value-option-without-its-value-is-left-for-click-to-report",
+        ),
+    ],
+)
+def test_connection_options_are_hoisted_before_the_command(
+    argv: list[str], hoisted: list[str]
+) -> None:
+    assert hoist_connection_options(argv) == hoisted

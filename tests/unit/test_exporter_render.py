@@ -31,21 +31,11 @@ from skconsole.exporter.sources import (
     worker_families,
 )
 from skconsole.read import health
-from skconsole.read.replication import Replication
+from tests.support.samples import PRIMARY_WITH_AN_ASYNC_STANDBY
 
 HOSTILE = 'q"uote \\back\\slash\nnew line \\n \\" ${x} \x1b[31m é\t'
 
-#: a primary with one asynchronous standby, no failover yet
-REPLICATION = Replication(
-    standby=False,
-    timeline=1,
-    senders=1,
-    sync_senders=0,
-    hidden_senders=0,
-    sync_names="",
-    synchronous_commit="on",
-    last_failover=None,
-)
+REPLICATION = PRIMARY_WITH_AN_ASYNC_STANDBY
 
 
 class _Fixed:
@@ -140,7 +130,7 @@ def _group(n: int) -> read.FailureGroup:
     return read.FailureGroup(
         signature=f"app.Error{n}: broken",
         count=1000 - n,
-        statuses={4: 0, 5: 1000 - n, 6: 0},
+        statuses={JobStatus.ERROR: 0, JobStatus.FAULTED: 1000 - n, JobStatus.FATAL: 0},
         task_types=["t.a"],
         first_seen=None,
         last_seen=None,

@@ -9,6 +9,7 @@ import pytest
 from skconsole.core.errors import ConfigError
 from skconsole.core.find_query import FindQuery, parse_line
 from skconsole.core.payload_terms import MAX_TERMS, PayloadTerm, parse_term, parse_terms
+from skconsole.core.status import JobStatus
 
 
 def test_a_term_splits_at_the_first_equals_sign() -> None:
@@ -50,7 +51,7 @@ def test_the_search_line_reads_every_kind_of_term() -> None:
     assert q == FindQuery(
         where=(PayloadTerm(("a", "b"), "1"),),
         task_type="t.x",
-        statuses=(4, 5),
+        statuses=(JobStatus.ERROR, JobStatus.FAULTED),
         since_seconds=3600.0,
         error="timed out",
         limit=9,

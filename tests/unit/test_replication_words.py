@@ -10,19 +10,10 @@ from skconsole.check.verdict import Level, check_replication
 from skconsole.read.replication import LastFailover, Replication, ReplicationMode
 from skconsole.tui.widgets.status_bar import StatusState, failover_text, fit_line, replication_text
 from skconsole.worker.jobs import token_timeline
+from tests.support.samples import PRIMARY_WITH_AN_ASYNC_STANDBY
 
 AT = datetime(2026, 12, 3, 21, 13, 4, tzinfo=UTC)
-ASYNC = Replication(
-    standby=False,
-    timeline=1,
-    senders=1,
-    sync_senders=0,
-    hidden_senders=0,
-    sync_names="",
-    synchronous_commit="on",
-    last_failover=None,
-    recorded_timeline=1,
-)
+ASYNC = replace(PRIMARY_WITH_AN_ASYNC_STANDBY, recorded_timeline=1)
 
 
 def _after(age_s: float, held_for_s: float) -> Replication:

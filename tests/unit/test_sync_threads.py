@@ -13,6 +13,7 @@ import pytest
 from skconsole.worker.execution import HandlerRaised, Threads
 from skconsole.worker.jobs import Claimed, JobRun
 from skconsole.worker.registry import JobContext
+from tests.support.waiting import wait_until
 
 
 def a_run() -> JobRun:
@@ -96,10 +97,8 @@ def test_closing_ends_the_idle_threads() -> None:
 
     before = {t.ident for t in threading.enumerate() if t.name == "sk-task"}
     asyncio.run(main())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        left = {t.ident for t in threading.enumerate() if t.name == "sk-task"} - before
-        if not left:
-            break
-        time.sleep(0.01)
-    assert not left
+
+    def left() -> set[int | None]:
+        return {t.ident for t in threading.enumerate() if t.name == "sk-task"} - before
+
+    wait_until(lambda: not left(), 5, lambda: f"threads left: {left()}", interval=0.01)

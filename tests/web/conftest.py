@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 
 from skconsole.db.connect import Database
-from skconsole.producer import Job, Producer
+from skconsole.producer import Producer
 from skconsole.worker.engine import Engine, WorkerConfig
 from tests.conftest import ROOT, skconsole_cmd
-from tests.support.tasks_console import tasks
+from tests.support.tasks_console import failed_and_ok, tasks
 
 CHROMIUM = "/usr/bin/chromium"
 #: how long a served console may take to draw, or to answer a key (it reads the database)
@@ -40,11 +40,7 @@ SCREEN_TIMEOUT_S = 30.0
 def seeded(db: Database) -> Database:
     """3 jobs failed with a timeout (one group), 2 declined (another), 2 processed."""
     with Producer(db) as p:
-        p.post_many(
-            [Job("tui.timeout", {"n": 30 + i}) for i in range(3)]
-            + [Job("tui.declined", {"n": 100 + i}) for i in range(2)]
-            + [Job("tui.ok", {"i": i}) for i in range(2)]
-        )
+        p.post_many(failed_and_ok(3, 2, 2))
     config = WorkerConfig(concurrency=4, burst=True, poll_interval=0.1, reap=False)
     # a thread of its own: Playwright's sync API keeps an event loop running in this one
     with ThreadPoolExecutor(1) as pool:

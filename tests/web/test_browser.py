@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 from skconsole.db.connect import Database  # noqa: E402
-from tests.conftest import wait_until  # noqa: E402
+from tests.support.waiting import wait_until  # noqa: E402
 from tests.web.conftest import ConsoleTab, Served  # noqa: E402
 
 OpenTab = Callable[[str], ConsoleTab]

@@ -11,8 +11,7 @@ import asyncio
 import re
 import shlex
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,6 +25,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from skconsole.web.server import ConsoleServer
 from skconsole.web.token import Token
+from tests.support.waiting import until_async
 
 TOKEN = Token.generate()
 Client = TestClient  # of this module's server: aiohttp.test_utils.TestClient[Request, Application]
@@ -53,15 +53,7 @@ async def _client(server: ConsoleServer) -> AsyncIterator[Client]:
     # an IP address's cookies: aiohttp's jar keeps them only when told to, browsers always do
     async with TestClient(TestServer(server.make_app()), cookie_jar=CookieJar(unsafe=True)) as c:
         yield c
-        await _until(lambda: server.open_sessions == 0)
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout:.0f}s")
-        await asyncio.sleep(0.05)
+        await until_async(lambda: server.open_sessions == 0)
 
 
 async def _log_in(client: Client) -> None:
@@ -140,7 +132,7 @@ async def test_with_the_token_a_websocket_starts_a_console(
 
     socket = await client.ws_connect("/ws")
     try:
-        await _until(started.exists)
+        await until_async(started.exists)
     finally:
         await socket.close()
 
@@ -233,15 +225,15 @@ async def test_a_session_past_max_sessions_is_refused_until_another_ends() -> No
         await _log_in(client)
         first = await client.ws_connect("/ws")
         second = await client.ws_connect("/ws")
-        await _until(lambda: server.open_sessions == 2)
+        await until_async(lambda: server.open_sessions == 2)
 
         with pytest.raises(WSServerHandshakeError) as refused:
             await client.ws_connect("/ws")
         assert refused.value.status == 503
 
         await first.close()
-        await _until(lambda: server.open_sessions == 1)
+        await until_async(lambda: server.open_sessions == 1)
         third = await client.ws_connect("/ws")
-        await _until(lambda: server.open_sessions == 2)
+        await until_async(lambda: server.open_sessions == 2)
         await second.close()
         await third.close()

@@ -1,0 +1,26 @@
+"""Reading back what a test needs from the database, one row at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def one_row(conn: Any, query: Any, params: Any = None) -> Any:
+    """The first row ``query`` returns (on a connection or a cursor); the test fails when
+    it returns none."""
+    row = conn.execute(query, params).fetchone()
+    assert row is not None, f"no row: {query}"
+    return row
+
+
+def add_big_results(conn: Any, rows: int = 20_000) -> None:
+    """``rows`` processed jobs of type ``bulk`` in the results table, analyzed: a table big
+    enough that the planner's choices show (an index, not a scan)."""
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_posted_at_ts)"
+        " SELECT gen_random_uuid(), 'bulk', 'test', 'null', 3, 0, now()"
+        " FROM generate_series(1, %s)",
+        (rows,),
+    )
+    conn.execute("ANALYZE sk_task_results_t")
