@@ -65,7 +65,11 @@ def _for(cursor: MappedCursor[Any] | AsyncMappedCursor[Any], query: Query) -> Qu
 class MappedCursor(psycopg.Cursor[Row]):
     """A cursor that runs skconsole's named statements (``query(NAME)``) for its
     connection's layout, or the ``layout`` it is given (on a connection skconsole did
-    not open: an application's own, given to a producer)."""
+    not open: an application's own, given to a producer).
+
+    Every statement runs within :meth:`_around`, prepared as :meth:`_prepare` says:
+    the hooks a connection's own cursor class changes (a pooled connection's: each
+    statement in a transaction that has its settings, nothing prepared)."""
 
     def __init__(
         self,
@@ -77,6 +81,13 @@ class MappedCursor(psycopg.Cursor[Row]):
         super().__init__(connection, row_factory=row_factory)
         self.layout = layout
 
+    @contextmanager
+    def _around(self) -> Iterator[None]:
+        yield
+
+    def _prepare(self, asked: bool | None) -> bool | None:
+        return asked
+
     def execute(
         self,
         query: Query,
@@ -85,12 +96,15 @@ class MappedCursor(psycopg.Cursor[Row]):
         prepare: bool | None = None,
         binary: bool | None = None,
     ) -> Self:
-        return super().execute(cast(Any, _for(self, query)), params, prepare=prepare, binary=binary)
+        statement = cast(Any, _for(self, query))
+        with self._around():
+            return super().execute(statement, params, prepare=self._prepare(prepare), binary=binary)
 
     def executemany(
         self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
     ) -> None:
-        super().executemany(_for(self, query), params_seq, returning=returning)
+        with self._around():
+            super().executemany(_for(self, query), params_seq, returning=returning)
 
     def stream(
         self,
@@ -100,13 +114,14 @@ class MappedCursor(psycopg.Cursor[Row]):
         binary: bool | None = None,
         size: int = 1,
     ) -> Iterator[Row]:
-        yield from super().stream(_for(self, query), params, binary=binary, size=size)
+        with self._around():
+            yield from super().stream(_for(self, query), params, binary=binary, size=size)
 
     @contextmanager
     def copy(
         self, statement: Query, params: Params | None = None, *, writer: Any = None
     ) -> Iterator[Copy]:
-        with super().copy(_for(self, statement), params, writer=writer) as copy:
+        with self._around(), super().copy(_for(self, statement), params, writer=writer) as copy:
             yield copy
 
 
@@ -123,6 +138,13 @@ class AsyncMappedCursor(psycopg.AsyncCursor[Row]):
         super().__init__(connection, row_factory=row_factory)
         self.layout = layout
 
+    @asynccontextmanager
+    async def _around(self) -> AsyncIterator[None]:
+        yield
+
+    def _prepare(self, asked: bool | None) -> bool | None:
+        return asked
+
     async def execute(
         self,
         query: Query,
@@ -131,14 +153,17 @@ class AsyncMappedCursor(psycopg.AsyncCursor[Row]):
         prepare: bool | None = None,
         binary: bool | None = None,
     ) -> Self:
-        return await super().execute(
-            cast(Any, _for(self, query)), params, prepare=prepare, binary=binary
-        )
+        statement = cast(Any, _for(self, query))
+        async with self._around():
+            return await super().execute(
+                statement, params, prepare=self._prepare(prepare), binary=binary
+            )
 
     async def executemany(
         self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
     ) -> None:
-        await super().executemany(_for(self, query), params_seq, returning=returning)
+        async with self._around():
+            await super().executemany(_for(self, query), params_seq, returning=returning)
 
     async def stream(
         self,
@@ -148,12 +173,16 @@ class AsyncMappedCursor(psycopg.AsyncCursor[Row]):
         binary: bool | None = None,
         size: int = 1,
     ) -> AsyncIterator[Row]:
-        async for row in super().stream(_for(self, query), params, binary=binary, size=size):
-            yield row
+        async with self._around():
+            async for row in super().stream(_for(self, query), params, binary=binary, size=size):
+                yield row
 
     @asynccontextmanager
     async def copy(
         self, statement: Query, params: Params | None = None, *, writer: Any = None
     ) -> AsyncIterator[AsyncCopy]:
-        async with super().copy(_for(self, statement), params, writer=writer) as copy:
+        async with (
+            self._around(),
+            super().copy(_for(self, statement), params, writer=writer) as copy,
+        ):
             yield copy

@@ -25,15 +25,13 @@ built CONCURRENTLY) runs bare, with :func:`run_outside_transaction`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, LiteralString, Self, cast
+from typing import Any, LiteralString
 
 import psycopg
 from psycopg import sql
-from psycopg.abc import Params, Query
-from psycopg.copy import AsyncCopy, Copy
 from psycopg.pq import TransactionStatus
 from psycopg.rows import Row
 
@@ -96,46 +94,15 @@ class PooledCursor(MappedCursor[Row]):
     """The cursor of a :class:`PooledConnection`: each statement in a transaction that has
     the settings, never prepared on the server."""
 
-    @property
-    def _pooled(self) -> PooledConnection[Any]:
+    @contextmanager
+    def _around(self) -> Iterator[None]:
         conn = self.connection
         assert isinstance(conn, PooledConnection)
-        return conn
+        with conn._settled():
+            yield
 
-    def execute(
-        self,
-        query: Query,
-        params: Params | None = None,
-        *,
-        prepare: bool | None = None,
-        binary: bool | None = None,
-    ) -> Self:
-        with self._pooled._settled():
-            return super().execute(cast(Any, query), params, prepare=False, binary=binary)
-
-    def executemany(
-        self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
-    ) -> None:
-        with self._pooled._settled():
-            super().executemany(query, params_seq, returning=returning)
-
-    def stream(
-        self,
-        query: Query,
-        params: Params | None = None,
-        *,
-        binary: bool | None = None,
-        size: int = 1,
-    ) -> Iterator[Row]:
-        with self._pooled._settled():
-            yield from super().stream(query, params, binary=binary, size=size)
-
-    @contextmanager
-    def copy(
-        self, statement: Query, params: Params | None = None, *, writer: Any = None
-    ) -> Iterator[Copy]:
-        with self._pooled._settled(), super().copy(statement, params, writer=writer) as copy:
-            yield copy
+    def _prepare(self, asked: bool | None) -> bool | None:
+        return False
 
 
 class AsyncPooledConnection(psycopg.AsyncConnection[Row]):
@@ -177,47 +144,15 @@ class AsyncPooledConnection(psycopg.AsyncConnection[Row]):
 class AsyncPooledCursor(AsyncMappedCursor[Row]):
     """The cursor of an :class:`AsyncPooledConnection`."""
 
-    @property
-    def _pooled(self) -> AsyncPooledConnection[Any]:
+    @asynccontextmanager
+    async def _around(self) -> AsyncIterator[None]:
         conn = self.connection
         assert isinstance(conn, AsyncPooledConnection)
-        return conn
+        async with conn._settled():
+            yield
 
-    async def execute(
-        self,
-        query: Query,
-        params: Params | None = None,
-        *,
-        prepare: bool | None = None,
-        binary: bool | None = None,
-    ) -> Self:
-        async with self._pooled._settled():
-            return await super().execute(cast(Any, query), params, prepare=False, binary=binary)
-
-    async def executemany(
-        self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
-    ) -> None:
-        async with self._pooled._settled():
-            await super().executemany(query, params_seq, returning=returning)
-
-    async def stream(
-        self,
-        query: Query,
-        params: Params | None = None,
-        *,
-        binary: bool | None = None,
-        size: int = 1,
-    ) -> AsyncIterator[Row]:
-        async with self._pooled._settled():
-            async for row in super().stream(query, params, binary=binary, size=size):
-                yield row
-
-    @asynccontextmanager
-    async def copy(
-        self, statement: Query, params: Params | None = None, *, writer: Any = None
-    ) -> AsyncIterator[AsyncCopy]:
-        async with self._pooled._settled(), super().copy(statement, params, writer=writer) as copy:
-            yield copy
+    def _prepare(self, asked: bool | None) -> bool | None:
+        return False
 
 
 def through_transaction_pooler(

@@ -281,22 +281,17 @@ class Producer(Closing):
                     progress(done)
         return done
 
-    @property
-    def _layout(self) -> TableMapping:
-        """The names of the queue's objects: the database's (the default names without one)."""
-        return self.db.mapping if self.db is not None else DEFAULT_MAPPING
-
     def _write(self, conn: Conn, writes: Plan, *, own: bool = True) -> PostCounts:
         """The post's statements over ``conn``, in whatever transaction it is in."""
         done = PostCounts()
         prepare = _prepare(own)
         if writes.after_parents:
-            with _cursor(conn, scalar_row, own, self._layout) as check:
+            with _cursor(conn, scalar_row, own, _layout(self.db)) as check:
                 named = {"ids": writes.after_parents}
                 unknown = check.execute(query("after_unknown"), named).fetchall()
             if unknown:
                 raise unknown_after(unknown)
-        with _cursor(conn, class_row(PostAnswer), own, self._layout) as cur:
+        with _cursor(conn, class_row(PostAnswer), own, _layout(self.db)) as cur:
             if writes.lone is not None:
                 done.add(
                     counts(
@@ -305,7 +300,7 @@ class Producer(Closing):
                     )
                 )
             if writes.copied:
-                with _cursor(conn, scalar_row, own, self._layout) as clock:
+                with _cursor(conn, scalar_row, own, _layout(self.db)) as clock:
                     now = _server_now(clock.execute(query("db_now")).fetchone())
                 with cur.copy(_copy_results(writes)) as copy:
                     copy.set_types(_result_types(writes))
@@ -397,26 +392,21 @@ class AsyncProducer:
                     progress(done)
         return done
 
-    @property
-    def _layout(self) -> TableMapping:
-        """The names of the queue's objects: the database's (the default names without one)."""
-        return self.db.mapping if self.db is not None else DEFAULT_MAPPING
-
     async def _write(self, conn: AConn, writes: Plan, *, own: bool = True) -> PostCounts:
         done = PostCounts()
         prepare = _prepare(own)
         if writes.after_parents:
-            async with _acursor(conn, scalar_row, own, self._layout) as check:
+            async with _acursor(conn, scalar_row, own, _layout(self.db)) as check:
                 named = {"ids": writes.after_parents}
                 unknown = await (await check.execute(query("after_unknown"), named)).fetchall()
             if unknown:
                 raise unknown_after(unknown)
-        async with _acursor(conn, class_row(PostAnswer), own, self._layout) as cur:
+        async with _acursor(conn, class_row(PostAnswer), own, _layout(self.db)) as cur:
             if writes.lone is not None:
                 await cur.execute(query("post_new_job"), writes.lone, prepare=prepare)
                 done.add(counts(await cur.fetchone(), 1))
             if writes.copied:
-                async with _acursor(conn, scalar_row, own, self._layout) as clock:
+                async with _acursor(conn, scalar_row, own, _layout(self.db)) as clock:
                     now = _server_now(await (await clock.execute(query("db_now"))).fetchone())
                 async with cur.copy(_copy_results(writes)) as copy:
                     copy.set_types(_result_types(writes))
@@ -461,6 +451,11 @@ def _counting(done: PostCounts) -> Iterator[None]:
 
 
 R = TypeVar("R")
+
+
+def _layout(db: Database | None) -> TableMapping:
+    """The names of the queue's objects: the database's (the default names without one)."""
+    return db.mapping if db is not None else DEFAULT_MAPPING
 
 
 def _prepare(own: bool) -> bool | None:
