@@ -16,7 +16,6 @@ from uuid import UUID
 from skconsole.core.hung import HungPolicy
 from skconsole.core.json_types import JsonObject
 from skconsole.core.states import InflightState
-from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch, iso
 
 
@@ -126,10 +125,7 @@ def inflight(conn: Conn, policy: HungPolicy | None = None, *, limit: int = 500) 
     """Jobs being processed, hung ones first, judged by ``sk_inflight_tasks()`` (on a
     database without it, by the time they have been processing alone)."""
     params = {**(policy or HungPolicy()).params(), "limit": limit}
-    if has_skconsole_objects(conn):
-        rows = fetch(conn, "inflight", _listed, params)
-    else:
-        rows = fetch(conn, "inflight_compat", _listed, params)
+    rows = fetch(conn, "inflight", _listed, params)
     if not rows:
         return Inflight([], 0, 0)
     return Inflight([r.job for r in rows], rows[0].total, rows[0].hung)

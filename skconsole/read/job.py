@@ -110,14 +110,12 @@ def _detail(
 
 def job(conn: Conn, task_id: UUID) -> JobDetail | None:
     """Everything stored about one job, the full last error and its attempts included."""
-    params = {"task_id": task_id}
-    if not has_skconsole_objects(conn):
-        rows = fetch(conn, "job_compat", _detail, params)
-        return rows[0] if rows else None
-    rows = fetch(conn, "job", _detail, params)
+    rows = fetch(conn, "job", _detail, {"task_id": task_id})
     if not rows:
         return None
     found = rows[0]
+    if not has_skconsole_objects(conn):  # no lineage, fan-in or attempts kept there
+        return found
     children = tuple(job_children(conn, task_id)) if found.children else ()
     after = tuple(after_jobs(conn, task_id)) if found.after_count else ()
     return replace(

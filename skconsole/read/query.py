@@ -4,6 +4,11 @@ A row is built by a function (usually a dataclass) from its columns as keyword
 arguments (psycopg's ``kwargs_row``), so a column added to a query cannot shift
 the ones after it, and a misspelt column fails at the first read instead of
 filling a wrong field. The statements live in sql/queries, one per file.
+
+A statement that reads skconsole's own objects may have a twin, ``NAME_compat.sql``,
+for a database that has Stakhanovise.NET's tables alone (:mod:`skconsole.db.layout`):
+:func:`fetch` runs the twin there, so a read model names its statement once and the
+choice is made in one place, once per connection.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.rows import kwargs_row
 
-from skconsole.db.sqlfiles import query
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.db.sqlfiles import QUERIES, query
 
 Conn = psycopg.Connection[Any]
 T = TypeVar("T")
@@ -31,7 +37,20 @@ def fetch(
     db.connect): compiling a plan costs more than these queries take.
     """
     with conn.cursor(row_factory=kwargs_row(row)) as cur:
-        return cur.execute(query(name), params, prepare=False).fetchall()
+        return cur.execute(query(for_database(conn, name)), params, prepare=False).fetchall()
+
+
+#: the suffix of a statement's twin for a database without skconsole's objects
+COMPAT = "_compat"
+
+
+def for_database(conn: Conn, name: str) -> str:
+    """``name``, or its ``_compat`` twin where ``conn``'s database has Stakhanovise.NET's
+    tables alone."""
+    twin = name + COMPAT
+    if twin in QUERIES and not has_skconsole_objects(conn):
+        return twin
+    return name
 
 
 def iso(value: datetime | None) -> str | None:

@@ -21,7 +21,6 @@ from datetime import datetime
 
 from skconsole.core.durations import format_age
 from skconsole.core.json_types import JsonObject, attributes
-from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch, iso
 
 #: synchronous_commit values that make a commit wait for a synchronous standby
@@ -275,10 +274,7 @@ def _row(
 def replication(conn: Conn) -> Replication:
     """The replication mode and the last failover (none recorded on a database without
     skconsole's objects)."""
-    if has_skconsole_objects(conn):
-        (found,) = fetch(conn, "replication", _row)
-    else:
-        (found,) = fetch(conn, "replication_compat", _row)
+    (found,) = fetch(conn, "replication", _row)
     if found.standby:
         (lag,) = fetch(conn, "standby_lag", StandbyLag)
         found = replace(found, lag_s=lag.lag_s, receiving=lag.receiving)
