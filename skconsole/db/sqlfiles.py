@@ -67,11 +67,6 @@ def query(name: str) -> LiteralString:
     return cast(LiteralString, Statement(name, text))
 
 
-def statement_for(name: str, mapping: TableMapping) -> LiteralString:
-    """The text of ``sql/queries/<name>.sql`` for ``mapping``'s names."""
-    return cast(LiteralString, for_layout(query(name), mapping))
-
-
 def for_layout(statement: Any, mapping: TableMapping) -> Any:
     """``statement`` for ``mapping``: a named statement rewritten for its names, anything
     else as it is."""

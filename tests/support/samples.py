@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-from skconsole.read.replication import Replication
+from skconsole.tui.showcase.fixed_health import REPLICATION
 
-#: a primary with one asynchronous standby, no failover yet
-PRIMARY_WITH_AN_ASYNC_STANDBY = Replication(
-    standby=False,
-    timeline=1,
-    senders=1,
-    sync_senders=0,
-    hidden_senders=0,
-    sync_names="",
-    synchronous_commit="on",
-    last_failover=None,
-)
+#: a primary with one asynchronous standby, no failover yet (the showcase's own)
+PRIMARY_WITH_AN_ASYNC_STANDBY = REPLICATION
