@@ -22,7 +22,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
@@ -30,6 +30,7 @@ from skconsole.tui import cadences
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.model import FailureGroups, Snapshot, Trends
+from skconsole.tui.reads import Read
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 
@@ -45,6 +46,9 @@ def memory_mb() -> dict[str, float]:
     return out
 
 
+T = TypeVar("T")
+
+
 class _Recording(DatabaseSource):
     """The real source, keeping every cycle's per-read-model timings."""
 
@@ -54,22 +58,16 @@ class _Recording(DatabaseSource):
         self.trend_reads_ms: list[float] = []
         self.failure_reads_ms: list[float] = []
 
-    def trends(self) -> Trends:
+    def read(self, request: Read[T]) -> T:
         started = time.perf_counter()
-        try:
-            return super().trends()
-        finally:
+        answer = super().read(request)
+        if isinstance(answer, Snapshot):
+            self.cycles.append(answer.timings)
+        elif isinstance(answer, FailureGroups):
+            self.failure_reads_ms.append(answer.read_ms)
+        elif isinstance(answer, Trends):
             self.trend_reads_ms.append((time.perf_counter() - started) * 1000.0)
-
-    def snapshot(self) -> Snapshot:
-        snap = super().snapshot()
-        self.cycles.append(snap.timings)
-        return snap
-
-    def failure_groups(self) -> FailureGroups:
-        groups = super().failure_groups()
-        self.failure_reads_ms.append(groups.read_ms)
-        return groups
+        return answer
 
 
 def _stats(values: list[float]) -> dict[str, float]:

@@ -48,7 +48,7 @@ from textual.worker import Worker, WorkerState
 
 from skconsole.core.actor import Actor
 from skconsole.tui import actions as registry
-from skconsole.tui import cadences, clipboard
+from skconsole.tui import cadences, clipboard, reads
 from skconsole.tui.action_runner import ActionRunner, is_connection_error
 from skconsole.tui.action_spec import MAIN, ActionSpec
 from skconsole.tui.actions import ACTIONS, spec_for
@@ -593,7 +593,7 @@ class ConsoleApp(App[int]):
 CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     Cadence(
         "refresh",
-        lambda source: source.snapshot(),
+        reads.SNAPSHOT,
         lambda app: app.interval,
         ConsoleApp._show_snapshot,
         done=ConsoleApp._snapshot_read,
@@ -603,7 +603,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     following(
         "refresh",
         "trends",
-        lambda source: source.trends(),
+        reads.TRENDS,
         cadences.TRENDS_EVERY_S,
         ConsoleApp._show_trends,
         done=ConsoleApp._trends_read,
@@ -611,7 +611,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     following(
         "refresh",
         "failures",
-        lambda source: source.failure_groups(),
+        reads.FAILURE_GROUPS,
         cadences.FAILURES_EVERY_S,
         ConsoleApp._show_failures,
         done=ConsoleApp._failures_read,
@@ -620,7 +620,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
     following(
         "refresh",
         "health",
-        lambda source: source.health(),
+        reads.HEALTH,
         cadences.HEALTH_EVERY_S,
         ConsoleApp._show_health,
         done=ConsoleApp._health_read,

@@ -17,6 +17,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from skconsole.tui.action_runner import is_connection_error
 from skconsole.tui.polling import Loops, PollHost, PollLoop
+from skconsole.tui.reads import Read
 from skconsole.tui.source import DataSource
 
 #: the refresh intervals + and - step through
@@ -45,8 +46,8 @@ H = TypeVar("H", bound=CadenceHost)  # the App: it runs the workers and takes th
 
 @dataclass(frozen=True)
 class Cadence(Generic[H]):
-    """One background read: its name (also its worker group), what it reads of the data
-    source, every how many seconds, and the host's handlers for its result.
+    """One background read: its name (also its worker group), what it asks the data
+    source (a :mod:`~skconsole.tui.reads` request), every how many seconds, and the host's handlers for its result.
 
     ``done(host, value, elapsed_ms)`` and ``error(host, error)`` keep the books (they run
     first, on the UI thread); ``show(host, value)`` paints, once no dialog is open;
@@ -57,7 +58,7 @@ class Cadence(Generic[H]):
     """
 
     name: str
-    read: Callable[[DataSource], Any]
+    read: Read[Any]
     every: Callable[[H], float]
     show: Callable[[H, Any], None]
     done: Callable[[H, Any, float], None] | None = None
@@ -70,7 +71,7 @@ class Cadence(Generic[H]):
 def following(
     leader: str,
     name: str,
-    read: Callable[[DataSource], Any],
+    read: Read[Any],
     every_s: float,
     show: Callable[[H, Any], None],
     *,
@@ -101,7 +102,7 @@ class Cadences(Loops, Generic[H]):
             loop: PollLoop[Any] = PollLoop(
                 host,
                 c.name,
-                partial(c.read, source),
+                partial(source.read, c.read),
                 partial(c.show, host),
                 every=partial(c.every, host),
                 on_done=None if c.done is None else partial(c.done, host),

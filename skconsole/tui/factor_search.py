@@ -18,6 +18,7 @@ from skconsole.read import FailureGroup
 from skconsole.read.factors import CommonFactors
 from skconsole.tui.context import Console
 from skconsole.tui.off_thread import read_off_thread
+from skconsole.tui.reads import FactorsRead
 from skconsole.tui.screens.search import SearchScreen
 
 SHOWN = 3
@@ -55,7 +56,7 @@ def load_factors(app: App[Any], console: Console, group: FailureGroup) -> None:
 
     read_off_thread(
         app,
-        lambda: console.source.common_factors(group.signature),
+        lambda: console.source.read(FactorsRead(group.signature)),
         show,
         lambda exc: console.report_error("could not read the group's factors", exc),
         group="factors",

@@ -23,6 +23,7 @@ from skconsole.tui.context import Console, Opens
 from skconsole.tui.factor_search import load_factors
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, OpenKind, job
+from skconsole.tui.reads import PrefixRead
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.jump_to_job import JumpToJobScreen
@@ -93,7 +94,9 @@ class Navigator:
         def opened(task_id: str | None) -> None:
             self.open(None if task_id is None else job(task_id))
 
-        self.app.push_screen(JumpToJobScreen(self.console.source.jobs_by_prefix), opened)
+        self.app.push_screen(
+            JumpToJobScreen(lambda text: self.console.source.read(PrefixRead(text))), opened
+        )
 
     # -- the job detail's keys ------------------------------------------------------------
     def _job_shown(self) -> JobDetailScreen | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any, Protocol
 
 from textual.screen import Screen
@@ -16,6 +17,7 @@ from skconsole.tui import cadences
 from skconsole.tui.formatting import first_line
 from skconsole.tui.model import QueueOverview, QueueRow
 from skconsole.tui.polling import Loops, PollHost, PollLoop, backoff
+from skconsole.tui.reads import OVERVIEW
 from skconsole.tui.screens.overview import OverviewScreen
 from skconsole.tui.source import DataSource, Queue
 from skconsole.tui.widgets.status_bar import StatusState
@@ -57,7 +59,7 @@ class QueueOverviews(Loops):
         return PollLoop(
             host,
             f"overview:{queue.name}",
-            queue.source.overview,
+            partial(queue.source.read, OVERVIEW),
             lambda _value: self.show(),
             every=lambda: max(host.interval, cadences.OVERVIEW_EVERY_S),
             on_done=lambda value, _ms: self._read(queue.name, value),

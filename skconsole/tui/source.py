@@ -1,29 +1,23 @@
-"""The console's data source contract.
+"""The console's data source contract: the console's one port to its data.
 
-The app talks to one object with these methods and calls them only from
-worker threads. :class:`skconsole.tui.database_source.DatabaseSource` implements it on
-PostgreSQL through ``stats`` and ``ops``; :class:`skconsole.tui.showcase.fake_source.FixedSource`
-serves fixed data so snapshot tests and screenshots are deterministic.
+The app talks to one object with these few methods and calls them only from
+worker threads: ``read`` any request of :mod:`skconsole.tui.reads` (typed by its
+answer), ``preview`` and ``execute`` an action, ``close``.
+:class:`skconsole.tui.database_source.DatabaseSource` implements it on PostgreSQL
+through ``read`` and ``ops``; :class:`skconsole.tui.showcase.fake_source.FixedSource`
+serves fixed data so snapshot tests and screenshots are deterministic. One contract
+test holds both to it (``tests/tui/test_source_contract.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from skconsole.core.find_query import FindQuery
-from skconsole.read import FoundJob, GroupJobs, JobDetail, JobMatch, Why
-from skconsole.read.factors import CommonFactors
-from skconsole.tui.model import (
-    ActionRequest,
-    FailureGroups,
-    OutcomeInfo,
-    PreviewInfo,
-    QueueHealth,
-    QueueOverview,
-    Snapshot,
-    Trends,
-)
+from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
+from skconsole.tui.reads import Read
+
+T = TypeVar("T")
 
 
 class SourceUnavailable(Exception):
@@ -35,52 +29,9 @@ class DataSource(Protocol):
     connection: str  # the connection string that reaches it, its password masked
     read_only: bool
 
-    def snapshot(self) -> Snapshot:
-        """One refresh cycle: every read model at one moment, but the failure groups."""
-        ...
-
-    def failure_groups(self) -> FailureGroups:
-        """Failed jobs grouped by error signature (read less often than snapshots)."""
-        ...
-
-    def trends(self) -> Trends:
-        """Jobs per minute over the last hour (read less often than snapshots)."""
-        ...
-
-    def health(self) -> QueueHealth:
-        """The queue tables' health, the xmin horizon and lock waits (read less often
-        than snapshots)."""
-        ...
-
-    def overview(self) -> QueueOverview:
-        """The queue as the overview of several shows it: what ``skconsole check`` reads
-        and its verdict, and the jobs per status (within a bound: a queue that does not
-        answer raises :class:`SourceUnavailable`)."""
-        ...
-
-    def group_jobs(self, signature: str, limit: int) -> GroupJobs:
-        """The jobs of the failure group ``signature``, most recent first."""
-        ...
-
-    def job_detail(self, task_id: str) -> JobDetail | None:
-        """One job with its full error and payload; None if it no longer exists."""
-        ...
-
-    def why(self, task_id: str) -> Why | None:
-        """Why the job waits: its causes, most likely first; None if it no longer exists."""
-        ...
-
-    def jobs_by_prefix(self, text: str) -> list[JobMatch]:
-        """The first few jobs whose id starts with ``text`` (a ConfigError when it is
-        no id or prefix)."""
-        ...
-
-    def find_jobs(self, query: FindQuery) -> list[FoundJob]:
-        """The jobs a search finds (the search screen), most recently active first."""
-        ...
-
-    def common_factors(self, signature: str) -> CommonFactors:
-        """What the failure group ``signature``'s jobs share (its drill-down's header)."""
+    def read(self, request: Read[T]) -> T:
+        """The answer to ``request`` (:mod:`skconsole.tui.reads`); SourceUnavailable when
+        the server cannot be reached."""
         ...
 
     def preview(self, request: ActionRequest) -> PreviewInfo:

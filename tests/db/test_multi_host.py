@@ -19,6 +19,7 @@ from psycopg import conninfo, sql
 from skconsole.db.connect import Database, masked_dsn, unreachable
 from skconsole.producer import Producer
 from skconsole.tui.database_source import DatabaseSource
+from skconsole.tui.reads import SNAPSHOT
 from tests.conftest import ROOT, skconsole_cmd
 
 from .test_exporter import one_cycle
@@ -84,7 +85,7 @@ def test_a_read_only_console_finds_the_primary(multi_host: str) -> None:
     target_session_attrs=read-write would refuse everywhere: it asks for the primary."""
     source = DatabaseSource(Database(multi_host, read_only=True))
     try:
-        snapshot = source.snapshot()
+        snapshot = source.read(SNAPSHOT)
     finally:
         source.close()
     assert snapshot.replication is not None and snapshot.replication.timeline == 1

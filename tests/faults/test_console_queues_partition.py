@@ -10,9 +10,9 @@ import time
 import pytest
 
 from skconsole.db.connect import Database
-from skconsole.tui import database_source
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.database_source import DatabaseSource
+from skconsole.tui.reads import OverviewRead
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.overview import OverviewScreen
 from skconsole.tui.source import Queue
@@ -28,7 +28,7 @@ TIMEOUT_S = 3.0
 async def test_a_silent_queue_stalls_neither_the_other_queue_nor_the_screen(
     second: str, proxy: FreezableProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(database_source, "OVERVIEW_TIMEOUT_S", TIMEOUT_S)
+    monkeypatch.setattr(OverviewRead, "bound_s", TIMEOUT_S)
     queues = [
         Queue("billing", DatabaseSource(Database(second))),
         Queue("frozen", DatabaseSource(Database(proxy.dsn))),

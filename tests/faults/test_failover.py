@@ -37,6 +37,7 @@ from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 from skconsole.producer import Job, Producer
 from skconsole.tui.database_source import DatabaseSource
+from skconsole.tui.reads import SNAPSHOT
 from skconsole.tui.widgets.status_bar import failover_text
 from skconsole.worker.jobs import token_timeline
 from tests.conftest import ROOT, skconsole_cmd
@@ -218,7 +219,7 @@ def test_check_the_exporter_and_the_console_say_a_failover_happened(
     samples = one_cycle(pair.multi_host_dsn)
     source = DatabaseSource(Database(pair.multi_host_dsn, read_only=True))
     try:
-        line = failover_text(source.snapshot().replication)
+        line = failover_text(source.read(SNAPSHOT).replication)
     finally:
         source.close()
 

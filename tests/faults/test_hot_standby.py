@@ -28,6 +28,7 @@ from skconsole.producer import Job, Producer
 from skconsole.tui import model
 from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.launch import ConsoleOptions, reading_databases
+from skconsole.tui.reads import SNAPSHOT
 from skconsole.tui.widgets.status_bar import replication_text
 from tests.db.test_cli_errors import assert_one_line_error
 from tests.support.replication import ReplicatedPair, bin_dir
@@ -51,7 +52,7 @@ def _post(dsn: str, long: int, waiting: int) -> None:
 def _snapshot(dsn: str) -> model.Snapshot:
     source = DatabaseSource(Database(dsn, read_only=True))
     try:
-        return source.snapshot()
+        return source.read(SNAPSHOT)
     finally:
         source.close()
 
@@ -182,7 +183,7 @@ def test_with_a_read_dsn_the_console_reads_the_standby_and_writes_to_the_primary
         p.post_many([Job("nobody-runs-this", i) for i in range(7)])
 
     try:
-        ready = {d.task_type: d.ready for d in source.snapshot().depth}
+        ready = {d.task_type: d.ready for d in source.read(SNAPSHOT).depth}
         target = model.Target("type", model.TargetKind.TYPE_JOBS, task_type="nobody-runs-this")
         request = model.ActionRequest(ops.BUMP, target, ops.BumpParams(to=5))
         preview = source.preview(request)

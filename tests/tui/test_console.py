@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 import pytest
@@ -20,7 +20,8 @@ from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.database_source import DatabaseSource
-from skconsole.tui.model import ActionRequest, Snapshot, Target, TargetKind
+from skconsole.tui.model import ActionRequest, Target, TargetKind
+from skconsole.tui.reads import FAILURE_GROUPS, SNAPSHOT, Read
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
@@ -55,7 +56,7 @@ def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, ds
         with source._conn("action") as c:
             assert c.execute("SHOW default_transaction_read_only").fetchone() == ("on",)
         target = Target(
-            "group", TargetKind.GROUP, group=source.failure_groups().groups[0].signature
+            "group", TargetKind.GROUP, group=source.read(FAILURE_GROUPS).groups[0].signature
         )
         preview = source.preview(ActionRequest(ops.REQUEUE, target, ops.RequeueParams()))
         assert preview.count > 0
@@ -138,6 +139,9 @@ async def test_rows_are_keyed_so_the_cursor_stays_on_its_row(
         assert table.selected_key == declined and table.cursor_row == 1
 
 
+T = TypeVar("T")
+
+
 class _SlowSource(DatabaseSource):
     """The real source, slowed down, recording concurrency and the threads it runs on."""
 
@@ -149,7 +153,9 @@ class _SlowSource(DatabaseSource):
         self.threads: set[int] = set()
         self._count = threading.Lock()
 
-    def snapshot(self) -> Snapshot:
+    def read(self, request: Read[T]) -> T:
+        if request != SNAPSHOT:
+            return super().read(request)
         with self._count:
             self.active += 1
             self.calls += 1
@@ -157,7 +163,7 @@ class _SlowSource(DatabaseSource):
             self.threads.add(threading.get_ident())
         try:
             time.sleep(0.4)
-            return super().snapshot()
+            return super().read(request)
         finally:
             with self._count:
                 self.active -= 1
@@ -219,7 +225,7 @@ async def test_embedded_engine_start_stop(db: Database, make_app: MakeApp, conn:
 def test_burst_helper_leaves_the_expected_groups(seeded: Database) -> None:
     source = DatabaseSource(seeded)
     try:
-        groups = source.failure_groups().groups
+        groups = source.read(FAILURE_GROUPS).groups
     finally:
         source.close()
     counts = sorted((g.count, {s: n for s, n in g.statuses.items() if n}) for g in groups)

@@ -158,6 +158,7 @@ TUI_LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {"skconsole.tui", "model", "formatting", "moves", "opening", "off_thread", "clipboard"}
             | {"polling", "source", "messages", "sentences", "operation", "engine_control"}
+            | {"reads", "refresh"}
         ),
     ),
     ("widgets", frozenset({"widgets", "panels"})),

@@ -13,6 +13,7 @@ from skconsole.tui.context import Console
 from skconsole.tui.formatting import fmt_ago
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, job
+from skconsole.tui.reads import GroupJobsRead
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.group_jobs_panel import GroupJobsPanel
 from skconsole.views.failures import statuses_text
@@ -48,7 +49,7 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
         self.header.update(Content("\n".join(printable(line) for line in lines)))
 
     def fetch(self) -> GroupJobs:
-        return self.console.source.group_jobs(self.group.signature, JOB_LIMIT)
+        return self.console.source.read(GroupJobsRead(self.group.signature, JOB_LIMIT))
 
     def show(self, data: GroupJobs) -> None:
         self.jobs = data

@@ -13,6 +13,7 @@ from skconsole.read import JobDetail, WorkerInfo
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import short_id
 from skconsole.tui.opening import Opening, job, search
+from skconsole.tui.reads import JobRead
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.job_view import JobView, job_text, owner_text
 
@@ -45,7 +46,7 @@ class JobDetailScreen(DrillDownScreen[JobDetail | None, JobView]):
         self.header.update(Content(f"Job {self.task_id}"))
 
     def fetch(self) -> JobDetail | None:
-        return self.console.source.job_detail(self.task_id)
+        return self.console.source.read(JobRead(self.task_id))
 
     @property
     def parent_id(self) -> str | None:

@@ -20,6 +20,7 @@ from skconsole.read import FailedJob, FoundJob
 from skconsole.tui.context import Console
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, job
+from skconsole.tui.reads import FindRead
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.status_bar import StatusBar
@@ -98,7 +99,7 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
 
     def fetch(self) -> list[FoundJob]:
         assert self.query_ is not None
-        return self.console.source.find_jobs(self.query_)
+        return self.console.source.read(FindRead(self.query_))
 
     def show(self, data: list[FoundJob]) -> None:
         self.found = data

@@ -18,6 +18,7 @@ from skconsole.read import Fix, Why
 from skconsole.tui.context import Console
 from skconsole.tui.formatting import short_id
 from skconsole.tui.off_thread import read_off_thread
+from skconsole.tui.reads import WhyRead
 
 
 def why_text(found: Why | None, offer: Callable[[Fix], str] = Fix.command) -> Content:
@@ -63,7 +64,7 @@ class WhyScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         read_off_thread(
             self,
-            lambda: self.console.source.why(self.task_id),
+            lambda: self.console.source.read(WhyRead(self.task_id)),
             self._show,
             self._failed,
             group="why",

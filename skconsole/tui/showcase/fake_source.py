@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from skconsole import ops
+from skconsole.core.errors import ReadOnlyError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.status import JobStatus
 from skconsole.read import (
@@ -26,7 +28,7 @@ from skconsole.read import (
     Why,
 )
 from skconsole.read.factors import CommonFactors, Factor
-from skconsole.read.job_lookup import JobMatch, prefix_range
+from skconsole.read.job_lookup import CANDIDATES, JobMatch, prefix_range
 from skconsole.tui.model import (
     ActionRequest,
     Dialog,
@@ -38,6 +40,20 @@ from skconsole.tui.model import (
     Snapshot,
     TargetKind,
     Trends,
+)
+from skconsole.tui.reads import (
+    FactorsRead,
+    FailureGroupsRead,
+    FindRead,
+    GroupJobsRead,
+    HealthRead,
+    JobRead,
+    OverviewRead,
+    PrefixRead,
+    Read,
+    SnapshotRead,
+    TrendsRead,
+    WhyRead,
 )
 from skconsole.tui.showcase.fixed_data import (
     FROZEN_AT,
@@ -55,6 +71,8 @@ from skconsole.tui.showcase.fixed_data import (
 )
 from skconsole.tui.showcase.fixed_overview import fixed_overview, fixed_quiet_overview
 from skconsole.tui.source import SourceUnavailable
+
+T = TypeVar("T")
 
 
 def _table_target(request: ActionRequest) -> dict[str, object]:
@@ -175,16 +193,18 @@ class FixedSource:
         if self.offline:
             raise SourceUnavailable("connection refused")
 
-    def snapshot(self) -> Snapshot:
+    def read(self, request: Read[T]) -> T:
+        """The fixed answer to ``request`` (:data:`FIXED_ANSWERS`)."""
         self._reach()
+        return cast(T, FIXED_ANSWERS[type(request)](self, request))
+
+    def snapshot(self) -> Snapshot:
         return fixed_snapshot()
 
     def failure_groups(self) -> FailureGroups:
-        self._reach()
         return FailureGroups(GROUPS, taken_at=FROZEN_AT.timestamp(), read_ms=21.0)
 
     def trends(self) -> Trends:
-        self._reach()
         return Trends(
             processed=fixed_wave(60, 1100, 250, 6),
             failed=fixed_wave(60, 30, 25, 3, 2),
@@ -192,32 +212,22 @@ class FixedSource:
         )
 
     def health(self) -> QueueHealth:
-        self._reach()
         return QueueHealth(fixed_health(), taken_at=FROZEN_AT.timestamp(), read_ms=38.0)
 
     def overview(self) -> QueueOverview:
-        self._reach()
         return fixed_quiet_overview() if self.quiet else fixed_overview()
 
     def group_jobs(self, signature: str, limit: int) -> GroupJobs:
-        self._reach()
         group = next(g for g in GROUPS if g.signature == signature)
         jobs = fixed_group_jobs(group)
         return replace(jobs, jobs=jobs.jobs[:limit])
 
     def find_jobs(self, query: FindQuery) -> list[FoundJob]:
-        """The first group's jobs as found jobs, each with a small payload; the filters
-        apply (payload terms on top-level fields only)."""
-        self._reach()
+        """The first group's jobs as found jobs, each with a small payload, whatever the
+        query (a fixed scene: the filters are the database's to apply), at most its limit."""
         found = []
         for i, j in enumerate(fixed_group_jobs(GROUPS[0]).jobs):
             payload = {"order_id": str(48213 + i * 7), "region": "eu" if i % 4 else "us"}
-            if query.task_type is not None and j.task_type != query.task_type:
-                continue
-            if query.statuses and j.status not in query.statuses:
-                continue
-            if any(payload.get(".".join(t.path)) != t.value for t in query.where):
-                continue
             at = j.failed_at or FROZEN_AT
             found.append(
                 FoundJob(
@@ -235,7 +245,6 @@ class FixedSource:
         return found[: query.limit]
 
     def common_factors(self, signature: str) -> CommonFactors:
-        self._reach()
         return CommonFactors(
             signature,
             40,
@@ -247,9 +256,12 @@ class FixedSource:
         )
 
     def job_detail(self, task_id: str) -> JobDetail | None:
-        self._reach()
+        """The fixed jobs' detail (the groups' jobs, the in-flight ones, the parent); None
+        for any other id, as for a job that no longer exists."""
         if task_id == PARENT_JOB:
             return fixed_parent_job()
+        if task_id not in _fixed_job_ids():
+            return None
         job = fixed_failed_job(task_id)
         if task_id == STAGE_JOB:
             return replace(
@@ -271,14 +283,15 @@ class FixedSource:
         return found if self.why_causes is None else replace(found, causes=self.why_causes)
 
     def jobs_by_prefix(self, text: str) -> list[JobMatch]:
-        """Among the fixed jobs that have a detail of their own: the parent and the stage."""
-        self._reach()
+        """Among the fixed jobs: the parent and the first group's jobs, by id."""
         low, high = prefix_range(text)
-        return [
-            JobMatch(UUID(i), "checkout.validate", JobStatus.PROCESSED, None)
-            for i in sorted((PARENT_JOB, STAGE_JOB))
-            if low <= UUID(i) <= high
+        known = [JobMatch(UUID(PARENT_JOB), "checkout.validate", JobStatus.PROCESSED, None)]
+        known += [
+            JobMatch(j.task_id, j.task_type, JobStatus(j.status), None)
+            for j in fixed_group_jobs(GROUPS[0]).jobs
         ]
+        found = sorted((m for m in known if low <= m.task_id <= high), key=lambda m: m.task_id)
+        return found[:CANDIDATES]
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
         self._reach()
@@ -327,6 +340,10 @@ class FixedSource:
 
     def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:
         self._reach()
+        if self.read_only:  # as a read-only session refuses it on the server
+            raise ReadOnlyError(
+                f"refused: {preview.request.action.name} changes the queue and this session is read-only"
+            )
         self.executed.append(preview)
         skipped = 5 if preview.count > 10 else 0
         details: dict[str, object] = {}
@@ -339,6 +356,28 @@ class FixedSource:
 
     def close(self) -> None:
         pass
+
+
+def _fixed_job_ids() -> frozenset[str]:
+    """The ids of the fixed jobs that have a detail: every group's jobs and the in-flight."""
+    grouped = {str(j.task_id) for g in GROUPS for j in fixed_group_jobs(g).jobs}
+    return frozenset(grouped | {str(j.task_id) for j in fixed_snapshot().inflight})
+
+
+#: How the fixed source answers each request: by the method of its fixed data.
+FIXED_ANSWERS: dict[type[Read[Any]], Callable[[FixedSource, Any], object]] = {
+    SnapshotRead: lambda source, _: source.snapshot(),
+    FailureGroupsRead: lambda source, _: source.failure_groups(),
+    TrendsRead: lambda source, _: source.trends(),
+    HealthRead: lambda source, _: source.health(),
+    OverviewRead: lambda source, _: source.overview(),
+    GroupJobsRead: lambda source, r: source.group_jobs(r.signature, r.limit),
+    JobRead: lambda source, r: source.job_detail(r.task_id),
+    WhyRead: lambda source, r: source.why(r.task_id),
+    PrefixRead: lambda source, r: source.jobs_by_prefix(r.text),
+    FindRead: lambda source, r: source.find_jobs(r.query),
+    FactorsRead: lambda source, r: source.common_factors(r.signature),
+}
 
 
 @dataclass

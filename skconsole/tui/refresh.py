@@ -1,0 +1,220 @@
+"""One refresh of the console on PostgreSQL: the read models a snapshot holds, read in
+turn on one connection, and what the console keeps between refreshes.
+
+Each read stays cheap on a big queue: depth samples the queue, and a status with
+more than :data:`REFRESH_STATUS_EXACT_LIMIT` rows is the planner's estimate (both
+flagged, and shown as estimates). The failure groups, which aggregate every failed
+row, are read on a slower cadence of their own (:mod:`skconsole.tui.reads`).
+History the console shows as trends (depth per type, metric rates) lives in a
+:class:`Memory`, which the source keeps.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar
+from uuid import UUID
+
+import psycopg
+
+from skconsole import ops, read
+from skconsole.core.find_query import FindQuery
+from skconsole.core.payload_terms import parse_term
+from skconsole.core.status import JobStatus
+from skconsole.db.layout import has_skconsole_objects
+from skconsole.read import flow, type_settings
+from skconsole.tui import model
+from skconsole.tui.formatting import format_age
+from skconsole.views.metrics import metric_rows
+
+Conn = psycopg.Connection[Any]
+T = TypeVar("T")
+
+TREND_POINTS = 30  # refreshes of history kept per type
+HISTORY_MINUTES = 60
+FAILURE_GROUPS_SHOWN = 200
+#: The console counts a status exactly only up to this many rows (planner
+#: estimate) on each refresh; a bigger one is the planner's estimate, shown as such.
+REFRESH_STATUS_EXACT_LIMIT = 10_000
+INFLIGHT_SHOWN = 500
+AUDIT_SHOWN = 50
+
+
+@dataclass
+class Took:
+    """How long a timed read took, once it is over."""
+
+    ms: float = 0.0
+
+
+@dataclass
+class Memory:
+    """What a source keeps between refreshes (the trends of depth per type and of the
+    waiting jobs, the last metrics for their rates) and the console's clock."""
+
+    clock: Callable[[], float] = time.time
+    trends: dict[str, deque[int]] = field(default_factory=dict)
+    waiting: deque[int] = field(default_factory=lambda: deque(maxlen=TREND_POINTS))
+    metrics_before: tuple[read.MetricsSnapshot, float] | None = None
+    #: one refresh at a time updates the history
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@contextmanager
+def stopwatch() -> Iterator[Took]:
+    """Times the block: its ``ms`` once it is over."""
+    took = Took()
+    started = time.perf_counter()
+    try:
+        yield took
+    finally:
+        took.ms = (time.perf_counter() - started) * 1000.0
+
+
+def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
+    """Every panel's read model but the failure groups, each read timed by its name."""
+    timings: list[tuple[str, float]] = []
+
+    def timed(name: str, read_it: Callable[[], T]) -> T:
+        with stopwatch() as took:
+            value = read_it()
+        timings.append((name, took.ms))
+        return value
+
+    with stopwatch() as took:
+        depth = timed("depth", lambda: read.depth(conn))
+        limits = timed("limits", lambda: read.limits(conn))
+        slos = timed("slos", lambda: type_settings.slos(conn))
+        finished = timed("flow", lambda: flow.window_counts(conn))
+        inflight = timed("inflight", lambda: read.inflight(conn, limit=INFLIGHT_SHOWN))
+        times = timed("execution_stats", lambda: read.execution_stats(conn))
+        metrics = timed("metrics", lambda: read.metrics(conn, taken_at=time.monotonic()))
+        workers = timed("workers", lambda: read.workers(conn))
+        statuses = timed(
+            "status_summary",
+            lambda: read.status_summary(conn, exact_limit=REFRESH_STATUS_EXACT_LIMIT),
+        )
+        audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
+        schedules = timed("schedules", lambda: read.schedules(conn, queue=depth))
+        replication = timed("replication", lambda: read.replication(conn))
+        version = read.server_version(conn)
+        degraded = not has_skconsole_objects(conn)
+    with memory.lock:
+        depth_rows = _depth_rows(memory, depth, limits, slos, finished)
+        metric_rows_ = _metric_rows(memory, metrics)
+        waiting = tuple(memory.waiting)
+    return model.Snapshot(
+        taken_at=memory.clock(),
+        server_version=version or "",
+        depth=depth_rows,
+        inflight=tuple(inflight.jobs),
+        exec_stats=tuple(times),
+        metrics=metric_rows_,
+        workers=tuple(workers),
+        audit=tuple(_audit_row(a) for a in audit),
+        schedules=tuple(schedules),
+        statuses=statuses,
+        waiting=waiting,
+        read_ms=took.ms,
+        timings=tuple(timings),
+        degraded=degraded,
+        replication=replication,
+    )
+
+
+def _depth_rows(
+    memory: Memory,
+    depth: read.Depth,
+    limits: list[read.TypeLimit],
+    slos: dict[str, type_settings.TypeSlo],
+    finished: dict[str, flow.TypeCounts],
+) -> tuple[model.DepthRow, ...]:
+    by_type = {t.task_type: t for t in limits}
+    seen = set()
+    rows = []
+    for t in depth.types:
+        seen.add(t.task_type)
+        trend = memory.trends.setdefault(t.task_type, deque(maxlen=TREND_POINTS))
+        trend.append(t.ready + t.scheduled)
+        slo = slos.get(t.task_type)
+        done = finished.get(t.task_type)
+        rows.append(
+            model.DepthRow(
+                **asdict(t),
+                trend=tuple(trend),
+                estimated=depth.estimated,
+                limit=by_type.get(t.task_type),
+                slo_s=slo.max_wait_s if slo else None,
+                failed=done.failed if done else 0,
+                finished=done.finished if done else 0,
+                max_failure_rate=slo.max_failure_rate if slo else None,
+            )
+        )
+    for gone in set(memory.trends) - seen:
+        del memory.trends[gone]
+    memory.waiting.append(depth.ready + depth.scheduled)
+    return tuple(rows)
+
+
+def _metric_rows(memory: Memory, snap: read.MetricsSnapshot) -> tuple[model.MetricRow, ...]:
+    now = snap.taken_at
+    rates: dict[str, float | None] = {}
+    if memory.metrics_before is not None:
+        before, at = memory.metrics_before
+        rates = read.metric_rates(before, snap, now - at)
+    memory.metrics_before = (snap, now)
+    return metric_rows(snap, rates)
+
+
+def _audit_row(a: ops.AuditEntry) -> model.AuditRow:
+    return model.AuditRow(
+        a.audit_id,
+        a.at,
+        a.user,
+        a.host,
+        a.action,
+        describe_selection(a.selection),
+        a.count,
+        audited_jobs(a.selection),
+    )
+
+
+def audited_jobs(sel: dict[str, Any]) -> FindQuery | None:
+    """The search that lists the jobs an audited action was on: its ids (the first 100 of a
+    big selection), else its filters; None when it names none (a purge by age, a vacuum)."""
+    ids = sel.get("ids")
+    if isinstance(ids, list) and ids:
+        return FindQuery(ids=tuple(UUID(str(i)) for i in ids), limit=len(ids))
+    where = sel.get("where")
+    listed = where if isinstance(where, list) else []
+    terms = tuple(parse_term(f"{t['path']}={t['value']}") for t in listed if isinstance(t, dict))
+    statuses = sel.get("statuses")
+    query = FindQuery(
+        where=terms,
+        task_type=sel.get("task_type") or None,
+        statuses=tuple(int(s) for s in statuses) if isinstance(statuses, list) else (),
+        group=sel.get("group") or None,
+    )
+    return None if query == FindQuery() else query
+
+
+def describe_selection(sel: dict[str, Any]) -> str:
+    """An audit row's selection in words: "group `X` · 12 ids" ."""
+    parts = []
+    if sel.get("group"):
+        parts.append(f"group `{sel['group']}`")
+    if sel.get("task_type"):
+        parts.append(f"type {sel['task_type']}")
+    if sel.get("statuses"):
+        parts.append("status " + ", ".join(JobStatus.label_of(int(s)) for s in sel["statuses"]))
+    if sel.get("ids"):
+        n = sel.get("ids_count", len(sel["ids"]))
+        parts.append(f"{n:,} ids" if n > 1 else f"job {str(sel['ids'][0])[:8]}")
+    if sel.get("older_than_seconds") is not None:
+        parts.append(f"older than {format_age(float(sel['older_than_seconds']))}")
+    return " · ".join(parts) or "all"
