@@ -10,7 +10,6 @@ is computed another way or left out, and each says so (:data:`DEGRADED_NOTES`).
 from __future__ import annotations
 
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import psycopg
 
@@ -29,15 +28,20 @@ DEGRADED_NOTES = (
     " skconsole's tables; `skconsole setup` adds them)",
 )
 
-_known: WeakKeyDictionary[Conn, bool] = WeakKeyDictionary()
+#: where a connection keeps what it was found to have (it travels with the connection,
+#: like its context: never a process-wide table)
+_CAPABILITY = "_skconsole_objects"
 
 
 def has_skconsole_objects(conn: Conn) -> bool:
-    """True when every skconsole object is present (asked once per connection)."""
-    known = _known.get(conn)
+    """True when every skconsole object is present: asked once per connection, and kept
+    by the connection. What a database without them reads instead is decided in
+    :func:`skconsole.read.query.fetch` (a ``_compat`` twin, or no rows)."""
+    known = getattr(conn, _CAPABILITY, None)
     if known is None:
-        known = _known[conn] = not missing_objects(conn)
-    return known
+        known = not missing_objects(conn)
+        setattr(conn, _CAPABILITY, known)
+    return bool(known)
 
 
 def is_standby(conn: Conn) -> bool:

@@ -23,7 +23,6 @@ from skconsole.core.actor import Actor
 from skconsole.core.errors import SkconsoleError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.audit import AuditRow, insert
-from skconsole.db.layout import has_skconsole_objects
 from skconsole.db.sqlfiles import query
 from skconsole.ops.model import ActionResult, Selection
 from skconsole.read.query import fetch
@@ -215,6 +214,4 @@ class AuditTrail:
 
 def entries(conn: Conn, *, limit: int = 50, action: str | None = None) -> list[AuditEntry]:
     """The latest audit rows, newest first (none on a database without skconsole's objects)."""
-    if not has_skconsole_objects(conn):
-        return []
     return fetch(conn, "audit_list", AuditEntry, {"limit": limit, "action": action})

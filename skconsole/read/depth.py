@@ -88,8 +88,6 @@ def table_estimates(conn: Conn) -> dict[str, int]:
 
 
 def _paused_types(conn: Conn) -> set[str]:
-    if not has_skconsole_objects(conn):
-        return set()
     return {str(r) for r in fetch(conn, "paused_types", lambda task_type: task_type)}
 
 

@@ -7,8 +7,10 @@ filling a wrong field. The statements live in sql/queries, one per file.
 
 A statement that reads skconsole's own objects may have a twin, ``NAME_compat.sql``,
 for a database that has Stakhanovise.NET's tables alone (:mod:`skconsole.db.layout`):
-:func:`fetch` runs the twin there, so a read model names its statement once and the
-choice is made in one place, once per connection.
+:func:`fetch` runs the twin there; one that reads only skconsole's objects (workers,
+limits, schedules, the audit log: :data:`OURS_ONLY`) has no rows there. So a read model
+names its statement once, and what a database without our objects gets is decided
+here, from the connection's capability asked once per connection.
 """
 
 from __future__ import annotations
@@ -36,8 +38,16 @@ def fetch(
     made for the actual values. JIT is off for every skconsole session (see
     db.connect): compiling a plan costs more than these queries take.
     """
+    if name in OURS_ONLY and not has_skconsole_objects(conn):
+        return []
     with conn.cursor(row_factory=kwargs_row(row)) as cur:
         return cur.execute(query(for_database(conn, name)), params, prepare=False).fetchall()
+
+
+#: the statements that read skconsole's own objects alone: on Stakhanovise.NET's tables
+#: alone there is nothing to read (its workers register nowhere; it keeps no limits,
+#: SLOs, paused types, schedules or audit log)
+OURS_ONLY = frozenset({"workers", "paused_types", "limits", "slos", "schedules", "audit_list"})
 
 
 #: the suffix of a statement's twin for a database without skconsole's objects

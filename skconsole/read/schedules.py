@@ -20,7 +20,6 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.schedule import Schedule
 from skconsole.core.status import JobStatus
-from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.depth import Depth, depth
 from skconsole.read.query import Conn, fetch, iso
 
@@ -203,8 +202,6 @@ def schedules(conn: Conn, *, queue: Depth | None = None) -> list[ScheduleInfo]:
     ``queue``: the queue depth, if the caller has just read it (the console's
     refresh does); otherwise it is read here, only when there is a schedule.
     """
-    if not has_skconsole_objects(conn):
-        return []
     rows = fetch(conn, "schedules", _Stored)
     if not rows:
         return []

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.text import printable
-from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
 
 
@@ -103,8 +102,6 @@ class TypeLimit:
 def limits(conn: Conn) -> list[TypeLimit]:
     """The task types with a concurrency or rate limit, by name (none on a database
     without skconsole's objects)."""
-    if not has_skconsole_objects(conn):
-        return []
     return fetch(conn, "limits", TypeLimit)
 
 
@@ -120,6 +117,4 @@ class TypeSlo:
 
 def slos(conn: Conn) -> dict[str, TypeSlo]:
     """Each task type with an SLO, by type; none on Stakhanovise.NET's tables alone."""
-    if not has_skconsole_objects(conn):
-        return {}
     return {s.task_type: s for s in fetch(conn, "slos", TypeSlo)}

@@ -10,7 +10,6 @@ from uuid import UUID
 
 from skconsole.core.json_types import JsonObject
 from skconsole.core.states import WorkerState
-from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
 
 
@@ -55,6 +54,4 @@ def _worker(*, state: str, task_types: list[str] | None, **cols: Any) -> WorkerI
 def workers(conn: Conn) -> list[WorkerInfo]:
     """Registered worker processes with their liveness (``sk_worker_liveness()``); none
     on a database without skconsole's objects (Stakhanovise.NET's workers register nowhere)."""
-    if not has_skconsole_objects(conn):
-        return []
     return fetch(conn, "workers", _worker)
