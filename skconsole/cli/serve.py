@@ -62,9 +62,18 @@ class ConsoleCommand:
 
 
 def console_command(
-    root: Mapping[str, Any], *, read_only: bool, user: str, host: str
+    root: Mapping[str, Any],
+    *,
+    read_only: bool,
+    user: str,
+    host: str,
+    handed: Mapping[str, str] | None = None,
 ) -> ConsoleCommand:
-    """The console for ``root``, the root command's parameters (its connection options)."""
+    """The console for ``root``, the root command's parameters: every connection option
+    reaches it through the environment variable the option itself declares
+    (:func:`handed_over`), so an option added to the root command is handed over with no
+    line here; only ``--dsn`` (a list there, one DSN here) and what serve decides itself
+    (read-only, the actor) are said."""
     argv = [sys.executable, "-m", "skconsole", "--refresh", str(root.get("refresh") or "2s")]
     if root.get("setup") and not root.get("no_setup"):
         argv.append("--setup")
@@ -76,18 +85,33 @@ def console_command(
         dsn = dsn[0] if len(dsn) == 1 else None
     if dsn:
         env["SKCONSOLE_DSN"] = str(dsn)
-    for name, var in (
-        ("data_dir", "SKCONSOLE_DATA_DIR"),
-        ("mapping", "SKCONSOLE_MAPPING"),
-        ("queues", "SKCONSOLE_QUEUES"),  # a queues file naming its one queue
-    ):
-        if root.get(name) is not None:
-            env[var] = str(Path(root[name]).resolve())
-    if root.get("schema") is not None:
-        env["SKCONSOLE_SCHEMA"] = str(root["schema"])
-    if root.get("read_dsn"):
-        env["SKCONSOLE_READ_DSN"] = str(root["read_dsn"])
+    for name, var in (handed_over() if handed is None else handed).items():
+        value = root.get(name)
+        if value is None or value is False or name == "read_only":  # serve decides that
+            continue
+        # a file, as this process found it, whatever the console's working directory
+        env[var] = (
+            "1"
+            if value is True
+            else str(Path(value).resolve() if isinstance(value, Path) else value)
+        )
     return ConsoleCommand(tuple(argv), env)
+
+
+def handed_over() -> dict[str, str]:
+    """The root command's options that declare an environment variable, by parameter
+    name (``--read-dsn``, ``--queues``, ``--mapping``, ``--schema``, ...): the one
+    declaration of each connection option says how a console started by serve gets it."""
+    import typer.main
+
+    from skconsole.cli.app import app
+
+    handed: dict[str, str] = {}
+    for param in typer.main.get_command(app).params:
+        envvar = getattr(param, "envvar", None)  # an option's (Typer's own class or Click's)
+        if param.name and isinstance(envvar, str):
+            handed[param.name] = envvar
+    return handed
 
 
 def browser_host() -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skconsole.cli.serve import browser_host, console_command
+from skconsole.cli.serve import browser_host, console_command, handed_over
 from skconsole.core import actor
 from skconsole.web.token import Token
 from tests.support.cli import run_in_process
@@ -139,13 +139,28 @@ def test_the_dsn_given_once_reaches_the_console_as_it_was_typed() -> None:
 
 
 def test_the_connection_options_reach_the_console(tmp_path: Path) -> None:
-    root = {**ROOT, "setup": True, "refresh": "5s", "schema": "queue", "mapping": "m.json"}
+    root = {**ROOT, "setup": True, "refresh": "5s", "schema": "queue", "mapping": Path("m.json")}
 
     command = console_command(root, read_only=True, user="u", host="h")
 
     assert command.argv[-4:] == ("--refresh", "5s", "--setup", "--read-only")
     assert command.env["SKCONSOLE_SCHEMA"] == "queue"
     assert Path(command.env["SKCONSOLE_MAPPING"]).is_absolute()  # whatever the console's cwd
+
+
+def test_every_root_option_with_an_environment_variable_is_handed_to_the_console() -> None:
+    """A connection option added to the root command reaches serve's consoles by its own
+    declaration: no line of serve's names it."""
+    handed = handed_over()
+    assert {"read_dsn", "queues", "data_dir", "mapping", "schema"} <= set(handed)
+    root = {**ROOT, **{name: f"value-of-{name}" for name in handed}, "read_only": True}
+
+    command = console_command(root, read_only=False, user="u", host="h")
+
+    for name, var in handed.items():
+        if name != "read_only":  # serve's own choice, said by --read-only or not at all
+            assert command.env[var] == f"value-of-{name}"
+    assert "SKCONSOLE_READ_ONLY" not in command.env
 
 
 def test_the_console_is_started_with_no_shell_left_between() -> None:
