@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from skconsole.bench.throughput import BenchConfig
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_BATCH_SIZE,
@@ -24,7 +25,7 @@ from skconsole.cli.options import (
     options_of,
 )
 from skconsole.cli.output import err, out
-from skconsole.core.durations import parse_duration
+from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.worker.engine import WorkerConfig
@@ -53,7 +54,7 @@ def worker(
     grace: Annotated[
         str,
         typer.Option("--grace", help="On SIGTERM, how long running jobs may finish (at most 1d)"),
-    ] = "10s",
+    ] = format_limit(WorkerConfig.grace_period),
     batch_size: Annotated[
         int,
         typer.Option(
@@ -63,7 +64,7 @@ def worker(
     poll: Annotated[
         str,
         typer.Option("--poll", help="Polling interval when no notification arrives (10ms to 1h)"),
-    ] = "1s",
+    ] = format_limit(WorkerConfig.poll_interval),
     lease: Annotated[
         str,
         typer.Option(
@@ -71,7 +72,7 @@ def worker(
             help="Liveness lease (5s to 10m): a worker that cannot renew it for 80% of it"
             " stops its jobs; others reap them after 120%",
         ),
-    ] = "10s",
+    ] = format_limit(WorkerConfig.lease),
     reap_unowned_after: Annotated[
         str | None,
         typer.Option(
@@ -148,29 +149,29 @@ def bench(
     jobs: Annotated[
         int,
         typer.Option("--jobs", help=f"No-op jobs to post and drain (1 to {MAX_BENCH_JOBS:,})"),
-    ] = 50_000,
+    ] = BenchConfig.jobs,
     processes: Annotated[
         int, typer.Option("--processes", help=f"Worker processes draining (1 to {MAX_PROCESSES})")
-    ] = 2,
+    ] = BenchConfig.processes,
     latency_jobs: Annotated[
         int,
         typer.Option(
             "--latency-jobs",
             help=f"Jobs posted one by one for pickup latency (10 to {MAX_LATENCY_JOBS:,})",
         ),
-    ] = 500,
+    ] = BenchConfig.latency_jobs,
     rate: Annotated[
         float,
         typer.Option(
             "--rate",
             help=f"Jobs per second for the pickup-latency phase (above 0, at most {MAX_BENCH_RATE:,.0f})",
         ),
-    ] = 100.0,
-    concurrency: ConcurrencyOpt = 200,
+    ] = BenchConfig.rate,
+    concurrency: ConcurrencyOpt = BenchConfig.concurrency,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
 ) -> None:
     """Measure enqueue rate, drain rate and pickup latency with no-op jobs."""
-    from skconsole.bench.throughput import BenchConfig, run_bench
+    from skconsole.bench.throughput import run_bench
 
     check_range("--jobs", jobs, 1, MAX_BENCH_JOBS)
     check_range("--processes", processes, 1, MAX_PROCESSES)

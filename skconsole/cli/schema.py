@@ -9,7 +9,7 @@ import typer
 
 from skconsole.cli.acting import confirm_or_exit
 from skconsole.cli.app import app
-from skconsole.cli.options import DryRunOpt, JsonOpt, YesOpt, options_of
+from skconsole.cli.options import ActionFlags, options_of, takes_flags
 from skconsole.cli.output import out, print_json
 from skconsole.core.actor import Actor
 from skconsole.core.errors import ReadOnlyError, SchemaError, SkconsoleError
@@ -34,6 +34,7 @@ def sql_command(ctx: typer.Context) -> None:
 
 
 @schema_app.command("uninstall")
+@takes_flags()
 def uninstall_command(
     ctx: typer.Context,
     drop_audit: Annotated[
@@ -49,20 +50,18 @@ def uninstall_command(
         ),
     ] = False,
     *,
-    dry_run: DryRunOpt = False,
-    yes: YesOpt = False,
-    as_json: JsonOpt = False,
+    flags: ActionFlags,
 ) -> None:
     """Remove skconsole's objects from the database (confirmed, audited): its tables,
     functions, sequences, and the columns, indexes and settings it added to
     Stakhanovise.NET's tables. Refused while a worker's lease is fresh."""
     o = options_of(ctx)
-    if o.read_only and not dry_run:
+    if o.read_only and not flags.dry_run:
         raise ReadOnlyError("refused: uninstall writes to the database and read-only mode is on")
     db = o.database("skconsole-uninstall")
     with db.connect() as conn:
         alive = alive_workers(conn)
-        if alive and not dry_run:
+        if alive and not flags.dry_run:
             raise SkconsoleError(
                 f"refused: {len(alive)} worker(s) alive ({', '.join(alive[:3])}): stop them first"
             )
@@ -96,18 +95,18 @@ def uninstall_command(
                 else ""
             )
         )
-        if dry_run:
-            if as_json:
+        if flags.dry_run:
+            if flags.as_json:
                 print_json({"dry_run": True, **details})
             else:
                 out.print(f"would drop {summary} on {db.description}", highlight=False)
             return
-        if not as_json:
+        if not flags.as_json:
             out.print(f"will drop {summary} on {db.description}", highlight=False)
         confirm_or_exit(
             f"Uninstall skconsole (schema version {version or '?'}) from {db.description}?"
             + (" Every job and its history goes with it." if stakhanovise else ""),
-            yes,
+            flags.yes,
         )
         actor = Actor.current()
         row = (
@@ -116,7 +115,7 @@ def uninstall_command(
             else AuditRow(actor.user, actor.host, "uninstall", {}, 0, dict(details))
         )
         audit_id = uninstall(conn, plan, row)
-    if as_json:
+    if flags.as_json:
         print_json({"uninstalled": True, "audit_id": audit_id, **details})
         return
     kept = f" (audit #{audit_id}; the audit log is kept)" if audit_id is not None else ""

@@ -6,7 +6,9 @@ directory, say) can be imported without psycopg.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from skconsole.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from skconsole.db.connect import Database, connect_error_message
@@ -15,13 +17,11 @@ if TYPE_CHECKING:
 __all__ = ["Database", "connect_error_message", "load_sql"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("Database", "connect_error_message"):
-        from skconsole.db import connect
-
-        return getattr(connect, name)
-    if name == "load_sql":
-        from skconsole.db.sqlfiles import load_sql
-
-        return load_sql
-    raise AttributeError(f"module 'skconsole.db' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "Database": "skconsole.db.connect",
+        "connect_error_message": "skconsole.db.connect",
+        "load_sql": "skconsole.db.sqlfiles",
+    },
+)

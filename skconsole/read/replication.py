@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from skconsole.core.durations import format_age
 from skconsole.core.json_types import JsonObject, attributes
@@ -228,21 +229,16 @@ class Replication:
 
 def _row(
     *,
-    standby: bool,
-    timeline: int | None,
-    senders: int,
-    sync_senders: int,
-    hidden_senders: int,
-    sync_names: str,
-    synchronous_commit: str,
-    recorded_timeline: int | None,
     failover_timeline: int | None,
     failover_previous: int | None,
     failover_at: datetime | None,
     claims_held_until: datetime | None,
     failover_age_s: float | None,
     held_for_s: float | None,
+    **replication: Any,
 ) -> Replication:
+    """replication.sql's row: the last failover's columns (all set, or none recorded),
+    the rest named as :class:`Replication` names them."""
     last = None
     if (
         failover_timeline is not None
@@ -258,17 +254,7 @@ def _row(
             age_s=failover_age_s or 0.0,
             held_for_s=held_for_s or 0.0,
         )
-    return Replication(
-        standby=standby,
-        timeline=timeline,
-        senders=senders,
-        sync_senders=sync_senders,
-        hidden_senders=hidden_senders,
-        sync_names=sync_names,
-        synchronous_commit=synchronous_commit,
-        last_failover=last,
-        recorded_timeline=recorded_timeline,
-    )
+    return Replication(**replication, last_failover=last)
 
 
 def replication(conn: Conn) -> Replication:

@@ -16,8 +16,9 @@ every session to load the plugin, and that must not pull in the engine.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from skconsole.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from skconsole.testing.asserts import (
@@ -31,19 +32,20 @@ if TYPE_CHECKING:
     from skconsole.testing.results import JobResult, RunReport
     from skconsole.testing.run import IdleTimeout, arun_until_idle, run_until_idle
 
-_MODULES = {
-    "IdleTimeout": "run",
-    "JobResult": "results",
-    "RunReport": "results",
-    "ScratchQueue": "queue",
-    "ScratchServer": "queue",
-    "arun_until_idle": "run",
-    "assert_not_posted": "asserts",
-    "assert_posted": "asserts",
-    "make_due": "asserts",
-    "payload_matches": "asserts",
-    "posted": "asserts",
-    "run_until_idle": "run",
+#: each public name and the module it comes from
+_EXPORTS = {
+    "IdleTimeout": "skconsole.testing.run",
+    "JobResult": "skconsole.testing.results",
+    "RunReport": "skconsole.testing.results",
+    "ScratchQueue": "skconsole.testing.queue",
+    "ScratchServer": "skconsole.testing.queue",
+    "arun_until_idle": "skconsole.testing.run",
+    "assert_not_posted": "skconsole.testing.asserts",
+    "assert_posted": "skconsole.testing.asserts",
+    "make_due": "skconsole.testing.asserts",
+    "payload_matches": "skconsole.testing.asserts",
+    "posted": "skconsole.testing.asserts",
+    "run_until_idle": "skconsole.testing.run",
 }
 
 __all__ = [
@@ -62,14 +64,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -8,8 +8,9 @@ loaded when first used, so a table helper (``views.table``) costs no read model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from skconsole.core.lazy import lazy_names
 from skconsole.views.table import Cell, Column, Face, Tone
 
 if TYPE_CHECKING:
@@ -30,13 +31,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("BY_NAME", "OVERVIEW", "VIEWS"):
-        from skconsole.views import catalog
-
-        return getattr(catalog, name)
-    if name in ("Table", "View", "ViewArgs"):
-        from skconsole.views import registry
-
-        return getattr(registry, name)
-    raise AttributeError(f"module 'skconsole.views' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        **dict.fromkeys(("BY_NAME", "OVERVIEW", "VIEWS"), "skconsole.views.catalog"),
+        **dict.fromkeys(("Table", "View", "ViewArgs"), "skconsole.views.registry"),
+    },
+)

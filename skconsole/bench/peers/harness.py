@@ -537,17 +537,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         parser.error(f"--only takes {', '.join(LIBRARIES)}; got {a.only!r}")
     if len(a.prefix) > 40:
         parser.error("--prefix: at most 40 characters (database names stop at 63)")
-    return Settings(
-        dsn=a.dsn,
-        prefix=a.prefix,
-        jobs=a.jobs,
-        single=a.single,
-        pickup=a.pickup,
-        rounds=a.rounds,
-        libraries=list(dict.fromkeys(only)),
-        concurrency=a.concurrency,
-        json=a.json,
-    )
+    given = {name: value for name, value in vars(a).items() if name != "only"}
+    return Settings(**given, libraries=list(dict.fromkeys(only)))
 
 
 def _terminate(signum: int, _frame: FrameType | None) -> None:
