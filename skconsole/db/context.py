@@ -71,15 +71,9 @@ class MappedCursor(psycopg.Cursor[Row]):
     the hooks a connection's own cursor class changes (a pooled connection's: each
     statement in a transaction that has its settings, nothing prepared)."""
 
-    def __init__(
-        self,
-        connection: psycopg.Connection[Any],
-        *,
-        row_factory: Any = None,
-        layout: TableMapping | None = None,
-    ) -> None:
-        super().__init__(connection, row_factory=row_factory)
-        self.layout = layout
+    #: the layout to run statements for, on a connection skconsole did not open (None: the
+    #: connection's own)
+    layout: TableMapping | None = None
 
     @contextmanager
     def _around(self) -> Iterator[None]:
@@ -128,15 +122,7 @@ class MappedCursor(psycopg.Cursor[Row]):
 class AsyncMappedCursor(psycopg.AsyncCursor[Row]):
     """The asyncio twin of :class:`MappedCursor`."""
 
-    def __init__(
-        self,
-        connection: psycopg.AsyncConnection[Any],
-        *,
-        row_factory: Any = None,
-        layout: TableMapping | None = None,
-    ) -> None:
-        super().__init__(connection, row_factory=row_factory)
-        self.layout = layout
+    layout: TableMapping | None = None
 
     @asynccontextmanager
     async def _around(self) -> AsyncIterator[None]:

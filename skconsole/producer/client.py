@@ -481,9 +481,7 @@ def _cursor(
     """
     if own:
         return conn.cursor(row_factory=row_factory)
-    cur = MappedCursor(conn, row_factory=row_factory, layout=mapping)
-    cur.adapters.register_loader("timestamptz", TimestamptzLoader)
-    return cast(psycopg.Cursor[R], cur)
+    return cast(psycopg.Cursor[R], _posting(MappedCursor(conn, row_factory=row_factory), mapping))
 
 
 def _acursor(
@@ -492,9 +490,19 @@ def _acursor(
     """:func:`_cursor` for an asyncio connection."""
     if own:
         return conn.cursor(row_factory=row_factory)
-    cur = AsyncMappedCursor(conn, row_factory=row_factory, layout=mapping)
+    cur = AsyncMappedCursor(conn, row_factory=row_factory)
+    return cast(psycopg.AsyncCursor[R], _posting(cur, mapping))
+
+
+_Cur = TypeVar("_Cur", MappedCursor[Any], AsyncMappedCursor[Any])
+
+
+def _posting(cur: _Cur, mapping: TableMapping) -> _Cur:
+    """A cursor of a caller's connection, set to post: the queue's layout, and psycopg's
+    own timestamptz loader (see :func:`_cursor`)."""
+    cur.layout = mapping
     cur.adapters.register_loader("timestamptz", TimestamptzLoader)
-    return cast(psycopg.AsyncCursor[R], cur)
+    return cur
 
 
 def _copy_results(writes: Plan) -> LiteralString:
