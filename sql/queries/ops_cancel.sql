@@ -100,18 +100,17 @@ gone AS (
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
         r.task_priority
 ),
+-- the newest payload of a keyed re-post, ready now (sk_enqueue,
+-- 142_skconsole_shared_writes.sql)
 reposted AS (
-    -- the newest payload of a keyed re-post, ready now
-    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
-        task_posted_at_ts, task_locked_until_ts)
-    SELECT task_id, task_type, task_source, task_payload, task_priority, now(), now()
-    FROM gone WHERE task_status = 1
-    ON CONFLICT (task_id) DO NOTHING
-    RETURNING task_id
+    SELECT sk_enqueue(array_agg(g.task_id), array_agg(g.task_type), array_agg(g.task_source),
+        array_agg(g.task_payload), array_agg(g.task_priority), array_agg(now())) AS n
+    FROM gone g
+    WHERE g.task_status = 1
 ),
 woken AS (
     SELECT count(pg_notify('sk_task_queue_item_added', '')) AS n
-    FROM (SELECT 1 FROM reposted LIMIT 1) AS any_reposted
+    FROM reposted WHERE reposted.n > 0
 ),
 asked AS (
     UPDATE sk_task_results_t r SET
