@@ -118,6 +118,9 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_selected",
         "sk_waiting_selection",
         "sk_result_selection",
+        "sk_retention_due",
+        "sk_enqueue",
+        "sk_purge_results",
     )
     present: list[bool] = value(
         conn,

@@ -287,7 +287,10 @@ def _paused(j: WhyJob) -> Cause:
 
 def _limit_full(conn: Conn, j: WhyJob) -> Cause:
     holders = fetch(
-        conn, "why_holders", _Holder, {"task_type": j.task_type, "limit": HOLDERS_SHOWN}
+        conn,
+        "why_holders",
+        _Holder,
+        {"task_type": j.task_type, "key_path": None, "key": None, "limit": HOLDERS_SHOWN},
     )
     named = ", ".join(
         f"{h.task_id}"
@@ -338,7 +341,7 @@ def _key_limit_full(conn: Conn, j: WhyJob) -> Cause:
     key, path = _key_words(j)
     holders = fetch(
         conn,
-        "why_key_holders",
+        "why_holders",
         _Holder,
         {"task_type": j.task_type, "key_path": j.key_path, "key": j.key, "limit": HOLDERS_SHOWN},
     )

@@ -15,17 +15,14 @@
 -- or runs them, with after_failure="run").
 -- Returns each job changed with how (waiting, running: asked, gone, or rerun:
 -- posted again for its re-post) and, for a running one, the claim it concerns.
+-- Waiting jobs are re-checked against the selection as the preview listed them
+-- (sk_waiting_selection, 140_skconsole_selection.sql; the --where terms were the
+-- preview's), as ops_bump.sql does.
 WITH lq AS (
-    SELECT q.task_id
-    FROM sk_tasks_queue_t q
-    LEFT JOIN sk_task_results_t r ON r.task_id = q.task_id
+    SELECT q.task_id FROM sk_tasks_queue_t q
+    JOIN sk_waiting_selection(%(statuses)s::integer[], %(ids)s::uuid[], %(task_type)s::text,
+        %(signature)s::text, NULL, NULL, NULL, %(cutoff)s::timestamptz) AS s ON s.task_id = q.task_id
     WHERE q.task_id = ANY(%(ids)s::uuid[])
-        AND coalesce(r.task_status, 1) = ANY(%(statuses)s::integer[])
-        AND (%(task_type)s::text IS NULL OR q.task_type = %(task_type)s::text)
-        AND sk_signature_matches(r.sk_error_signature, %(signature)s::text, r.task_id IS NOT NULL)
-        AND (%(cutoff)s::timestamptz IS NULL
-             OR sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
-                    coalesce(r.task_posted_at_ts, q.task_posted_at_ts)) < %(cutoff)s::timestamptz)
     FOR UPDATE OF q SKIP LOCKED
 ),
 removed AS (
@@ -55,14 +52,12 @@ waited AS (
             'cancelled by an operator while it waited for other jobs (after=)')
     WHERE r.task_id IN (
             SELECT w.task_id FROM sk_task_results_t w
+            JOIN sk_waiting_selection(%(statuses)s::integer[], %(ids)s::uuid[], %(task_type)s::text,
+                %(signature)s::text, NULL, NULL, NULL, %(cutoff)s::timestamptz) AS s
+                ON s.task_id = w.task_id
             WHERE w.task_id = ANY(%(ids)s::uuid[]) AND w.task_status = 1
-                AND w.task_status = ANY(%(statuses)s::integer[])
-                AND EXISTS (SELECT 1 FROM sk_task_after_t e WHERE e.task_id = w.task_id)
                 AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = w.task_id)
-                AND (%(task_type)s::text IS NULL OR w.task_type = %(task_type)s::text)
-                AND sk_signature_matches(w.sk_error_signature, %(signature)s::text, true)
-                AND (%(cutoff)s::timestamptz IS NULL OR w.task_posted_at_ts < %(cutoff)s::timestamptz)
-            FOR UPDATE SKIP LOCKED)
+            FOR UPDATE OF w SKIP LOCKED)
     RETURNING r.task_id
 ),
 unlinked AS (
@@ -105,18 +100,17 @@ gone AS (
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
         r.task_priority
 ),
+-- the newest payload of a keyed re-post, ready now (sk_enqueue,
+-- 142_skconsole_shared_writes.sql)
 reposted AS (
-    -- the newest payload of a keyed re-post, ready now
-    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
-        task_posted_at_ts, task_locked_until_ts)
-    SELECT task_id, task_type, task_source, task_payload, task_priority, now(), now()
-    FROM gone WHERE task_status = 1
-    ON CONFLICT (task_id) DO NOTHING
-    RETURNING task_id
+    SELECT sk_enqueue(array_agg(g.task_id), array_agg(g.task_type), array_agg(g.task_source),
+        array_agg(g.task_payload), array_agg(g.task_priority), array_agg(now())) AS n
+    FROM gone g
+    WHERE g.task_status = 1
 ),
 woken AS (
     SELECT count(pg_notify('sk_task_queue_item_added', '')) AS n
-    FROM (SELECT 1 FROM reposted LIMIT 1) AS any_reposted
+    FROM reposted WHERE reposted.n > 0
 ),
 asked AS (
     UPDATE sk_task_results_t r SET

@@ -53,18 +53,18 @@ queued AS (
     WHERE q.task_id = e.task_id AND e.has_queue_row
     RETURNING q.task_id
 ),
+-- a requeued job without a queue row gets one, ready now (sk_enqueue,
+-- 142_skconsole_shared_writes.sql)
 posted AS (
-    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
-        task_posted_at_ts, task_locked_until_ts)
-    SELECT e.task_id, e.task_type, e.task_source, e.task_payload, e.task_priority, now(), now()
+    SELECT sk_enqueue(array_agg(e.task_id), array_agg(e.task_type), array_agg(e.task_source),
+        array_agg(e.task_payload), array_agg(e.task_priority), array_agg(now())) AS n
     FROM edited e
     WHERE e.requeued AND NOT e.has_queue_row
-    ON CONFLICT (task_id) DO NOTHING
-    RETURNING task_id
 ),
 notified AS (
     SELECT CASE WHEN (SELECT count(*) FROM edited WHERE requeued) > 0
                 THEN pg_notify('sk_task_queue_item_added', '') END AS n
+    FROM posted
 )
 SELECT e.task_id, e.old_status, e.old_payload, e.old_priority, e.task_payload, e.task_priority,
     e.requeued, e.task_id IN (SELECT task_id FROM queued) AS queue_row_updated

@@ -14,20 +14,8 @@ WITH doomed AS (
         AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)
     LIMIT %(batch)s
     FOR UPDATE OF r SKIP LOCKED
-),
-gone AS (
-    DELETE FROM sk_task_results_t r USING doomed d
-    WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
-    RETURNING r.task_id, r.task_status
-),
--- their attempts go with them (sk_attempts_t, 120_skconsole_attempts.sql)
-attempts_gone AS (
-    DELETE FROM sk_attempts_t a WHERE a.task_id IN (SELECT task_id FROM gone)
-),
--- a succeeded job others wait for (after=): its success stays on their edges,
--- so they are not cancelled for a parent that is "gone" (130_skconsole_after.sql)
-success_kept AS (
-    UPDATE sk_task_after_t e SET after_succeeded = true
-    FROM gone WHERE e.after_id = gone.task_id AND gone.task_status = 3 AND NOT e.after_succeeded
 )
-SELECT gone.task_id FROM gone
+-- deleted with their attempts, a success kept for the jobs after them
+-- (sk_purge_results, 142_skconsole_shared_writes.sql)
+SELECT p.task_id
+FROM sk_purge_results(ARRAY(SELECT d.task_id FROM doomed d), %(statuses)s::integer[]) AS p

@@ -57,17 +57,15 @@ readied AS (
     WHERE q.task_id = m.task_id AND m.has_queue_row
     RETURNING q.task_id
 ),
+-- the others get one (sk_enqueue, 142_skconsole_shared_writes.sql)
 posted AS (
-    INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload, task_priority,
-        task_posted_at_ts, task_locked_until_ts)
-    SELECT m.task_id, m.task_type, m.task_source, m.task_payload, m.task_priority, now(), m.due_at
+    SELECT sk_enqueue(array_agg(m.task_id), array_agg(m.task_type), array_agg(m.task_source),
+        array_agg(m.task_payload), array_agg(m.task_priority), array_agg(m.due_at)) AS n
     FROM timed m
     WHERE NOT m.has_queue_row
-    ON CONFLICT (task_id) DO NOTHING
-    RETURNING task_id
 ),
 notified AS (
-    SELECT CASE WHEN (SELECT count(*) FROM readied) + (SELECT count(*) FROM posted) > 0
+    SELECT CASE WHEN (SELECT count(*) FROM readied) + (SELECT n FROM posted) > 0
                 THEN pg_notify('sk_task_queue_item_added', '') END AS n
 )
 SELECT m.task_id FROM moved m, notified

@@ -13,31 +13,19 @@ doomed AS (
     SELECT r.task_id
     FROM sk_task_results_t r
     WHERE (SELECT locked FROM got)
-        AND r.task_status = ANY(%(statuses)s::integer[])
-        AND (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
-        AND (%(except_types)s::text[] IS NULL OR r.task_type <> ALL(%(except_types)s::text[]))
-        AND r.task_processing_finalized_at_ts
-            < now() - %(older_than_s)s::double precision * interval '1 second'
+        AND sk_retention_due(r.task_status, r.task_type, r.task_processing_finalized_at_ts,
+            %(statuses)s::integer[], %(task_type)s::text, %(except_types)s::text[],
+            %(older_than_s)s::double precision)
         AND NOT EXISTS (SELECT 1 FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id)
     LIMIT %(batch)s
     FOR UPDATE OF r SKIP LOCKED
 ),
-gone AS (
-    DELETE FROM sk_task_results_t r USING doomed d
-    WHERE r.task_id = d.task_id AND r.task_status = ANY(%(statuses)s::integer[])
-    RETURNING r.task_id, r.task_status
+-- deleted with their attempts, a success kept for the jobs after them
+-- (sk_purge_results, 142_skconsole_shared_writes.sql)
+n AS (
+    SELECT count(*)::integer AS n
+    FROM sk_purge_results(ARRAY(SELECT d.task_id FROM doomed d), %(statuses)s::integer[])
 ),
--- their attempts go with them (sk_attempts_t, 120_skconsole_attempts.sql)
-attempts_gone AS (
-    DELETE FROM sk_attempts_t a WHERE a.task_id IN (SELECT task_id FROM gone)
-),
--- a succeeded job others wait for (after=): its success stays on their edges,
--- so they are not cancelled for a parent that is "gone" (130_skconsole_after.sql)
-success_kept AS (
-    UPDATE sk_task_after_t e SET after_succeeded = true
-    FROM gone WHERE e.after_id = gone.task_id AND gone.task_status = 3 AND NOT e.after_succeeded
-),
-n AS (SELECT count(*)::integer AS n FROM gone),
 first_row AS (
     INSERT INTO sk_audit_t (audit_user, audit_host, audit_action, audit_selection, audit_count,
         audit_details)

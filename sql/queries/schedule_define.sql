@@ -10,12 +10,9 @@ SELECT * FROM unnest(
     %(timezones)s::text[], %(payloads)s::text[], %(missed)s::varchar[],
     %(latest_ticks)s::timestamptz[])
 ON CONFLICT (task_type) DO UPDATE SET
-    sch_cron = EXCLUDED.sch_cron,
-    sch_every_seconds = EXCLUDED.sch_every_seconds,
-    sch_timezone = EXCLUDED.sch_timezone,
-    sch_payload = EXCLUDED.sch_payload,
-    sch_missed = EXCLUDED.sch_missed,
-    sch_defined_at_ts = now()
+    (sch_cron, sch_every_seconds, sch_timezone, sch_payload, sch_missed, sch_defined_at_ts)
+    = (EXCLUDED.sch_cron, EXCLUDED.sch_every_seconds, EXCLUDED.sch_timezone,
+       EXCLUDED.sch_payload, EXCLUDED.sch_missed, now())
 WHERE (s.sch_cron, s.sch_every_seconds, s.sch_timezone, s.sch_payload, s.sch_missed)
     IS DISTINCT FROM (EXCLUDED.sch_cron, EXCLUDED.sch_every_seconds, EXCLUDED.sch_timezone,
                       EXCLUDED.sch_payload, EXCLUDED.sch_missed)

@@ -155,7 +155,8 @@ DECLARE
     parents uuid[] := p_done;
     trusted uuid[] := CASE WHEN p_succeeded THEN p_done ELSE '{}'::uuid[] END;
     got uuid[];
-    ended uuid[];
+    decided uuid[];
+    outcomes integer[];
     waiter uuid;
     outcome integer;
     changed integer := 0;
@@ -167,7 +168,8 @@ BEGIN
         AND (p_succeeded OR EXISTS (SELECT 1 FROM sk_task_results_t p
                                     WHERE p.task_id = e.after_id AND p.task_status = 3));
     WHILE cardinality(parents) > 0 LOOP
-        ended := '{}';
+        decided := '{}';
+        outcomes := '{}';
         SELECT coalesce(array_agg(x.task_id ORDER BY x.task_id), '{}') INTO got
         FROM (
             SELECT r.task_id FROM sk_task_results_t r
@@ -177,12 +179,8 @@ BEGIN
             FOR UPDATE OF r SKIP LOCKED
         ) AS x;
         FOREACH waiter IN ARRAY got LOOP
-            outcome := sk_after_decide(waiter, trusted);
-            IF outcome = 2 THEN
-                ended := ended || waiter;
-            END IF;
-            changed := changed + (outcome > 0)::integer;
-            released := released + (outcome = 1)::integer;
+            decided := decided || waiter;
+            outcomes := outcomes || sk_after_decide(waiter, trusted);
         END LOOP;
         FOR waiter IN
             SELECT DISTINCT e.task_id FROM sk_task_after_t e
@@ -195,13 +193,18 @@ BEGIN
             EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
                 outcome := 0;  -- held by someone else: the upkeep sweep decides it later
             END;
-            IF outcome = 2 THEN
-                ended := ended || waiter;
-            END IF;
-            changed := changed + (outcome > 0)::integer;
-            released := released + (outcome = 1)::integer;
+            decided := decided || waiter;
+            outcomes := outcomes || outcome;
         END LOOP;
-        parents := ended;
+        -- the round's tally; the waiters it cancelled are the next round's parents
+        parents := '{}';
+        FOR i IN 1 .. cardinality(decided) LOOP
+            IF outcomes[i] = 2 THEN
+                parents := parents || decided[i];
+            END IF;
+            changed := changed + (outcomes[i] > 0)::integer;
+            released := released + (outcomes[i] = 1)::integer;
+        END LOOP;
     END LOOP;
     IF released > 0 THEN
         PERFORM pg_notify('sk_task_queue_item_added', '');

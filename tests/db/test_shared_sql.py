@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from uuid import uuid4
 
 import psycopg
 import pytest
@@ -217,3 +218,72 @@ def test_an_operator_selection_is_planned_inline_whatever_it_asks(
     assert "Function Scan on sk_waiting" not in plan and "Function Scan on sk_result" not in plan
     assert not any(f in plan for f in ("sk_payload_term", "sk_payload_matches", "sk_try_jsonb"))
     assert "sk_error_signature =" in plan, plan
+
+
+@pytest.mark.parametrize("name", ["ops_bump", "ops_cancel"])
+def test_a_waiting_jobs_write_plans_its_selection_inline(
+    conn: psycopg.Connection[Any], name: str
+) -> None:
+    """bump and cancel re-check their batch against sk_waiting_selection(): inlined, its
+    --where filters (not re-checked) folded away, each job looked up by its key."""
+    params = {
+        "statuses": [1, 4],
+        "ids": [str(uuid4())],
+        "task_type": None,
+        "signature": None,
+        "cutoff": datetime.now(UTC),
+        "now": False,
+        "to": 0,
+        "by": None,
+        "unowned_s": None,
+    }
+    plan = _explain(conn, name, params)
+    # (a column may keep a function's name: the call itself is gone)
+    assert not any(f + "(" in plan for f in SHARED) and "Function Scan on sk_" not in plan, plan
+    assert "sk_payload_" not in plan and "sk_try_jsonb" not in plan, plan
+    assert "pk_sk_tasks_queue_t" in plan, plan
+
+
+@pytest.mark.parametrize("name", ["retention_eligible", "retention_purge"])
+def test_a_retention_policys_scope_is_planned_inline(
+    conn: psycopg.Connection[Any], many_finished_few_failed: str, name: str
+) -> None:
+    params = {
+        "statuses": [3, 6, 7],
+        "task_type": "plan",
+        "except_types": None,
+        "older_than_s": 3600.0,
+        "cap": 1000,
+        "batch": 1000,
+        "user": "u",
+        "host": "h",
+        "action": "retention",
+        "selection": "{}",
+        "details": "{}",
+        "audit_id": None,
+    }
+    plan = _explain(conn, name, params)
+    assert "sk_retention_due" not in plan, plan  # inlined, not called per row
+    assert "task_processing_finalized_at_ts <" in plan, plan
+
+
+def test_a_purge_deletes_only_what_is_still_final_and_keeps_a_success_for_its_waiters(
+    conn: psycopg.Connection[Any],
+) -> None:
+    done, failed, waiter = uuid4(), uuid4(), uuid4()
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_posted_at_ts)"
+        " SELECT id, 'purge', 'test', 'null', s, 0, now()"
+        " FROM unnest(%s::uuid[], %s::integer[]) AS x(id, s)",
+        ([done, failed, waiter], [3, 6, 1]),
+    )
+    conn.execute("INSERT INTO sk_task_after_t (task_id, after_id) VALUES (%s, %s)", (waiter, done))
+    gone = conn.execute(
+        "SELECT task_id, task_status FROM sk_purge_results(%s::uuid[], '{3, 7}')",
+        ([done, failed, waiter],),
+    ).fetchall()
+    assert gone == [(done, 3)]
+    assert _one(conn, "SELECT after_succeeded FROM sk_task_after_t WHERE task_id = %s", waiter)
+    left = _one(conn, "SELECT count(*) FROM sk_task_results_t WHERE task_type = 'purge'")
+    assert left == 2
