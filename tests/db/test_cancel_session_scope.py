@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -82,6 +83,7 @@ def preview_then_cancel(conn: Conn, params: CancelSessionParams) -> tuple[Previe
     preview saw (its ``backend_start``), as an operator's confirmation runs them."""
     preview = CANCEL_SESSION.preview(conn, params=params)
     started = preview.details["backend_start"]
+    assert isinstance(started, datetime), preview.details
     result = CANCEL_SESSION.execute(
         conn, params=replace(params, backend_start=started), actor=ACTOR
     )
