@@ -182,7 +182,7 @@ async def console_on_type(
 ) -> AsyncIterator[tuple[ConsoleApp, Pilot[Any]]]:
     """:func:`loaded_console`, with ``task_type`` selected in the depth panel: where a
     type's keys (bump, cancel, pause, limit, retention) act."""
-    async with loaded_console(app) as (app, pilot):
+    async with loaded_console(app) as (_, pilot):
         await select_type(pilot, app, task_type)
         yield app, pilot
 
