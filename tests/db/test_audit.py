@@ -40,6 +40,17 @@ class StopAction(Exception):
     """Raised from an on_progress callback to stop an action between two batches."""
 
 
+def stop_when_done(jobs: int, why: str = "stopped") -> Callable[[int, int], None]:
+    """An on_progress callback that stops the action (:class:`StopAction`) once ``jobs``
+    jobs are done."""
+
+    def stop(done: int, total: int) -> None:
+        if done == jobs:
+            raise StopAction(why)
+
+    return stop
+
+
 def add_failed_jobs(conn: Conn, n: int, *, task_type: str = "t.bulk") -> None:
     """``n`` jobs parked as 5 Faulted, in one statement."""
     conn.execute(
@@ -105,17 +116,13 @@ def test_an_action_stopped_after_its_second_batch_audits_exactly_the_jobs_it_cha
 ) -> None:
     jobs = [add_job(conn, 5) for _ in range(7)]
 
-    def stop_after_two_batches(done: int, total: int) -> None:
-        if done == 4:
-            raise StopAction("operator pressed ctrl-c")
-
     with pytest.raises(StopAction):
         ops.REQUEUE.execute(
             conn,
             Selection(statuses=(5,)),
             actor=ACTOR,
             batch_size=2,
-            on_progress=stop_after_two_batches,
+            on_progress=stop_when_done(4, "operator pressed ctrl-c"),  # after two batches
         )
 
     count, details = audit_row(conn)
@@ -410,17 +417,13 @@ def test_purge_by_selection_stopped_after_two_batches_audits_exactly_what_it_del
     for _ in range(7):
         add_job(conn, 3, age_s=7200)
 
-    def stop_after_two_batches(done: int, total: int) -> None:
-        if done == 6:
-            raise StopAction("stopped")
-
     with pytest.raises(StopAction):
         ops.PURGE.execute(
             conn,
             Selection(older_than_seconds=3600),
             actor=ACTOR,
             batch_size=3,
-            on_progress=stop_after_two_batches,
+            on_progress=stop_when_done(6),  # after two batches
         )
 
     count, details = audit_row(conn)
@@ -517,17 +520,13 @@ def test_every_batched_action_stopped_after_two_batches_audits_exactly_what_it_c
         for _ in range(5)
     )
 
-    def stop_after_two_batches(done: int, total: int) -> None:
-        if done == 4:
-            raise StopAction("stopped")
-
     with pytest.raises(StopAction):
         execute(
             conn,
             Selection(ids=jobs),
             actor=ACTOR,
             batch_size=2,
-            on_progress=stop_after_two_batches,
+            on_progress=stop_when_done(4),  # after two batches
         )
 
     changed = conn.execute("SELECT count(*) FROM sk_task_results_t WHERE " + changed_sql).fetchone()

@@ -13,14 +13,16 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 import psycopg
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from skconsole.core.actor import Actor
 from skconsole.db.sqlfiles import query
+from skconsole.ops import ActionResult, Preview
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
 from tests.support.waiting import wait_until
 
@@ -52,6 +54,11 @@ class Running:
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
 
+    def sleep_until_seen(self, conn: Conn, seconds: float) -> None:
+        """Start ``SLEEP``; return once ``conn`` sees it sleeping for ``seconds``."""
+        self.start(SLEEP)
+        wait_until(lambda: sleeping_for(conn, self.pid, seconds), timeout=30)
+
     @property
     def cancelled(self) -> bool:
         return any(isinstance(e, psycopg.errors.QueryCanceled) for e in self.errors)
@@ -69,6 +76,18 @@ def running(dsn: str, app: str) -> Iterator[Running]:
                 admin.execute("SELECT pg_cancel_backend(%s)", (r.pid,))
             if r.thread is not None:
                 r.thread.join(30)
+
+
+def preview_then_cancel(conn: Conn, params: CancelSessionParams) -> tuple[Preview, ActionResult]:
+    """The preview of cancelling ``params``' session, then the cancel of the session that
+    preview saw (its ``backend_start``), as an operator's confirmation runs them."""
+    preview = CANCEL_SESSION.preview(conn, params=params)
+    started = preview.details["backend_start"]
+    assert isinstance(started, datetime), preview.details
+    result = CANCEL_SESSION.execute(
+        conn, params=replace(params, backend_start=started), actor=ACTOR
+    )
+    return preview, result
 
 
 def activity(conn: Conn, pid: int) -> tuple[Any, ...] | None:
@@ -115,15 +134,9 @@ def test_a_short_statement_that_blocks_nobody_is_refused_and_left_running(
         harmless.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         harmless.conn.execute("SELECT 1")  # its snapshot: the oldest in the database
         dead_queue_rows(conn)  # dead rows its snapshot keeps, but only for seconds yet
-        harmless.start(SLEEP)
-        wait_until(lambda: sleeping_for(conn, harmless.pid, 2.0), timeout=30)
+        harmless.sleep_until_seen(conn, 2.0)
 
-        preview = CANCEL_SESSION.preview(conn, params=CancelSessionParams(harmless.pid))
-        result = CANCEL_SESSION.execute(
-            conn,
-            params=CancelSessionParams(harmless.pid, preview.details["backend_start"]),
-            actor=ACTOR,
-        )
+        preview, result = preview_then_cancel(conn, CancelSessionParams(harmless.pid))
 
         assert (preview.count, preview.details["eligible"]) == (0, False)
         assert (result.changed, result.skipped_changed_state) == (0, 1)
@@ -131,19 +144,21 @@ def test_a_short_statement_that_blocks_nobody_is_refused_and_left_running(
         assert harmless.errors == []
 
 
-def test_the_command_says_a_harmless_session_does_not_hold_up_the_queue(
-    dsn: str, conn: Conn
-) -> None:
+def cancel_session_command(dsn: str, pid: int) -> Result:
+    """``skconsole --dsn DSN cancel-session --pid PID --yes``, run by its Typer app."""
     import skconsole.cli.health  # noqa: F401  (registers the command)
     from skconsole.cli.app import app
 
-    with running(dsn, "sk-test-harmless") as harmless:
-        harmless.start(SLEEP)
-        wait_until(lambda: sleeping_for(conn, harmless.pid, 2.0), timeout=30)
+    return CliRunner().invoke(app, ["--dsn", dsn, "cancel-session", "--pid", str(pid), "--yes"])
 
-        done = CliRunner().invoke(
-            app, ["--dsn", dsn, "cancel-session", "--pid", str(harmless.pid), "--yes"]
-        )
+
+def test_the_command_says_a_harmless_session_does_not_hold_up_the_queue(
+    dsn: str, conn: Conn
+) -> None:
+    with running(dsn, "sk-test-harmless") as harmless:
+        harmless.sleep_until_seen(conn, 2.0)
+
+        done = cancel_session_command(dsn, harmless.pid)
 
         assert done.exit_code == 1, done.output
         assert "does not hold up the queue" in done.output
@@ -164,12 +179,8 @@ def test_a_session_holding_a_lock_a_claim_waits_on_is_cancelled(dsn: str, conn: 
             lambda: claim.pid in (CANCEL_SESSION.preview(conn, params=params).details["blocks"]),
             timeout=30,
         )
-        preview = CANCEL_SESSION.preview(conn, params=params)
 
-        result = CANCEL_SESSION.execute(
-            conn, params=CancelSessionParams(blocker.pid, preview.details["backend_start"]),
-            actor=ACTOR,
-        )  # fmt: skip
+        preview, result = preview_then_cancel(conn, params)
 
         assert preview.count == 1
         assert result.changed == 1
@@ -187,16 +198,9 @@ def test_a_session_holding_the_horizon_past_the_threshold_over_dead_queue_rows_i
         holder.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         holder.conn.execute("SELECT 1")  # its snapshot, older than the dead rows below
         dead_queue_rows(conn)
-        holder.start(SLEEP)
-        wait_until(lambda: sleeping_for(conn, holder.pid, 1.0), timeout=30)
-        params = CancelSessionParams(holder.pid, horizon_s=1.0)
-        preview = CANCEL_SESSION.preview(conn, params=params)
+        holder.sleep_until_seen(conn, 1.0)
 
-        result = CANCEL_SESSION.execute(
-            conn,
-            params=CancelSessionParams(holder.pid, preview.details["backend_start"], horizon_s=1.0),
-            actor=ACTOR,
-        )
+        preview, result = preview_then_cancel(conn, CancelSessionParams(holder.pid, horizon_s=1.0))
 
         assert (preview.count, preview.details["holds_horizon"]) == (1, True)
         assert preview.details["blocks"] == []
@@ -236,13 +240,8 @@ def test_a_session_of_another_database_is_refused_even_when_it_blocks_a_queue_na
             ),
             timeout=30,
         )
-        preview = CANCEL_SESSION.preview(conn, params=CancelSessionParams(elsewhere.pid))
 
-        result = CANCEL_SESSION.execute(
-            conn,
-            params=CancelSessionParams(elsewhere.pid, preview.details["backend_start"]),
-            actor=ACTOR,
-        )
+        preview, result = preview_then_cancel(conn, CancelSessionParams(elsewhere.pid))
 
         assert (preview.count, preview.details["eligible"]) == (0, False)
         assert (result.changed, result.skipped_changed_state) == (0, 1)
@@ -252,16 +251,10 @@ def test_a_session_of_another_database_is_refused_even_when_it_blocks_a_queue_na
 def test_the_command_refuses_a_session_of_another_database_in_one_line(
     dsn: str, conn: Conn, fresh_database: str
 ) -> None:
-    import skconsole.cli.health  # noqa: F401  (registers the command)
-    from skconsole.cli.app import app
-
     with running(fresh_database, "sk-test-elsewhere") as elsewhere:
-        elsewhere.start(SLEEP)
-        wait_until(lambda: sleeping_for(conn, elsewhere.pid, 0.0), timeout=30)
+        elsewhere.sleep_until_seen(conn, 0.0)
 
-        done = CliRunner().invoke(
-            app, ["--dsn", dsn, "cancel-session", "--pid", str(elsewhere.pid), "--yes"]
-        )
+        done = cancel_session_command(dsn, elsewhere.pid)
 
         assert done.exit_code == 1, done.output
         refusals = [line for line in done.output.splitlines() if line.startswith("refused:")]

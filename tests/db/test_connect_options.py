@@ -19,7 +19,7 @@ from psycopg import conninfo, sql
 from skconsole.db.connect import Database
 from skconsole.db.schema import SKCONSOLE_OBJECTS, STAKHANOVISE_OBJECTS
 from skconsole.db.target import open_database
-from tests.support.rows import one_row
+from tests.support.rows import one_row, tables_in
 
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 SCHEMA = "queue_other"
@@ -51,13 +51,7 @@ def no_pgoptions(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def sk_tables(dsn: str, schema: str) -> list[str]:
-    with psycopg.connect(dsn) as c:
-        rows = c.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename LIKE 'sk\\_%%' "
-            "ORDER BY tablename",
-            (schema,),
-        ).fetchall()
-    return [r[0] for r in rows]
+    return [t for t in tables_in(dsn, schema) if t.startswith("sk_")]
 
 
 def show(conn: psycopg.Connection[Any], name: str) -> str:

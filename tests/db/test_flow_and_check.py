@@ -392,11 +392,21 @@ def test_a_schema_without_the_slo_column_is_incomplete(fresh_database: str) -> N
 # -- failure rates (issue 24, point 6) ---------------------------------------------------------
 
 
+def _finished_a_minute_ago(
+    conn: Conn, *, succeeded: int, failed: int, failed_as: JobStatus = JobStatus.FATAL
+) -> None:
+    """Jobs of type t posted 15 minutes ago and finished a minute ago: ``succeeded``
+    Processed, ``failed`` ended ``failed_as``."""
+    add_results(
+        conn, "t", succeeded, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0
+    )
+    add_results(conn, "t", failed, status=failed_as, posted_ago_s=900.0, finalized_ago_s=60.0)
+
+
 def test_the_failure_rate_counts_the_failed_among_the_jobs_finished_in_the_window(
     conn: Conn,
 ) -> None:
-    add_results(conn, "t", 30, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 10, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    _finished_a_minute_ago(conn, succeeded=30, failed=10)
     add_results(conn, "t", 5, status=JobStatus.FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
     add_results(
         conn, "t", 4, status=JobStatus.CANCELLED, posted_ago_s=900.0, finalized_ago_s=60.0
@@ -453,12 +463,23 @@ def _set_max_failure_rate(run_cli: CLI, task_type: str, value: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_check_warns_when_a_types_failure_rate_is_over_its_max(run_cli: CLI, conn: Conn) -> None:
+def _check_at_most_10_percent_failed(
+    run_cli: CLI,
+    conn: Conn,
+    *,
+    succeeded: int,
+    failed: int,
+    failed_as: JobStatus = JobStatus.FATAL,
+) -> subprocess.CompletedProcess[str]:
+    """``skconsole check`` (workers skipped, health quiet) once type t may see at most 10%
+    of its jobs fail and these have finished (``_finished_a_minute_ago``)."""
     _set_max_failure_rate(run_cli, "t", "10%")
-    add_results(conn, "t", 85, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 15, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    _finished_a_minute_ago(conn, succeeded=succeeded, failed=failed, failed_as=failed_as)
+    return run_cli("check", "--skip", "workers", *QUIET_HEALTH)
 
-    over = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
+
+def test_check_warns_when_a_types_failure_rate_is_over_its_max(run_cli: CLI, conn: Conn) -> None:
+    over = _check_at_most_10_percent_failed(run_cli, conn, succeeded=85, failed=15)
 
     assert over.returncode == 1, over.stdout + over.stderr
     assert over.stdout.startswith("SKCONSOLE WARNING - 1 SLO at risk (t: 15 of 100 jobs failed")
@@ -468,11 +489,9 @@ def test_check_warns_when_a_types_failure_rate_is_over_its_max(run_cli: CLI, con
 def test_check_is_critical_when_a_types_failure_rate_is_over_twice_its_max(
     run_cli: CLI, conn: Conn
 ) -> None:
-    _set_max_failure_rate(run_cli, "t", "10%")
-    add_results(conn, "t", 70, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 30, status=JobStatus.FAULTED, posted_ago_s=900.0, finalized_ago_s=60.0)
-
-    over = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
+    over = _check_at_most_10_percent_failed(
+        run_cli, conn, succeeded=70, failed=30, failed_as=JobStatus.FAULTED
+    )
 
     assert over.returncode == 2, over.stdout + over.stderr
     assert "CRITICAL slo: t: 30 of 100 jobs failed in the last 5m 00s (30% > 2x its max 10%)" in (
@@ -481,11 +500,7 @@ def test_check_is_critical_when_a_types_failure_rate_is_over_twice_its_max(
 
 
 def test_check_is_ok_while_the_failure_rate_is_within_its_max(run_cli: CLI, conn: Conn) -> None:
-    _set_max_failure_rate(run_cli, "t", "10%")
-    add_results(conn, "t", 95, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 5, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
-
-    ok = run_cli("check", "--skip", "workers", *QUIET_HEALTH)
+    ok = _check_at_most_10_percent_failed(run_cli, conn, succeeded=95, failed=5)
 
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout.startswith("SKCONSOLE OK - 1 SLO met")
@@ -496,8 +511,7 @@ def test_a_max_failure_rate_is_listed_and_leaves_the_max_wait_as_it_was(
 ) -> None:
     assert run_cli("slo", "set", "t", "--max-wait", "30s", "--yes").returncode == 0
     _set_max_failure_rate(run_cli, "t", "2.5%")
-    add_results(conn, "t", 3, status=JobStatus.PROCESSED, posted_ago_s=900.0, finalized_ago_s=60.0)
-    add_results(conn, "t", 1, status=JobStatus.FATAL, posted_ago_s=900.0, finalized_ago_s=60.0)
+    _finished_a_minute_ago(conn, succeeded=3, failed=1)
 
     listed = json.loads(run_cli("slo", "--json").stdout)
     table = run_cli("slo", "--wide")

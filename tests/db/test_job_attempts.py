@@ -15,12 +15,13 @@ import psycopg
 
 from skconsole import Snooze, read
 from skconsole.core.attempt import AttemptOutcome
-from skconsole.core.status import JobStatus
+from skconsole.core.status import FINAL, JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.producer import Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 from skconsole.worker.results import FINISH_SETTINGS, children_params
+from tests.support.statuses import status_of
 from tests.support.tasks_retry import EngineThread
 from tests.support.waiting import wait_until
 
@@ -28,6 +29,7 @@ from .test_retention import _purge_params, add_result, set_policy
 
 Conn = psycopg.Connection[Any]
 VERSION = "1.8.3"
+AT_THE_END = (*FINAL, JobStatus.FAULTED)
 
 tasks = TaskRegistry(TaskOptions(max_attempts=3, timeout=10.0, backoff=0.01))
 runs: dict[str, int] = {}
@@ -55,18 +57,12 @@ async def sleepy(payload: Any) -> None:
 
 
 def run(db: Database, conn: Conn, task_type: str, payload: Any = None) -> UUID:
-    """Post one job and let a real engine (code version VERSION) run it to its end."""
+    """Post one job and let a real engine (code version VERSION) run it to its end: final,
+    or Faulted (no attempt left)."""
     with Producer(db) as p:
         task_id = p.post(task_type, payload)
-
-    def final() -> bool:
-        row = conn.execute(
-            "SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (task_id,)
-        ).fetchone()
-        return row is not None and row[0] in (3, 5, 6, 7)
-
     with EngineThread(db.dsn, tasks, app_version=VERSION):
-        wait_until(final, timeout=30)
+        wait_until(lambda: status_of(conn, task_id) in AT_THE_END, timeout=30)
     return task_id
 
 

@@ -43,22 +43,31 @@ def add_attempts(conn: Conn, task_id: UUID) -> None:
     )
 
 
+def job_tried_twice(conn: Conn) -> UUID:
+    """A job with its two attempts kept: the first failed (its error hostile), the second
+    succeeded."""
+    task_id = add_job(conn, uuid.uuid4())
+    add_attempts(conn, task_id)
+    return task_id
+
+
+def shown(run_cli: Any, task_id: UUID) -> str:
+    """What ``skconsole job ID`` prints for the job, which it must find."""
+    proc = run_cli("job", str(task_id))
+    assert proc.returncode == 0, proc.stderr
+    return str(proc.stdout)
+
+
 def test_a_job_by_its_full_id_shows_every_attempt_with_its_worker_and_version(
     conn: Conn, run_cli: Any
 ) -> None:
-    task_id = add_job(conn, uuid.uuid4())
-    add_attempts(conn, task_id)
+    task_id = job_tried_twice(conn)
 
-    proc = run_cli("job", str(task_id))
+    out = shown(run_cli, task_id)
 
-    assert proc.returncode == 0, proc.stderr
-    assert str(task_id) in proc.stdout and "invoice.send" in proc.stdout
-    assert (
-        "#1" in proc.stdout
-        and "failed → Error" in proc.stdout
-        and "web-1 pid 2200 1.8.3" in proc.stdout
-    )
-    assert "#2" in proc.stdout and "succeeded → Processed" in proc.stdout and "1.8.4" in proc.stdout
+    assert str(task_id) in out and "invoice.send" in out
+    assert "#1" in out and "failed → Error" in out and "web-1 pid 2200 1.8.3" in out
+    assert "#2" in out and "succeeded → Processed" in out and "1.8.4" in out
 
 
 def test_a_unique_prefix_is_enough(conn: Conn, run_cli: Any) -> None:
@@ -128,24 +137,20 @@ def test_text_that_is_no_id_is_refused(run_cli: Any) -> None:
 def test_a_job_run_by_another_consumer_shows_what_the_result_row_knows(
     conn: Conn, run_cli: Any
 ) -> None:
-    task_id = add_job(conn, uuid.uuid4())
+    out = shown(run_cli, add_job(conn, uuid.uuid4()))
 
-    proc = run_cli("job", str(task_id))
-
-    assert proc.returncode == 0 and "none recorded" in proc.stdout and "first " in proc.stdout
+    assert "none recorded" in out and "first " in out
 
 
 def test_hostile_text_in_attempt_errors_never_reaches_the_terminal_raw(
     conn: Conn, run_cli: Any
 ) -> None:
-    task_id = add_job(conn, uuid.uuid4())
-    add_attempts(conn, task_id)
+    task_id = job_tried_twice(conn)
 
-    proc = run_cli("job", str(task_id))
+    out = shown(run_cli, task_id)
 
-    assert proc.returncode == 0
-    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
-    assert "\\x1b" in proc.stdout
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b" in out
 
 
 def test_a_prefix_is_a_range_of_the_primary_key(conn: Conn) -> None:

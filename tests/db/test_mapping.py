@@ -26,6 +26,7 @@ from skconsole.ops.key_index import key_indexes
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import TaskRegistry
 from tests.conftest import ROOT, skconsole_cmd
+from tests.support.rows import tables_in
 from tests.support.tasks_retry import EngineThread
 from tests.support.waiting import wait_until
 
@@ -65,23 +66,13 @@ def mapped(fresh_database: str) -> Iterator[str]:
     yield fresh_database
 
 
-def relations(dsn: str, schema: str) -> set[str]:
-    with psycopg.connect(dsn) as c:
-        rows = c.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = %s AND c.relkind = 'r'",
-            (schema,),
-        ).fetchall()
-    return {r[0] for r in rows}
-
-
 def test_setup_creates_the_renamed_tables_in_the_schema_and_nothing_by_default_names(
     mapped: str,
 ) -> None:
-    names = relations(mapped, SCHEMA)
+    names = set(tables_in(mapped, SCHEMA))
     assert {"app_queue", "App Results", "app_metrics", "app_exec_times", "sk_workers_t"} <= names
     assert not {"sk_tasks_queue_t", "sk_task_results_t"} & names
-    assert relations(mapped, "public") == set()
+    assert set(tables_in(mapped, "public")) == set()
     with Database(mapped, mapping=LAYOUT).connect() as conn:
         check_schema(conn)
 
@@ -122,8 +113,9 @@ def test_the_cli_works_through_a_mapping_file(mapped: str, tmp_path: Path) -> No
     mapping_file = tmp_path / "appsettings.json"
     mapping_file.write_text(json.dumps({"QueuedTaskMapping": MAPPING}))
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+    def cli_ok(*args: str) -> str:
+        """``skconsole ARGS`` through the mapping file, which must succeed: what it prints."""
+        done = subprocess.run(
             skconsole_cmd(
                 "--dsn", mapped, "--mapping", str(mapping_file), "--schema", SCHEMA, *args
             ),
@@ -133,14 +125,12 @@ def test_the_cli_works_through_a_mapping_file(mapped: str, tmp_path: Path) -> No
             cwd=ROOT,
             env=dict(os.environ),
         )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
 
-    posted = cli("enqueue", "ok", "--payload", "null", "--count", "5")
-    assert posted.returncode == 0, posted.stderr
-    worked = cli("worker", "--tasks", "tests.support.tasks_faults", "--burst")
-    assert worked.returncode == 0, worked.stdout + worked.stderr
-    status = cli("status", "--json")
-    assert status.returncode == 0, status.stderr
-    doc = json.loads(status.stdout)
+    cli_ok("enqueue", "ok", "--payload", "null", "--count", "5")
+    cli_ok("worker", "--tasks", "tests.support.tasks_faults", "--burst")
+    doc = json.loads(cli_ok("status", "--json"))
     assert doc["statuses"]["Processed"] == 5
     # without the mapping, the same database has no queue at all
     bare = subprocess.run(

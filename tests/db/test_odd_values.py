@@ -56,6 +56,10 @@ BEYOND_9999 = "10000-06-01 00:00:00+00"
 
 
 # -- rows as another application writes them ----------------------------------------------
+#: a .NET handler's failure, as Stakhanovise.NET stores it
+NO_ANSWER = "System.TimeoutException: no answer"
+
+
 def dotnet_job(
     conn: Conn,
     task_type: str,
@@ -250,14 +254,7 @@ def test_inflight_shows_a_job_whose_start_is_infinite(db: Database, conn: Conn, 
 def test_failure_groups_and_their_jobs_show_failures_stamped_at_odd_times(
     db: Database, conn: Conn, value: str
 ) -> None:
-    task_id = dotnet_job(
-        conn,
-        "odd",
-        5,
-        started=value,
-        finalized=value,
-        error="System.TimeoutException: no answer",
-    )
+    task_id = dotnet_job(conn, "odd", 5, started=value, finalized=value, error=NO_ANSWER)
 
     with db.connect() as c:
         (group,) = read.failure_groups(c)
@@ -279,7 +276,7 @@ def test_job_detail_shows_odd_times_as_the_edges_of_datetime(
         started=value,
         finalized=value,
         locked_until=value,
-        error="System.TimeoutException: no answer",
+        error=NO_ANSWER,
     )
 
     with db.connect() as c:

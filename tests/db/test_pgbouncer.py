@@ -294,23 +294,20 @@ def test_through_transaction_pooling_building_a_search_index_is_refused_with_one
     assert proc.returncode == 3
 
 
+def _twenty_jobs_run_by_a_burst_worker(
+    run_cli: CLI, bouncer: str
+) -> subprocess.CompletedProcess[str]:
+    """20 retry.ok jobs posted through the pooler at ``bouncer``, then a burst worker that
+    runs them through it: the worker's command."""
+    run_cli("--dsn", bouncer, "enqueue", "retry.ok", "--count", "20", use_dsn=False)
+    worker = ("worker", "--tasks", "tests.support.tasks_retry", "--types", "retry.ok", "--burst")
+    return run_cli("--dsn", bouncer, *worker, use_dsn=False)
+
+
 def test_a_worker_through_transaction_pooling_processes_jobs_and_shows_alive(
     run_cli: CLI, conn: psycopg.Connection[Any], pgbouncer: Callable[..., str]
 ) -> None:
-    bouncer = pgbouncer("transaction")
-    run_cli("--dsn", bouncer, "enqueue", "retry.ok", "--count", "20", use_dsn=False)
-
-    proc = run_cli(
-        "--dsn",
-        bouncer,
-        "worker",
-        "--tasks",
-        "tests.support.tasks_retry",
-        "--types",
-        "retry.ok",
-        "--burst",
-        use_dsn=False,
-    )
+    proc = _twenty_jobs_run_by_a_burst_worker(run_cli, pgbouncer("transaction"))
 
     assert proc.returncode == 0, proc.stderr
     assert count(conn, "task_status = 3") == 20
@@ -335,25 +332,10 @@ def test_status_through_session_pooling_works(
 def test_a_worker_through_session_pooling_processes_jobs(
     run_cli: CLI, conn: psycopg.Connection[Any], pgbouncer: Callable[..., str]
 ) -> None:
-    bouncer = pgbouncer("session")
-    run_cli("--dsn", bouncer, "enqueue", "retry.ok", "--count", "20", use_dsn=False)
-
-    proc = run_cli(
-        "--dsn",
-        bouncer,
-        "worker",
-        "--tasks",
-        "tests.support.tasks_retry",
-        "--types",
-        "retry.ok",
-        "--burst",
-        use_dsn=False,
-    )
+    proc = _twenty_jobs_run_by_a_burst_worker(run_cli, pgbouncer("session"))
 
     assert proc.returncode == 0, proc.stderr
-    assert conn.execute(
-        "SELECT count(*) FROM sk_task_results_t WHERE task_status = 3"
-    ).fetchone() == (20,)
+    assert count(conn, "task_status = 3") == 20
 
 
 def test_through_session_pooling_sessions_get_skconsoles_settings(

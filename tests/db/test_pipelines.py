@@ -97,10 +97,17 @@ def post(db: Database, task_type: str, payload: Any) -> uuid.UUID:
         return p.post(task_type, payload)
 
 
-def test_each_stage_posts_the_next_with_its_return_value(db: Database, conn: Conn) -> None:
-    post(db, "orders.validate", {"order": 7})
+def run_until_settled(db: Database, conn: Conn, task_type: str, payload: Any) -> uuid.UUID:
+    """Post one job and let a real engine run it and everything it posts, until no job
+    is left waiting or running."""
+    task_id = post(db, task_type, payload)
     with EngineThread(db.dsn, tasks):
         wait_until(lambda: settled(conn), timeout=30)
+    return task_id
+
+
+def test_each_stage_posts_the_next_with_its_return_value(db: Database, conn: Conn) -> None:
+    run_until_settled(db, conn, "orders.validate", {"order": 7})
     by_type = {r["task_type"]: r for r in rows(conn)}
     assert by_type["orders.charge"]["payload"] == {"order": 7, "valid": True}
     assert by_type["orders.ship"]["payload"] == {"order": 7, "valid": True, "charged": 10}
@@ -108,9 +115,7 @@ def test_each_stage_posts_the_next_with_its_return_value(db: Database, conn: Con
 
 
 def test_stage_jobs_name_their_parent_pipeline_and_stage(db: Database, conn: Conn) -> None:
-    root = post(db, "orders.validate", {"order": 1})
-    with EngineThread(db.dsn, tasks):
-        wait_until(lambda: settled(conn), timeout=30)
+    root = run_until_settled(db, conn, "orders.validate", {"order": 1})
     by_type = {r["task_type"]: r for r in rows(conn)}
     charge, ship = by_type["orders.charge"], by_type["orders.ship"]
     assert (charge["sk_parent_task_id"], charge["sk_pipeline"], charge["sk_stage"]) == (
@@ -128,9 +133,7 @@ def test_stage_jobs_name_their_parent_pipeline_and_stage(db: Database, conn: Con
 
 
 def test_ctx_post_children_are_posted_when_the_job_succeeds(db: Database, conn: Conn) -> None:
-    parent = post(db, "fanout.ok", {"children": 5})
-    with EngineThread(db.dsn, tasks):
-        wait_until(lambda: settled(conn), timeout=30)
+    parent = run_until_settled(db, conn, "fanout.ok", {"children": 5})
     children = rows(conn, "sk_parent_task_id = %s", (parent,))
     assert sorted(c["payload"]["n"] for c in children) == [0, 1, 2, 3, 4]
     assert {(c["task_status"], c["task_priority"], c["sk_stage"]) for c in children} == {
@@ -139,9 +142,7 @@ def test_ctx_post_children_are_posted_when_the_job_succeeds(db: Database, conn: 
 
 
 def test_a_failed_job_posts_nothing(db: Database, conn: Conn) -> None:
-    parent = post(db, "fanout.fails_after_posting", None)
-    with EngineThread(db.dsn, tasks):
-        wait_until(lambda: settled(conn), timeout=30)
+    parent = run_until_settled(db, conn, "fanout.fails_after_posting", None)
     assert rows(conn, "task_id = %s", (parent,))[0]["task_status"] == JobStatus.FATAL
     assert rows(conn, "sk_parent_task_id = %s", (parent,)) == []
 
@@ -149,9 +150,7 @@ def test_a_failed_job_posts_nothing(db: Database, conn: Conn) -> None:
 def test_a_retried_job_posts_only_what_its_successful_attempt_posted(
     db: Database, conn: Conn
 ) -> None:
-    parent = post(db, "fanout.fails_once_then_posts", None)
-    with EngineThread(db.dsn, tasks):
-        wait_until(lambda: settled(conn), timeout=30)
+    parent = run_until_settled(db, conn, "fanout.fails_once_then_posts", None)
     assert [c["payload"] for c in rows(conn, "sk_parent_task_id = %s", (parent,))] == [
         {"attempt": 2}
     ]
@@ -160,9 +159,7 @@ def test_a_retried_job_posts_only_what_its_successful_attempt_posted(
 def test_a_return_value_that_is_not_json_fails_the_stage_and_posts_nothing(
     db: Database, conn: Conn
 ) -> None:
-    parent = post(db, "pipeline.not_json", None)
-    with EngineThread(db.dsn, tasks):
-        wait_until(lambda: settled(conn), timeout=30)
+    parent = run_until_settled(db, conn, "pipeline.not_json", None)
     row = rows(conn, "task_id = %s", (parent,))[0]
     assert row["task_status"] == JobStatus.FAULTED
     assert "skconsole.PipelineError" in readable_error(row["task_last_error"])

@@ -16,7 +16,7 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.producer import BATCH_ROWS, AsyncProducer, Job, Producer, job_id_for_key
 from skconsole.worker.registry import TaskRegistry
-from tests.support.rows import one_row
+from tests.support.rows import named_row, one_row
 from tests.support.tasks_retry import EngineThread
 from tests.support.waiting import wait_until
 
@@ -26,21 +26,11 @@ CHANNEL = "sk_task_queue_item_added"
 
 # -- helpers ----------------------------------------------------------------------
 def result_row(conn: Conn, task_id: uuid.UUID) -> dict[str, Any] | None:
-    cur = conn.execute("SELECT * FROM sk_task_results_t WHERE task_id = %s", (task_id,))
-    row = cur.fetchone()
-    if row is None:
-        return None
-    assert cur.description is not None
-    return dict(zip([c.name for c in cur.description], row, strict=True))
+    return named_row(conn, "SELECT * FROM sk_task_results_t WHERE task_id = %s", (task_id,))
 
 
 def queue_row(conn: Conn, task_id: uuid.UUID) -> dict[str, Any] | None:
-    cur = conn.execute("SELECT * FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,))
-    row = cur.fetchone()
-    if row is None:
-        return None
-    assert cur.description is not None
-    return dict(zip([c.name for c in cur.description], row, strict=True))
+    return named_row(conn, "SELECT * FROM sk_tasks_queue_t WHERE task_id = %s", (task_id,))
 
 
 def count(conn: Conn, table: str) -> int:

@@ -74,6 +74,14 @@ def inflight_progress(run_cli: CLI, task_id: uuid.UUID) -> dict[str, Any] | None
     return found[0]["progress"] if found else None
 
 
+def progress_shown(run_cli: CLI, task_id: uuid.UUID) -> dict[str, Any]:
+    """The job's progress in ``status inflight --json``, once it shows one."""
+    wait_until(lambda: inflight_progress(run_cli, task_id) is not None, timeout=30)
+    progress = inflight_progress(run_cli, task_id)
+    assert progress is not None
+    return progress
+
+
 def test_a_handler_reporting_thousands_of_times_is_written_once_per_round_with_the_latest_value(
     db: Database, conn: Conn, run_cli: CLI
 ) -> None:
@@ -102,10 +110,8 @@ def test_status_inflight_json_shows_an_async_handlers_progress_while_it_runs(
 ) -> None:
     with EngineThread(db.dsn, tasks):
         task_id = post(db, "progress.async_reporter")
-        wait_until(lambda: inflight_progress(run_cli, task_id) is not None, timeout=30)
-        progress = inflight_progress(run_cli, task_id)
+        progress = progress_shown(run_cli, task_id)
         release[str(task_id)].set()
-    assert progress is not None
     assert (progress["fraction"], progress["message"]) == (0.25, "a quarter")
     assert set(progress) == {"fraction", "message", "at"}
 
@@ -133,7 +139,7 @@ def test_a_stale_attempt_cannot_write_progress_over_the_current_one(
 ) -> None:
     with EngineThread(db.dsn, tasks):
         task_id = post(db, "progress.async_reporter")
-        wait_until(lambda: inflight_progress(run_cli, task_id) is not None, timeout=30)
+        progress_shown(run_cli, task_id)  # the current attempt's
         row = one_row(
             conn, "SELECT sk_claim_id FROM sk_task_results_t WHERE task_id = %s", (task_id,)
         )

@@ -142,20 +142,27 @@ def test_a_failure_groups_jobs_are_read_along_the_failure_index(
     assert not any(f in plan for f in SHARED), plan  # inlined, not called per row
 
 
-def test_an_operator_selection_plans_the_shared_expressions_inline(
-    conn: psycopg.Connection[Any], many_finished_few_failed: str
-) -> None:
-    params = {
-        "statuses": [4, 5, 6],
+def _selection_of_a_signature(signature: str, statuses: list[int]) -> dict[str, Any]:
+    """An operator's selection's parameters: the jobs of ``statuses`` that failed with
+    ``signature``, nothing else asked (no ids, type, --where or unowned time)."""
+    return {
+        "statuses": statuses,
         "ids": None,
         "task_type": None,
-        "signature": many_finished_few_failed,
+        "signature": signature,
         "cutoff": datetime.now(UTC),
         "limit": 100,
         "where_path": None,
         "where_value": None,
         "where_rest": None,
+        "unowned_s": None,
     }
+
+
+def test_an_operator_selection_plans_the_shared_expressions_inline(
+    conn: psycopg.Connection[Any], many_finished_few_failed: str
+) -> None:
+    params = _selection_of_a_signature(many_finished_few_failed, [4, 5, 6])
     plan = _explain(conn, "ops_select_results", params)
     assert not any(f in plan for f in SHARED), plan
     # no --where: the payload filters fold away (nothing parses a payload per row)
@@ -201,18 +208,8 @@ def test_an_operator_selection_is_planned_inline_whatever_it_asks(
 ) -> None:
     """sk_selected() and the selections built on it: inlined, so no function is called
     per row, the filters not given fold away and the signature is an index condition."""
-    params = {
-        "statuses": [2, 4, 5, 6] if running else [4, 5, 6],
-        "ids": None,
-        "task_type": None,
-        "signature": many_finished_few_failed,
-        "cutoff": datetime.now(UTC),
-        "limit": 100,
-        "where_path": None,
-        "where_value": None,
-        "where_rest": None,
-        "unowned_s": None,
-    }
+    statuses = [2, 4, 5, 6] if running else [4, 5, 6]
+    params = _selection_of_a_signature(many_finished_few_failed, statuses)
     plan = _explain(conn, name, params)
     assert not any(f in plan for f in SHARED), plan
     assert "Function Scan on sk_waiting" not in plan and "Function Scan on sk_result" not in plan

@@ -16,7 +16,7 @@ import contextlib
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,19 @@ def add_order(conn: Conn) -> None:
     conn.execute(ADD_ORDER, ("teapot",))
 
 
+@contextlib.asynccontextmanager
+async def in_two_phase_async(
+    dsn: str,
+) -> AsyncIterator[tuple[AsyncProducer, psycopg.AsyncConnection[Any]]]:
+    """An async producer, and the caller's connection in a two-phase transaction it began."""
+    async with (
+        AsyncProducer(dsn) as producer,
+        await psycopg.AsyncConnection.connect(dsn) as app,
+    ):
+        await app.tpc_begin(new_gid())
+        yield producer, app
+
+
 @pytest.mark.parametrize("many", [1, COPY_MIN_ROWS], ids=["one", "copy"])
 def test_a_post_in_a_two_phase_transaction_is_refused_with_one_line(
     tpc_dsn: str, many: int
@@ -166,11 +179,7 @@ def test_a_post_between_tpc_prepare_and_tpc_commit_is_refused(tpc_dsn: str) -> N
 async def test_an_async_post_in_a_two_phase_transaction_is_refused_with_one_line(
     tpc_dsn: str,
 ) -> None:
-    async with (
-        AsyncProducer(tpc_dsn) as producer,
-        await psycopg.AsyncConnection.connect(tpc_dsn) as app,
-    ):
-        await app.tpc_begin(new_gid())
+    async with in_two_phase_async(tpc_dsn) as (producer, app):
         with pytest.raises(ConfigError) as refused:
             await producer.post("tpc.order", connection=app)
         assert str(refused.value) == REFUSAL
@@ -181,11 +190,7 @@ async def test_an_async_post_in_a_two_phase_transaction_is_refused_with_one_line
 async def test_after_a_refused_async_post_the_two_phase_transaction_prepares_and_commits(
     tpc_dsn: str,
 ) -> None:
-    async with (
-        AsyncProducer(tpc_dsn) as producer,
-        await psycopg.AsyncConnection.connect(tpc_dsn) as app,
-    ):
-        await app.tpc_begin(new_gid())
+    async with in_two_phase_async(tpc_dsn) as (producer, app):
         await app.execute(ADD_ORDER, ("kettle",))
         with contextlib.suppress(ConfigError):
             jobs = [Job("tpc.order") for _ in range(COPY_MIN_ROWS)]

@@ -38,6 +38,13 @@ def worker(conn: Conn, *types: str, host: str = "w1") -> UUID:
     return worker_id
 
 
+def job_a_worker_would_run(conn: Conn, status: int, **kw: Any) -> UUID:
+    """A job of type t.a (``add_job``'s), with a registered worker that runs t.a: the job
+    does not wait for want of a worker."""
+    worker(conn, "t.a")
+    return add_job(conn, status, **kw)
+
+
 def type_settings(conn: Conn, task_type: str = "t.a", **cols: object) -> None:
     names = ", ".join(cols)
     marks = ", ".join(["%s"] * len(cols))
@@ -68,8 +75,7 @@ def other_session(dsn: str) -> Iterator[Conn]:
 
 # -- not due ---------------------------------------------------------------------------------
 def test_a_delayed_job_is_not_due_and_says_when(conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1, ready=False)
+    job = job_a_worker_would_run(conn, 1, ready=False)
 
     c = cause(why(conn, job), "not_due")
 
@@ -80,8 +86,7 @@ def test_a_delayed_job_is_not_due_and_says_when(conn: Conn) -> None:
 
 
 def test_a_retry_waits_out_its_back_off(conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 4, ready=False)
+    job = job_a_worker_would_run(conn, 4, ready=False)
 
     c = cause(why(conn, job), "not_due")
 
@@ -90,8 +95,7 @@ def test_a_retry_waits_out_its_back_off(conn: Conn) -> None:
 
 
 def test_a_snoozed_job_says_it_was_snoozed(conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1, ready=False)
+    job = job_a_worker_would_run(conn, 1, ready=False)
     conn.execute(  # as hand_back.sql leaves a snoozed job
         "UPDATE sk_task_results_t SET sk_snooze_count = 2, sk_attempt = 2,"
         " task_last_processing_attempted_at_ts = now() WHERE task_id = %s",
@@ -106,8 +110,7 @@ def test_a_snoozed_job_says_it_was_snoozed(conn: Conn) -> None:
 
 # -- the type's settings -----------------------------------------------------------------------
 def test_a_paused_type_is_named_with_resume_as_its_fix(conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1)
+    job = job_a_worker_would_run(conn, 1)
     ops.PAUSE.execute(conn, Selection(task_type="t.a"), actor=ACTOR)
 
     found = why(conn, job)
@@ -132,8 +135,7 @@ def test_a_full_concurrency_limit_names_the_jobs_holding_the_slots(conn: Conn) -
 
 
 def test_a_used_up_rate_window_says_when_the_next_claim_may_come(conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1)
+    job = job_a_worker_would_run(conn, 1)
     conn.execute(
         "INSERT INTO sk_task_types_t (task_type, tt_rate_count, tt_rate_seconds,"
         " tt_window_start_ts, tt_window_claims) VALUES ('t.a', 2, 3600, now(), 2)"
@@ -182,15 +184,13 @@ def test_jobs_ahead_in_claim_order_are_counted(conn: Conn) -> None:
 
 
 def test_nothing_holding_it_back_says_ready(conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1)
+    job = job_a_worker_would_run(conn, 1)
 
     assert why(conn, job).codes == ["ready"]
 
 
 def test_a_held_row_lock_names_its_session(conn: Conn, dsn: str) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1)
+    job = job_a_worker_would_run(conn, 1)
     with other_session(dsn) as other:
         other.execute("SET application_name = 'locker'")
         other.execute("SELECT 1 FROM sk_tasks_queue_t WHERE task_id = %s FOR UPDATE", (job,))
@@ -205,8 +205,7 @@ def test_a_held_row_lock_names_its_session(conn: Conn, dsn: str) -> None:
 
 
 def test_an_open_transaction_holding_the_horizon_is_named(conn: Conn, dsn: str) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1)
+    job = job_a_worker_would_run(conn, 1)
     with other_session(dsn) as other:
         other.execute("SELECT txid_current()")
         pid = other.info.backend_pid
@@ -219,8 +218,7 @@ def test_an_open_transaction_holding_the_horizon_is_named(conn: Conn, dsn: str) 
 
 
 def test_a_young_transaction_is_not_a_horizon_cause(conn: Conn, dsn: str) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1)
+    job = job_a_worker_would_run(conn, 1)
     with other_session(dsn) as other:
         other.execute("SELECT txid_current()")
 
@@ -312,8 +310,7 @@ def test_why_json_is_the_causes_list(run_cli: CLI, conn: Conn) -> None:
 
 
 def test_why_prints_the_causes_with_their_fixes(run_cli: CLI, conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1, ready=False)
+    job = job_a_worker_would_run(conn, 1, ready=False)
 
     proc = run_cli("why", str(job))
 
@@ -390,8 +387,7 @@ def test_bump_now_leaves_a_job_whose_queue_row_is_locked(conn: Conn, dsn: str) -
 
 
 def test_bump_now_from_the_cli_then_why_says_ready(run_cli: CLI, conn: Conn) -> None:
-    worker(conn, "t.a")
-    job = add_job(conn, 1, ready=False)
+    job = job_a_worker_would_run(conn, 1, ready=False)
 
     proc = run_cli("bump", "--now", "--id", str(job), "--yes")
 

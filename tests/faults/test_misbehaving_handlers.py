@@ -40,23 +40,35 @@ def _row(conn: psycopg.Connection[Any], task_id: Any) -> tuple[int, int, str]:
     return int(row[0]), int(row[1]), str(row[2])
 
 
-def _run_then_ok(
-    db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path, job: Job
-) -> tuple[tuple[int, int, str], Any]:
-    """Run ``job`` then an ok job on a worker with one slot; both must end."""
-    with Producer(db) as p:
-        bad = p.post_many([job]).ids[0]
-        ok = p.post_many([Job("ok", 1, priority=9)]).ids[0]
-    w = spawn("--concurrency", "1")
-    wait_until(
-        lambda: all_final(conn),
-        60,
-        lambda: f"statuses {status_counts(conn)}, queue {queue_count(conn)}\n{w.drain.tail(30)}",
-    )
-    assert _row(conn, ok)[0] == 3, "the worker carried on with the next job"
-    assert completions(log_dir) == {str(ok): 1}
-    assert w.poll() is None, "the worker must survive its handlers\n" + w.drain.tail()
-    return _row(conn, bad), w
+#: post a job, then an ok job; run them on a worker with one slot: the first job's row
+RunThenOk = Callable[[Job], tuple[int, int, str]]
+
+
+@pytest.fixture
+def run_then_ok(
+    db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
+) -> RunThenOk:
+    """Run a job, then an ok job, on a worker with one slot: both must end, the ok job
+    succeed and the worker carry on. The first job's (status, error count, last error)."""
+
+    def run(job: Job) -> tuple[int, int, str]:
+        with Producer(db) as p:
+            bad = p.post_many([job]).ids[0]
+            ok = p.post_many([Job("ok", 1, priority=9)]).ids[0]
+        w = spawn("--concurrency", "1")
+        wait_until(
+            lambda: all_final(conn),
+            60,
+            lambda: (
+                f"statuses {status_counts(conn)}, queue {queue_count(conn)}\n{w.drain.tail(30)}"
+            ),
+        )
+        assert _row(conn, ok)[0] == 3, "the worker carried on with the next job"
+        assert completions(log_dir) == {str(ok): 1}
+        assert w.poll() is None, "the worker must survive its handlers\n" + w.drain.tail()
+        return _row(conn, bad)
+
+    return run
 
 
 @pytest.mark.parametrize(
@@ -69,14 +81,9 @@ def _run_then_ok(
     ],
 )
 def test_a_base_exception_from_a_handler_fails_its_job_and_nothing_else(
-    db: Any,
-    conn: psycopg.Connection[Any],
-    spawn: Callable[..., Any],
-    log_dir: Path,
-    task_type: str,
-    error: str,
+    run_then_ok: RunThenOk, task_type: str, error: str
 ) -> None:
-    (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job(task_type))
+    status, errors, last_error = run_then_ok(Job(task_type))
 
     assert (status, errors) == (JobStatus.FAULTED, 2), (
         "failed and retried like any error, then parked"
@@ -84,19 +91,17 @@ def test_a_base_exception_from_a_handler_fails_its_job_and_nothing_else(
     assert final_exception_line(last_error).endswith(error), last_error
 
 
-def test_an_exception_that_cannot_be_printed_still_fails_its_job(
-    db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
-) -> None:
-    (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("bad-str"))
+def test_an_exception_that_cannot_be_printed_still_fails_its_job(run_then_ok: RunThenOk) -> None:
+    status, errors, last_error = run_then_ok(Job("bad-str"))
 
     assert (status, errors) == (JobStatus.FAULTED, 1)
     assert "UnprintableError" in last_error, last_error
 
 
 def test_a_handlers_own_timeout_error_without_a_timeout_set_fails_its_job_with_that_error(
-    db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
+    run_then_ok: RunThenOk,
 ) -> None:
-    (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("own-timeout"))
+    status, errors, last_error = run_then_ok(Job("own-timeout"))
 
     assert (status, errors) == (JobStatus.FAULTED, 1)
     assert final_exception_line(last_error) == "TimeoutError: upstream took too long", last_error
@@ -104,9 +109,9 @@ def test_a_handlers_own_timeout_error_without_a_timeout_set_fails_its_job_with_t
 
 
 def test_a_handlers_own_timeout_error_is_not_mistaken_for_the_engines_timeout(
-    db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
+    run_then_ok: RunThenOk,
 ) -> None:
-    (status, _, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("own-timeout-async"))
+    status, _, last_error = run_then_ok(Job("own-timeout-async"))
 
     assert status == JobStatus.FAULTED
     assert "exceeded its timeout" not in last_error, last_error
@@ -114,11 +119,11 @@ def test_a_handlers_own_timeout_error_is_not_mistaken_for_the_engines_timeout(
 
 
 def test_a_cancelled_error_raised_by_a_handler_is_a_failure_not_a_hand_back(
-    db: Any, conn: psycopg.Connection[Any], spawn: Callable[..., Any], log_dir: Path
+    run_then_ok: RunThenOk, conn: psycopg.Connection[Any]
 ) -> None:
     """Only cancellations the engine started hand a job back; one the handler raises
     on its own is counted, so the job cannot loop for ever."""
-    (status, errors, last_error), _ = _run_then_ok(db, conn, spawn, log_dir, Job("cancel-self"))
+    status, errors, last_error = run_then_ok(Job("cancel-self"))
     attempts = conn.execute("SELECT max(sk_attempt) FROM sk_task_results_t").fetchone()
 
     assert (status, errors) == (JobStatus.FAULTED, 3)

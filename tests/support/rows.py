@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+from psycopg.rows import dict_row
+
 
 def one_row(conn: Any, query: Any, params: Any = None) -> Any:
     """The first row ``query`` returns (on a connection or a cursor); the test fails when
@@ -11,6 +14,22 @@ def one_row(conn: Any, query: Any, params: Any = None) -> Any:
     row = conn.execute(query, params).fetchone()
     assert row is not None, f"no row: {query}"
     return row
+
+
+def named_row(conn: Any, query: Any, params: Any = None) -> dict[str, Any] | None:
+    """The first row ``query`` returns, by column name (on a connection), or None when it
+    returns none."""
+    row: dict[str, Any] | None = conn.cursor(row_factory=dict_row).execute(query, params).fetchone()
+    return row
+
+
+def tables_in(dsn: str, schema: str) -> list[str]:
+    """The names of the tables in ``schema`` of the database at ``dsn``, in order."""
+    with psycopg.connect(dsn) as c:
+        rows = c.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename", (schema,)
+        ).fetchall()
+    return [r[0] for r in rows]
 
 
 def add_big_results(conn: Any, rows: int = 20_000) -> None:

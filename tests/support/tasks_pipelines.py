@@ -42,27 +42,29 @@ def _note(ctx: JobContext) -> str:
     return f"attempt={ctx.attempt}"
 
 
-@tasks.task("p.validate", then="p.charge")
-async def validate(payload: Any, ctx: JobContext) -> dict[str, int]:
+async def _stage(payload: Any, ctx: JobContext, stage: int) -> dict[str, int]:
+    """Stage ``stage`` of the pipeline: it gets what the stage before returned (the root,
+    stage 1, gets the root's payload), runs about ``STAGE_S`` and hands ``n`` on."""
+    if stage > 1:
+        assert payload["stage"] == stage - 1, payload
     with execution(ctx.task_id, _note(ctx)):
         await asyncio.sleep(_jitter(STAGE_S))
-    return {"n": int(payload["n"]), "stage": 1}
+    return {"n": int(payload["n"]), "stage": stage}
+
+
+@tasks.task("p.validate", then="p.charge")
+async def validate(payload: Any, ctx: JobContext) -> dict[str, int]:
+    return await _stage(payload, ctx, 1)
 
 
 @tasks.task("p.charge", then="p.ship")
 async def charge(payload: Any, ctx: JobContext) -> dict[str, int]:
-    assert payload["stage"] == 1, payload
-    with execution(ctx.task_id, _note(ctx)):
-        await asyncio.sleep(_jitter(STAGE_S))
-    return {"n": int(payload["n"]), "stage": 2}
+    return await _stage(payload, ctx, 2)
 
 
 @tasks.task("p.ship")
 async def ship(payload: Any, ctx: JobContext) -> dict[str, int]:
-    assert payload["stage"] == 2, payload
-    with execution(ctx.task_id, _note(ctx)):
-        await asyncio.sleep(_jitter(STAGE_S))
-    return {"n": int(payload["n"]), "stage": 3}
+    return await _stage(payload, ctx, 3)
 
 
 @tasks.task("g.parent")

@@ -7,23 +7,31 @@ source is the real :class:`~skconsole.tui.database_source.DatabaseSource`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
+import psycopg
 import pytest
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from skconsole.db.connect import Database
-from skconsole.producer import Producer
+from skconsole.producer import Job, Producer
 from skconsole.tui.action_runner import REPEAT_GUARD_S
 from skconsole.tui.app import ConsoleApp, EngineControl
 from skconsole.tui.database_source import DatabaseSource
+from skconsole.tui.screens.search import SearchScreen
 from skconsole.worker.engine import Engine, WorkerConfig
 from tests.support.tasks_console import failed_and_ok, tasks
 from tests.support.waiting import until_async
 
 SIZE = (120, 40)
+ScreenT = TypeVar("ScreenT", bound=Screen[Any])
+#: the ``make_app`` fixture: a console on the test database
+MakeApp = Callable[..., ConsoleApp]
+Conn = psycopg.Connection[Any]
 TIMEOUT_SIGNATURE_PREFIX = "tests.support.tasks_console.UpstreamTimeout: timeout after <n>s"
 
 
@@ -78,6 +86,20 @@ async def until(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float
     await pilot.pause()
 
 
+async def shown_screen(
+    pilot: Pilot[Any], screen_type: type[ScreenT], ready: Callable[[ScreenT], bool] | None = None
+) -> ScreenT:
+    """The screen on top, once it is a ``screen_type`` (and ``ready``, if given): waited for."""
+    app = pilot.app
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, screen_type) and (ready is None or ready(app.screen)),
+    )
+    screen = app.screen
+    assert isinstance(screen, screen_type)
+    return screen
+
+
 async def reread(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 15.0) -> None:
     """Like :func:`until`, pressing "r" (read everything now) while waiting: for data
     read on a slower cadence than the refresh (the failure groups)."""
@@ -115,6 +137,54 @@ async def loaded(pilot: Pilot[Any]) -> ConsoleApp:
     assert isinstance(app, ConsoleApp)
     await until(pilot, lambda: app.snapshot is not None and app.snapshot.failures_at is not None)
     return app
+
+
+@contextlib.asynccontextmanager
+async def loaded_console(
+    app: ConsoleApp, size: tuple[int, int] = SIZE, *, notifications: bool = False
+) -> AsyncIterator[tuple[ConsoleApp, Pilot[Any]]]:
+    """``app`` running in a test terminal of ``size`` (its toasts shown with
+    ``notifications``), once every panel has its data (:func:`loaded`): the app and its
+    pilot."""
+    async with app.run_test(size=size, notifications=notifications) as pilot:
+        await loaded(pilot)
+        yield app, pilot
+
+
+async def search_for(pilot: Pilot[Any], app: ConsoleApp, line: str) -> None:
+    """The search opened (key s) and ``line`` typed into it and entered."""
+    await pilot.press("s")
+    await until(pilot, lambda: isinstance(app.screen, SearchScreen))
+    await pilot.press(*line, "enter")
+
+
+def post_waiting(db: Database, n: int, priority: int = 7) -> None:
+    """``n`` jobs of type tui.ok waiting, at ``priority``."""
+    with Producer(db) as p:
+        p.post_many([Job("tui.ok", {"i": i}, priority=priority) for i in range(n)])
+
+
+async def select_type(pilot: Pilot[Any], app: ConsoleApp, task_type: str) -> None:
+    """The depth panel shown (key 1), its row of ``task_type`` selected once it is listed."""
+    await pilot.press("1")
+    await until(
+        pilot,
+        lambda: (
+            app.snapshot is not None and any(d.task_type == task_type for d in app.snapshot.depth)
+        ),
+    )
+    assert app.main_screen.panel("depth").table.select_key(task_type)
+
+
+@contextlib.asynccontextmanager
+async def console_on_type(
+    app: ConsoleApp, task_type: str = "tui.ok"
+) -> AsyncIterator[tuple[ConsoleApp, Pilot[Any]]]:
+    """:func:`loaded_console`, with ``task_type`` selected in the depth panel: where a
+    type's keys (bump, cancel, pause, limit, retention) act."""
+    async with loaded_console(app) as (_, pilot):
+        await select_type(pilot, app, task_type)
+        yield app, pilot
 
 
 def notices(app: ConsoleApp) -> list[str]:

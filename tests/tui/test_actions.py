@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import psycopg
 from textual.widgets import Button
 
 from skconsole.core.signature import final_exception_line
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
-from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
@@ -22,17 +19,17 @@ from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.support.statuses import status_counts
 from tests.tui.conftest import (
-    SIZE,
     TIMEOUT_SIGNATURE_PREFIX,
-    loaded,
+    Conn,
+    MakeApp,
+    console_on_type,
+    loaded_console,
     notices,
+    post_waiting,
     record_notices,
     until,
     write_idle,
 )
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
 
 
 def _select_group(app: ConsoleApp, prefix: str) -> None:
@@ -82,9 +79,7 @@ async def _confirming(pilot: Any, app: ConsoleApp, key: str) -> ConfirmScreen:
 async def test_requeue_group_confirms_scope_and_acts(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         dialog = await _confirming(pilot, app, "R")
         assert dialog.question.startswith(f"Requeue 6 jobs in group `{TIMEOUT_SIGNATURE_PREFIX}")
@@ -100,9 +95,7 @@ async def test_requeue_group_confirms_scope_and_acts(
 async def test_enter_on_an_audit_row_finds_the_jobs_the_action_was_on(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         await _confirming(pilot, app, "R")
         await pilot.press("y")
@@ -118,9 +111,7 @@ async def test_enter_on_an_audit_row_finds_the_jobs_the_action_was_on(
 async def test_requeue_acts_on_the_marked_jobs_only(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         screen = await _timeout_group_jobs(pilot, app)
         await pilot.press("space", "space")
         marked = set(screen.body.table.marked_keys)
@@ -133,9 +124,7 @@ async def test_requeue_acts_on_the_marked_jobs_only(
 
 
 async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, conn: Conn) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         said = record_notices(app)
         for answer in ("enter", "escape", "n"):
@@ -154,9 +143,7 @@ async def test_confirmation_defaults_to_no(seeded: Database, make_app: MakeApp, 
 async def test_repeat_presses_open_one_confirmation(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         await pilot.press("R", "R", "R")
         await _through_the_requeue_dialog(pilot, app)
@@ -170,9 +157,7 @@ async def test_repeat_presses_open_one_confirmation(
 async def test_requeue_one_job_from_the_drilldown(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         screen = await _timeout_group_jobs(pilot, app)
         chosen = screen.selected_job()
         dialog = await _confirming(pilot, app, "R")
@@ -189,9 +174,7 @@ async def test_requeue_one_job_from_the_drilldown(
 async def test_requeue_all_shown_acts_on_the_filter(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         screen = await _timeout_group_jobs(pilot, app)
         await pilot.press("slash", *"orders/3", "1", "enter")  # "orders/31" matches one job
         shown = screen.query_one("#panel-jobs").table.visible_keys  # type: ignore[attr-defined]
@@ -205,28 +188,9 @@ async def test_requeue_all_shown_acts_on_the_filter(
     assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 1, JobStatus.FAULTED: 5}
 
 
-def _post_waiting(db: Database, n: int, priority: int = 7) -> None:
-    with Producer(db) as p:
-        p.post_many([Job("tui.ok", {"i": i}, priority=priority) for i in range(n)])
-
-
-async def _select_type(pilot: Any, app: ConsoleApp, task_type: str) -> None:
-    await pilot.press("1")
-    await until(
-        pilot,
-        lambda: (
-            app.snapshot is not None and any(d.task_type == task_type for d in app.snapshot.depth)
-        ),
-    )
-    assert app.main_screen.panel("depth").table.select_key(task_type)
-
-
 async def test_bump_a_type(db: Database, make_app: MakeApp, conn: Conn) -> None:
-    _post_waiting(db, 4)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
+    post_waiting(db, 4)
+    async with console_on_type(make_app()) as (app, pilot):
         await pilot.press("B")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert isinstance(app.screen, ConfirmScreen)
@@ -237,11 +201,8 @@ async def test_bump_a_type(db: Database, make_app: MakeApp, conn: Conn) -> None:
 
 
 async def test_cancel_a_type(db: Database, make_app: MakeApp, conn: Conn) -> None:
-    _post_waiting(db, 3)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
+    post_waiting(db, 3)
+    async with console_on_type(make_app()) as (app, pilot):
         dialog = await _confirming(pilot, app, "X")
         assert dialog.question == (
             "Cancel 3 waiting jobs of type `tui.ok`? A cancelled job never runs again;"
@@ -254,7 +215,7 @@ async def test_cancel_a_type(db: Database, make_app: MakeApp, conn: Conn) -> Non
 
 
 async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Conn) -> None:
-    _post_waiting(db, 2)
+    post_waiting(db, 2)
 
     def paused() -> bool | None:
         row = conn.execute(
@@ -262,10 +223,7 @@ async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Co
         ).fetchone()
         return row[0] if row else None
 
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
+    async with console_on_type(make_app()) as (app, pilot):
         dialog = await _confirming(pilot, app, "P")
         assert dialog.question.startswith("Pause type `tui.ok`?")
         assert dialog.sample == ("now not paused: 2 waiting, 0 running",)
@@ -283,11 +241,8 @@ async def test_pause_and_resume_a_type(db: Database, make_app: MakeApp, conn: Co
 async def test_pause_answered_no_leaves_the_type_running(
     db: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    _post_waiting(db, 1)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
+    post_waiting(db, 1)
+    async with console_on_type(make_app()) as (app, pilot):
         said = record_notices(app)
         await _confirming(pilot, app, "P")
         await pilot.press("n")
@@ -300,9 +255,7 @@ async def test_purge_asks_to_type_the_count(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
     # 4 Processed and 3 Fatal results are final; purge them all ("older than 0s")
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         await pilot.press("D")
         await until(pilot, lambda: isinstance(app.screen, PurgeAgeScreen))
         await pilot.press("ctrl+u", "0", "s", "enter")  # replace the default 7d
@@ -328,9 +281,7 @@ async def test_reap_hung_jobs_of_a_crashed_worker(
 
     crash = CrashedWorker(db, jobs=2)
     assert crash.run(), crash.error
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.hung_count == 2)
         await pilot.press("2", "H")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -356,9 +307,7 @@ async def test_cancel_a_running_job_from_the_inflight_panel(
 
     with EngineThread(db.dsn, tasks):
         task_id = post_and_start(db, conn, "cancel.async_sleeper")
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await loaded(pilot)
+        async with loaded_console(make_app()) as (app, pilot):
             await pilot.press("2")
             await until(pilot, lambda: bool(app.snapshot and app.snapshot.inflight))
             panel = app.main_screen.panel("inflight")
@@ -386,9 +335,7 @@ async def test_requeue_dialog_states_the_attempts_and_requeues_reset_and_spread(
     conn.execute(
         "UPDATE sk_task_results_t SET task_error_count = 3 WHERE task_type = 'tui.timeout'"
     )
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         await pilot.press("R")
         await until(

@@ -3,21 +3,12 @@ On a real PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import psycopg
-
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
-from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.jump_to_job import JumpToJobScreen
-from tests.tui.conftest import loaded, until
+from tests.tui.conftest import Conn, MakeApp, loaded_console, until
 from tests.tui.test_schedules_and_lineage import shown_text
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
 
 
 async def test_the_job_detail_says_what_a_job_waits_for(
@@ -30,9 +21,7 @@ async def test_the_job_detail_says_what_a_job_waits_for(
         joined = p.post("fanin.\x1b[31mjoin", {}, after=[running, queued, done])
     conn.execute("UPDATE sk_task_results_t SET task_status = 2 WHERE task_id = %s", (running,))
     conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = %s", (done,))
-    app = make_app()
-    async with app.run_test(size=(180, 50)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(), size=(180, 50)) as (app, pilot):
         await pilot.press("J")
         await until(pilot, lambda: isinstance(app.screen, JumpToJobScreen))
         await pilot.press(*str(joined), "enter")

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import psycopg
 import pytest
 
 from skconsole import ops
@@ -30,15 +28,16 @@ from tests.support.statuses import status_counts
 from tests.tui.conftest import (
     SIZE,
     TIMEOUT_SIGNATURE_PREFIX,
+    Conn,
+    MakeApp,
     loaded,
+    loaded_console,
     notices,
     reread,
     run_burst,
     until,
 )
 
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
 WRITE_KEYS = ("R", "A", "B", "X", "H", "P", "D")
 
 
@@ -70,9 +69,7 @@ def test_read_only_session_refuses_writes_on_the_server_too(seeded: Database, ds
 
 
 async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app: MakeApp) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         panel = _failures(app)
         assert app.snapshot is not None
         key = next(
@@ -115,9 +112,7 @@ async def test_drill_down_group_jobs_detail_and_copy(seeded: Database, make_app:
 async def test_rows_are_keyed_so_the_cursor_stays_on_its_row(
     seeded: Database, make_app: MakeApp, db: Database
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         panel = _failures(app)
         table = panel.table
         declined = next(g.signature for g in app.snapshot.failures if "declined" in g.signature)  # type: ignore[union-attr]

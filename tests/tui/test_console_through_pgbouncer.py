@@ -14,18 +14,16 @@ import psycopg
 
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
-from skconsole.tui.app import ConsoleApp
 from tests.support.statuses import status_counts
 from tests.tui.conftest import (
     SIZE,
     TIMEOUT_SIGNATURE_PREFIX,
+    MakeApp,
     loaded,
     record_notices,
     until,
 )
 from tests.tui.test_actions import _confirming, _select_group
-
-MakeApp = Callable[..., ConsoleApp]
 
 
 async def test_the_console_through_transaction_pooling_reads_every_panel_and_requeues_a_group(

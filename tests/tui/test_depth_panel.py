@@ -4,15 +4,10 @@ the type's jobs finished in the last 5 minutes failed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
-from skconsole.tui.app import ConsoleApp
 from skconsole.tui.widgets.depth_panel import DepthPanel
-from tests.tui.conftest import SIZE, loaded, until
-
-MakeApp = Callable[..., ConsoleApp]
+from tests.tui.conftest import MakeApp, loaded_console, until
 
 
 async def test_types_with_nothing_waiting_are_listed_last_and_dimmed_with_their_failure_rate(
@@ -22,9 +17,7 @@ async def test_types_with_nothing_waiting_are_listed_last_and_dimmed_with_their_
     Processed) with nothing waiting; one job of another type waits."""
     with Producer(seeded) as p:
         p.post_many([Job("tui.waiting", {})])
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         table = app.main_screen.query_one(DepthPanel).table
         await until(pilot, lambda: table.total_rows == 4)
 

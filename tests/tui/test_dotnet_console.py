@@ -4,21 +4,16 @@ trace, and the metrics of several .NET processes aggregated by kind on panel 5."
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from skconsole.db.connect import Database
-from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.jump_to_job import JumpToJobScreen
 from tests.interop.conftest import skconsole_setup
 from tests.interop.dotnet_app import DotNetApp
 from tests.interop.tasks_interop import ASSEMBLY, CHARGE_CARD
 from tests.interop.test_read_models import STACK_TRACE, failing_charge, run_all
-from tests.tui.conftest import loaded, until
+from tests.tui.conftest import MakeApp, loaded_console, until
 from tests.tui.test_hostile_text import drawn_lines
 from tests.tui.test_schedules_and_lineage import shown_text
-
-MakeApp = Callable[..., ConsoleApp]
 
 
 def _dotnet_queue(dsn: str) -> str:
@@ -41,9 +36,10 @@ async def test_the_job_detail_shows_a_dotnet_error_as_type_message_and_stack_tra
     fresh_database: str, make_app: MakeApp
 ) -> None:
     task_id = _dotnet_queue(fresh_database)
-    app = make_app(db=Database(fresh_database))
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(db=Database(fresh_database)), size=(160, 50)) as (
+        app,
+        pilot,
+    ):
         await pilot.press("J")
         await until(pilot, lambda: isinstance(app.screen, JumpToJobScreen))
         await pilot.press(*task_id[:8], "enter")
@@ -61,9 +57,10 @@ async def test_the_metrics_panel_sums_the_dotnet_processes_counters(
     fresh_database: str, make_app: MakeApp
 ) -> None:
     _dotnet_queue(fresh_database)
-    app = make_app(db=Database(fresh_database))
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(db=Database(fresh_database)), size=(160, 50)) as (
+        app,
+        pilot,
+    ):
         await pilot.press("5")
         await until(
             pilot,

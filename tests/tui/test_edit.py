@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any
 
-import psycopg
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, TextArea
 
-from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.edit_confirm import EditConfirmScreen
 from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from tests.db.test_ops import add_job
-from tests.tui.conftest import SIZE, loaded, notices, until
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
+from tests.tui.conftest import SIZE, Conn, MakeApp, loaded, notices, until
 
 NEW = '{"order_id": 7, "amount": "12.50"}'
 

@@ -3,21 +3,12 @@ never takes over another's identity), and panel 6 lists the console's process on
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import psycopg
-
 from skconsole.db.connect import Database
-from skconsole.tui.app import ConsoleApp
 from skconsole.tui.widgets.workers_panel import WorkersPanel
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.thread import EngineThread
 from tests.support.tasks_console import tasks
-from tests.tui.conftest import SIZE, loaded, until
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
+from tests.tui.conftest import SIZE, Conn, MakeApp, loaded, until
 
 
 def registrations(conn: Conn) -> int:

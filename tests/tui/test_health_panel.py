@@ -5,7 +5,7 @@ that blocks another, and neither key exists in read-only mode."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,11 +19,8 @@ from skconsole.producer import Job, Producer
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.widgets.health_panel import HealthPanel
-from tests.tui.conftest import SIZE, notices, until
+from tests.tui.conftest import SIZE, Conn, MakeApp, notices, until
 from tests.tui.test_hostile_text import assert_nothing_raw
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
 
 
 def _audit(conn: Conn) -> list[tuple[str, str]]:

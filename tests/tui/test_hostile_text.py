@@ -9,12 +9,12 @@ these tests read those segments, screen by screen.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import psycopg
+import pytest
 from textual._compositor import LayoutUpdate
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import TextArea
 
@@ -33,10 +33,22 @@ from skconsole.tui.widgets.job_view import JobView
 from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.schedules_panel import SchedulesPanel
 from tests.db.test_hostile_text import RAW_CONTROL, TASK_TYPE, seed_hostile_text
-from tests.tui.conftest import SIZE, loaded, toast_shown, until
+from tests.tui.conftest import (
+    Conn,
+    MakeApp,
+    loaded_console,
+    search_for,
+    shown_screen,
+    toast_shown,
+    until,
+)
 
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
+
+@pytest.fixture
+def hostile(conn: Conn, make_app: MakeApp) -> MakeApp:
+    """``make_app`` on the test database seeded with the hostile text."""
+    seed_hostile_text(conn)
+    return make_app
 
 
 def drawn_lines(app: ConsoleApp) -> list[str]:
@@ -61,20 +73,22 @@ def assert_nothing_raw(app: ConsoleApp, where: str, widget: Widget | None = None
     return text
 
 
-async def _show_panel(pilot: Pilot[Any], key: str) -> None:
+async def _show_panel(pilot: Pilot[Any], key: str) -> ConsoleApp:
     app = pilot.app
     assert isinstance(app, ConsoleApp)
     await pilot.press(key)
     await until(pilot, lambda: app.current_scope() == PANEL_IDS[int(key) - 1])
+    return app
 
 
-async def test_every_panel_draws_control_characters_as_visible_escapes(
-    conn: Conn, make_app: MakeApp
-) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+async def _panel_drawn(pilot: Pilot[Any], key: str, panel_type: type[Widget]) -> str:
+    """Panel ``key`` shown, the text its rows draw, checked for raw controls."""
+    app = await _show_panel(pilot, key)
+    return assert_nothing_raw(app, f"panel {key}", app.main_screen.query_one(panel_type))
+
+
+async def test_every_panel_draws_control_characters_as_visible_escapes(hostile: MakeApp) -> None:
+    async with loaded_console(hostile()) as (app, pilot):
         seen = ""
         for key in "12345678":
             await _show_panel(pilot, key)
@@ -84,75 +98,67 @@ async def test_every_panel_draws_control_characters_as_visible_escapes(
 
 
 async def test_the_schedules_panel_draws_types_and_definitions_with_visible_escapes(
-    conn: Conn, make_app: MakeApp
+    hostile: MakeApp,
 ) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
-        await _show_panel(pilot, "8")
-        panel = app.main_screen.query_one(SchedulesPanel)
-        text = assert_nothing_raw(app, "schedules panel", panel)
+    async with loaded_console(hostile(), size=(160, 50)) as (_app, pilot):
+        text = await _panel_drawn(pilot, "8", SchedulesPanel)
     assert "t.\\x1b[31mevil\\u202e" in text  # a task type
     assert "cron 0 3 * * *\\x1b]0;pwned\\x07 (Europe/\\u202eParis)" in text  # as stored
 
 
 async def test_the_inflight_panel_draws_a_progress_message_with_visible_escapes(
-    conn: Conn, make_app: MakeApp
+    hostile: MakeApp,
 ) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(200, 50)) as pilot:
-        await loaded(pilot)
-        await _show_panel(pilot, "2")
-        panel = app.main_screen.query_one(InflightPanel)
-        text = assert_nothing_raw(app, "in-flight panel", panel)
+    async with loaded_console(hostile(), size=(200, 50)) as (_app, pilot):
+        text = await _panel_drawn(pilot, "2", InflightPanel)
     assert "50% rows\\x1b[31mcopied\\u202e" in text
 
 
-async def _open_group(pilot: Pilot[Any], app: ConsoleApp) -> GroupJobsScreen:
+async def _drawn_after(
+    pilot: Pilot[Any], key: str, screen_type: type[Screen[Any]], where: str
+) -> str:
+    """``key`` pressed and the ``screen_type`` it opens shown: the drawn text, checked."""
+    await pilot.press(key)
+    await shown_screen(pilot, screen_type)
+    app = pilot.app
+    assert isinstance(app, ConsoleApp)
+    return assert_nothing_raw(app, where)
+
+
+async def _select_group(pilot: Pilot[Any], app: ConsoleApp) -> None:
+    """Panel 3 shown, the failure group of two jobs selected."""
     panel = app.main_screen.query_one(FailuresPanel)
     assert app.snapshot is not None
     key = next(g.signature for g in app.snapshot.failures if g.count == 2)
     await pilot.press("3")
     panel.table.select_key(key)
+
+
+async def _open_group(pilot: Pilot[Any], app: ConsoleApp) -> GroupJobsScreen:
+    await _select_group(pilot, app)
     await pilot.press("enter")
-    await until(
-        pilot, lambda: isinstance(app.screen, GroupJobsScreen) and app.screen.jobs is not None
-    )
-    assert isinstance(app.screen, GroupJobsScreen)
-    return app.screen
+    return await shown_screen(pilot, GroupJobsScreen, lambda s: s.jobs is not None)
 
 
 async def _open_job(pilot: Pilot[Any], app: ConsoleApp) -> JobDetailScreen:
     await _open_group(pilot, app)
     await pilot.press("enter")
-    await until(
-        pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None
-    )
-    assert isinstance(app.screen, JobDetailScreen)
-    return app.screen
+    return await shown_screen(pilot, JobDetailScreen, lambda s: s.detail is not None)
 
 
 async def test_the_group_jobs_table_draws_control_characters_as_visible_escapes(
-    conn: Conn, make_app: MakeApp
+    hostile: MakeApp,
 ) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(hostile()) as (app, pilot):
         screen = await _open_group(pilot, app)
         text = assert_nothing_raw(app, "group jobs", screen.query_one(JobsPanel))
     assert "t.\\x1b[31mevil" in text
 
 
 async def test_the_job_detail_shows_the_full_error_and_payload_with_visible_escapes(
-    conn: Conn, make_app: MakeApp
+    hostile: MakeApp,
 ) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 60)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(hostile(), size=(160, 60)) as (app, pilot):
         screen = await _open_job(pilot, app)
         text = assert_nothing_raw(app, "job detail", screen.query_one(JobView))
     assert "Traceback (most recent call last):" in text  # the error keeps its lines
@@ -161,106 +167,61 @@ async def test_the_job_detail_shows_the_full_error_and_payload_with_visible_esca
     assert '{"note": "\\x1b[31mred' in text  # the payload (not JSON: shown as it is)
 
 
-async def test_the_job_detail_shows_its_lineage_with_visible_escapes(
-    conn: Conn, make_app: MakeApp
-) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 60)) as pilot:
-        await loaded(pilot)
+async def test_the_job_detail_shows_its_lineage_with_visible_escapes(hostile: MakeApp) -> None:
+    async with loaded_console(hostile(), size=(160, 60)) as (app, pilot):
         screen = await _open_job(pilot, app)
         text = assert_nothing_raw(app, "job detail", screen.query_one(JobView))
     assert "stage 2 of check\\x1b[31mout\\u202e, after job " in text
 
 
-async def test_the_whole_group_jobs_screen_draws_nothing_raw(conn: Conn, make_app: MakeApp) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+async def test_the_whole_group_jobs_screen_draws_nothing_raw(hostile: MakeApp) -> None:
+    async with loaded_console(hostile()) as (app, pilot):
         await _open_group(pilot, app)
         assert_nothing_raw(app, "group jobs screen")
 
 
-async def test_the_whole_job_detail_screen_draws_nothing_raw(conn: Conn, make_app: MakeApp) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 60)) as pilot:
-        await loaded(pilot)
+async def test_the_whole_job_detail_screen_draws_nothing_raw(hostile: MakeApp) -> None:
+    async with loaded_console(hostile(), size=(160, 60)) as (app, pilot):
         await _open_job(pilot, app)
         assert_nothing_raw(app, "job detail screen")
 
 
-async def test_a_confirmation_names_the_group_with_visible_escapes(
-    conn: Conn, make_app: MakeApp
-) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
-        panel = app.main_screen.query_one(FailuresPanel)
-        assert app.snapshot is not None
-        key = next(g.signature for g in app.snapshot.failures if g.count == 2)
-        await pilot.press("3")
-        panel.table.select_key(key)
-        await pilot.press("R")
-        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
-        assert_nothing_raw(app, "requeue dialog")
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        text = assert_nothing_raw(app, "confirmation")
+async def test_a_confirmation_names_the_group_with_visible_escapes(hostile: MakeApp) -> None:
+    async with loaded_console(hostile(), size=(160, 50)) as (app, pilot):
+        await _select_group(pilot, app)
+        await _drawn_after(pilot, "R", RequeueJobsScreen, "requeue dialog")
+        text = await _drawn_after(pilot, "enter", ConfirmScreen, "confirmation")
         await pilot.press("n")
     assert "\\x1b[<n>mred" in text
 
 
-async def test_the_notification_after_pausing_a_type_draws_nothing_raw(
-    conn: Conn, make_app: MakeApp
-) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 50), notifications=True) as pilot:
-        await loaded(pilot)
+async def test_the_notification_after_pausing_a_type_draws_nothing_raw(hostile: MakeApp) -> None:
+    async with loaded_console(hostile(), size=(160, 50), notifications=True) as (app, pilot):
         await pilot.press("1")
         app.main_screen.panel("depth").table.select_key(TASK_TYPE)
-        await pilot.press("P")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert_nothing_raw(app, "pause confirmation")
+        await _drawn_after(pilot, "P", ConfirmScreen, "pause confirmation")
         await pilot.press("y")
         await until(pilot, lambda: any(n.title == "Done" for n in app._notifications))
         await until(pilot, lambda: toast_shown(app))
         assert_nothing_raw(app, "pause notification")
 
 
-async def test_the_payload_editor_and_its_diff_draw_nothing_raw(
-    conn: Conn, make_app: MakeApp
-) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 60)) as pilot:
-        await loaded(pilot)
+async def test_the_payload_editor_and_its_diff_draw_nothing_raw(hostile: MakeApp) -> None:
+    async with loaded_console(hostile(), size=(160, 60)) as (app, pilot):
         await _open_job(pilot, app)
-        await pilot.press("E")
-        await until(pilot, lambda: isinstance(app.screen, EditJobScreen))
-        editor_text = assert_nothing_raw(app, "payload editor")
+        editor_text = await _drawn_after(pilot, "E", EditJobScreen, "payload editor")
         app.screen.query_one(TextArea).text = '{"note": "\\u001b[31mred\\u009b31m\\u202e"}'
-        await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, EditConfirmScreen))
-        diff_text = assert_nothing_raw(app, "edit confirmation")
+        diff_text = await _drawn_after(pilot, "ctrl+s", EditConfirmScreen, "edit confirmation")
         await pilot.press("n")
     assert '{"note": "\\x1b[31mred' in editor_text  # not JSON: shown as it is, escaped
     assert '+  "note": "\\u001b[31mred\\u009b31m\\u202e"' in diff_text
 
 
 async def test_the_search_screen_draws_hostile_types_payloads_and_errors_escaped(
-    conn: Conn, make_app: MakeApp
+    hostile: MakeApp,
 ) -> None:
-    seed_hostile_text(conn)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
-        await pilot.press(*"status=5", "enter")
+    async with loaded_console(hostile()) as (app, pilot):
+        await search_for(pilot, app, "status=5")
         await until(pilot, lambda: isinstance(app.screen, SearchScreen) and bool(app.screen.found))
         text = assert_nothing_raw(app, "search results")
         assert "evil" in text

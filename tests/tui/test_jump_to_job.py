@@ -4,23 +4,19 @@ job's attempts. On a real PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from textual.pilot import Pilot
 
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.jump_to_job import JumpToJobScreen
 from tests.db.test_job_command import add_attempts, add_job
-from tests.tui.conftest import loaded, until
+from tests.tui.conftest import Conn, MakeApp, loaded, until
 from tests.tui.test_hostile_text import drawn_lines
 from tests.tui.test_schedules_and_lineage import shown_text
 
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
 ONE = UUID("ab12cd34-0000-4000-8000-000000000001")
 
 

@@ -3,15 +3,10 @@ a schema of their own): it reads them through the mapping like everything else."
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from skconsole.db.connect import Database
 from skconsole.producer import Producer
-from skconsole.tui.app import ConsoleApp
 from tests.db.test_mapping import LAYOUT, mapped  # noqa: F401  (the fixture)
-from tests.tui.conftest import SIZE, loaded, until
-
-MakeApp = Callable[..., ConsoleApp]
+from tests.tui.conftest import MakeApp, loaded_console, until
 
 
 async def test_the_console_shows_the_queue_of_renamed_tables(
@@ -22,9 +17,7 @@ async def test_the_console_shows_the_queue_of_renamed_tables(
     with Producer(db) as p:
         for i in range(3):
             p.post("mapped.console", {"i": i})
-    app = make_app(db=db)
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(db=db)) as (app, pilot):
         await until(pilot, lambda: bool(app.snapshot and app.snapshot.depth))
         assert app.snapshot is not None
         [row] = [d for d in app.snapshot.depth if d.task_type == "mapped.console"]

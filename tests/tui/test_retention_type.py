@@ -3,20 +3,13 @@ in the one action flow (preview, confirmation, audit row)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
-
-import psycopg
 
 from skconsole.db.connect import Database
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.retention_type import RetentionTypeScreen
 from skconsole.tui.screens.yes_no import YesNoScreen
-from tests.tui.conftest import SIZE, loaded, notices, until
-from tests.tui.test_actions import _post_waiting, _select_type
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
+from tests.tui.conftest import Conn, MakeApp, console_on_type, notices, post_waiting, until
 
 
 def _policies(conn: Conn) -> list[tuple[str, float, bool]]:
@@ -36,11 +29,8 @@ async def _answer(pilot: Any, app: ConsoleApp, keep: str) -> None:
 async def test_t_sets_a_types_retention_with_its_audit_row(
     db: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    _post_waiting(db, 1)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
+    post_waiting(db, 1)
+    async with console_on_type(make_app()) as (app, pilot):
         await _answer(pilot, app, "30d")
         await until(pilot, lambda: any("retention" in m for m in notices(app)))
     assert _policies(conn) == [("tui.ok", 30 * 86400.0, False)]
@@ -50,26 +40,20 @@ async def test_t_sets_a_types_retention_with_its_audit_row(
 async def test_t_with_an_empty_field_clears_the_types_retention(
     db: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    _post_waiting(db, 1)
+    post_waiting(db, 1)
     conn.execute(
         "INSERT INTO sk_retention_t (ret_task_type, ret_older_than_seconds, ret_set_by)"
         " VALUES ('tui.ok', 3600, 'someone')"
     )
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
+    async with console_on_type(make_app()) as (app, pilot):
         await _answer(pilot, app, "")
         await until(pilot, lambda: any("retention" in m for m in notices(app)))
     assert _policies(conn) == []
 
 
 async def test_t_is_refused_in_read_only_mode(db: Database, make_app: MakeApp, conn: Conn) -> None:
-    _post_waiting(db, 1)
-    app = make_app(read_only=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await _select_type(pilot, app, "tui.ok")
+    post_waiting(db, 1)
+    async with console_on_type(make_app(read_only=True)) as (app, pilot):
         await app.run_action("operate('retention_type')")
         await pilot.pause()
         assert not isinstance(app.screen, RetentionTypeScreen)

@@ -3,11 +3,9 @@ stage traced back to its parent from the job detail (key u)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from textual.pilot import Pilot
 
 from skconsole.tui.app import ConsoleApp
@@ -16,11 +14,8 @@ from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.widgets.job_view import JobView
 from skconsole.tui.widgets.schedules_panel import SchedulesPanel
 from tests.db.test_ops import add_job
-from tests.tui.conftest import SIZE, loaded, until
+from tests.tui.conftest import Conn, MakeApp, loaded_console, until
 from tests.tui.test_hostile_text import drawn_lines
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
 
 
 def add_stage(conn: Conn) -> tuple[UUID, UUID]:
@@ -69,9 +64,7 @@ async def test_the_schedules_panel_lists_each_periodic_type_with_its_next_run(
         " 1, 1, ARRAY['reports.hourly'], 3600, 1, ARRAY['reports.hourly'])"
     )
     add_job(conn, 1, task_type="reports.hourly")
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         await pilot.press("8")
         panel = app.main_screen.query_one(SchedulesPanel)
         await until(pilot, lambda: panel.table.total_rows == 1)
@@ -85,9 +78,7 @@ async def test_a_failed_stage_shows_its_pipeline_its_parent_and_its_snoozes(
     conn: Conn, make_app: MakeApp
 ) -> None:
     parent, _stage = add_stage(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(), size=(160, 50)) as (app, pilot):
         screen = await open_failed_job(pilot, app)
         text = shown_text(app, screen)
     assert f"stage 2 of orders, after job {parent} (orders.validate)" in text
@@ -98,9 +89,7 @@ async def test_u_opens_the_parent_of_a_failed_stage_and_esc_comes_back(
     conn: Conn, make_app: MakeApp
 ) -> None:
     parent, stage = add_stage(conn)
-    app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(), size=(160, 50)) as (app, pilot):
         await open_failed_job(pilot, app)
         await pilot.press("u")
         await until(
@@ -121,9 +110,7 @@ async def test_the_parent_key_is_offered_only_for_a_job_with_a_parent(
     conn: Conn, make_app: MakeApp
 ) -> None:
     add_job(conn, 5, task_type="orders.charge")
-    app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(), size=(160, 50)) as (app, pilot):
         await open_failed_job(pilot, app)
         assert app.check_action("parent", ()) is False
         assert app.check_action("copy", ()) is True
@@ -134,9 +121,7 @@ async def test_the_parent_key_is_not_offered_when_the_parent_was_purged(
 ) -> None:
     parent, _stage = add_stage(conn)
     conn.execute("DELETE FROM sk_task_results_t WHERE task_id = %s", (parent,))
-    app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(), size=(160, 50)) as (app, pilot):
         screen = await open_failed_job(pilot, app)
         assert app.check_action("parent", ()) is False
         assert f"after job {parent} (purged)" in shown_text(app, screen)

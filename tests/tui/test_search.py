@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
-
-import psycopg
 
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
@@ -17,10 +13,7 @@ from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.support.statuses import status_counts
-from tests.tui.conftest import SIZE, loaded, notices, until
-
-Conn = psycopg.Connection[Any]
-MakeApp = Callable[..., ConsoleApp]
+from tests.tui.conftest import Conn, MakeApp, loaded_console, notices, search_for, until
 
 
 def _found(app: ConsoleApp) -> bool:
@@ -31,12 +24,8 @@ def _found(app: ConsoleApp) -> bool:
 async def test_search_finds_a_job_by_payload_and_enter_opens_it(
     seeded: Database, make_app: MakeApp
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
-        await pilot.press(*"payload.n=32 type=tui.timeout", "enter")
+    async with loaded_console(make_app()) as (app, pilot):
+        await search_for(pilot, app, "payload.n=32 type=tui.timeout")
         await until(pilot, lambda: _found(app))
         screen = app.screen
         assert isinstance(screen, SearchScreen)
@@ -48,24 +37,16 @@ async def test_search_finds_a_job_by_payload_and_enter_opens_it(
 
 
 async def test_a_bad_search_line_is_said_not_run(seeded: Database, make_app: MakeApp) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
-        await pilot.press(*"customer=4", "enter")
+    async with loaded_console(make_app()) as (app, pilot):
+        await search_for(pilot, app, "customer=4")
         await until(pilot, lambda: any("unknown search term" in m for m in notices(app)))
 
 
 async def test_requeue_shown_acts_on_the_search_s_results(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
-        await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, SearchScreen))
-        await pilot.press(*"payload.n=31", "enter")
+    async with loaded_console(make_app()) as (app, pilot):
+        await search_for(pilot, app, "payload.n=31")
         await until(pilot, lambda: _found(app))
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -80,9 +61,7 @@ async def test_the_factor_key_opens_a_search_by_the_strongest_factor(
     from tests.db.test_common_factors import dataset
 
     signature = dataset(conn)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         assert app.snapshot is not None and app.snapshot.failures
         panel = app.main_screen.query_one(FailuresPanel)
         assert panel.table.select_key(signature)

@@ -5,11 +5,13 @@ on it; o comes back. With one queue there is no overview and no key for it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import psycopg
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Label
 
 from skconsole.check.verdict import Level
@@ -22,9 +24,8 @@ from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.overview import OverviewScreen
 from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.source import Queue
-from tests.tui.conftest import SIZE, until
+from tests.tui.conftest import SIZE, Conn, select_type, until
 
-Conn = psycopg.Connection[Any]
 LATE = "t.late"
 
 
@@ -68,6 +69,14 @@ def everyone_answered(app: ConsoleApp) -> bool:
     return all(r.overview is not None or r.error is not None for r in app.overview.rows())
 
 
+@contextlib.asynccontextmanager
+async def every_queue_read(app: ConsoleApp) -> AsyncIterator[tuple[ConsoleApp, Pilot[Any]]]:
+    """``app`` running once every queue's overview read has come back: the app, its pilot."""
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: everyone_answered(app))
+        yield app, pilot
+
+
 def status_queue(app: ConsoleApp) -> str:
     return str(app.screen.query_one("#sb-queue", Label).render())
 
@@ -75,10 +84,7 @@ def status_queue(app: ConsoleApp) -> str:
 async def test_several_queues_open_on_an_overview_each_read_on_its_own(
     three: Callable[[], ConsoleApp],
 ) -> None:
-    app = three()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: everyone_answered(app))
-
+    async with every_queue_read(three()) as (app, _pilot):
         assert isinstance(app.screen, OverviewScreen)
         rows = {r.name: r for r in app.overview.rows()}
         assert rows["billing"].connection == rows["emails"].connection == "live"
@@ -96,9 +102,7 @@ async def test_several_queues_open_on_an_overview_each_read_on_its_own(
 async def test_enter_shows_the_selected_queues_panels_and_o_comes_back(
     three: Callable[[], ConsoleApp],
 ) -> None:
-    app = three()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: everyone_answered(app))
+    async with every_queue_read(three()) as (app, pilot):
         await pilot.press("down", "enter")  # emails
 
         assert isinstance(app.screen, MainScreen)
@@ -121,18 +125,9 @@ async def test_enter_shows_the_selected_queues_panels_and_o_comes_back(
 async def test_an_operator_action_acts_on_the_queue_shown(
     three: Callable[[], ConsoleApp], conn: Conn, second: str
 ) -> None:
-    app = three()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: everyone_answered(app))
+    async with every_queue_read(three()) as (app, pilot):
         await pilot.press("down", "enter")  # emails
-        await pilot.press("1")
-        await until(
-            pilot,
-            lambda: (
-                app.snapshot is not None and any(d.task_type == LATE for d in app.snapshot.depth)
-            ),
-        )
-        assert app.main_screen.panel("depth").table.select_key(LATE)
+        await select_type(pilot, app, LATE)
         await pilot.press("P")
         await until(pilot, lambda: app.screen.has_class("dialog-screen"))
         await pilot.press("y")
@@ -151,9 +146,7 @@ async def test_an_operator_action_acts_on_the_queue_shown(
 async def test_the_queue_that_does_not_answer_stalls_neither_the_others_nor_the_screen(
     three: Callable[[], ConsoleApp],
 ) -> None:
-    app = three()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: everyone_answered(app))
+    async with every_queue_read(three()) as (app, pilot):
         before = {r.name: r.overview for r in app.overview.rows()}
         await until(  # read again: the working queues keep being read
             pilot,

@@ -3,16 +3,12 @@ may not create anything: it reads degraded instead of refusing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from skconsole.db.connect import Database
-from skconsole.tui.app import ConsoleApp
 from skconsole.tui.launch import schema_state
 from tests.db.test_stakhanovise_only import reader  # noqa: F401  (the fixture)
-from tests.tui.conftest import SIZE, loaded, notices, until
-
-MakeApp = Callable[..., ConsoleApp]
+from tests.tui.conftest import MakeApp, loaded_console, notices, until
 
 
 def test_the_console_starts_degraded_and_creates_nothing(
@@ -27,9 +23,10 @@ async def test_the_console_shows_the_queue_in_flight_and_failures(
     make_app: MakeApp,
 ) -> None:
     dsn, ids = reader
-    app = make_app(db=Database(dsn, read_only=True), read_only=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app(db=Database(dsn, read_only=True), read_only=True)) as (
+        app,
+        pilot,
+    ):
         await until(pilot, lambda: bool(app.snapshot and app.snapshot.failures))
         snap = app.snapshot
         assert snap is not None

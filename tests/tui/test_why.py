@@ -3,12 +3,11 @@ text in the causes is drawn safely."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -21,12 +20,9 @@ from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.showcase.fixed_data import STAGE_JOB
 from tests.db.test_hostile_text import TASK_TYPE
 from tests.db.test_ops import add_job
-from tests.tui.conftest import SIZE, loaded, until
+from tests.tui.conftest import SIZE, Conn, MakeApp, loaded_console, until
 from tests.tui.test_hostile_text import assert_nothing_raw
 from tests.tui.test_schedules_and_lineage import open_failed_job
-
-MakeApp = Callable[..., ConsoleApp]
-Conn = psycopg.Connection[Any]
 
 
 def why_shown(app: ConsoleApp) -> str:
@@ -40,9 +36,7 @@ async def _a_retry_open(
 ) -> AsyncIterator[tuple[Pilot[Any], ConsoleApp, UUID]]:
     """A console showing the detail of a retry waiting out its back-off."""
     job = add_job(conn, 4, ready=False)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot)
+    async with loaded_console(make_app()) as (app, pilot):
         await open_failed_job(pilot, app)
         yield pilot, app, job
 

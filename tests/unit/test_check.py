@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
@@ -31,7 +30,7 @@ from skconsole.read import Inflight, InflightJob, WorkerInfo
 from skconsole.read.flow import TypeFlow
 from skconsole.read.health import Advice, Health, Horizon
 from tests.support.cli import run_in_process
-from tests.support.samples import PRIMARY_WITH_AN_ASYNC_STANDBY
+from tests.support.samples import PRIMARY_WITH_AN_ASYNC_STANDBY, schedule_info
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -278,43 +277,15 @@ def test_unknown_is_one_line_with_exit_code_3() -> None:
     assert report.as_dict()["status_name"] == "UNKNOWN"
 
 
-def _schedule(task_type: str, *, scheduled_by: int | None, paused: bool = False) -> Any:
-    from skconsole.read import ScheduleInfo
-
-    return ScheduleInfo(
-        task_type=task_type,
-        schedule="every 1m",
-        cron=None,
-        every_s=60.0,
-        timezone="UTC",
-        missed="once",
-        payload=None,
-        error=None,
-        paused=paused,
-        next_run=None,
-        next_run_in_s=None,
-        late_s=None,
-        last_tick=None,
-        last_task_id=None,
-        last_status=None,
-        last_posted_at=None,
-        last_posted_age_s=None,
-        waiting=0,
-        waiting_estimated=False,
-        defined_at=None,
-        scheduled_by=scheduled_by,
-    )
-
-
 def test_a_schedule_no_running_worker_has_is_a_warning() -> None:
     from skconsole.check.verdict import check_schedules
 
     result = check_schedules(
         [
-            _schedule("reports.hourly", scheduled_by=0),
-            _schedule("kept", scheduled_by=2),
-            _schedule("old.version", scheduled_by=None),
-            _schedule("paused", scheduled_by=0, paused=True),
+            schedule_info(task_type="reports.hourly", scheduled_by=0),
+            schedule_info(task_type="kept", scheduled_by=2),
+            schedule_info(task_type="old.version", scheduled_by=None),
+            schedule_info(task_type="paused", scheduled_by=0, paused=True),
         ]
     )
     assert result.level is Level.WARNING

@@ -9,10 +9,11 @@ from typing import Any
 from uuid import UUID
 
 from skconsole.core.status import JobStatus
-from skconsole.read import JobDetail, ScheduleInfo
+from skconsole.read import JobDetail
 from skconsole.tui.widgets.job_view import job_text, lineage_fields, lineage_text
 from skconsole.tui.widgets.schedules_panel import SchedulesPanel
 from skconsole.views.schedules import last_run_cell, next_run_cell, schedule_cell, short_reason
+from tests.support.samples import schedule_info
 
 PARENT = UUID("00000fa0-7c1e-4b9a-9f3d-000001e35660")
 AT = datetime(2025, 3, 14, 3, 12, tzinfo=UTC)
@@ -38,32 +39,6 @@ def job(**kw: Any) -> JobDetail:
         attempt=1,
         signature=None,
         queued_until=None,
-    )
-    return replace(base, **kw)
-
-
-def schedule(**kw: Any) -> ScheduleInfo:
-    base = ScheduleInfo(
-        task_type="reports.nightly",
-        schedule="every 30s",
-        cron=None,
-        every_s=30.0,
-        timezone="UTC",
-        missed="once",
-        payload=None,
-        error=None,
-        paused=False,
-        next_run=AT,
-        next_run_in_s=12.0,
-        late_s=None,
-        last_tick=AT,
-        last_task_id=None,
-        last_status=None,
-        last_posted_at=None,
-        last_posted_age_s=None,
-        waiting=0,
-        waiting_estimated=False,
-        defined_at=AT,
     )
     return replace(base, **kw)
 
@@ -108,25 +83,25 @@ def test_the_copied_job_text_carries_its_lineage() -> None:
 
 # -- a schedule's state ---------------------------------------------------------------------------
 def test_the_next_run_is_relative_to_the_read() -> None:
-    assert schedule().next_run_text == "in 12s"
-    assert next_run_cell(schedule()) == "in 12s"
+    assert schedule_info().next_run_text == "in 12s"
+    assert next_run_cell(schedule_info()) == "in 12s"
 
 
 def test_a_paused_type_says_paused_instead_of_a_next_run() -> None:
-    paused = schedule(paused=True, next_run=None, next_run_in_s=None)
+    paused = schedule_info(paused=True, next_run=None, next_run_in_s=None)
     assert paused.next_run_text == "paused"
     assert next_run_cell(paused) == ("paused", "warn")
 
 
 def test_a_tick_nobody_took_says_how_late_it_is() -> None:
-    late = schedule(late_s=850.0)
+    late = schedule_info(late_s=850.0)
     assert late.next_run_text == "late 14m 10s"
     assert next_run_cell(late) == ("late 14m 10s", "warn")
 
 
 def test_an_unreadable_definition_is_shown_as_stored_with_a_short_reason() -> None:
     error = "unknown time zone 'Mars/Base': use an IANA name such as UTC or Europe/Paris"
-    bad = schedule(schedule="cron 0 4 * * * (Mars/Base)", error=error, next_run=None)
+    bad = schedule_info(schedule="cron 0 4 * * * (Mars/Base)", error=error, next_run=None)
     assert bad.next_run_text == "unreadable"
     assert next_run_cell(bad) == ("unreadable", "bad")
     assert schedule_cell(bad) == (
@@ -142,7 +117,9 @@ def test_a_reason_without_a_quoted_value_is_kept_whole() -> None:
 
 
 def test_the_last_run_says_how_long_ago_and_the_status_in_its_colour() -> None:
-    done = schedule(last_task_id=PARENT, last_status=JobStatus.PROCESSED, last_posted_age_s=250.0)
+    done = schedule_info(
+        last_task_id=PARENT, last_status=JobStatus.PROCESSED, last_posted_age_s=250.0
+    )
     failed = replace(done, last_status=JobStatus.FATAL)
     assert last_run_cell(done) == ("4m 10s ago · Processed", "good")
     assert last_run_cell(failed) == ("4m 10s ago · Fatal", "bad")
@@ -150,17 +127,17 @@ def test_the_last_run_says_how_long_ago_and_the_status_in_its_colour() -> None:
 
 
 def test_a_purged_last_job_is_said_to_be() -> None:
-    purged = schedule(last_task_id=PARENT, last_posted_age_s=7200.0)
+    purged = schedule_info(last_task_id=PARENT, last_posted_age_s=7200.0)
     assert last_run_cell(purged) == ("2h 00m ago · purged", "muted")
     assert purged.last_job_text == "purged"
 
 
 def test_a_schedule_that_never_posted_says_so() -> None:
-    assert last_run_cell(schedule()) == ("none yet", "muted")
-    assert schedule().last_job_text == "-"
+    assert last_run_cell(schedule_info()) == ("none yet", "muted")
+    assert schedule_info().last_job_text == "-"
 
 
 def test_waiting_on_a_sampled_queue_reads_as_an_estimate() -> None:
     (waiting,) = [c for c in SchedulesPanel.COLUMNS if c.key == "waiting"]
-    assert waiting.cell(schedule(waiting=12_345, waiting_estimated=True), 0.0) == "≈12.3k"
-    assert waiting.cell(schedule(waiting=12_345), 0.0) == "12,345"
+    assert waiting.cell(schedule_info(waiting=12_345, waiting_estimated=True), 0.0) == "≈12.3k"
+    assert waiting.cell(schedule_info(waiting=12_345), 0.0) == "12,345"

@@ -30,6 +30,27 @@ def run_job(tasks: TaskRegistry, task_type: str, payload: Any = None) -> Outcome
     return asyncio.run(run_attempt(tasks, a_run(tasks, task_type, payload)))
 
 
+def does_nothing(payload: Any) -> None:
+    """A sync handler with nothing to do."""
+
+
+async def does_nothing_async(payload: Any) -> None:
+    """An async handler with nothing to do."""
+
+
+def around_async(name: str, seen: list[str]) -> Callable[[Any, JobContext, ANext], Any]:
+    """An async middleware that notes ``NAME in`` before the rest of the chain and
+    ``NAME out`` after it."""
+
+    async def middleware(payload: Any, ctx: JobContext, call_next: ANext) -> Any:
+        seen.append(f"{name} in")
+        result = await call_next()
+        seen.append(f"{name} out")
+        return result
+
+    return middleware
+
+
 # -- order ----------------------------------------------------------------------------------
 
 
@@ -61,19 +82,8 @@ def test_the_first_registered_middleware_is_the_outermost_around_a_sync_handler(
 def test_async_middleware_awaits_the_async_handler_in_order() -> None:
     tasks, seen = registry(), []
 
-    @tasks.middleware
-    async def outer(payload: Any, ctx: JobContext, call_next: ANext) -> Any:
-        seen.append("outer in")
-        result = await call_next()
-        seen.append("outer out")
-        return result
-
-    @tasks.middleware
-    async def inner(payload: Any, ctx: JobContext, call_next: ANext) -> Any:
-        seen.append("inner in")
-        result = await call_next()
-        seen.append("inner out")
-        return result
+    tasks.middleware(around_async("outer", seen))
+    tasks.middleware(around_async("inner", seen))
 
     @tasks.task("t.async")
     async def handler(payload: Any) -> None:
@@ -382,14 +392,8 @@ def test_without_middleware_the_handler_is_called_with_nothing_made_around_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     tasks = registry()
-
-    @tasks.task("t.sync")
-    def sync_handler(payload: Any) -> None:
-        pass
-
-    @tasks.task("t.async")
-    async def async_handler(payload: Any) -> None:
-        pass
+    tasks.register("t.sync", does_nothing)
+    tasks.register("t.async", does_nothing_async)
 
     def no_chain(*args: Any) -> None:
         raise AssertionError("a Chain was made for a registry without middleware")
