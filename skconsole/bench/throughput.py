@@ -16,19 +16,19 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, LiteralString, TypeVar
 
 import psycopg
 from psycopg import sql
 
+from skconsole.bench.config import BENCH_TYPE as BENCH_TYPE
+from skconsole.bench.config import BenchConfig as BenchConfig
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.db.pooled import run_outside_transaction
 from skconsole.producer import Job, Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
-BENCH_TYPE = "skconsole.bench.noop"
 #: handlers that wait 10 ms as real ones do: on I/O (async) or in a blocking call (sync)
 ASYNC_10MS_TYPE = "skconsole.bench.async_10ms"
 SYNC_10MS_TYPE = "skconsole.bench.sync_10ms"
@@ -54,18 +54,6 @@ async def async_10ms(payload: Any) -> None:
 def sync_10ms(payload: Any) -> None:
     """10 ms in a blocking call (a worker thread), as a sync client library would."""
     time.sleep(0.01)
-
-
-@dataclass
-class BenchConfig:
-    jobs: int = 50_000
-    processes: int = 2
-    latency_jobs: int = 500
-    rate: float = 100.0
-    concurrency: int = 200
-    batch_size: int = 200
-    timeout: float = 900.0
-    task_type: str = BENCH_TYPE
 
 
 def _percentile(values: list[float], q: float) -> float:

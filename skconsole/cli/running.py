@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from skconsole.bench.throughput import BenchConfig
+from skconsole.bench.config import BenchConfig
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_BATCH_SIZE,
