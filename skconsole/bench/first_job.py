@@ -33,9 +33,10 @@ tasks = TaskRegistry(TaskOptions(timeout=60.0))
 
 
 @tasks.task(FIRST_TYPE)
-def first(path: str) -> None:
-    """Writes the instant it began to ``path``."""
-    Path(path).write_text(repr(time.time()), encoding="ascii")
+def first(payload: dict[str, str]) -> None:
+    """Writes the instant it began to the payload's ``path``."""
+    began = time.time()
+    Path(payload["path"]).write_text(repr(began), encoding="ascii")
 
 
 def _timed(argv: list[str]) -> float:
