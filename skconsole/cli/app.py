@@ -26,7 +26,6 @@ from skconsole.cli.options import (
     named_queues,
     refresh_interval,
 )
-from skconsole.cli.output import print_error
 from skconsole.core.errors import ConfigError, SkconsoleError
 from skconsole.core.extras import require_extra
 from skconsole.db.embedded import default_data_dir
@@ -303,6 +302,14 @@ def run_check(argv: list[str]) -> None:
             raise
         unknown(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def print_error(message: str) -> None:
+    """The one-line error (the CLI's console, rich, is imported only when a line is due:
+    a worker starts without it)."""
+    from skconsole.cli.output import print_error as printed
+
+    printed(message)
 
 
 def main() -> None:

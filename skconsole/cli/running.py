@@ -24,7 +24,6 @@ from skconsole.cli.options import (
     check_text,
     options_of,
 )
-from skconsole.cli.output import err, out
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.db.mapping import DEFAULT_MAPPING
@@ -172,6 +171,7 @@ def bench(
 ) -> None:
     """Measure enqueue rate, drain rate and pickup latency with no-op jobs."""
     from skconsole.bench.throughput import run_bench
+    from skconsole.cli.output import err, out
 
     check_range("--jobs", jobs, 1, MAX_BENCH_JOBS)
     check_range("--processes", processes, 1, MAX_PROCESSES)
