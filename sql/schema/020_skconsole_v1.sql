@@ -19,9 +19,22 @@ CREATE INDEX IF NOT EXISTS idx_sk_tasks_queue_type_claim_order
 -- however many finished rows the table holds.
 CREATE INDEX IF NOT EXISTS idx_sk_task_results_processing
     ON sk_task_results_t (task_last_processing_attempted_at_ts) WHERE task_status = 2;
--- Failure groups and retention both read finished/failed rows by time.
+-- Finished rows by status and time (flow, execution times, history, retention).
+-- Partial: a new job has no finalized time, so a post never enters it (schema 9;
+-- ~9 % of a bulk post's time and 7 % of its WAL); every read of it bounds the time,
+-- which implies the predicate. The full index of an older version is replaced.
+DO $lean$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_index
+               WHERE indexrelid = to_regclass('idx_sk_task_results_status_finalized')
+                   AND indpred IS NULL) THEN
+        DROP INDEX idx_sk_task_results_status_finalized;
+    END IF;
+END
+$lean$;
 CREATE INDEX IF NOT EXISTS idx_sk_task_results_status_finalized
-    ON sk_task_results_t (task_status, task_processing_finalized_at_ts);
+    ON sk_task_results_t (task_status, task_processing_finalized_at_ts)
+    WHERE task_processing_finalized_at_ts IS NOT NULL;
 
 CREATE SEQUENCE IF NOT EXISTS sk_workers_lock_key_seq AS bigint START WITH 1;
 

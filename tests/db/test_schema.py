@@ -171,6 +171,36 @@ def test_re_applying_the_schema_scripts_over_a_complete_schema_changes_no_object
         assert catalog_snapshot(conn) == before
 
 
+def _finished_index(conn: Conn) -> str:
+    found = conn.execute(
+        "SELECT pg_get_indexdef('idx_sk_task_results_status_finalized'::regclass)"
+    ).fetchone()
+    assert found is not None
+    return str(found[0])
+
+
+def test_a_new_job_enters_no_index_of_finished_rows(fresh_database: str) -> None:
+    """A post writes fewer index entries: the finished rows' index holds finished rows only."""
+    with psycopg.connect(fresh_database, autocommit=True) as conn:
+        setup_schema(conn)
+        assert _finished_index(conn).endswith("WHERE (task_processing_finalized_at_ts IS NOT NULL)")
+
+
+def test_setup_replaces_an_older_versions_full_index_of_finished_rows(fresh_database: str) -> None:
+    with psycopg.connect(fresh_database, autocommit=True) as conn:
+        setup_schema(conn)
+        conn.execute("DROP INDEX idx_sk_task_results_status_finalized")
+        conn.execute(
+            "CREATE INDEX idx_sk_task_results_status_finalized"
+            " ON sk_task_results_t (task_status, task_processing_finalized_at_ts)"
+        )
+        conn.execute("DELETE FROM sk_schema_version_t")  # as a database of an older version
+
+        setup_schema(conn)
+
+        assert _finished_index(conn).endswith("WHERE (task_processing_finalized_at_ts IS NOT NULL)")
+
+
 def test_setup_on_a_stakhanovise_database_keeps_its_data_and_columns_and_adds_ours(
     fresh_database: str,
 ) -> None:
