@@ -23,8 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from skconsole.db.connect import Database
-from skconsole.producer import Producer
 from skconsole.worker.registry import TaskOptions, TaskRegistry
 
 FIRST_TYPE = "skconsole.bench.first"
@@ -47,6 +45,11 @@ def _timed(argv: list[str]) -> float:
 
 def first_job(dsn: str, where: Path) -> float:
     """Seconds from starting a worker to its handler running the job posted before it."""
+    # imported here: the worker loads this module for its handler, and a worker of an
+    # application's tasks module would not import the producer either
+    from skconsole.db.connect import Database
+    from skconsole.producer import Producer
+
     mark = where / "began"
     mark.unlink(missing_ok=True)
     with Producer(Database(dsn)) as producer:
