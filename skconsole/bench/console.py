@@ -29,7 +29,7 @@ from skconsole.db.connect import Database
 from skconsole.tui import cadences
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.database_source import DatabaseSource
-from skconsole.tui.model import FailureGroups, Snapshot, Trends
+from skconsole.tui.model import FailureGroups, Snapshot, Trends, Windows
 from skconsole.tui.reads import Read
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
@@ -57,6 +57,7 @@ class _Recording(DatabaseSource):
         self.cycles: list[tuple[tuple[str, float], ...]] = []
         self.trend_reads_ms: list[float] = []
         self.failure_reads_ms: list[float] = []
+        self.window_reads_ms: list[float] = []
 
     def read(self, request: Read[T]) -> T:
         started = time.perf_counter()
@@ -65,6 +66,8 @@ class _Recording(DatabaseSource):
             self.cycles.append(answer.timings)
         elif isinstance(answer, FailureGroups):
             self.failure_reads_ms.append(answer.read_ms)
+        elif isinstance(answer, Windows):
+            self.window_reads_ms.append(answer.read_ms)
         elif isinstance(answer, Trends):
             self.trend_reads_ms.append((time.perf_counter() - started) * 1000.0)
         return answer
@@ -145,6 +148,10 @@ async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
         result["failure_groups_read"] = {
             "cadence_s": max(cadences.FAILURES_EVERY_S, interval),
             **_stats(source.failure_reads_ms),
+        }
+        result["windows_read"] = {
+            "cadence_s": max(cadences.WINDOWS_EVERY_S, interval),
+            **_stats(source.window_reads_ms),
         }
         result["trends_read"] = {
             "cadence_s": cadences.TRENDS_EVERY_S,

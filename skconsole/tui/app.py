@@ -68,6 +68,7 @@ from skconsole.tui.model import (
     QueueHealth,
     Snapshot,
     Trends,
+    Windows,
 )
 from skconsole.tui.navigation import Navigator
 from skconsole.tui.operation import Here
@@ -161,6 +162,7 @@ class ConsoleApp(App[int]):
         self.trends: Trends | None = None
         self.failure_groups: FailureGroups | None = None
         self.health: QueueHealth | None = None
+        self.windows: Windows | None = None
         self.connection = "connecting"
         self.error_text: str | None = None
         self._last_ok_at: float | None = None
@@ -323,8 +325,19 @@ class ConsoleApp(App[int]):
         self.screen.post_message(DataChanged(failures=True))  # a group's jobs too
 
     def _latest(self, snapshot: Snapshot) -> Snapshot:
-        """``snapshot`` with the latest reads of the slower cadences (failures, health)."""
-        return snapshot.with_failures(self.failure_groups).with_health(self.health)
+        """``snapshot`` with the latest reads of the slower cadences (failures, health,
+        windows)."""
+        latest = snapshot.with_failures(self.failure_groups).with_health(self.health)
+        return latest.with_windows(self.windows)
+
+    def _windows_read(self, windows: Windows, _elapsed_ms: float) -> None:
+        self.windows = windows
+        if self.snapshot is not None:
+            self.snapshot = self.snapshot.with_windows(windows)
+
+    def _show_windows(self, _windows: Windows) -> None:
+        if self.snapshot is not None:  # else the first snapshot shows them
+            self.main_screen.show_snapshot(self.snapshot)
 
     def _health_read(self, read: QueueHealth, _elapsed_ms: float) -> None:
         self.health = read
@@ -616,6 +629,15 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
         ConsoleApp._show_failures,
         done=ConsoleApp._failures_read,
         failing="could not read the failure groups",
+    ),
+    following(
+        "refresh",
+        "windows",
+        reads.WINDOWS,
+        cadences.WINDOWS_EVERY_S,
+        ConsoleApp._show_windows,
+        done=ConsoleApp._windows_read,
+        failing="could not read the execution times",
     ),
     following(
         "refresh",

@@ -26,6 +26,8 @@ MAX_BACKOFF_S = 10.0
 TRENDS_EVERY_S = 20.0  # per-minute history: its own, slower cycle
 #: failure groups: their own, slower cycle (right after a refresh once this has passed)
 FAILURES_EVERY_S = 10.0
+#: execution times and the flow window's finished jobs: minutes of history, read every few seconds
+WINDOWS_EVERY_S = 5.0
 FAILURES_FRESH_S = 2.0  # entering their panel reads them again once they are this old
 #: queue-table health: its own, slower cycle (activity and lock views, table sizes)
 HEALTH_EVERY_S = 10.0

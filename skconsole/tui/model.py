@@ -36,6 +36,7 @@ from skconsole.read import (
     TypeTimes,
     WorkerInfo,
 )
+from skconsole.read.flow import TypeCounts
 from skconsole.read.health import Health
 from skconsole.views.metrics import MetricRow as MetricRow
 
@@ -100,11 +101,27 @@ class QueueHealth:
 
 
 @dataclass(frozen=True)
+class Windows:
+    """What the last minutes hold: the execution times by type (their window) and each
+    type's jobs finished and failed within the flow window (5 minutes), as read at
+    ``taken_at`` (console clock).
+
+    Read on a cadence of their own (every few seconds, not every refresh): they move
+    slowly, and on a big queue they are two of the refresh's costliest reads."""
+
+    exec_stats: tuple[TypeTimes, ...] = ()
+    finished: dict[str, TypeCounts] = field(default_factory=dict)
+    taken_at: float = 0.0
+    read_ms: float = 0.0
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything one refresh cycle read, at one moment (``taken_at``, console clock),
     with the latest failure groups (``failures``), read on their own cadence as of
-    ``failures_at`` (None until they are first read), and the latest queue health
-    (``health``, None until first read), read on a cadence of its own too."""
+    ``failures_at`` (None until they are first read), the latest queue health
+    (``health``, None until first read) and the latest windows (execution times, each
+    type's finished jobs: :class:`Windows`), read on cadences of their own too."""
 
     taken_at: float
     server_version: str = ""
@@ -151,6 +168,21 @@ class Snapshot:
         if groups is None:
             return self
         return replace(self, failures=groups.groups, failures_at=groups.taken_at)
+
+    def with_windows(self, windows: Windows | None) -> Snapshot:
+        """This snapshot showing ``windows`` (the latest read of the execution times and
+        of each type's finished jobs: the depth rows' failure rates)."""
+        if windows is None:
+            return self
+        rows = []
+        for row in self.depth:
+            done = windows.finished.get(row.task_type)
+            rows.append(
+                replace(
+                    row, failed=done.failed if done else 0, finished=done.finished if done else 0
+                )
+            )
+        return replace(self, exec_stats=windows.exec_stats, depth=tuple(rows))
 
     def with_health(self, health: QueueHealth | None) -> Snapshot:
         """This snapshot showing ``health`` (the latest queue-health read)."""

@@ -31,6 +31,7 @@ from skconsole.tui.refresh import (
     Memory,
     snapshot,
     stopwatch,
+    windows,
 )
 
 Conn = psycopg.Connection[Any]
@@ -45,6 +46,7 @@ class Purpose(enum.Enum):
     REFRESH = "refresh"
     FAILURES = "failures"
     TRENDS = "trends"
+    WINDOWS = "windows"
     HEALTH = "health"
     DRILL = "drill"
     OVERVIEW = "overview"
@@ -106,6 +108,17 @@ class TrendsRead(Read[model.Trends]):
 
 
 @dataclass(frozen=True)
+class WindowsRead(Read[model.Windows]):
+    """The execution times and each type's finished jobs within the flow window (a
+    slower cadence than the refresh: they move slowly and cost the most at scale)."""
+
+    purpose: ClassVar[Purpose] = Purpose.WINDOWS
+
+    def on_database(self, conn: Conn, memory: Memory) -> model.Windows:
+        return windows(conn, memory)
+
+
+@dataclass(frozen=True)
 class HealthRead(Read[model.QueueHealth]):
     """The queue tables' health, the xmin horizon and lock waits (the server's own state:
     on the primary)."""
@@ -151,6 +164,7 @@ class OverviewRead(BoundedRead[model.QueueOverview]):
 SNAPSHOT = SnapshotRead()
 FAILURE_GROUPS = FailureGroupsRead()
 TRENDS = TrendsRead()
+WINDOWS = WindowsRead()
 HEALTH = HealthRead()
 OVERVIEW = OverviewRead()
 

@@ -77,7 +77,8 @@ def stopwatch() -> Iterator[Took]:
 
 
 def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
-    """Every panel's read model but the failure groups, each read timed by its name."""
+    """Every panel's read model but the failure groups, the health and the windows (each
+    on a cadence of its own), each read timed by its name."""
     timings: list[tuple[str, float]] = []
 
     def timed(name: str, read_it: Callable[[], T]) -> T:
@@ -90,9 +91,7 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
         depth = timed("depth", lambda: read.depth(conn))
         limits = timed("limits", lambda: read.limits(conn))
         slos = timed("slos", lambda: type_settings.slos(conn))
-        finished = timed("flow", lambda: flow.window_counts(conn))
         inflight = timed("inflight", lambda: read.inflight(conn, limit=INFLIGHT_SHOWN))
-        times = timed("execution_stats", lambda: read.execution_stats(conn))
         metrics = timed("metrics", lambda: read.metrics(conn, taken_at=time.monotonic()))
         workers = timed("workers", lambda: read.workers(conn))
         statuses = timed(
@@ -105,7 +104,7 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
         version = read.server_version(conn)
         degraded = not has_skconsole_objects(conn)
     with memory.lock:
-        depth_rows = _depth_rows(memory, depth, limits, slos, finished)
+        depth_rows = _depth_rows(memory, depth, limits, slos)
         metric_rows_ = _metric_rows(memory, metrics)
         waiting = tuple(memory.waiting)
     return model.Snapshot(
@@ -113,7 +112,6 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
         server_version=version or "",
         depth=depth_rows,
         inflight=tuple(inflight.jobs),
-        exec_stats=tuple(times),
         metrics=metric_rows_,
         workers=tuple(workers),
         audit=tuple(_audit_row(a) for a in audit),
@@ -127,13 +125,23 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
     )
 
 
+def windows(conn: Conn, memory: Memory) -> model.Windows:
+    """The execution times and each type's finished jobs within the flow window."""
+    taken_at = memory.clock()
+    with stopwatch() as took:
+        times = read.execution_stats(conn)
+        finished = flow.window_counts(conn)
+    return model.Windows(tuple(times), finished, taken_at, took.ms)
+
+
 def _depth_rows(
     memory: Memory,
     depth: read.Depth,
     limits: list[read.TypeLimit],
     slos: dict[str, type_settings.TypeSlo],
-    finished: dict[str, flow.TypeCounts],
 ) -> tuple[model.DepthRow, ...]:
+    """The depth rows with their trends, limits and SLOs; their finished and failed jobs
+    come from the windows' own cadence (:meth:`model.Snapshot.with_windows`)."""
     by_type = {t.task_type: t for t in limits}
     seen = set()
     rows = []
@@ -142,7 +150,6 @@ def _depth_rows(
         trend = memory.trends.setdefault(t.task_type, deque(maxlen=TREND_POINTS))
         trend.append(t.ready + t.scheduled)
         slo = slos.get(t.task_type)
-        done = finished.get(t.task_type)
         rows.append(
             model.DepthRow(
                 **asdict(t),
@@ -150,8 +157,6 @@ def _depth_rows(
                 estimated=depth.estimated,
                 limit=by_type.get(t.task_type),
                 slo_s=slo.max_wait_s if slo else None,
-                failed=done.failed if done else 0,
-                finished=done.finished if done else 0,
                 max_failure_rate=slo.max_failure_rate if slo else None,
             )
         )

@@ -28,6 +28,7 @@ from skconsole.read import (
     Why,
 )
 from skconsole.read.factors import CommonFactors, Factor
+from skconsole.read.flow import TypeCounts
 from skconsole.read.job_lookup import CANDIDATES, JobMatch, prefix_range
 from skconsole.tui.model import (
     ActionRequest,
@@ -40,6 +41,7 @@ from skconsole.tui.model import (
     Snapshot,
     TargetKind,
     Trends,
+    Windows,
 )
 from skconsole.tui.reads import (
     FactorsRead,
@@ -54,6 +56,7 @@ from skconsole.tui.reads import (
     SnapshotRead,
     TrendsRead,
     WhyRead,
+    WindowsRead,
 )
 from skconsole.tui.showcase.fixed_data import (
     FROZEN_AT,
@@ -210,6 +213,15 @@ class FixedSource:
             failed=fixed_wave(60, 30, 25, 3, 2),
             posted=fixed_wave(60, 1150, 200, 5),
         )
+
+    def windows(self) -> Windows:
+        """The fixed snapshot's execution times and its depth rows' finished jobs."""
+        snap = fixed_snapshot()
+        finished = {
+            d.task_type: TypeCounts(d.task_type, 0, d.finished - d.failed, d.failed, 0)
+            for d in snap.depth
+        }
+        return Windows(snap.exec_stats, finished, FROZEN_AT.timestamp(), 9.0)
 
     def health(self) -> QueueHealth:
         return QueueHealth(fixed_health(), taken_at=FROZEN_AT.timestamp(), read_ms=38.0)
@@ -369,6 +381,7 @@ FIXED_ANSWERS: dict[type[Read[Any]], Callable[[FixedSource, Any], object]] = {
     SnapshotRead: lambda source, _: source.snapshot(),
     FailureGroupsRead: lambda source, _: source.failure_groups(),
     TrendsRead: lambda source, _: source.trends(),
+    WindowsRead: lambda source, _: source.windows(),
     HealthRead: lambda source, _: source.health(),
     OverviewRead: lambda source, _: source.overview(),
     GroupJobsRead: lambda source, r: source.group_jobs(r.signature, r.limit),
