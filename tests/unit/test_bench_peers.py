@@ -9,12 +9,17 @@ from psycopg import conninfo
 
 from skconsole.bench.peers.harness import (
     COLUMNS,
+    RATIO_COLUMNS,
+    Drain,
+    Round,
     Row,
     database_dsn,
     drain_rate,
+    format_ratios,
     format_table,
     missing_message,
     pickup_summary,
+    ratio_rows,
 )
 
 
@@ -28,6 +33,16 @@ def test_a_missing_peer_is_one_line_that_says_how_to_get_it() -> None:
     )
     assert missing_message("procrastinate", lambda _m: object()) is None
     assert missing_message("skconsole", lambda _m: None) is None  # needs nothing extra
+
+
+def test_oban_on_python_3_11_says_which_python_it_needs_even_when_installed() -> None:
+    assert missing_message("oban", lambda _m: object(), (3, 11)) == (
+        "oban needs Python >= 3.12 (this is 3.11): pip install 'skconsole[bench]' in a 3.12 venv"
+    )
+    assert missing_message("oban", lambda _m: None, (3, 12)) == (
+        "oban not installed: pip install 'skconsole[bench]'"
+    )
+    assert missing_message("oban", lambda _m: object(), (3, 13)) is None
 
 
 def test_the_drain_rate_leaves_out_start_up_and_counts_from_the_first_progress() -> None:
@@ -85,3 +100,33 @@ def test_the_table_has_the_columns_in_order_and_says_n_a_for_what_was_not_measur
     assert lines[1].startswith("|---") and lines[1].endswith(":|")  # Markdown, numbers right
     assert cells[2] == ["skconsole 0.1.0", "51,234", "2,010", "12,000", "20,500", "1.2 / 2.5 / 4.0"]
     assert cells[3][3] == "n/a" and cells[3][5] == "5.7 / n/a / 135.8"
+
+
+def _round(number: int, bulk: float, drain1: float, pickup: list[float]) -> Round:
+    drains = [Drain(1, 1000, drain1, 0.5), Drain(2, 1000, math.nan, 0.5)]
+    return Round(number, bulk, 100.0, drains, pickup)
+
+
+def test_ratios_pair_the_rounds_both_completed_and_pool_the_pickup_samples() -> None:
+    results = {
+        "skconsole": [_round(1, 40.0, 10.0, [2.0]), _round(2, 60.0, 12.0, [4.0])],
+        # round 1 of the peer failed: only round 2 pairs
+        "pgqueuer": [_round(2, 30.0, 4.0, [8.0]), _round(3, 1.0, 1.0, [8.0])],
+    }
+    rows = ratio_rows(results)
+    assert list(rows) == ["pgqueuer"]
+    row = rows["pgqueuer"]
+    assert row.bulk == pytest.approx(2.0) and row.drain1 == pytest.approx(3.0)
+    assert row.single == pytest.approx(1.0)
+    assert math.isnan(row.drain2)  # not measured is not a ratio
+    assert row.pickup[0] == pytest.approx(3.0 / 8.0)  # p50 over every sample of each
+    assert ratio_rows({"pgqueuer": results["pgqueuer"]}) == {}  # no skconsole, no ratios
+
+
+def test_the_ratio_table_has_its_columns_and_two_decimals() -> None:
+    row = Row("oban 0.7.0", 11.384, 1.0, 3.5, math.nan, (0.891, 0.93, 0.85))
+    lines = format_ratios([row]).splitlines()
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    assert cells[0] == list(RATIO_COLUMNS)
+    assert cells[2] == ["oban 0.7.0", "11.38", "1.00", "3.50", "n/a", "0.89 / 0.93 / 0.85"]
+    assert len({len(line) for line in lines}) == 1

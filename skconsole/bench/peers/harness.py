@@ -34,13 +34,18 @@ from skconsole.core.json_types import JsonObject
 from skconsole.db.connect import connect_error_message
 from skconsole.worker.engine import WorkerConfig
 
-LIBRARIES = ("skconsole", "pgqueuer", "procrastinate")
+LIBRARIES = ("skconsole", "pgqueuer", "procrastinate", "oban")
 #: the modules a library needs here, beyond skconsole's own
 NEEDS: dict[str, tuple[str, ...]] = {
     "skconsole": (),
     "pgqueuer": ("pgqueuer", "asyncpg"),
     "procrastinate": ("procrastinate",),
+    "oban": ("oban",),
 }
+#: the Python a library needs when skconsole's own (3.11) is not enough
+NEEDS_PYTHON: dict[str, tuple[int, int]] = {"oban": (3, 12)}
+#: how a library's workers run, in the header (skconsole's: its --concurrency)
+WORKER_SETTINGS = {"oban": "oban start --queues default:10 (the CLI has no default queue)"}
 INSTALL_HINT = "pip install 'skconsole[bench]'"
 CHUNK = 1_000
 POLL_S = 0.05
@@ -57,6 +62,19 @@ COLUMNS = (
     "drain 2 processes jobs/s",
     "pickup p50 / p95 / p99 ms",
 )
+#: the same metrics as skconsole's figure over each library's (the package docstring)
+RATIO_COLUMNS = (
+    "skconsole / library",
+    "bulk post",
+    "single post",
+    "drain 1 process",
+    "drain 2 processes",
+    "pickup p50 / p95 / p99",
+)
+RATIO_NOTE = (
+    "skconsole's figure over the library's: above 1, skconsole posts or drains faster;"
+    " for pickup, below 1 is skconsole sooner"
+)
 #: every worker started and not stopped yet, so any way out of the run stops it
 _LIVE: set[subprocess.Popen[bytes]] = set()
 
@@ -67,9 +85,15 @@ def say(message: str) -> None:
 
 # -- pure parts ------------------------------------------------------------------------
 def missing_message(
-    name: str, find: Callable[[str], object] = importlib.util.find_spec
+    name: str,
+    find: Callable[[str], object] = importlib.util.find_spec,
+    python: tuple[int, int] = (sys.version_info.major, sys.version_info.minor),
 ) -> str | None:
     """Why ``name`` cannot run here, in one line; None when it can."""
+    needs = NEEDS_PYTHON.get(name)
+    if needs is not None and python < needs:
+        have, want = ".".join(map(str, python)), ".".join(map(str, needs))
+        return f"{name} needs Python >= {want} (this is {have}): {INSTALL_HINT} in a {want} venv"
     absent = [module for module in NEEDS[name] if find(module) is None]
     if not absent:
         return None
@@ -147,7 +171,31 @@ def format_table(rows: Sequence[Row]) -> str:
         ]
         for r in rows
     ]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    return _aligned(cells)
+
+
+def _ratio(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def format_ratios(rows: Sequence[Row]) -> str:
+    """The ratios' table (``Row`` holding skconsole / library), as ``format_table``'s."""
+    cells = [list(RATIO_COLUMNS)] + [
+        [
+            r.library,
+            _ratio(r.bulk),
+            _ratio(r.single),
+            _ratio(r.drain1),
+            _ratio(r.drain2),
+            " / ".join(_ratio(v) for v in r.pickup),
+        ]
+        for r in rows
+    ]
+    return _aligned(cells)
+
+
+def _aligned(cells: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
 
     def line(row: Sequence[str]) -> str:
         parts = [row[0].ljust(widths[0])] + [
@@ -170,6 +218,7 @@ class Drain:
 
 @dataclass
 class Round:
+    number: int = 0  # which round of the run, to pair a library's with skconsole's
     bulk_per_s: float = math.nan
     single_per_s: float = math.nan
     drains: list[Drain] = field(default_factory=list)
@@ -357,6 +406,10 @@ def load(name: str, concurrency: int | None) -> Peer:
         from skconsole.bench.peers.procrastinate_peer import ProcrastinatePeer
 
         return ProcrastinatePeer()
+    if name == "oban":
+        from skconsole.bench.peers.oban_peer import ObanPeer
+
+        return ObanPeer()
     from skconsole.bench.peers.skconsole_peer import SkconsolePeer
 
     return SkconsolePeer(concurrency)
@@ -386,6 +439,43 @@ def summarize(name: str, rounds: Sequence[Round]) -> Row:
     )
 
 
+def divide(a: float, b: float) -> float:
+    return a / b if b and not math.isnan(a) and not math.isnan(b) else math.nan
+
+
+def versus(base: Sequence[Round], name: str, rounds: Sequence[Round]) -> Row:
+    """skconsole's figures (``base``) over ``name``'s: each rate as the median of the
+    ratios of the rounds both completed (the rounds interleave, so a round's pair
+    met the same machine), pickup as the ratio of the percentiles over all samples."""
+    mine = {r.number: r for r in rounds}
+    pairs = [(b, mine[b.number]) for b in base if b.number in mine]
+
+    def median(rate: Callable[[Round], float]) -> float:
+        values = [divide(rate(b), rate(r)) for b, r in pairs]
+        values = [v for v in values if not math.isnan(v)]
+        return statistics.median(values) if values else math.nan
+
+    ours = pickup_summary([ms for r in base for ms in r.pickup_ms])
+    theirs = pickup_summary([ms for r in rounds for ms in r.pickup_ms])
+    p50, p95, p99 = (divide(a, b) for a, b in zip(ours, theirs, strict=True))
+    return Row(
+        f"{name} {version_of(name)}",
+        median(lambda r: r.bulk_per_s),
+        median(lambda r: r.single_per_s),
+        median(lambda r: r.rate(1)),
+        median(lambda r: r.rate(2)),
+        (p50, p95, p99),
+    )
+
+
+def ratio_rows(results: dict[str, list[Round]]) -> dict[str, Row]:
+    """skconsole / library for every library but skconsole; none without skconsole."""
+    base = results.get("skconsole")
+    if not base:
+        return {}
+    return {n: versus(base, n, r) for n, r in results.items() if n != "skconsole" and r}
+
+
 def _num(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 2)
 
@@ -401,10 +491,11 @@ def as_json(
         p50, p95, p99 = pickup_summary(samples)
         return {"p50": _num(p50), "p95": _num(p95), "p99": _num(p99), "n": len(samples)}
 
+    ratios = ratio_rows(results)
     libraries: JsonObject = {}
     for name, rounds in results.items():
         row = summarize(name, rounds)
-        libraries[name] = {
+        entry: JsonObject = {
             "version": version_of(name),
             "summary": {
                 "bulk_post_jobs_per_s": _num(row.bulk),
@@ -415,6 +506,7 @@ def as_json(
             },
             "rounds": [
                 {
+                    "round": r.number,
                     "bulk_post_jobs_per_s": _num(r.bulk_per_s),
                     "single_post_per_s": _num(r.single_per_s),
                     "drains": [
@@ -431,6 +523,17 @@ def as_json(
                 for r in rounds
             ],
         }
+        if (ratio := ratios.get(name)) is not None:
+            entry["skconsole_over_library"] = {
+                "bulk_post": _num(ratio.bulk),
+                "single_post": _num(ratio.single),
+                "drain_1_process": _num(ratio.drain1),
+                "drain_2_processes": _num(ratio.drain2),
+                "pickup_p50": _num(ratio.pickup[0]),
+                "pickup_p95": _num(ratio.pickup[1]),
+                "pickup_p99": _num(ratio.pickup[2]),
+            }
+        libraries[name] = entry
     return {
         "server_version": server,
         "settings": {
@@ -440,6 +543,8 @@ def as_json(
             "rounds": s.rounds,
             "chunk": CHUNK,
             "skconsole_concurrency": s.concurrency or WorkerConfig().concurrency,
+            "workers": {n: WORKER_SETTINGS.get(n, "defaults") for n in results if n != "skconsole"},
+            "python": ".".join(map(str, sys.version_info[:3])),
         },
         "skipped": skipped,
         "failed": [asdict(f) for f in failed],
@@ -465,7 +570,9 @@ async def run_all(
         for peer in peer_list:
             say(f"round {n}/{s.rounds}: {peer.name}")
             try:
-                results[peer.name].append(await run_round(peer, s, tmp))
+                done = await run_round(peer, s, tmp)
+                done.number = n
+                results[peer.name].append(done)
             except Exception as exc:  # one library failing must not lose the others' numbers
                 error = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
                 say(f"{peer.name}: round {n} failed: {error}")
@@ -587,7 +694,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     concurrency = s.concurrency or WorkerConfig().concurrency
     settings = [
-        f"skconsole --concurrency {concurrency}" if n == "skconsole" else f"{n} defaults"
+        f"skconsole --concurrency {concurrency}"
+        if n == "skconsole"
+        else WORKER_SETTINGS.get(n, f"{n} defaults")
         for n in results
     ]
     print(
@@ -595,6 +704,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {s.pickup} pickup probes, {s.rounds} round(s)\nworkers: {'; '.join(settings)}\n"
     )
     print(format_table([summarize(n, r) for n, r in results.items() if r]))
+    if ratios := ratio_rows(results):
+        print(f"\n{format_ratios(list(ratios.values()))}\n{RATIO_NOTE}")
     for f in failed:
         print(f"{f.library}: round {f.round} failed: {f.error}")
     return 0
