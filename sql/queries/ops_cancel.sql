@@ -66,7 +66,7 @@ unlinked AS (
 ),
 -- MATERIALIZED: the verdict is computed once, not again for each row updated
 running AS MATERIALIZED (
-    SELECT i.task_id, i.claim_id, i.hung_reason
+    SELECT i.task_id, i.claim_id, i.hung_reason, i.worker_id
     FROM sk_inflight_tasks(%(unowned_s)s) i
     JOIN sk_task_results_t r ON r.task_id = i.task_id
     WHERE 2 = ANY(%(statuses)s::integer[]) AND i.task_id = ANY(%(ids)s::uuid[])
@@ -98,7 +98,17 @@ gone AS (
     WHERE x.hung_reason IS NOT NULL AND r.task_id = x.task_id AND r.task_status + 0 = 2
         AND r.sk_claim_id IS NOT DISTINCT FROM x.claim_id
     RETURNING r.task_id, r.task_status, r.task_type, r.task_source, r.task_payload,
-        r.task_priority
+        r.task_priority, r.sk_attempt, x.claim_id, r.task_last_error, x.worker_id,
+        r.task_last_processing_attempted_at_ts AS started_at
+),
+-- the attempts of a gone worker that this cancel ended, kept in sk_attempts_t as a
+-- reap keeps them (sk_record_attempts, 138_skconsole_attempt_record.sql): outcome
+-- reaped (its worker was gone), its status 7 (or 1 for the re-post that runs)
+attempted AS MATERIALIZED (
+    SELECT sk_record_attempts(array_agg(task_id), array_agg(sk_attempt), array_agg(claim_id),
+        array_agg(started_at), array_agg(worker_id), array_agg('reaped'::text),
+        array_agg(task_status), array_agg(task_last_error)) AS n
+    FROM gone
 ),
 -- the newest payload of a keyed re-post, ready now (sk_enqueue,
 -- 142_skconsole_shared_writes.sql)
@@ -140,7 +150,7 @@ UNION ALL
 SELECT task_id, 'waiting', NULL FROM waited
 UNION ALL
 SELECT task_id, CASE WHEN task_status = 1 THEN 'rerun' ELSE 'gone' END, NULL
-FROM gone CROSS JOIN woken
+FROM gone CROSS JOIN woken CROSS JOIN attempted
 UNION ALL
 SELECT asked.task_id, 'running', asked.sk_claim_id FROM asked CROSS JOIN told
 UNION ALL

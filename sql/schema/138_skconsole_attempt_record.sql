@@ -5,7 +5,7 @@
 -- and keep each job's newest sk_attempts_kept() of them. Called once per
 -- statement, with the rows that statement ended as parallel arrays, by every
 -- statement that ends an attempt: finish_success.sql, finish_failure.sql,
--- hand_back.sql and reap.sql. The caller decides which rows those are (its own
+-- hand_back.sql, reap.sql and ops_cancel.sql (a gone worker's job). The caller decides which rows those are (its own
 -- fenced UPDATE's RETURNING rows: still 2 Processing, under that worker and
 -- claim) and what each one's outcome, new status and error are; this function
 -- reads no result row.

@@ -279,6 +279,31 @@ def test_a_running_job_whose_worker_is_gone_is_cancelled_at_once(conn: Conn) -> 
     assert "at once: their worker was gone" in ops.CANCEL.summary(result.details)
 
 
+def test_a_gone_workers_attempt_that_a_cancel_ends_is_kept_in_the_jobs_attempts(
+    conn: Conn,
+) -> None:
+    """The attempt is accounted for as a reap accounts for it (outcome reaped)."""
+    worker = uuid.uuid4()
+    conn.execute(  # registered, its lease lapsed an hour ago: gone
+        "INSERT INTO sk_workers_t (worker_id, worker_process_id, worker_host, worker_pid,"
+        " worker_concurrency, worker_task_types, worker_lease_seconds,"
+        " worker_lease_margin_seconds, worker_heartbeat_at_ts)"
+        " VALUES (%s, 'p', 'gone-host', 4242, 4, '{cancel.fake}', 10, 2,"
+        " now() - interval '1 hour')",
+        (worker,),
+    )
+    task_id = fake_running(conn, worker, claim_id=91)
+
+    assert cancel(conn, task_id, wait_s=0).details["cancelled_gone"] == 1
+
+    attempts = conn.execute(
+        "SELECT attempt, claim_id, outcome, status, worker_host FROM sk_attempts_t"
+        " WHERE task_id = %s",
+        (task_id,),
+    ).fetchall()
+    assert attempts == [(1, 91, "reaped", JobStatus.CANCELLED, "gone-host")]
+
+
 def test_a_job_run_by_a_worker_without_owner_data_is_not_selected(conn: Conn) -> None:
     """A Stakhanovise.NET worker cannot be told, and the job is not hung yet."""
     task_id = fake_running(conn, None)
