@@ -15,11 +15,10 @@ from skconsole import read
 from skconsole.cli.health_tables import show_health
 from skconsole.cli.output import Column as TextColumn
 from skconsole.cli.output import out, print_table
-from skconsole.cli.view_table import column, print_items
+from skconsole.cli.view_table import print_items
 from skconsole.core.durations import format_age
 from skconsole.core.status import JobStatus
-from skconsole.read import flow
-from skconsole.views import Column, catalog, failures
+from skconsole.views import failures
 from skconsole.views import workers as workers_view
 
 
@@ -91,30 +90,6 @@ def show_depth(depth: read.Depth, limits: list[read.TypeLimit], wide: bool) -> N
     print_table(columns, rows, wide=wide, title=title, styles=styles)
 
 
-_FLOW_COLUMNS: tuple[Column[flow.TypeFlow], ...] = (
-    column("type", lambda r: r.task_type + (" (paused)" if r.paused else "")),
-    column("in/min", lambda r: flow.rate_text(r.arrivals_per_min), 2, right=True),
-    column("done/min", lambda r: flow.rate_text(r.completions_per_min), 2, right=True),
-    column("failed", lambda r: r.failures_text, 1, right=True),
-    column("ready", lambda r: ("≈" if r.ready_estimated else "") + f"{r.ready:,}", 1, right=True),
-    column("drain", lambda r: r.drain_text, 1, right=True),
-    column("oldest ready", lambda r: format_age(r.oldest_ready_s), 3, right=True),
-    column("max wait", lambda r: format_age(r.slo_max_wait_s), 4, right=True),
-    column("SLO", lambda r: r.slo_text, 1, right=True),
-    column("max failed", lambda r: flow.percent_text(r.slo_max_failure_rate), 4, right=True),
-)
-
-
-def show_flow(f: catalog.Flow, wide: bool) -> None:
-    estimated = any(r.ready_estimated for r in f.types)
-    title = (
-        f"Flow per type, rates over the last {format_age(f.window_s)}"
-        " (done: succeeded; the drain counts only those)"
-        + (" (ready estimated from a sample)" if estimated else "")
-    )
-    print_items(_FLOW_COLUMNS, f.types, wide=wide, title=title, style=lambda r: r.worst_state.style)
-
-
 def show_failures(f: failures.Failures, wide: bool) -> None:
     if f.jobs is not None:
         title = f"{f.jobs.total:,} failed job(s) in {escape(f.jobs.signature)}"
@@ -126,26 +101,11 @@ def show_failures(f: failures.Failures, wide: bool) -> None:
         out.print("drill into a group: skconsole status failures --group ID", highlight=False)
 
 
-_MINUTE_COLUMNS: tuple[Column[read.Minute], ...] = (
-    column("minute", lambda m: m.minute.strftime("%H:%M")),
-    column("posted", lambda m: f"{m.posted:,}", 1, right=True),
-    column("processed", lambda m: f"{m.processed:,}", 1, right=True),
-    column("failed", lambda m: f"{m.failed:,}", 1, right=True),
-)
-
-
-def show_history(h: read.History, wide: bool) -> None:
-    title = f"Jobs per minute, last {len(h.minutes)} min (the last minute is partial)"
-    print_items(_MINUTE_COLUMNS, h.minutes, wide=wide, title=title)
-
-
 #: how each view that is not one table is drawn, by name (a unit test checks every
 #: view is drawn one way or the other)
 SHOW: dict[str, Callable[[Any, bool], None]] = {
     "overview": show_overview,
     "depth": lambda d, wide: show_depth(d.depth, d.limits, wide),
-    "flow": show_flow,
     "failures": show_failures,
-    "history": show_history,
     "health": show_health,
 }

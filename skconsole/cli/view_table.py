@@ -29,6 +29,8 @@ T = TypeVar("T")
 
 #: the colour of a tone in the terminal (the others stay plain)
 TONE_STYLES = {"bad": "red", "warn": "yellow"}
+#: the colour of a whole row by its tone (a row that is fine says so: an SLO met)
+ROW_STYLES = {**TONE_STYLES, "good": "green"}
 
 
 def _markup(cell: Cell) -> str:
@@ -119,6 +121,8 @@ class Listing(Generic[T]):
 
 
 def print_view(table: Table[M, Any], model: M, *, wide: bool) -> None:
-    print_items(table.columns, table.items(model), title=table.title(model), wide=wide)
+    row_tone = table.row_tone
+    style = None if row_tone is None else (lambda item: ROW_STYLES.get(row_tone(item)))
+    print_items(table.columns, table.items(model), title=table.title(model), wide=wide, style=style)
     for note in table.notes(model):
         out.print(escape(note), highlight=False)

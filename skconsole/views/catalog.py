@@ -1,7 +1,8 @@
 """Every view ``skconsole status`` knows, in the order its help lists them.
 
 A view has a module of its own with its columns (inflight, workers, stats,
-failures, metrics, schedules), which the console's panel and the CLI both draw;
+failures, metrics, schedules, flow, history), which the CLI draws and the console's
+panels draw where they show a table of it;
 the others are defined here: a reader and a JSON document, which the CLI draws
 its own way (several tables, notes). To add a view: its read model in
 skconsole/read, a module here with its columns and its ``View``, its entry in
@@ -15,10 +16,12 @@ from typing import Any
 
 from skconsole import read
 from skconsole.core.json_types import JsonObject
-from skconsole.read import flow, health
+from skconsole.read import health
 from skconsole.read.query import Conn
 from skconsole.views.exec_times import EXEC_TIMES
 from skconsole.views.failures import FAILURES
+from skconsole.views.flow import FLOW
+from skconsole.views.history import HISTORY
 from skconsole.views.inflight import INFLIGHT
 from skconsole.views.metrics import METRICS
 from skconsole.views.registry import View, ViewArgs
@@ -35,31 +38,14 @@ class DepthAndLimits:
         return {**self.depth.as_dict(), "limits": [t.as_dict() for t in self.limits]}
 
 
-@dataclass(frozen=True)
-class Flow:
-    window_s: float
-    types: list[flow.TypeFlow]
-
-    def as_dict(self) -> JsonObject:
-        return {"window_s": self.window_s, "types": [r.as_dict() for r in self.types]}
-
-
 def _depth(conn: Conn, args: ViewArgs) -> DepthAndLimits:
     return DepthAndLimits(read.depth(conn), read.limits(conn))
-
-
-def _flow(conn: Conn, args: ViewArgs) -> Flow:
-    return Flow(args.window_s, flow.flow(conn, args.window_s))
 
 
 OVERVIEW: View[read.Overview] = View(
     "overview", lambda conn, args: read.overview(conn), read.Overview.as_dict
 )
 DEPTH: View[DepthAndLimits] = View("depth", _depth, DepthAndLimits.as_dict)
-FLOW: View[Flow] = View("flow", _flow, Flow.as_dict)
-HISTORY: View[read.History] = View(
-    "history", lambda conn, args: read.history(conn, minutes=args.minutes), read.History.as_dict
-)
 HEALTH: View[health.Health] = View(
     "health", lambda conn, args: health.health(conn), health.Health.as_dict, replica_ok=False
 )

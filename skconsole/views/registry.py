@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 from skconsole.core.json_types import JsonObject
 from skconsole.read.flow import WINDOW_S
 from skconsole.read.query import Conn
-from skconsole.views.table import Column
+from skconsole.views.table import Column, Tone
 
 M = TypeVar("M")
 T = TypeVar("T")
@@ -50,6 +50,8 @@ class Table(Generic[M, T]):
     items: Callable[[M], Sequence[T]]
     title: Callable[[M], str]
     notes: Callable[[M], Sequence[str]] = _no_notes
+    #: the tone of a whole row (the CLI colours the row); None: only the cells' own
+    row_tone: Callable[[T], Tone] | None = None
 
 
 @dataclass(frozen=True)
