@@ -314,10 +314,8 @@ class ConsoleApp(App[int]):
         self.screen.post_message(DataChanged())  # a drill-down reads its own data again
 
     def _failures_read(self, groups: FailureGroups, _elapsed_ms: float) -> None:
-        self.failure_groups = groups
         self.failure_reads_ms.append(groups.read_ms)
-        if self.snapshot is not None:
-            self.snapshot = self.snapshot.with_failures(groups)
+        self._kept("failure_groups", groups)
 
     def _show_failures(self, _groups: FailureGroups) -> None:
         if self.snapshot is not None:  # else the first snapshot shows them
@@ -330,19 +328,15 @@ class ConsoleApp(App[int]):
         latest = snapshot.with_failures(self.failure_groups).with_health(self.health)
         return latest.with_windows(self.windows)
 
-    def _windows_read(self, windows: Windows, _elapsed_ms: float) -> None:
-        self.windows = windows
+    def _kept(self, name: str, value: object) -> None:
+        """A slower cadence's latest read, kept as ``name`` and shown in the snapshot."""
+        setattr(self, name, value)
         if self.snapshot is not None:
-            self.snapshot = self.snapshot.with_windows(windows)
+            self.snapshot = self._latest(self.snapshot)
 
     def _show_windows(self, _windows: Windows) -> None:
         if self.snapshot is not None:  # else the first snapshot shows them
             self.main_screen.show_snapshot(self.snapshot)
-
-    def _health_read(self, read: QueueHealth, _elapsed_ms: float) -> None:
-        self.health = read
-        if self.snapshot is not None:
-            self.snapshot = self.snapshot.with_health(read)
 
     def _show_health(self, _read: QueueHealth) -> None:
         if self.snapshot is not None:  # else the first snapshot shows it
@@ -636,7 +630,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
         reads.WINDOWS,
         cadences.WINDOWS_EVERY_S,
         ConsoleApp._show_windows,
-        done=ConsoleApp._windows_read,
+        done=lambda app, windows, _ms: app._kept("windows", windows),
         failing="could not read the execution times",
     ),
     following(
@@ -645,7 +639,7 @@ CADENCES: tuple[Cadence[ConsoleApp], ...] = (
         reads.HEALTH,
         cadences.HEALTH_EVERY_S,
         ConsoleApp._show_health,
-        done=ConsoleApp._health_read,
+        done=lambda app, health, _ms: app._kept("health", health),
         failing="could not read the queue health",
     ),
 )

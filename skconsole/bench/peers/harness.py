@@ -160,18 +160,7 @@ def _ms(value: float) -> str:
 
 def format_table(rows: Sequence[Row]) -> str:
     """A Markdown table, aligned for the terminal too: it pastes into a README as is."""
-    cells = [list(COLUMNS)] + [
-        [
-            r.library,
-            _rate(r.bulk),
-            _rate(r.single),
-            _rate(r.drain1),
-            _rate(r.drain2),
-            " / ".join(_ms(v) for v in r.pickup),
-        ]
-        for r in rows
-    ]
-    return _aligned(cells)
+    return _formatted(rows, COLUMNS, _rate, _ms)
 
 
 def _ratio(value: float) -> str:
@@ -180,17 +169,20 @@ def _ratio(value: float) -> str:
 
 def format_ratios(rows: Sequence[Row]) -> str:
     """The ratios' table (``Row`` holding skconsole / library), as ``format_table``'s."""
-    cells = [list(RATIO_COLUMNS)] + [
-        [
-            r.library,
-            _ratio(r.bulk),
-            _ratio(r.single),
-            _ratio(r.drain1),
-            _ratio(r.drain2),
-            " / ".join(_ratio(v) for v in r.pickup),
-        ]
-        for r in rows
-    ]
+    return _formatted(rows, RATIO_COLUMNS, _ratio, _ratio)
+
+
+def _formatted(
+    rows: Sequence[Row],
+    header: Sequence[str],
+    rate: Callable[[float], str],
+    pickup: Callable[[float], str],
+) -> str:
+    """``rows`` under ``header``: each rate by ``rate``, the pickup percentiles by ``pickup``."""
+    cells = [list(header)]
+    for r in rows:
+        rates = [rate(v) for v in (r.bulk, r.single, r.drain1, r.drain2)]
+        cells.append([r.library, *rates, " / ".join(pickup(v) for v in r.pickup)])
     return _aligned(cells)
 
 
