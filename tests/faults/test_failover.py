@@ -233,8 +233,12 @@ def test_check_the_exporter_and_the_console_say_a_failover_happened(
 
 
 def _recorded(dsn: str) -> int:
-    """The newest timeline the queue's statements have recorded on the server at ``dsn``."""
+    """The newest timeline the queue's statements have recorded on the server at ``dsn``
+    (0: none yet, or a standby that has not replayed the schema yet)."""
     with psycopg.connect(dsn, autocommit=True) as c:
+        found = c.execute("SELECT to_regclass('sk_timelines_t') IS NOT NULL").fetchone()
+        if not (found and found[0]):
+            return 0
         row = c.execute("SELECT max(timeline) FROM sk_timelines_t").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
