@@ -83,20 +83,11 @@ $$;
 -- The first non-blank line of a text, stripped ('' if none).
 CREATE OR REPLACE FUNCTION sk_first_line(message text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-DECLARE
-    ws constant text := E' \t\r\n\f\x0B';
-    line text;
-BEGIN
-    FOREACH line IN ARRAY coalesce(string_to_array(message, E'\n'), '{}'::text[]) LOOP
-        line := btrim(line, ws);
-        IF line <> '' THEN
-            RETURN line;
-        END IF;
-    END LOOP;
-    RETURN '';
-END;
+    SELECT coalesce((SELECT btrim(l, E' \t\r\n\f\x0B')
+        FROM unnest(string_to_array(message, E'\n')) WITH ORDINALITY AS t(l, i)
+        WHERE btrim(l, E' \t\r\n\f\x0B') <> '' ORDER BY i LIMIT 1), '')
 $$;
 
 -- An error in the QueuedTaskError shape, as every statement of ours that writes
@@ -155,23 +146,12 @@ BEGIN
                 EXIT;
             END IF;
         END LOOP;
-        IF found = '' THEN
-            FOR i IN REVERSE n .. 1 LOOP
-                line := btrim(lines[i], ws);
-                IF line <> '' THEN
-                    found := line;
-                    EXIT;
-                END IF;
-            END LOOP;
-        END IF;
-    ELSE
-        FOR i IN 1 .. n LOOP
-            line := btrim(lines[i], ws);
-            IF line <> '' THEN
-                found := line;
-                EXIT;
-            END IF;
-        END LOOP;
+    END IF;
+    IF found = '' THEN
+        -- the first non-blank line, or after a header without an unindented line the last
+        found := coalesce((SELECT btrim(l, ws) FROM unnest(lines) WITH ORDINALITY AS t(l, i)
+            WHERE btrim(l, ws) <> '' ORDER BY CASE WHEN header_at > 0 THEN -i ELSE i END
+            LIMIT 1), '');
     END IF;
     RETURN rtrim(left(found, 1024), ws);
 END;
