@@ -5,7 +5,8 @@ with a database of its own, so no two processes ever truncate each other's
 tables. By default each process starts an embedded server in a temporary
 directory (deleted at the end): a test that restarts or cuts off its server
 disturbs no other process. With SKCONSOLE_TEST_DSN every process uses that
-server, in a database of its own (``sk_test_<worker>``, made afresh); tests
+server, in a database of its own (``sk_test_<database>_<worker>``, made afresh:
+two suites given two databases of one server do not meet); tests
 that restart the server itself are marked ``restarts_server`` and must run
 alone (``.ci/run`` runs them in a pass of their own). Each test gets clean
 skconsole tables; schema tests get a database of their own (``fresh_database``).
@@ -84,9 +85,15 @@ def _schema(server_dsn: str) -> Iterator[str]:
             setup_schema(conn)
         yield server_dsn
         return
-    name = f"sk_test_{WORKER}"
+    name = _process_database(server_dsn)
     yield _database_with_schema(server_dsn, name)
     _drop_database(server_dsn, name)
+
+
+def _process_database(server_dsn: str) -> str:
+    """This process's database on a shared server, named after the one the DSN gives."""
+    given = conninfo.conninfo_to_dict(server_dsn).get("dbname") or "postgres"
+    return f"sk_test_{given}_{WORKER}"
 
 
 def with_dbname(dsn: str, name: str) -> str:
@@ -163,9 +170,10 @@ def fresh_database(server_dsn: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def _second_database(server_dsn: str) -> Iterator[str]:
-    """A second queue's database (this process's, ``sk_test_<worker>_second``) with the
-    schema, for the tests of several queues; dropped once the module's tests are done."""
-    name = f"sk_test_{WORKER}_second"
+    """A second queue's database (this process's, ``sk_test_<database>_<worker>_second``)
+    with the schema, for the tests of several queues; dropped once the module's tests are
+    done."""
+    name = f"{_process_database(server_dsn)}_second"
     yield _database_with_schema(server_dsn, name)
     _drop_database(server_dsn, name)
 
