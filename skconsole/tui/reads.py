@@ -94,12 +94,16 @@ class FailureGroupsRead(Read[model.FailureGroups]):
 
 @dataclass(frozen=True)
 class TrendsRead(Read[model.Trends]):
-    """Jobs per minute over the last hour."""
+    """Jobs per minute over the last hour (the minutes the last read settled are kept)."""
 
     purpose: ClassVar[Purpose] = Purpose.TRENDS
 
     def on_database(self, conn: Conn, memory: Memory) -> model.Trends:
-        history = read.history(conn, minutes=HISTORY_MINUTES)
+        with memory.lock:
+            known = memory.history
+        history = read.history(conn, minutes=HISTORY_MINUTES, known=known)
+        with memory.lock:
+            memory.history = history
         return model.Trends(
             processed=tuple(history.series("processed")),
             failed=tuple(history.series("failed")),

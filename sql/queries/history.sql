@@ -4,6 +4,8 @@
 -- jobs whose latest attempt failed (4, 5, 6), at the time it failed, from the
 -- small partial index of failed rows. Runs on Stakhanovise.NET's tables alone
 -- too (read degraded), so it spells out sk_last_run_at() (110_skconsole_shared.sql).
+-- Posted and processed are counted only from %(recount_from)s on (NULL: every
+-- minute; before it, NULL): the caller holds the earlier minutes' counts.
 WITH minutes AS (
     SELECT m AS minute
     FROM generate_series(date_trunc('minute', now()) - (%(minutes)s - 1) * interval '1 minute',
@@ -20,13 +22,16 @@ failed AS (
     GROUP BY 1
 )
 SELECT m.minute,
-    (SELECT count(*) FROM sk_task_results_t r
-     WHERE r.task_posted_at_ts >= m.minute
-        AND r.task_posted_at_ts < m.minute + interval '1 minute') AS posted,
-    (SELECT count(*) FROM sk_task_results_t r
-     WHERE r.task_status = 3
-        AND r.task_processing_finalized_at_ts >= m.minute
-        AND r.task_processing_finalized_at_ts < m.minute + interval '1 minute') AS processed,
+    CASE WHEN %(recount_from)s::timestamptz IS NULL OR m.minute >= %(recount_from)s THEN
+        (SELECT count(*) FROM sk_task_results_t r
+         WHERE r.task_posted_at_ts >= m.minute
+            AND r.task_posted_at_ts < m.minute + interval '1 minute') END AS posted,
+    CASE WHEN %(recount_from)s::timestamptz IS NULL OR m.minute >= %(recount_from)s THEN
+        (SELECT count(*) FROM sk_task_results_t r
+         WHERE r.task_status = 3
+            AND r.task_processing_finalized_at_ts >= m.minute
+            AND r.task_processing_finalized_at_ts < m.minute + interval '1 minute') END
+        AS processed,
     coalesce(f.n, 0) AS failed
 FROM minutes m
 LEFT JOIN failed f ON f.minute = m.minute
