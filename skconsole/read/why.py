@@ -214,6 +214,7 @@ class _Worker:
     pid: int
     state: WorkerState
     runs_type: bool
+    types: list[str]
 
 
 def _worker(*, state: str, **cols: Any) -> _Worker:
@@ -405,11 +406,25 @@ def _no_worker(j: WhyJob, workers: list[_Worker]) -> Cause:
     )
 
 
-def _behind(conn: Conn, j: WhyJob) -> Cause | None:
+def _claimed_with(j: WhyJob, workers: list[_Worker]) -> list[str]:
+    """The types claimed in one order with the job's: its own, and every other type a live
+    worker that runs it also runs."""
+    types = {j.task_type}
+    for w in workers:
+        if w.runs_type and w.state in CLAIMING:
+            types.update(w.types)
+    return sorted(types)
+
+
+def _behind(conn: Conn, j: WhyJob, types: list[str]) -> Cause | None:
+    """The due jobs a claim takes before this one; for a job not due yet, those it would
+    be behind once due now (where ``bump --now`` puts it): a cause that remains after
+    the first is fixed."""
     params = {
         "task_type": j.task_type,
+        "types": types,
         "priority": j.priority,
-        "run_at": j.run_at,
+        "run_at": j.run_at if j.due else j.now,
         "lock_handle_id": j.lock_handle_id,
         "cap": AHEAD_CAP,
         "key_path": j.key_path,
@@ -420,12 +435,24 @@ def _behind(conn: Conn, j: WhyJob) -> Cause | None:
         return None
     count = f"at least {row.ahead:,}" if row.ahead >= AHEAD_CAP else f"{row.ahead:,}"
     of = "its type" if j.key_path is None else printable(_key_words(j)[0])
+    others = [t for t in types if t != j.task_type]
+    if others:
+        shown = ", ".join(others[:HOLDERS_SHOWN])
+        more = f" and {len(others) - HOLDERS_SHOWN} more" if len(others) > HOLDERS_SHOWN else ""
+        of += printable(f" and of {shown}{more} (its workers claim those too)")
+    when = "" if j.due else "once due: "
     return Cause(
         CauseCode.BEHIND,
-        f"{count} due job(s) of {of} are ahead of it in claim order"
+        f"{when}{count} due job(s) of {of} are ahead of it in claim order"
         f" (priority, run_at, then posting order; its priority is {j.priority})",
         (Fix("bump", ("--to", "0", "--id", str(j.task_id))),),
-        facts={"ahead": row.ahead, "capped": row.ahead >= AHEAD_CAP, "priority": j.priority},
+        facts={
+            "ahead": row.ahead,
+            "capped": row.ahead >= AHEAD_CAP,
+            "priority": j.priority,
+            "types": types,
+            "once_due": not j.due,
+        },
     )
 
 
@@ -574,10 +601,9 @@ def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
         causes.append(_key_limit_full(conn, j))
     if _window_spent(j.key_rate_count, j.key_window_claims, j.key_window_ends_at, j.now):
         causes.append(_key_rate_limited(j))
-    if j.due:
-        behind = _behind(conn, j)
-        if behind is not None:
-            causes.append(behind)
+    behind = _behind(conn, j, _claimed_with(j, workers))
+    if behind is not None:
+        causes.append(behind)
     horizon = _horizon(conn, horizon_s)
     if horizon is not None:
         causes.append(horizon)
@@ -585,7 +611,7 @@ def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
         causes.append(
             Cause(
                 CauseCode.READY,
-                printable(f"nothing holds it: it is due and first of its type {j.task_type}"),
+                printable(f"nothing holds it: it is due and first in claim order ({j.task_type})"),
                 note="nothing to fix: the next claim of a worker that runs its type takes it",
             )
         )

@@ -183,6 +183,37 @@ def test_jobs_ahead_in_claim_order_are_counted(conn: Conn) -> None:
     assert found.causes[0].fix == f"skconsole bump --to 0 --id {job}"
 
 
+def test_a_job_not_due_also_names_the_jobs_it_will_be_behind_once_due(conn: Conn) -> None:
+    worker(conn, "t.a")
+    for _ in range(3):
+        add_job(conn, 1, priority=1)
+    job = add_job(conn, 1, priority=5, ready=False)
+
+    found = why(conn, job)
+
+    assert found.codes == ["not_due", "behind"]
+    behind = found.causes[1]
+    assert behind.facts["ahead"] == 3 and behind.facts["once_due"] is True
+    assert behind.evidence.startswith("once due: 3 due job(s)")
+
+
+def test_due_jobs_of_the_other_types_its_workers_run_are_ahead_of_it(conn: Conn) -> None:
+    worker(conn, "t.a", "t.b", "t.p")
+    worker(conn, "t.c", host="w2")
+    add_job(conn, 1, priority=1, task_type="t.b")
+    add_job(conn, 1, priority=1, task_type="t.b")
+    add_job(conn, 1, priority=1, task_type="t.c")  # no worker of t.a claims t.c
+    add_job(conn, 1, priority=1, task_type="t.p")  # a paused type: no claim takes it
+    ops.PAUSE.execute(conn, Selection(task_type="t.p"), actor=ACTOR)
+    job = add_job(conn, 1, priority=5)
+
+    c = cause(why(conn, job), "behind")
+
+    assert c.facts["ahead"] == 2
+    assert c.facts["types"] == ["t.a", "t.b", "t.p"]
+    assert "of its type and of t.b, t.p (its workers claim those too)" in c.evidence
+
+
 def test_nothing_holding_it_back_says_ready(conn: Conn) -> None:
     job = job_a_worker_would_run(conn, 1)
 
