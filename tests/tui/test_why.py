@@ -57,6 +57,21 @@ async def test_the_why_key_shows_the_causes_of_a_retry_waiting_out_its_back_off(
     assert f"fix: skconsole bump --now --id {job} / key N (depth panel)" in text
 
 
+async def test_the_why_key_names_the_jobs_a_retry_will_be_behind_once_due(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    for _ in range(2):
+        add_job(conn, 1, priority=0)
+    async with _a_retry_open(conn, make_app) as (pilot, app, _job):
+        await pilot.press("w")
+        await until(
+            pilot, lambda: isinstance(app.screen, WhyScreen) and app.screen.found is not None
+        )
+        text = why_shown(app)
+    assert "2. not_due: not due for" in text
+    assert "3. behind: once due: 2 due job(s) of its type are ahead of it" in text
+
+
 async def test_the_run_now_key_makes_the_job_due_after_confirmation(
     conn: Conn, make_app: MakeApp
 ) -> None:
