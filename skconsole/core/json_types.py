@@ -10,6 +10,7 @@ The containers are the read-only ``Sequence``/``Mapping`` (covariant), so a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
@@ -33,3 +34,19 @@ def attributes(obj: object, names: str) -> JsonObject:
 
 
 __all__ = ["Json", "JsonObject", "attributes"]
+
+
+def payload_fields(text: str | None) -> JsonObject:
+    """A job's stored payload as ``--json`` gives it: ``payload``, its document when the
+    text is JSON (so a reader can select into it), else the text itself; and
+    ``payload_is_json`` (a JSON string and a text that is not JSON would look alike)."""
+    if text is None:
+        return {"payload": None, "payload_is_json": True}
+    try:
+        return {"payload": json.loads(text, parse_constant=_not_json), "payload_is_json": True}
+    except (ValueError, RecursionError):
+        return {"payload": text, "payload_is_json": False}
+
+
+def _not_json(constant: str) -> Json:
+    raise ValueError(f"{constant} is not JSON")

@@ -22,7 +22,7 @@ from psycopg.rows import scalar_row
 from psycopg.types.json import Jsonb
 
 from skconsole.core.find_query import FindQuery
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, payload_fields
 from skconsole.core.payload_terms import PayloadTerm, terms_json
 from skconsole.core.signature import read_error
 from skconsole.core.status import JobStatus
@@ -64,7 +64,7 @@ class FoundJob:
             "error_count": self.error_count,
             "posted_at": iso(self.posted_at),
             "last_active_at": iso(self.last_active_at),
-            "payload": self.payload,
+            **payload_fields(self.payload),
             "error": error.as_dict() if error is not None else None,
         }
 

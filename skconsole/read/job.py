@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from skconsole.core.json_types import JsonObject
+from skconsole.core.json_types import JsonObject, payload_fields
 from skconsole.core.signature import read_error
 from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
@@ -77,6 +77,7 @@ class JobDetail:
                 d[k] = v.isoformat()
             elif isinstance(v, UUID):
                 d[k] = str(v)
+        d.update(payload_fields(self.payload))
         d["status_name"] = JobStatus.label_of(self.status)
         d["queued"] = self.queued
         d["parent_purged"] = self.parent_purged

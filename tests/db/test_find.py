@@ -159,7 +159,7 @@ def test_find_json_lists_jobs_with_their_full_payload(
     assert doc["limit"] == 50
     (job,) = doc["jobs"]
     assert job["task_id"] == str(task_id)
-    assert job["payload"] == payload
+    assert job["payload"] == json.loads(payload) and job["payload_is_json"] is True
     assert set(job) == {
         "task_id",
         "task_type",
@@ -170,9 +170,19 @@ def test_find_json_lists_jobs_with_their_full_payload(
         "posted_at",
         "last_active_at",
         "payload",
+        "payload_is_json",
         "error",
     }
     assert job["status"] == JobStatus.FAULTED and job["error"]["message"] == "upstream timed out"
+
+
+def test_find_json_gives_a_payload_that_is_not_json_as_its_text(
+    conn: Conn, run_cli: Callable[..., Any]
+) -> None:
+    put(conn, "not json {")
+    proc = run_cli("find", "--json")
+    (job,) = json.loads(proc.stdout)["jobs"]
+    assert (job["payload"], job["payload_is_json"]) == ("not json {", False)
 
 
 def test_find_parent_takes_the_short_id_the_console_shows(
