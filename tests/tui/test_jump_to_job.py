@@ -59,3 +59,23 @@ async def test_a_prefix_several_jobs_share_is_answered_in_the_dialog(
         await until(pilot, lambda: "Several jobs" in "\n".join(drawn_lines(app)))
         assert isinstance(app.screen, JumpToJobScreen)
         assert "cafe0002-0000-4000-8000-000000000001" in "\n".join(drawn_lines(app))
+
+
+async def test_a_job_that_succeeded_opens_on_its_fields_with_the_earlier_error_last(
+    conn: Conn, make_app: MakeApp
+) -> None:
+    add_job(conn, ONE, status=3)  # processed, its last error from the first attempt
+    add_attempts(conn, ONE)
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _jump(pilot, app, "ab12")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None,
+        )
+        assert isinstance(app.screen, JobDetailScreen)
+        lines = [line.strip(" █▌") for line in shown_text(app, app.screen).splitlines()]
+    shown = [line for line in lines if line]
+    assert shown[0].startswith("job  ab12cd34")
+    assert "last error" not in shown
+    assert shown.index("attempts") < shown.index("error of an earlier attempt")

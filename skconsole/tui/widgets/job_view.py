@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from skconsole.core.status import JobStatus
+from skconsole.core.status import FAILED, JobStatus
 from skconsole.core.stored_error import readable_error
 from skconsole.read import JobDetail
 from skconsole.tui.formatting import fmt_ago, printable
@@ -66,6 +66,10 @@ class JobView(VerticalScroll):
         # fields above say what the result row knows)
         yield Static("attempts", classes="job-heading", id="job-attempts-heading")
         yield Static("", id="job-attempts")
+        # a job that is not failed (it succeeded, or waits or runs again) shows an
+        # earlier attempt's error last, not as its state
+        yield Static("error of an earlier attempt", classes="job-heading", id="job-earlier-heading")
+        yield Static("", id="job-earlier-error")
 
     def show(self, job: JobDetail, now: float, owner: str) -> None:
         def when(value: datetime | None) -> str:
@@ -94,15 +98,19 @@ class JobView(VerticalScroll):
         text = "\n".join(f"{k.rjust(width)}  {v}" for k, v in shown)
         self.query_one("#job-fields", Static).update(Content(text))
         self.query_one("#job-payload", Static).update(Content(pretty_payload(job.payload)))
-        # a job with no error (waiting, processed) starts with its fields
-        has_error = bool(job.last_error)
+        # a failed job starts with its error; one with no error, with its fields
         error = (
             printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else ""
         )
-        self.query_one("#job-error-heading", Static).display = has_error
-        error_view = self.query_one("#job-error", Static)
-        error_view.display = has_error
-        error_view.update(Content(error))
+        failed = job.status in FAILED
+        for heading, body, shown in (
+            ("#job-error-heading", "#job-error", bool(error) and failed),
+            ("#job-earlier-heading", "#job-earlier-error", bool(error) and not failed),
+        ):
+            self.query_one(heading, Static).display = shown
+            view = self.query_one(body, Static)
+            view.display = shown
+            view.update(Content(error if shown else ""))
         shown_attempts = bool(job.attempts)
         self.query_one("#job-attempts-heading", Static).display = shown_attempts
         attempts = self.query_one("#job-attempts", Static)
