@@ -103,14 +103,14 @@ class JobView(VerticalScroll):
             printable(readable_error(job.last_error), keep_newlines=True) if job.last_error else ""
         )
         failed = job.status in FAILED
-        for heading, body, shown in (
+        for heading, body, visible in (
             ("#job-error-heading", "#job-error", bool(error) and failed),
             ("#job-earlier-heading", "#job-earlier-error", bool(error) and not failed),
         ):
-            self.query_one(heading, Static).display = shown
+            self.query_one(heading, Static).display = visible
             view = self.query_one(body, Static)
-            view.display = shown
-            view.update(Content(error if shown else ""))
+            view.display = visible
+            view.update(Content(error if visible else ""))
         shown_attempts = bool(job.attempts)
         self.query_one("#job-attempts-heading", Static).display = shown_attempts
         attempts = self.query_one("#job-attempts", Static)
