@@ -227,6 +227,11 @@ class QueueOverview:
         return sum(f.failures for f in self.models.flows)
 
     @property
+    def finished_recently(self) -> int:
+        """Jobs that finished (succeeded or failed for good) within the flow window."""
+        return sum(f.finished for f in self.models.flows)
+
+    @property
     def hung(self) -> int:
         return self.models.inflight.hung
 

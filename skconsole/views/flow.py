@@ -13,7 +13,7 @@ from skconsole.core.json_types import JsonObject
 from skconsole.read import flow
 from skconsole.read.query import Conn
 from skconsole.views.registry import Table, View, ViewArgs
-from skconsole.views.table import Column, Tone, figure_column
+from skconsole.views.table import Cell, Column, Tone, figure_column
 
 #: a row's tone by its worse SLO state
 _TONES: dict[flow.SloState, Tone] = {
@@ -22,6 +22,24 @@ _TONES: dict[flow.SloState, Tone] = {
     flow.SloState.WARNING: "warn",
     flow.SloState.BREACHED: "bad",
 }
+
+
+def failure_share(failed: int, finished: int, max_rate: float | None = None) -> Cell:
+    """The share of the jobs finished in the window that failed, as the console shows it
+    (a type's in panel 1, a queue's in the overview): "" when none finished; coloured by
+    the max failure rate when there is one (amber over it, red over twice it), else amber
+    from FAILURE_RATE_NOTABLE and red when every job failed (both from
+    FAILURE_RATE_MIN_FINISHED finished jobs)."""
+    rate = flow.failure_rate(failed, finished)
+    if rate is None:
+        return ""
+    text = flow.percent_text(rate)
+    state = flow.failure_state(max_rate, failed, finished)
+    if state is not flow.SloState.NONE:
+        return (text, _TONES[state])
+    if finished < flow.FAILURE_RATE_MIN_FINISHED or rate < flow.FAILURE_RATE_NOTABLE:
+        return text
+    return (text, "bad" if rate >= 1.0 else "warn")
 
 
 @dataclass(frozen=True)

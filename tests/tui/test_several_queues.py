@@ -24,6 +24,8 @@ from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.overview import OverviewScreen
 from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.source import Queue
+from skconsole.tui.widgets import queues_panel
+from tests.db.test_ops import add_job
 from tests.tui.conftest import SIZE, Conn, select_type, until
 
 LATE = "t.late"
@@ -97,6 +99,17 @@ async def test_several_queues_open_on_an_overview_each_read_on_its_own(
         assert "refused" in search.error or "cannot connect" in search.error
         assert app.screen.panel.table.row_count == 3
         assert status_queue(app) == "3 queues"
+
+
+async def test_the_overview_gives_a_queues_recent_failures_as_a_share_as_panel_1_does(
+    three: Callable[[], ConsoleApp], conn: Conn
+) -> None:
+    for status in (3, 3, 6, 6, 6):  # finished within the window: three of five failed for good
+        add_job(conn, status)
+    async with every_queue_read(three()) as (app, _pilot):
+        billing = next(r for r in app.overview.rows() if r.name == "billing")
+        (column,) = [c for c in queues_panel.COLUMNS if c.key == "failed5m"]
+        assert column.cell(billing, 0.0) == ("60%", "warn")
 
 
 async def test_enter_shows_the_selected_queues_panels_and_o_comes_back(

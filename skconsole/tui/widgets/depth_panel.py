@@ -22,13 +22,8 @@ from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from skconsole.read.flow import (
-    FAILURE_RATE_MIN_FINISHED,
-    FAILURE_RATE_NOTABLE,
     SloState,
     breach_in_s,
-    failure_rate,
-    failure_state,
-    percent_text,
     slo_state,
 )
 from skconsole.tui.formatting import fmt_count, fmt_int, format_age, spark
@@ -36,6 +31,7 @@ from skconsole.tui.model import DepthRow, Snapshot
 from skconsole.tui.opening import Opening, waiting_of
 from skconsole.tui.widgets.keyed_table import Row
 from skconsole.tui.widgets.panel import TypesPanel
+from skconsole.views.flow import failure_share
 from skconsole.views.table import (
     Cell,
     Column,
@@ -94,20 +90,9 @@ def _slo(d: DepthRow) -> Cell:
 
 
 def _failed(d: DepthRow) -> Cell:
-    """The share of the jobs finished in the last 5 minutes that failed: "" when none
-    finished; coloured by the max failure rate (amber over it, red over twice it), or
-    without one amber from FAILURE_RATE_NOTABLE and red when every job failed (both
-    from FAILURE_RATE_MIN_FINISHED finished jobs)."""
-    rate = failure_rate(d.failed, d.finished)
-    if rate is None:
-        return ""
-    text = percent_text(rate)
-    state = failure_state(d.max_failure_rate, d.failed, d.finished)
-    if state is not SloState.NONE:
-        return (text, _SLO_TONES[state])
-    if d.finished < FAILURE_RATE_MIN_FINISHED or rate < FAILURE_RATE_NOTABLE:
-        return text
-    return (text, "bad" if rate >= 1.0 else "warn")
+    """The share of the jobs finished in the last 5 minutes that failed (coloured by the
+    type's max failure rate, when it has one)."""
+    return failure_share(d.failed, d.finished, d.max_failure_rate)
 
 
 #: tones an idle row keeps: what still calls for attention

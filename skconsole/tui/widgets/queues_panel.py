@@ -4,7 +4,8 @@ several services scans first.
 Each row is a queue's latest overview read (:class:`~skconsole.tui.model.QueueOverview`:
 what ``skconsole check`` reads, and its verdict on it): whether it answers, the
 verdict and what is wrong, the jobs per status, how long the oldest ready job has
-waited, the jobs that failed for good in the last 5 minutes and the hung ones. A
+waited, the share of the jobs finished in the last 5 minutes that failed for good (as
+panel 1 gives a type's) and the hung ones. A
 queue that does not answer keeps its last figures, its connection column saying
 why (red) and its verdict UNKNOWN, as ``skconsole check`` says of a queue it cannot
 reach. Enter on a row shows that queue's panels (the row marked ▸ is the one they
@@ -21,6 +22,7 @@ from skconsole.tui.formatting import first_line, fmt_age_s, fmt_count, format_ag
 from skconsole.tui.model import QueueOverview, QueueRow
 from skconsole.tui.widgets.keyed_table import Row
 from skconsole.tui.widgets.panel import Panel
+from skconsole.views.flow import failure_share
 from skconsole.views.table import Cell, Column, Tone, figure_column
 
 _LEVEL_TONES: dict[Level, Tone] = {
@@ -108,6 +110,17 @@ def _oldest(r: QueueRow, _now: float) -> Cell:
     return (text, "muted") if r.error is not None else text
 
 
+def _failed_recently(r: QueueRow, _now: float) -> Cell:
+    """The share of the queue's jobs finished in the last 5 minutes that failed, as panel
+    1 shows a type's (muted when the queue does not answer: the figure is from before)."""
+    if r.overview is None:
+        return ""
+    cell = failure_share(r.overview.failed_recently, r.overview.finished_recently)
+    if r.error is not None:
+        return (cell if isinstance(cell, str) else cell[0], "muted")
+    return cell
+
+
 COLUMNS: tuple[Column[QueueRow], ...] = (
     Column("queue", "Queue", cell=_name),
     Column("connection", "Conn", 6, cell=_connection),
@@ -116,9 +129,7 @@ COLUMNS: tuple[Column[QueueRow], ...] = (
     figure_column("oldest", 7, _oldest, label="Oldest", priority=2),
     figure_column("running", 7, _statuses(JobStatus.PROCESSING), label="Running", priority=5),
     figure_column("hung", 4, _figure(lambda o: o.hung, "bad"), label="Hung", priority=4),
-    figure_column(
-        "failed5m", 7, _figure(lambda o: o.failed_recently, "warn"), label="Fail 5m", priority=1
-    ),
+    figure_column("failed5m", 7, _failed_recently, label="Fail 5m", priority=1),
     figure_column(
         "failed",
         6,
