@@ -73,6 +73,15 @@ def refresh_interval(text: str) -> float:
     return seconds
 
 
+def read_timeout(text: str) -> float:
+    """The --timeout of check and exporter, in seconds: how long one cycle of reads may
+    take (:data:`~skconsole.check.bounds.READ_TIMEOUT_BOUNDS_S`)."""
+    from skconsole.check.bounds import READ_TIMEOUT_BOUNDS_S
+
+    low, high = READ_TIMEOUT_BOUNDS_S
+    return parse_duration(text, option="--timeout", minimum=low, maximum=high)
+
+
 # -- the connection options ---------------------------------------------------------------
 if TYPE_CHECKING:  # imported where used: psycopg is not needed to print --help
     from skconsole.db.connect import Database
