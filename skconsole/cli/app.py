@@ -21,7 +21,9 @@ import typer
 from skconsole.cli.commands import load
 from skconsole.cli.options import (
     MAX_CONCURRENCY,
+    EngineWorkersOpt,
     Options,
+    RefreshOpt,
     check_range,
     named_queues,
     refresh_interval,
@@ -142,12 +144,7 @@ def main_options(
             help="The schema the queue's tables live in (every session's search_path).",
         ),
     ] = None,
-    refresh: Annotated[
-        str,
-        typer.Option(
-            "--refresh", help="Console: refresh interval (0.5s to 60s; + and - change it live)."
-        ),
-    ] = "2s",
+    refresh: RefreshOpt = "2s",
     tasks: Annotated[
         str | None,
         typer.Option(
@@ -155,13 +152,7 @@ def main_options(
             help="Console: run these task handlers (module or module:attr) in an embedded engine.",
         ),
     ] = None,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers",
-            help=f"Console: jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,}).",
-        ),
-    ] = 4,
+    workers: EngineWorkersOpt = 4,
 ) -> None:
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
     from skconsole.db.mapping import TableMapping

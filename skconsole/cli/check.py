@@ -36,7 +36,7 @@ import typer
 
 from skconsole.check import verdict as checks
 from skconsole.cli.app import app
-from skconsole.cli.options import JsonOpt, check_range, options_of
+from skconsole.cli.options import JsonOpt, check_range, options_of, read_timeout
 from skconsole.cli.output import print_json
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import SkconsoleError
@@ -139,12 +139,7 @@ def check(
             dead_share=dead_share_warn,
             lock_wait_s=parse_duration(lock_wait_warn, option="--lock-wait-warn"),
         )
-        timeout_s = parse_duration(
-            timeout,
-            option="--timeout",
-            minimum=checks.READ_TIMEOUT_BOUNDS_S[0],
-            maximum=checks.READ_TIMEOUT_BOUNDS_S[1],
-        )
+        timeout_s = read_timeout(timeout)
         if opts.several:
             result: checks.Report | checks.QueueReports = _check_queues(
                 opts.queues, opts.read_only, timeout_s, limits, table_limits, left_out

@@ -10,6 +10,8 @@ from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_CONCURRENCY,
     MAX_DEMO_RATE,
+    EngineWorkersOpt,
+    RefreshOpt,
     check_range,
     options_of,
     refresh_interval,
@@ -28,13 +30,8 @@ def demo(
             "--rate", help=f"New demo jobs per second, on average (0 to {MAX_DEMO_RATE:,.0f})"
         ),
     ] = 3.0,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers", help=f"Jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,})"
-        ),
-    ] = 8,
-    refresh: Annotated[str, typer.Option("--refresh", help="Console refresh interval")] = "2s",
+    workers: EngineWorkersOpt = 8,
+    refresh: RefreshOpt = "2s",
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed, for a repeatable backlog")
     ] = None,

@@ -27,7 +27,7 @@ from rich.markup import escape
 
 from skconsole.check.verdict import READ_TIMEOUT_BOUNDS_S, READ_TIMEOUT_S
 from skconsole.cli.app import app
-from skconsole.cli.options import check_range, options_of
+from skconsole.cli.options import HostOpt, PortOpt, check_range, options_of, read_timeout
 from skconsole.cli.output import out
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.errors import ConfigError, SkconsoleError
@@ -44,16 +44,8 @@ DEFAULT_PORT = 9187
 @app.command()
 def exporter(
     ctx: typer.Context,
-    port: Annotated[
-        int,
-        typer.Option("--port", help="TCP port of /metrics (0: any free port, printed at start)"),
-    ] = DEFAULT_PORT,
-    host: Annotated[
-        str,
-        typer.Option(
-            "--host", help="Address to listen on (0.0.0.0: every interface, for a remote scraper)"
-        ),
-    ] = "127.0.0.1",
+    port: PortOpt = DEFAULT_PORT,
+    host: HostOpt = "127.0.0.1",
     interval: Annotated[
         str,
         typer.Option(
@@ -79,12 +71,7 @@ def exporter(
     interval_s = parse_duration(
         interval, option="--interval", minimum=INTERVAL_BOUNDS_S[0], maximum=INTERVAL_BOUNDS_S[1]
     )
-    timeout_s = parse_duration(
-        timeout,
-        option="--timeout",
-        minimum=READ_TIMEOUT_BOUNDS_S[0],
-        maximum=READ_TIMEOUT_BOUNDS_S[1],
-    )
+    timeout_s = read_timeout(timeout)
     # here, not at the top: every other command would pay for importing them
     from prometheus_client import CollectorRegistry, start_http_server
 

@@ -31,6 +31,7 @@ from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_LIST_ROWS,
     ActionFlags,
+    IncludeFaultedOpt,
     JsonOpt,
     LimitOpt,
     TypeOpt,
@@ -107,9 +108,7 @@ def bump(
 @app.command()
 @job_command(ops.PURGE, selection=("older_than", "ids", "group", "task_type", "statuses", "where"))
 def purge(
-    include_faulted: Annotated[
-        bool, typer.Option("--include-faulted", help="Delete 5 Faulted results too")
-    ] = False,
+    include_faulted: IncludeFaultedOpt = False,
 ) -> ops.PurgeParams:
     """Delete old final results (3, 6, 7; 5 with --include-faulted), in short batches."""
     return ops.PurgeParams(include_faulted=include_faulted)

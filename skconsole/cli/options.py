@@ -73,6 +73,15 @@ def refresh_interval(text: str) -> float:
     return seconds
 
 
+def read_timeout(text: str) -> float:
+    """The --timeout of check and exporter, in seconds: how long one cycle of reads may
+    take (:data:`~skconsole.check.bounds.READ_TIMEOUT_BOUNDS_S`)."""
+    from skconsole.check.bounds import READ_TIMEOUT_BOUNDS_S
+
+    low, high = READ_TIMEOUT_BOUNDS_S
+    return parse_duration(text, option="--timeout", minimum=low, maximum=high)
+
+
 # -- the connection options ---------------------------------------------------------------
 if TYPE_CHECKING:  # imported where used: psycopg is not needed to print --help
     from skconsole.db.connect import Database
@@ -219,10 +228,43 @@ DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Show the count and a sample; change nothing")
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation")]
+# purge and retention set
+IncludeFaultedOpt = Annotated[
+    bool,
+    typer.Option("--include-faulted", help="Delete 5 Faulted results too (they wait for you)"),
+]
 # worker and bench
 ConcurrencyOpt = Annotated[
     int,
     typer.Option("--concurrency", help=f"Jobs run at once per process (1 to {MAX_CONCURRENCY:,})"),
+]
+ProcessesOpt = Annotated[
+    int, typer.Option("--processes", help=f"Worker processes (1 to {MAX_PROCESSES})")
+]
+# the console (the root command) and demo
+RefreshOpt = Annotated[
+    str,
+    typer.Option(
+        "--refresh", help="Console: refresh interval (0.5s to 60s; + and - change it live)."
+    ),
+]
+EngineWorkersOpt = Annotated[
+    int,
+    typer.Option(
+        "--workers",
+        help=f"Console: jobs the embedded engine runs at once (1 to {MAX_CONCURRENCY:,}).",
+    ),
+]
+# exporter and serve: where they listen
+HostOpt = Annotated[
+    str,
+    typer.Option(
+        "--host",
+        help="Address to listen on (0.0.0.0: every interface; the traffic is plain HTTP)",
+    ),
+]
+PortOpt = Annotated[
+    int, typer.Option("--port", help="TCP port (0: any free port, printed at start)")
 ]
 
 # the selection syntax, shared by every action (and --group by `status failures`)

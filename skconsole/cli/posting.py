@@ -16,6 +16,7 @@ from rich.markup import escape
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     MAX_ENQUEUE_COUNT,
+    JsonOpt,
     check_range,
     check_text,
     options_of,
@@ -125,10 +126,7 @@ def enqueue(
             help="With --after: 'cancel' (default) or 'run' when one of them ends Fatal or Cancelled",
         ),
     ] = "cancel",
-    as_json: Annotated[
-        bool,
-        typer.Option("--json", help="A JSON list of the posted jobs: {id, type, outcome} each"),
-    ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Post jobs; prints their ids (one a line, or --json), as each chunk commits."""
     check_text("TYPE", task_type)

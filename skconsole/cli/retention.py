@@ -16,6 +16,7 @@ from skconsole.cli.acting import confirm_or_exit
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     ActionFlags,
+    IncludeFaultedOpt,
     JsonOpt,
     WideOpt,
     YesOpt,
@@ -82,10 +83,7 @@ def set_policy(
         typer.Option("--older-than", help="Purge finished results older than this, e.g. 30d"),
     ],
     task_type: PolicyTypeOpt = None,
-    include_faulted: Annotated[
-        bool,
-        typer.Option("--include-faulted", help="Purge 5 Faulted results too (they wait for you)"),
-    ] = False,
+    include_faulted: IncludeFaultedOpt = False,
     *,
     flags: ActionFlags,
 ) -> None:

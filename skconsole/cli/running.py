@@ -20,6 +20,8 @@ from skconsole.cli.options import (
     MAX_PROCESSES,
     POLL_BOUNDS_S,
     ConcurrencyOpt,
+    JsonOpt,
+    ProcessesOpt,
     check_range,
     check_text,
     options_of,
@@ -41,9 +43,7 @@ def worker(
         ),
     ],
     concurrency: ConcurrencyOpt = WorkerConfig.concurrency,
-    processes: Annotated[
-        int, typer.Option("--processes", help=f"Worker processes (1 to {MAX_PROCESSES})")
-    ] = 1,
+    processes: ProcessesOpt = 1,
     types: Annotated[
         str | None, typer.Option("--types", help="Only these types, comma-separated")
     ] = None,
@@ -149,9 +149,7 @@ def bench(
         int,
         typer.Option("--jobs", help=f"No-op jobs to post and drain (1 to {MAX_BENCH_JOBS:,})"),
     ] = BenchConfig.jobs,
-    processes: Annotated[
-        int, typer.Option("--processes", help=f"Worker processes draining (1 to {MAX_PROCESSES})")
-    ] = BenchConfig.processes,
+    processes: ProcessesOpt = BenchConfig.processes,
     latency_jobs: Annotated[
         int,
         typer.Option(
@@ -167,7 +165,7 @@ def bench(
         ),
     ] = BenchConfig.rate,
     concurrency: ConcurrencyOpt = BenchConfig.concurrency,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Measure enqueue rate, drain rate and pickup latency with no-op jobs."""
     from skconsole.bench.throughput import run_bench

@@ -32,7 +32,14 @@ import typer
 from rich.markup import escape
 
 from skconsole.cli.app import app
-from skconsole.cli.options import check_range, check_text, options_of, refresh_interval
+from skconsole.cli.options import (
+    HostOpt,
+    PortOpt,
+    check_range,
+    check_text,
+    options_of,
+    refresh_interval,
+)
 from skconsole.cli.output import out
 from skconsole.core import actor
 from skconsole.core.errors import ConfigError
@@ -146,16 +153,8 @@ def _url_host(host: str) -> str:
 @app.command()
 def serve(
     ctx: typer.Context,
-    host: Annotated[
-        str,
-        typer.Option(
-            "--host",
-            help="Address to listen on (0.0.0.0: every interface; the traffic is plain HTTP)",
-        ),
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", help="TCP port (0: any free port, printed at start)")
-    ] = DEFAULT_PORT,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = DEFAULT_PORT,
     token_file: Annotated[
         Path | None,
         typer.Option(

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import typer
 
 from skconsole.cli.app import db_app
-from skconsole.cli.options import check_text, options_of
+from skconsole.cli.options import JsonOpt, check_text, options_of
 from skconsole.cli.output import err, out
 from skconsole.core.errors import ConfigError
 from skconsole.db.embedded import EmbeddedServer
@@ -56,7 +56,7 @@ def db_stop(ctx: typer.Context) -> None:
 
 
 @db_app.command("status")
-def db_status(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def db_status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Show whether the embedded server runs, its DSN and who is attached."""
     st = _server(ctx).status()
     if as_json:

@@ -62,7 +62,19 @@ def _for(cursor: MappedCursor[Any] | AsyncMappedCursor[Any], query: Query) -> Qu
     return cast(Query, for_layout(query, layout))
 
 
-class MappedCursor(psycopg.Cursor[Row]):
+class _Mapped:
+    """What :class:`MappedCursor` and its asyncio twin share apart from their I/O: the
+    layout their statements run for, and whether a statement is prepared."""
+
+    #: the layout to run statements for, on a connection skconsole did not open (None: the
+    #: connection's own)
+    layout: TableMapping | None = None
+
+    def _prepare(self, asked: bool | None) -> bool | None:
+        return asked
+
+
+class MappedCursor(_Mapped, psycopg.Cursor[Row]):
     """A cursor that runs skconsole's named statements (``query(NAME)``) for its
     connection's layout, or the ``layout`` it is given (on a connection skconsole did
     not open: an application's own, given to a producer).
@@ -71,16 +83,9 @@ class MappedCursor(psycopg.Cursor[Row]):
     the hooks a connection's own cursor class changes (a pooled connection's: each
     statement in a transaction that has its settings, nothing prepared)."""
 
-    #: the layout to run statements for, on a connection skconsole did not open (None: the
-    #: connection's own)
-    layout: TableMapping | None = None
-
     @contextmanager
     def _around(self) -> Iterator[None]:
         yield
-
-    def _prepare(self, asked: bool | None) -> bool | None:
-        return asked
 
     def execute(
         self,
@@ -119,17 +124,12 @@ class MappedCursor(psycopg.Cursor[Row]):
             yield copy
 
 
-class AsyncMappedCursor(psycopg.AsyncCursor[Row]):
+class AsyncMappedCursor(_Mapped, psycopg.AsyncCursor[Row]):
     """The asyncio twin of :class:`MappedCursor`."""
-
-    layout: TableMapping | None = None
 
     @asynccontextmanager
     async def _around(self) -> AsyncIterator[None]:
         yield
-
-    def _prepare(self, asked: bool | None) -> bool | None:
-        return asked
 
     async def execute(
         self,
