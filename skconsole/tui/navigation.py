@@ -104,10 +104,15 @@ class Navigator:
         return screen if isinstance(screen, JobDetailScreen) else None
 
     def why(self) -> None:
-        """w: why the job shown waits (read in a worker thread by the dialog)."""
+        """w: why the job shown, or a jobs list's selected job, waits (read in a worker
+        thread by the dialog)."""
         shown = self._job_shown()
-        if shown is not None:
-            self.app.push_screen(WhyScreen(shown.task_id, self.console, offer_with_key))
+        screen = self.app.screen
+        task_id = shown.task_id if shown is not None else None
+        if task_id is None and isinstance(screen, (SearchScreen, GroupJobsScreen)):
+            task_id = screen.selected_job()
+        if task_id is not None:
+            self.app.push_screen(WhyScreen(task_id, self.console, offer_with_key))
 
     def parent_of_shown(self) -> Opening | None:
         """The job that posted the one shown, when its row is still there."""
