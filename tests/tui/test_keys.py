@@ -14,7 +14,7 @@ from skconsole.tui.commands import ActionCommands
 from skconsole.tui.panels import PANEL_IDS
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
-from skconsole.tui.screens.help import HelpScreen, help_text
+from skconsole.tui.screens.help import HelpScreen, help_rows, help_text
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.main import MainScreen
 from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
@@ -30,6 +30,7 @@ from skconsole.tui.showcase.fixed_data import (
 from skconsole.tui.showcase.scenes import settle
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.tui.conftest import SIZE, until
+from tests.tui.test_hostile_text import drawn_lines
 
 WRITE_KEYS = ("R", "A", "B", "X", "H", "P", "D")
 
@@ -119,6 +120,20 @@ async def test_help_lists_every_action() -> None:
                 assert spec.description in text
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
+
+
+async def test_help_at_120_columns_wraps_within_its_columns_never_into_the_key_column() -> None:
+    app = fixed_app()
+    keys = {row[0] for row in help_rows(actions.ACTIONS, read_only=False)} | {"key"}
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        body = app.screen.query_one("#help-body")
+        lines = drawn_lines(app)[body.region.y : body.region.bottom]
+        left = body.content_region.x
+        firsts = [line[left : left + 10].split() for line in lines]
+    assert len(firsts) > 10
+    assert all(not words or words[0] in keys for words in firsts), firsts
 
 
 async def test_number_keys_switch_panels() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -19,7 +21,7 @@ from skconsole.tui.panels import PANEL_IDS, PANELS
 
 _SCOPE_NAMES = {
     **{p.scope: p.label() for p in PANELS},
-    "jobs": "group jobs",
+    "jobs": "job lists",
     "job": "job detail",
     QUEUES: "queues overview",
 }
@@ -53,31 +55,41 @@ def notes(spec: ActionSpec, read_only: bool) -> str:
     return ", ".join(out)
 
 
-def help_text(actions: Sequence[ActionSpec], read_only: bool, several: bool = False) -> str:
-    """Every key of this console: with one queue, none of the overview's."""
-    rows = [("key", "action", "where", "notes", "")]
-    for spec in actions:
-        if spec.needs_queues and not several:
-            continue
-        rows.append(
-            (
-                spec.shown_key,
-                spec.description,
-                where(spec, several),
-                notes(spec, read_only),
-                spec.help,
-            )
-        )
+def help_rows(
+    actions: Sequence[ActionSpec], read_only: bool, several: bool = False
+) -> list[tuple[str, str, str, str, str]]:
+    """Every key of this console (with one queue, none of the overview's): its key, its
+    action, where it applies, its notes and what it does."""
+    rows = [
+        (spec.shown_key, spec.description, where(spec, several), notes(spec, read_only), spec.help)
+        for spec in actions
+        if several or not spec.needs_queues
+    ]
     rows.append(("ctrl+p", "Commands", "everywhere", "", "Run any action by name."))
     rows.extend((m.shown, m.help, "every table", "", "") for m in TABLE_MOVES if m.shown)
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = []
-    for i, r in enumerate(rows):
-        head = "  ".join(r[c].ljust(widths[c]) for c in range(4))
-        lines.append(head.rstrip())
-        if i and r[4]:
-            lines.append(" " * (widths[0] + 2) + r[4])
-    return "\n".join(lines)
+    return rows
+
+
+def help_text(actions: Sequence[ActionSpec], read_only: bool, several: bool = False) -> str:
+    """The keys as plain text, one line each."""
+    return "\n".join(
+        " · ".join(c for c in row if c) for row in help_rows(actions, read_only, several)
+    )
+
+
+def help_table(actions: Sequence[ActionSpec], read_only: bool, several: bool = False) -> Table:
+    """The keys as the screen shows them: the key and the action, then where it applies,
+    its notes and what it does, wrapped within their column at any width."""
+    table = Table(box=None, pad_edge=False, expand=True, header_style="bold")
+    table.add_column("key", no_wrap=True)
+    table.add_column("action", no_wrap=True)
+    table.add_column("where · notes · what it does", ratio=1, overflow="fold")
+    for key, action, at, note, what in help_rows(actions, read_only, several):
+        detail = Text(at + (f" · {note}" if note else ""), style="dim")
+        if what:
+            detail.append("\n" + what, style="")
+        table.add_row(Text(key, style="bold"), Text(action), detail)
+    return table
 
 
 class HelpScreen(ModalScreen[None]):
@@ -99,7 +111,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help", classes="dialog"):
             yield Static("Keys and actions", classes="dialog-title")
             with VerticalScroll(id="help-body"):
-                yield Static(Content(help_text(self.actions, self.read_only, self.several)))
+                yield Static(help_table(self.actions, self.read_only, self.several))
             yield Static(
                 Content(
                     "Confirmations default to No; write actions act on the ids shown when "
