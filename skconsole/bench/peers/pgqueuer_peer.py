@@ -3,8 +3,8 @@
 The worker is what ``pgqueuer run`` runs, with its defaults and event loop
 (uvloop when installed), on the factory below: one asyncpg connection, as
 PgQueuer's documentation sets it up. It is started through ``main`` rather than
-the CLI because PgQueuer 1.6.0's ``run`` command fails with the Typer that
-skconsole pins (0.29): its ``--log-level`` reaches the logger as a str
+the CLI because PgQueuer 1.6.0's ``run`` command failed with Typer 0.29 (the
+version this was first measured with): its ``--log-level`` reaches the logger as a str
 (``AttributeError: 'str' object has no attribute 'name'``).
 """
 
