@@ -1,27 +1,24 @@
-"""What the server itself spends on a post: Stakhanovise.NET's two tables against
-PgQueuer's one, with no client library in the way (a benchmark, not a test).
+"""How far any library writing Stakhanovise.NET's layout can get ahead of PgQueuer's
+posts: the least such a post costs, against PgQueuer's own calls (a benchmark, not a test).
 
 ``python -m skconsole.bench.post_floor --dsn DSN [--posts 3000] [--jobs 40000] [--rounds 3]``
 
-Each job is made on the server (``gen_random_uuid()``, ``generate_series``), so what is
-timed is the server's work and one round trip per statement, the same for every side:
-
-- ``layout``: the two rows a job is in Stakhanovise.NET's layout (its result row and its
-  queue row), into a database holding Stakhanovise.NET's own objects only (its setup's
-  tables, indexes and lock-handle sequence): the least any library writing that layout
-  can do;
-- ``skconsole``: the same rows with skconsole's objects beside them (``skconsole setup``:
-  its indexes and triggers), and the NOTIFY its posts send;
-- ``pgqueuer``: PgQueuer's own enqueue statement on its own schema (its
-  ``Queries.install()``: one table, its indexes, its statement-level NOTIFY trigger),
-  when PgQueuer is installed (the ``bench`` extra).
+A job in the layout is two rows (its result row and its queue row, in two tables
+with Stakhanovise.NET's indexes, which its dequeue reads). The least a post of one job
+costs: one statement writing both, the job's id made on the server, nothing on the
+client but the call (``layout``). The least a bulk post costs: one binary COPY into
+each table, of rows built from fresh uuid4s, in one transaction (``layout``, as
+``bench.bulk_posting``'s raw side). Each is run on a database holding Stakhanovise.NET's
+objects only (its setup's tables, indexes and lock-handle sequence), and again with
+skconsole's objects beside them and its NOTIFY (``skconsole``). ``pgqueuer`` is
+PgQueuer's ``Queries.enqueue`` over asyncpg, as the peers benchmark calls it (one job; a
+list of 1,000), on its own schema: its whole post, its client included.
 
 Single posts commit one job each (``--posts`` of them); bulk posts commit 1,000 jobs a
-statement (``--jobs`` in all). The sides alternate within each round; each round prints
-every side's rate and its ratio to PgQueuer's. A library's whole post (its client and
-driver included) cannot beat its side here: so the ratio of a side to PgQueuer here
-bounds the ratio a library of that layout can reach in ``python -m
-skconsole.bench.peers``, where PgQueuer pays for its client too.
+call (``--jobs`` in all). The sides alternate within each round; each round prints every
+side's rate and its ratio to PgQueuer's. No post of this layout can beat ``layout``, so
+its ratio bounds what ``python -m skconsole.bench.peers`` can show (needs the ``bench``
+extra for PgQueuer).
 """
 
 from __future__ import annotations
@@ -31,15 +28,19 @@ import asyncio
 import statistics
 import time
 from pathlib import Path
-from typing import LiteralString
+from typing import TYPE_CHECKING, LiteralString
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
+from skconsole.bench.bulk_posting import raw_copy
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
+
+if TYPE_CHECKING:
+    from skconsole.bench.peers.pgqueuer_peer import PgQueuerPeer
 
 #: Stakhanovise.NET's own objects, as its setup creates them
 LAYOUT_SQL = Path(__file__).resolve().parents[2] / "sql" / "schema" / "010_stakhanovise.sql"
@@ -64,11 +65,6 @@ SELECT 1
 _NOTIFIED: LiteralString = _TWO_ROWS.replace(
     "SELECT 1\n", "SELECT pg_notify('sk_task_queue_item_added', '')\n"
 )
-_PGQUEUER: LiteralString = """
-INSERT INTO pgqueuer (priority, entrypoint, payload, execute_after, dedupe_key, headers, status)
-SELECT 0, 'bench.floor', NULL, now(), NULL, NULL, 'queued' FROM generate_series(1, %(n)s)
-RETURNING id
-"""
 
 
 def _database(server: str, name: str) -> str:
@@ -86,23 +82,44 @@ def _drop(server: str, name: str) -> None:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-def _install_pgqueuer(dsn: str) -> bool:
+def _single(dsn: str, statement: LiteralString, posts: int) -> float:
+    """Posts/s of ``statement`` (one job, its own commit), ``posts`` times."""
+    with psycopg.connect(dsn, autocommit=True, prepare_threshold=0) as c:
+        c.execute(statement, {"n": 1})  # prepared before the clock starts
+        started = time.perf_counter()
+        for _ in range(posts):
+            c.execute(statement, {"n": 1})
+        return posts / (time.perf_counter() - started)
+
+
+def _peer() -> PgQueuerPeer | None:
+    """PgQueuer's side of the peers benchmark, if PgQueuer is installed."""
     try:
         from skconsole.bench.peers.pgqueuer_peer import PgQueuerPeer
     except ImportError:
-        return False
-    asyncio.run(PgQueuerPeer().install(dsn))
-    return True
+        return None
+    return PgQueuerPeer()
 
 
-def _rate(dsn: str, statement: LiteralString, *, jobs: int, per_statement: int) -> float:
-    """Jobs/s of ``statement`` run until ``jobs`` jobs, ``per_statement`` a commit."""
-    with psycopg.connect(dsn, autocommit=True, prepare_threshold=0) as c:
-        c.execute(statement, {"n": per_statement})  # prepared before the clock starts
-        started = time.perf_counter()
-        for _ in range(max(1, jobs // per_statement) - 1):
-            c.execute(statement, {"n": per_statement})
-        return (max(1, jobs // per_statement) - 1) * per_statement / (time.perf_counter() - started)
+def _pgqueuer(peer: PgQueuerPeer, dsn: str, posts: int, jobs: int) -> tuple[float, float]:
+    """PgQueuer's single posts/s and bulk jobs/s."""
+
+    async def run() -> tuple[float, float]:
+        await peer.open(dsn)
+        try:
+            await peer.post(None)
+            started = time.perf_counter()
+            for _ in range(posts):
+                await peer.post(None)
+            single = posts / (time.perf_counter() - started)
+            started = time.perf_counter()
+            for _ in range(jobs // CHUNK):
+                await peer.post_many(CHUNK)
+            return single, jobs // CHUNK * CHUNK / (time.perf_counter() - started)
+        finally:
+            await peer.close()
+
+    return asyncio.run(run())
 
 
 def main() -> None:
@@ -124,18 +141,26 @@ def main() -> None:
         with Database(dsns["skconsole"]).connect() as c:
             c.autocommit = True
             setup_schema(c)
-        sides: dict[str, LiteralString] = {"layout": _TWO_ROWS, "skconsole": _NOTIFIED}
-        if _install_pgqueuer(dsns["pgqueuer"]):
-            sides["pgqueuer"] = _PGQUEUER
-        for kind, jobs, per in (("single", args.posts, 1), ("bulk", args.jobs, CHUNK)):
-            rates: dict[str, list[float]] = {side: [] for side in sides}
-            for n in range(1, args.rounds + 1):
-                for side, statement in sides.items():
-                    rates[side].append(_rate(dsns[side], statement, jobs=jobs, per_statement=per))
-                print(
-                    f"{kind} round {n}: " + _line({s: r[-1] for s, r in rates.items()}), flush=True
+        peer = _peer()
+        if peer is not None:
+            asyncio.run(peer.install(dsns["pgqueuer"]))
+        rates: dict[str, dict[str, list[float]]] = {"single": {}, "bulk": {}}
+        for n in range(1, args.rounds + 1):
+            for side, statement in (("layout", _TWO_ROWS), ("skconsole", _NOTIFIED)):
+                rates["single"].setdefault(side, []).append(
+                    _single(dsns[side], statement, args.posts)
                 )
-            medians = {s: statistics.median(r) for s, r in rates.items()}
+                rates["bulk"].setdefault(side, []).append(
+                    raw_copy(Database(dsns[side]), args.jobs, CHUNK)
+                )
+            if peer is not None:
+                single, bulk = _pgqueuer(peer, dsns["pgqueuer"], args.posts, args.jobs)
+                rates["single"].setdefault("pgqueuer", []).append(single)
+                rates["bulk"].setdefault("pgqueuer", []).append(bulk)
+            for kind in rates:
+                print(f"{kind} round {n}: " + _line({s: r[-1] for s, r in rates[kind].items()}))
+        for kind, by_side in rates.items():
+            medians = {s: statistics.median(r) for s, r in by_side.items()}
             print(f"{kind} medians: " + _line(medians), flush=True)
     finally:
         for name in names.values():
