@@ -187,6 +187,15 @@ async def console_on_type(
         yield app, pilot
 
 
+def due_now(conn: Conn, task_id: object) -> bool:
+    """The job's queue row is due (what ``bump --now`` leaves)."""
+    row = conn.execute(
+        "SELECT task_locked_until_ts <= now() FROM sk_tasks_queue_t WHERE task_id = %s",
+        (task_id,),
+    ).fetchone()
+    return row == (True,)
+
+
 def notices(app: ConsoleApp) -> list[str]:
     """The notifications on screen now (each leaves after its timeout)."""
     return [n.message for n in app._notifications]

@@ -28,6 +28,16 @@ async def _jump(pilot: Pilot[Any], app: ConsoleApp, prefix: str) -> None:
     await pilot.press(*prefix, "enter")
 
 
+async def _detail_of(pilot: Pilot[Any], app: ConsoleApp, prefix: str) -> str:
+    """The text of the job detail ``prefix`` opens through J, once it has loaded."""
+    await _jump(pilot, app, prefix)
+    await until(
+        pilot, lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None
+    )
+    assert isinstance(app.screen, JobDetailScreen)
+    return shown_text(app, app.screen)
+
+
 async def test_j_opens_a_job_by_a_unique_prefix_with_its_attempts(
     conn: Conn, make_app: MakeApp
 ) -> None:
@@ -36,14 +46,8 @@ async def test_j_opens_a_job_by_a_unique_prefix_with_its_attempts(
     add_attempts(conn, ONE)
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await _jump(pilot, app, "ab12")
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None,
-        )
-        assert isinstance(app.screen, JobDetailScreen)
-        text = shown_text(app, app.screen)
-        assert app.screen.task_id == str(ONE)
+        text = await _detail_of(pilot, app, "ab12")
+        assert isinstance(app.screen, JobDetailScreen) and app.screen.task_id == str(ONE)
     assert "#1" in text and "failed → Error" in text and "web-1 pid 2200 1.8.3" in text
     assert "\x1b" not in text
 
@@ -68,13 +72,8 @@ async def test_a_job_that_succeeded_opens_on_its_fields_with_the_earlier_error_l
     add_attempts(conn, ONE)
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await _jump(pilot, app, "ab12")
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, JobDetailScreen) and app.screen.detail is not None,
-        )
-        assert isinstance(app.screen, JobDetailScreen)
-        lines = [line.strip(" █▌") for line in shown_text(app, app.screen).splitlines()]
+        text = await _detail_of(pilot, app, "ab12")
+    lines = [line.strip(" █▌") for line in text.splitlines()]
     shown = [line for line in lines if line]
     assert shown[0].startswith("job  ab12cd34")
     assert "last error" not in shown

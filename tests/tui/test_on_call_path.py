@@ -11,7 +11,7 @@ from skconsole.producer import Job, Producer
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.screens.why_job import WhyScreen
-from tests.tui.conftest import Conn, MakeApp, loaded_console, until
+from tests.tui.conftest import Conn, MakeApp, due_now, loaded_console, until
 
 #: the keys of the how-to's path, as an operator types them (28 in all): w and N act on
 #: the search's selected job, no need to open it
@@ -47,13 +47,4 @@ async def test_the_how_to_s_keys_find_customer_42_s_invoice_say_why_and_run_it_n
         await pilot.press("escape", "N")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await until(
-            pilot,
-            lambda: (
-                conn.execute(
-                    "SELECT task_locked_until_ts <= now() FROM sk_tasks_queue_t WHERE task_id = %s",
-                    (job,),
-                ).fetchone()
-                == (True,)
-            ),
-        )
+        await until(pilot, lambda: due_now(conn, job))

@@ -20,7 +20,7 @@ from skconsole.tui.showcase.fake_source import FixedSource
 from skconsole.tui.showcase.fixed_data import STAGE_JOB
 from tests.db.test_hostile_text import TASK_TYPE
 from tests.db.test_ops import add_job
-from tests.tui.conftest import SIZE, Conn, MakeApp, loaded_console, until
+from tests.tui.conftest import SIZE, Conn, MakeApp, due_now, loaded_console, until
 from tests.tui.test_hostile_text import assert_nothing_raw
 from tests.tui.test_schedules_and_lineage import open_failed_job
 
@@ -79,16 +79,7 @@ async def test_the_run_now_key_makes_the_job_due_after_confirmation(
         await pilot.press("N")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await until(
-            pilot,
-            lambda: (
-                conn.execute(
-                    "SELECT task_locked_until_ts <= now() FROM sk_tasks_queue_t WHERE task_id = %s",
-                    (job,),
-                ).fetchone()
-                == (True,)
-            ),
-        )
+        await until(pilot, lambda: due_now(conn, job))
     (action,) = conn.execute("SELECT audit_action FROM sk_audit_t").fetchone() or ()
     assert action == "bump"
 
