@@ -84,7 +84,7 @@ def test_tab_labels_are_number_and_label_with_the_note() -> None:
 def test_main_scope_covers_every_panel_and_help_names_them() -> None:
     assert frozenset(PANEL_IDS) == action_spec.MAIN
     requeue = actions.BY_ID["requeue"]
-    assert where(requeue) == "Queue depth, Failures, group jobs, job detail"
+    assert where(requeue) == "Queue depth, Failures, job lists, job detail"
 
 
 def test_only_the_depth_panel_sits_above_the_tabs() -> None:
