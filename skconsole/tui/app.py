@@ -456,8 +456,9 @@ class ConsoleApp(App[int]):
         # once the focus has moved, the action sees its panel's selection
         self.call_after_refresh(self.run_action, spec.action)
 
-    def on_descendant_focus(self) -> None:
-        self.refresh_bindings()
+    # a focus move refreshes the bindings (the keys of the focused panel) by itself: Textual's
+    # Screen does it when its focused widget changes; a second refresh here recomposed the
+    # footer twice per move
 
     # -- simple actions ------------------------------------------------------------------
     def action_help(self) -> None:
