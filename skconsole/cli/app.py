@@ -153,6 +153,17 @@ def main_options(
         ),
     ] = None,
     workers: EngineWorkersOpt = 4,
+    open_at: Annotated[
+        str | None,
+        typer.Option(
+            "--open",
+            help="Console: open this place once the data is in: job:<id>, group:<12-hex group"
+            " id> or search:<search line> (what `skconsole serve`'s /job/, /group/ and /search"
+            " addresses start).",
+            show_default=False,
+            metavar="<place>",
+        ),
+    ] = None,
 ) -> None:
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
     from skconsole.db.mapping import TableMapping
@@ -178,11 +189,17 @@ def main_options(
         read_dsn=read_dsn,
         mapping=layout,
     )
+    if open_at is not None and ctx.invoked_subcommand is not None:
+        raise ConfigError("--open is the console's: give it without a command")
     if ctx.invoked_subcommand is None:
         require_extra("console", "the console")
+        from skconsole.core.places import parse_place
         from skconsole.tui.launch import ConsoleOptions, run_console
 
         check_range("--workers", workers, 1, MAX_CONCURRENCY)
+        at = None if open_at is None else parse_place(open_at)
+        if at is not None and len(named) > 1:
+            raise ConfigError("--open opens a place of one queue: with several queues, give one")
         code = run_console(
             ConsoleOptions(
                 dsn=one.dsn if one is not None else None,
@@ -195,6 +212,7 @@ def main_options(
                 tasks=tasks,
                 workers=workers,
                 mapping=layout,
+                open_at=at,
             )
         )
         raise typer.Exit(code)

@@ -44,6 +44,7 @@ from skconsole.cli.output import out
 from skconsole.core import actor
 from skconsole.core.errors import ConfigError
 from skconsole.core.extras import require_extra
+from skconsole.core.places import SERVE_URL_ENV, base_url
 from skconsole.core.text import is_printable, quoted
 from skconsole.web.token import Token
 
@@ -187,6 +188,15 @@ def serve(
             " (default: the --token-file's name, or serve-token)",
         ),
     ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            help="The address the browsers reach this server at (behind a proxy or a tunnel):"
+            " the start of the links the consoles' l key gives; default: the address printed",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """The console in a browser tab: one console per session, behind a token (read-only
     unless --allow-writes)."""
@@ -194,6 +204,12 @@ def serve(
     check_range("--max-sessions", max_sessions, 1, MAX_SESSIONS)
     check_text("--host", host)
     _check_user(user)
+    if public_url is not None:
+        check_text("--public-url", public_url)
+        try:
+            public_url = base_url(public_url)
+        except ConfigError as exc:
+            raise ConfigError(f"--public-url: {exc}") from None
     opts = options_of(ctx)
     if allow_writes and opts.read_only:
         raise ConfigError("--allow-writes contradicts --read-only (or SKCONSOLE_READ_ONLY)")
@@ -214,6 +230,8 @@ def serve(
 
     def started(bound_host: str, bound_port: int) -> None:
         base = f"http://{_url_host(bound_host)}:{bound_port}/"
+        # the consoles' links (l): each console is started after this, with this environment
+        os.environ[SERVE_URL_ENV] = public_url or base.rstrip("/")
         mode = (
             f"writes allowed, audited as {acting} from {browser_host()}"
             if allow_writes

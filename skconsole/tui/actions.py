@@ -275,6 +275,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"job"}),
     ),
     ActionSpec(
+        "link",
+        "l",
+        "Link",
+        "The browser console's URL of the job, failure group or search shown (skconsole serve):"
+        " shown to select, and copied.",
+        scopes=frozenset({"job", "jobs"}),
+        footer=False,
+    ),
+    ActionSpec(
         "why",
         "w",
         "Why",

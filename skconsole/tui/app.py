@@ -47,6 +47,7 @@ from textual.widgets import Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from skconsole.core.actor import Actor
+from skconsole.core.places import Place, link
 from skconsole.tui import actions as registry
 from skconsole.tui import cadences, clipboard, reads
 from skconsole.tui.action_runner import ActionRunner, is_connection_error
@@ -71,6 +72,7 @@ from skconsole.tui.model import (
     Windows,
 )
 from skconsole.tui.navigation import Navigator
+from skconsole.tui.opening import OpenKind, of_place
 from skconsole.tui.operation import Here
 from skconsole.tui.polling import PollLoop, backoff
 from skconsole.tui.queue_overviews import QueueOverviews
@@ -78,6 +80,7 @@ from skconsole.tui.queue_switch import QueueSwitch
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.screens.help import HelpScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.link import LinkScreen
 from skconsole.tui.screens.main import MainScreen, back_to_main
 from skconsole.tui.screens.overview import OverviewScreen
 from skconsole.tui.source import DataSource, Queue
@@ -112,8 +115,14 @@ class ConsoleApp(App[int]):
         start_engine: bool = False,
         auto_refresh: bool = True,
         queues: Sequence[Queue] = (),
+        open_at: Place | None = None,
+        serve_url: str | None = None,
     ) -> None:
         super().__init__()
+        #: --open: what is opened once the data is in (a group: once the groups are read)
+        self.open_at = None if open_at is None else of_place(open_at)
+        #: the address of the ``skconsole serve`` this console runs under (the l key's links)
+        self.serve_url = serve_url
         self.read_only = source.read_only
         self.engine = engine
         self.clock = clock
@@ -312,6 +321,8 @@ class ConsoleApp(App[int]):
         self.main_screen.show_snapshot(self._latest(snapshot))
         self.apply_times_ms.append((time.perf_counter() - started) * 1000.0)
         self.screen.post_message(DataChanged())  # a drill-down reads its own data again
+        if self.open_at is not None and self.open_at.kind is not OpenKind.GROUP:
+            self._open_at_start()
 
     def _failures_read(self, groups: FailureGroups, _elapsed_ms: float) -> None:
         self.failure_reads_ms.append(groups.read_ms)
@@ -321,6 +332,21 @@ class ConsoleApp(App[int]):
         if self.snapshot is not None:  # else the first snapshot shows them
             self.main_screen.show_failures(self.snapshot)
         self.screen.post_message(DataChanged(failures=True))  # a group's jobs too
+        if self.open_at is not None:
+            self._open_at_start()
+
+    def _open_at_start(self) -> None:
+        """--open, once: a job or a search with the first snapshot, a failure group with
+        the first failure groups read (it must be among them)."""
+        opening, self.open_at = self.open_at, None
+        if opening is not None and not self.navigator.open(opening):
+            self.notify(
+                f"No failure group {opening.value} now: its jobs may have been requeued or"
+                " purged (the failures panel, 3, lists the groups).",
+                title="Link",
+                severity="warning",
+                timeout=10,
+            )
 
     def _latest(self, snapshot: Snapshot) -> Snapshot:
         """``snapshot`` with the latest reads of the slower cadences (failures, health,
@@ -430,8 +456,9 @@ class ConsoleApp(App[int]):
         # once the focus has moved, the action sees its panel's selection
         self.call_after_refresh(self.run_action, spec.action)
 
-    def on_descendant_focus(self) -> None:
-        self.refresh_bindings()
+    # a focus move refreshes the bindings (the keys of the focused panel) by itself: Textual's
+    # Screen does it when its focused widget changes; a second refresh here recomposed the
+    # footer twice per move
 
     # -- simple actions ------------------------------------------------------------------
     def action_help(self) -> None:
@@ -535,6 +562,23 @@ class ConsoleApp(App[int]):
                 f"fields, payload and full error); {done.where()}.",
                 title="Copied",
             )
+
+    def action_link(self) -> None:
+        """l: the URL of the job, group or search shown, under ``skconsole serve``."""
+        if self.serve_url is None:
+            self.notify(
+                "No URL: this console does not run under `skconsole serve` (links are the"
+                " browser console's).",
+                title="Link",
+            )
+            return
+        at = self.navigator.place_shown()
+        if at is None:
+            self.notify("Nothing here to link to: open a job, a failure group or a search.")
+            return
+        url = link(self.serve_url, at)
+        self.copy_to_clipboard(url)
+        self.push_screen(LinkScreen(url, at))
 
     def action_connection(self) -> None:
         self.notify(clipboard.copy_connection(self, self.source.connection), title="Connection")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
+from skconsole.core.places import SERVE_URL_ENV, Place, base_url
 from skconsole.db.connect import Database
 from skconsole.db.layout import is_standby
 from skconsole.db.mapping import TableMapping
@@ -50,6 +51,21 @@ class ConsoleOptions:
     queues: tuple[QueueSpec, ...] = ()
     #: the names of the one queue's objects (--mapping, --schema); None: the default names
     mapping: TableMapping | None = None
+    #: --open: the place the console opens once its data is in
+    open_at: Place | None = None
+
+
+def serve_url() -> str | None:
+    """The address of the ``skconsole serve`` this console runs under (it says so in the
+    environment), for the links of the l key; None: not under serve, or not an address."""
+    given = os.environ.get(SERVE_URL_ENV)
+    if not given:
+        return None
+    try:
+        return base_url(given)
+    except ConfigError:
+        log.warning("%s is not a base address: the console gives no links", SERVE_URL_ENV)
+        return None
 
 
 def log_file() -> Path:
@@ -131,9 +147,11 @@ def run_app(
     engine: EngineThread | None = None,
     cleanup: Iterable[Callable[[], object]] = (),
     writes: Database | None = None,
+    open_at: Place | None = None,
 ) -> int:
     """Run the console on ``db`` (writing to ``writes``, by default ``db`` too) until the
-    operator quits; then stop the engine and helpers."""
+    operator quits; then stop the engine and helpers. ``open_at``: the place it opens
+    once its data is in."""
     from skconsole.tui.app import ConsoleApp
     from skconsole.tui.database_source import DatabaseSource
 
@@ -144,6 +162,8 @@ def run_app(
         refresh_interval=refresh,
         engine=engine,
         start_engine=engine is not None,
+        open_at=open_at,
+        serve_url=serve_url(),
     )
     try:
         app.run()
@@ -219,4 +239,4 @@ def run_console(opts: ConsoleOptions) -> int:
             )
         config = opts.worker_config or WorkerConfig(concurrency=opts.workers)
         engine = EngineThread(engine_database(writes), registry, config)
-    return run_app(reads, refresh=opts.refresh, engine=engine, writes=writes)
+    return run_app(reads, refresh=opts.refresh, engine=engine, writes=writes, open_at=opts.open_at)

@@ -18,6 +18,8 @@ from typing import Any
 
 from textual.app import App
 
+from skconsole.core.errors import ConfigError
+from skconsole.core.places import Place, place
 from skconsole.tui.actions import offer_with_key
 from skconsole.tui.context import Console, Opens
 from skconsole.tui.factor_search import load_factors
@@ -54,10 +56,12 @@ class Navigator:
         if isinstance(screen, Opens):
             self.open(screen.opening(self.snapshot()))
 
-    def open(self, opening: Opening | None) -> None:
-        """Open a job, a failure group, a search, a panel filtered or a queue (None: nothing)."""
+    def open(self, opening: Opening | None) -> bool:
+        """Open a job, a failure group (by its signature or its short id), a search, a
+        panel filtered or a queue; False: nothing (None, or a group not among the
+        failure groups read)."""
         if opening is None:
-            return
+            return False
         snapshot = self.snapshot()
         match opening.kind:
             case OpenKind.JOB:
@@ -67,15 +71,32 @@ class Navigator:
                 )
             case OpenKind.GROUP:
                 groups = snapshot.failures if snapshot is not None else ()
-                group = next((g for g in groups if g.signature == opening.value), None)
-                if group is not None:
-                    self.app.push_screen(GroupJobsScreen(group, self.console))
+                group = next((g for g in groups if opening.value in (g.signature, g.id)), None)
+                if group is None:
+                    return False
+                self.app.push_screen(GroupJobsScreen(group, self.console))
             case OpenKind.SEARCH:
                 self.app.push_screen(SearchScreen(self.console, opening.value))
             case OpenKind.FILTER:
                 self.main.show_filtered(opening.panel, opening.value)
             case OpenKind.QUEUE:
                 self.show_queue(opening.value)
+        return True
+
+    def place_shown(self) -> Place | None:
+        """The place on screen one can link to: the job shown, the failure group whose
+        jobs are listed, the search (None: the main screen, or a search not made)."""
+        screen = self.app.screen
+        try:
+            if isinstance(screen, JobDetailScreen):
+                return place("job", screen.task_id)
+            if isinstance(screen, GroupJobsScreen):
+                return place("group", screen.group.id)
+            if isinstance(screen, SearchScreen) and screen.query_ is not None:
+                return place("search", screen.line)
+        except ConfigError:  # a search line too long for a link
+            return None
+        return None
 
     def search(self) -> None:
         """s: the search screen (payload.PATH=VALUE type=T ...)."""

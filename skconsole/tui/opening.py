@@ -12,6 +12,7 @@ import enum
 import shlex
 from dataclasses import dataclass
 
+from skconsole.core.places import Place, PlaceKind
 from skconsole.core.status import JobStatus
 
 
@@ -55,3 +56,13 @@ def of_type(task_type: str) -> str:
 def waiting_of(task_type: str) -> Opening:
     """A task type's waiting jobs, as the search screen finds them."""
     return search(of_type(task_type), *(f"status={int(s)}" for s in WAITING))
+
+
+def of_place(at: Place) -> Opening:
+    """What ``--open`` opens: a job, a failure group (by its short id), a search."""
+    kind = {
+        PlaceKind.JOB: OpenKind.JOB,
+        PlaceKind.GROUP: OpenKind.GROUP,
+        PlaceKind.SEARCH: OpenKind.SEARCH,
+    }[at.kind]
+    return Opening(kind, at.value)

@@ -20,7 +20,13 @@ builds the application around them itself:
   without their query;
 - at most ``max_sessions`` consoles at once: each is a process with database
   connections of its own, so a tab opened past the limit is refused (503) and
-  starts nothing until another session ends.
+  starts nothing until another session ends;
+- a place can be linked to (:mod:`skconsole.core.places`): ``/job/<id>``,
+  ``/group/<group id>`` and ``/search?q=<line>`` serve the same page, whose websocket
+  (``/ws/<kind>/<the value in hex>``) starts a console that opens that place
+  (``--open``). The place is checked on the page and again on the websocket (a bad
+  one: 400, no console), and shell-quoted onto the console's command line, which
+  textual-serve runs through a shell.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import shlex
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -36,10 +43,12 @@ from pathlib import Path
 import jinja2
 import textual_serve
 from aiohttp import web
+from textual_serve.app_service import AppService
 from textual_serve.server import Server
 from yarl import URL
 
-from skconsole.core.errors import SkconsoleError
+from skconsole.core.errors import ConfigError, SkconsoleError
+from skconsole.core.places import Place, PlaceKind, place
 from skconsole.web.token import Token
 
 log = logging.getLogger("skconsole.serve")
@@ -100,7 +109,11 @@ class ConsoleServer(Server):
         app.add_routes(
             [
                 web.get("/", self._index),
+                web.get("/job/{value}", self._place_page),
+                web.get("/group/{value}", self._place_page),
+                web.get("/search", self._place_page),
                 web.get("/ws", self._websocket),
+                web.get("/ws/{kind}/{hex}", self._websocket),
                 web.get("/download/{key}", self.handle_download),
                 web.get("/favicon.ico", _no_icon),
                 web.static("/static", STATIC),
@@ -131,12 +144,14 @@ class ConsoleServer(Server):
         cookie = request.cookies.get(self.token.cookie_name)
         if not self.token.matches(cookie):
             return _refuse(request, 401, "no token" if cookie is None else "wrong cookie")
-        if request.path == "/ws" and not _same_origin(request):
+        websocket = request.path == "/ws" or request.path.startswith("/ws/")
+        if websocket and not _same_origin(request):
             return _refuse(request, 403, "websocket opened by a page of another origin")
         return await handler(request)
 
     # -- the page and the sessions ----------------------------------------------------
-    async def _index(self, request: web.Request) -> web.Response:
+    async def _index(self, request: web.Request, at: Place | None = None) -> web.Response:
+        """The console page; ``at``: the place its console opens."""
         nonce = secrets.token_urlsafe(16)
         request[_NONCE] = nonce  # the Content-Security-Policy allows this script only
         scheme = "wss" if request.secure else "ws"
@@ -144,7 +159,7 @@ class ConsoleServer(Server):
         page = self._pages.get_template("console.html").render(
             title=self.title,
             static="/static/",
-            websocket_url=f"{scheme}://{request.host}/ws",
+            websocket_url=f"{scheme}://{request.host}{_websocket_path(at)}",
             font_size=font_size,
             nonce=nonce,
         )
@@ -152,7 +167,22 @@ class ConsoleServer(Server):
             text=page, content_type="text/html", headers={"Cache-Control": "no-store"}
         )
 
+    async def _place_page(self, request: web.Request) -> web.Response:
+        """``/job/<id>``, ``/group/<id>``, ``/search?q=<line>``: the console page, whose
+        console opens that place; a bad place is refused (400) with what is wrong."""
+        kind = request.path.split("/")[1]
+        value = request.match_info.get("value") or request.query.get("q", "")
+        try:
+            at = place(kind, value)
+        except ConfigError as exc:
+            return _bad_place(request, exc)
+        return await self._index(request, at)
+
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        try:
+            at = _place_of_websocket(request)
+        except ConfigError as exc:
+            return _bad_place(request, exc)
         if self.open_sessions >= self.max_sessions:
             log.warning(
                 "session from %s refused: %d open, the most allowed (--max-sessions)",
@@ -167,12 +197,57 @@ class ConsoleServer(Server):
         task = asyncio.current_task()
         assert task is not None
         self._sessions.add(task)  # no await since the count: two tabs cannot both pass
-        log.info("session from %s: starting a console", request.remote)
+        log.info(
+            "session from %s: starting a console%s",
+            request.remote,
+            "" if at is None else f" on {at.kind.value}",
+        )
         try:
-            return await self.handle_websocket(request)
+            return await self._run_console(request, self.command_for(at))
         finally:
             self._sessions.discard(task)
             log.info("session from %s ended", request.remote)
+
+    def command_for(self, at: Place | None) -> str:
+        """The shell command of a session's console: the server's, with ``--open`` for
+        ``at``, shell-quoted (textual-serve runs it through a shell)."""
+        if at is None:
+            return self.command
+        return f"{self.command} {shlex.join(at.argv())}"
+
+    async def _run_console(self, request: web.Request, command: str) -> web.WebSocketResponse:
+        """textual-serve's ``handle_websocket`` with a command of the session's own."""
+        websocket = web.WebSocketResponse(heartbeat=15)
+        width = _int(request.query.get("width"), 80, low=1, high=1000)
+        height = _int(request.query.get("height"), 24, low=1, high=1000)
+        service: AppService | None = None
+
+        async def close() -> None:
+            await websocket.close()
+
+        try:
+            await websocket.prepare(request)
+            service = AppService(
+                command,
+                write_bytes=websocket.send_bytes,
+                write_str=websocket.send_str,
+                close=close,
+                download_manager=self.download_manager,
+                debug=self.debug,
+            )
+            await service.start(width, height)
+            try:
+                await self._process_messages(websocket, service)
+            finally:
+                await service.stop()
+        except asyncio.CancelledError:
+            await websocket.close()
+        except Exception:
+            log.exception("session from %s failed", request.remote)
+        finally:
+            if service is not None:
+                await service.stop()
+        return websocket
 
     async def _end_sessions(self, app: web.Application) -> None:
         """On the way out: every open session's console is told to quit (textual-serve's
@@ -224,6 +299,33 @@ async def _no_icon(request: web.Request) -> web.Response:
 def _refuse(request: web.Request, status: int, why: str) -> web.Response:
     log.warning("refused %s %s from %s: %s", request.method, request.path, request.remote, why)
     return web.Response(status=status, text=_REFUSED)
+
+
+def _bad_place(request: web.Request, exc: ConfigError) -> web.Response:
+    log.warning("refused %s %s from %s: a bad place", request.method, request.path, request.remote)
+    return web.Response(status=400, text=f"skconsole serve: {exc}\n")
+
+
+def _websocket_path(at: Place | None) -> str:
+    """The websocket of a page: ``/ws``, or ``/ws/<kind>/<value as UTF-8 in hex>`` (the
+    page's script appends its own query to the address, so the place is in the path)."""
+    if at is None:
+        return "/ws"
+    return f"/ws/{at.kind.value}/{at.value.encode('utf-8').hex()}"
+
+
+def _place_of_websocket(request: web.Request) -> Place | None:
+    """The place a websocket's console opens (checked again: the address can be typed)."""
+    kind = request.match_info.get("kind")
+    if kind is None:
+        return None
+    if kind not in {k.value for k in PlaceKind}:
+        raise ConfigError("unknown place")
+    try:
+        value = bytes.fromhex(request.match_info["hex"]).decode("utf-8")
+    except ValueError:  # not hex, or not UTF-8
+        raise ConfigError("the place is not hex-encoded UTF-8") from None
+    return place(kind, value)
 
 
 def _same_origin(request: web.Request) -> bool:

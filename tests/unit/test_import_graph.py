@@ -97,7 +97,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "testing": frozenset({"core", "db", "producer", "worker", "face"}),
     "tui": frozenset({"core", "db", "producer", "worker", "face", "read", "views", "ops", "check"}),
     "demo": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
-    "bench": frozenset({"core", "db", "producer", "worker", "face", "read", "tui"}),
+    "bench": frozenset({"core", "db", "producer", "worker", "face", "read", "tui", "web"}),
     # the browser face: textual-serve's server behind a token; it runs the console as a
     # command, and imports none of it
     "web": frozenset({"core"}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -121,3 +122,58 @@ def _audit_rows(db: Database) -> list[tuple[str, str, str]]:
             "SELECT audit_action, audit_user, audit_host FROM sk_audit_t ORDER BY audit_id"
         ).fetchall()
     return [tuple(r) for r in rows]
+
+
+# -- links: /job/<id>, a bad place, the l key --------------------------------------------
+def _failed_job(db: Database) -> str:
+    with db.connect() as c:
+        row = c.execute(
+            "SELECT task_id::text FROM sk_task_results_t WHERE task_status = 5"
+            " ORDER BY task_id LIMIT 1"
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_a_job_url_opens_that_jobs_detail(
+    serve: Serve, open_tab: OpenTab, seeded: Database
+) -> None:
+    served = serve()
+    job_id = _failed_job(seeded)
+    token = served.url.split("?token=")[1]
+
+    tab = open_tab(f"{served.base.rstrip('/')}/job/{job_id}?token={token}")
+
+    tab.wait_for(f"Job {job_id}")
+
+
+def test_a_bad_place_is_refused_with_400_without_starting_a_console(
+    serve: Serve, browser: Any, seeded: Database
+) -> None:
+    served = serve()
+    token = served.url.split("?token=")[1]
+    page = browser.new_page()
+    try:
+        response = page.goto(f"{served.base.rstrip('/')}/job/%24(reboot)?token={token}")
+
+        assert response is not None
+        assert response.status == 400
+        assert "not a job id" in page.content()
+    finally:
+        page.close()
+    assert psutil.Process(served.process.pid).children(recursive=True) == []
+
+
+def test_the_link_key_shows_the_url_of_the_job_shown(
+    serve: Serve, open_tab: OpenTab, seeded: Database
+) -> None:
+    served = serve()
+    job_id = _failed_job(seeded)
+    token = served.url.split("?token=")[1]
+    base = served.base.rstrip("/")
+    tab = open_tab(f"{base}/job/{job_id}?token={token}")
+    tab.wait_for(f"Job {job_id}")
+
+    mark = tab.press("l")
+
+    tab.wait_for(f"{base}/job/{job_id}", since=mark)

@@ -8,11 +8,12 @@ from typing import ClassVar, Generic, TypeVar
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from skconsole.tui.context import Console
 from skconsole.tui.messages import DataChanged
 from skconsole.tui.off_thread import read_off_thread
+from skconsole.tui.widgets.footer import ConsoleFooter
 from skconsole.tui.widgets.status_bar import StatusBar
 
 T = TypeVar("T")  # what the screen loads
@@ -40,7 +41,7 @@ class DrillDownScreen(Screen[None], Generic[T, B]):
         yield StatusBar(self.console.status_state)
         yield Static("", id=self.HEADER_ID)
         yield self.body
-        yield Footer()
+        yield ConsoleFooter()
 
     def current_scope(self) -> str:
         return self.SCOPE

@@ -8,13 +8,14 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane, Tabs
+from textual.widgets import TabbedContent, TabPane, Tabs
 
 from skconsole.tui.model import Snapshot, Trends
 from skconsole.tui.opening import Opening
 from skconsole.tui.panels import NARROW_TAB_WORDS, PANEL_IDS, numbered, panel_class
 from skconsole.tui.widgets.depth_panel import DepthPanel
 from skconsole.tui.widgets.failures_panel import FailuresPanel
+from skconsole.tui.widgets.footer import ConsoleFooter
 from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel, panel_of
 from skconsole.tui.widgets.status_bar import StatusBar, StatusState
@@ -98,7 +99,7 @@ class MainScreen(Screen[None]):
                 if cls.tabbed:
                     with TabPane(tab_label(n, cls), id=f"tab-{cls.scope}"):
                         yield cls(number=n)
-        yield Footer()
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         self.query_one(FailuresPanel).table.focus()

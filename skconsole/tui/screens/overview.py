@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from skconsole.tui.action_spec import QUEUES
 from skconsole.tui.model import QueueRow, Snapshot
 from skconsole.tui.opening import Opening, OpenKind
+from skconsole.tui.widgets.footer import ConsoleFooter
 from skconsole.tui.widgets.queues_panel import QueuesPanel
 from skconsole.tui.widgets.status_bar import StatusBar, StatusState
 
@@ -37,7 +37,7 @@ class OverviewScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield StatusBar(self._status)
         yield QueuesPanel()
-        yield Footer()
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         self.show_queues(*self._rows())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from skconsole.core.errors import ConfigError
 from skconsole.core.find_query import FindQuery, parse_line
@@ -22,6 +22,7 @@ from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, job
 from skconsole.tui.reads import FindRead
 from skconsole.tui.screens.drilldown import DrillDownScreen
+from skconsole.tui.widgets.footer import ConsoleFooter
 from skconsole.tui.widgets.jobs_panel import JobsPanel
 from skconsole.tui.widgets.status_bar import StatusBar
 
@@ -62,7 +63,7 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
         yield Static("", id=self.HEADER_ID)
         yield Input(value=self.line, placeholder="payload.customer.id=42 type=T", id="search-line")
         yield self.body
-        yield Footer()
+        yield ConsoleFooter()
 
     @property
     def line_input(self) -> Input:

@@ -197,6 +197,8 @@ class StatusBar(Horizontal):
         super().__init__()
         self._state = state
         self._shown: StatusState | None = None
+        #: what each label shows now, by its id
+        self._texts: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Label(BRAND, id="sb-brand")
@@ -228,25 +230,27 @@ class StatusBar(Horizontal):
         self._shown = state
         line = fit_line(state, self.size.width or 1000)
         self.query_one("#sb-brand", Label).display = line.brand
-        queue = self.query_one("#sb-queue", Label)
-        queue.display = line.queue is not None
-        queue.update(Content(line.queue or ""))
-        self.query_one("#sb-server", Label).update(Content(line.server))
-        conn = self.query_one("#sb-conn", Label)
-        conn.display = line.conn is not None
-        conn.update(Content(line.conn or ""))
-        conn.set_classes(f"-{state.connection}")
-        age = self.query_one("#sb-age", Label)
-        age.update(Content(line.age))
-        age.set_classes(f"-{state.staleness}")
-        interval = self.query_one("#sb-interval", Label)
-        interval.display = line.interval is not None
-        interval.update(Content(line.interval or ""))
+        self._put("sb-queue", line.queue)
+        self._put("sb-server", line.server)
+        self._put("sb-conn", line.conn, f"-{state.connection}")
+        self._put("sb-age", line.age, f"-{state.staleness}")
+        self._put("sb-interval", line.interval)
         self.query_one("#sb-paused", Label).display = state.paused
-        mode = self.query_one("#sb-mode", Label)
-        mode.update(Content(line.mode))
-        mode.set_classes("-read-only" if state.read_only else "-write")
-        engine = self.query_one("#sb-engine", Label)
-        engine.display = line.engine is not None
-        engine.update(Content(line.engine or ""))
-        engine.set_classes(f"-{state.engine_state or 'none'}")
+        self._put("sb-mode", line.mode, "-read-only" if state.read_only else "-write")
+        self._put("sb-engine", line.engine, f"-{state.engine_state or 'none'}")
+
+    def _put(self, label_id: str, text: str | None, classes: str | None = None) -> None:
+        """One label's text (None: hidden) and classes, changed only if they differ: this
+        runs every second, and a label's update lays out the whole screen unless its width
+        stays the same (which the console under ``skconsole serve`` felt as slow keys)."""
+        label = self.query_one(f"#{label_id}", Label)
+        shown = text is not None
+        if label.display != shown:
+            label.display = shown
+        before = self._texts.get(label_id)
+        now = text or ""
+        if before != now:
+            self._texts[label_id] = now
+            label.update(Content(now), layout=before is None or cell_len(before) != cell_len(now))
+        if classes is not None and not label.has_class(classes):
+            label.set_classes(classes)
