@@ -286,6 +286,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Load more of a list that stopped at its limit (a group's jobs, a search's); its"
         " header says how many are not shown.",
         scopes=frozenset({"jobs"}),
+        footer=False,  # the header says it where a list stopped
         navigates=True,
     ),
     ActionSpec(

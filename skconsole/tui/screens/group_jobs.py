@@ -52,9 +52,10 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
         ]
         left = self.not_shown()
         if self.jobs is not None and left:
+            whole = "" if self.console.status_state().read_only else " · R requeues the whole group"
             lines.append(
                 f"Listed: the latest {len(self.jobs.jobs):,} of {total:,} ({left:,} not shown:"
-                f" m loads {min(left, JOB_LIMIT):,} more) · R requeues the whole group"
+                f" m loads {min(left, JOB_LIMIT):,} more){whole}"
             )
         self.header.update(Content("\n".join(printable(line) for line in lines)))
 
