@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from skconsole.read.factors import CommonFactors, Factor
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import TargetKind
 from skconsole.tui.screens import group_jobs
@@ -22,6 +23,7 @@ from skconsole.tui.showcase.fixed_data import GROUPS, FrozenClock
 from skconsole.tui.showcase.scenes import settle
 from skconsole.views.factors import NO_SEARCH
 from tests.tui.conftest import SIZE, notices, shown_screen, until
+from tests.tui.test_hostile_text import assert_nothing_raw
 
 GROUP = GROUPS[0]  # the drill-down Enter opens on panel 3's first row
 
@@ -200,3 +202,31 @@ async def test_r_on_a_search_says_which_keys_act_on_its_jobs() -> None:
         await pilot.press("R")
         await until(pilot, lambda: any("O requeues the selected job" in m for m in notices(app)))
         assert app.screen is screen
+
+
+class _HostileFactors(FixedSource):
+    """Factors whose fields and values carry markup and terminal escapes."""
+
+    def common_factors(self, signature: str) -> CommonFactors:
+        return CommonFactors(
+            signature,
+            40,
+            2000,
+            (
+                Factor("payload.[bold]x\x1b[31m", "[/]eu\x1b]0;t\x07", 36, 200, 0.9, 0.1),
+                Factor("host", "[red]w\x1b[2J", 30, 700, 0.75, 0.35),
+            ),
+        )
+
+
+async def test_the_factors_screen_draws_hostile_fields_and_values_as_visible_escapes() -> None:
+    app = ConsoleApp(
+        _HostileFactors(), clock=FrozenClock(), refresh_interval=0.5, auto_refresh=False
+    )
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await _factors(pilot)
+        await pilot.press("down", "enter")  # the host: no search, said in a toast
+        await until(pilot, lambda: any("no search selects by it" in m for m in notices(app)))
+        await settle(pilot)
+        text = assert_nothing_raw(app, "factors screen")
+    assert "payload.[bold]x\\x1b[31m" in text and "[red]w\\x1" in text

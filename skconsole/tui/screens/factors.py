@@ -74,7 +74,7 @@ class FactorsScreen(DrillDownScreen[CommonFactors, FactorsPanel]):
         if row is None:
             return None
         if row.search is None:
-            self.notify(
+            self.app.notify(  # plain text: a field's name may hold [brackets]
                 printable(f"{row.factor.field} is not a payload field: no search selects by it."),
                 title="Factors",
             )
