@@ -230,3 +230,25 @@ async def test_the_factors_screen_draws_hostile_fields_and_values_as_visible_esc
         await settle(pilot)
         text = assert_nothing_raw(app, "factors screen")
     assert "payload.[bold]x\\x1b[31m" in text and "[red]w\\x1" in text
+
+
+class _CountedFactors(FixedSource):
+    """The fixed factors, counting how often they are read."""
+
+    factor_reads = 0
+
+    def common_factors(self, signature: str) -> CommonFactors:
+        self.factor_reads += 1
+        return super().common_factors(signature)
+
+
+async def test_the_factors_screen_reads_once_not_again_on_every_refresh() -> None:
+    source = _CountedFactors()
+    app = ConsoleApp(source, clock=FrozenClock(), refresh_interval=0.5, auto_refresh=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _factors(pilot)
+        refreshed = app.snapshot
+        await pilot.press("r")  # every cadence reads now
+        await until(pilot, lambda: app.snapshot is not refreshed)
+        await settle(pilot)
+        assert app.screen is screen and source.factor_reads == 1

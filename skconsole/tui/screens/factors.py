@@ -41,7 +41,9 @@ class FactorsScreen(DrillDownScreen[CommonFactors, FactorsPanel]):
         self.body.table.focus()
 
     def on_data_changed(self, message: DataChanged) -> None:
-        """Read once: a refresh does not run the comparison again."""
+        """Read once: a refresh does not run the comparison again (nor does the drill-down's
+        own handler, which Textual would call next)."""
+        message.prevent_default()
 
     def show_header(self) -> None:
         lines = [f"Failure group  {self.group.signature}"]
