@@ -4,6 +4,7 @@ what the requeue keys act on there (R the whole group, O one job, A the jobs sho
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from textual.pilot import Pilot
 from skconsole.read.factors import CommonFactors, Factor
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.model import TargetKind
+from skconsole.tui.refresh import FAILURE_GROUPS_SHOWN
 from skconsole.tui.screens import group_jobs
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.factors import FactorsScreen
@@ -19,8 +21,9 @@ from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.showcase.fake_source import FixedSource
-from skconsole.tui.showcase.fixed_data import GROUPS, FrozenClock
+from skconsole.tui.showcase.fixed_data import GROUPS, FrozenClock, fixed_snapshot
 from skconsole.tui.showcase.scenes import settle
+from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.views.factors import NO_SEARCH
 from tests.tui.conftest import SIZE, notices, shown_screen, until
 from tests.tui.test_hostile_text import assert_nothing_raw
@@ -252,3 +255,14 @@ async def test_the_factors_screen_reads_once_not_again_on_every_refresh() -> Non
         await until(pilot, lambda: app.snapshot is not refreshed)
         await settle(pilot)
         assert app.screen is screen and source.factor_reads == 1
+
+
+def test_the_failures_panel_says_when_it_shows_only_the_largest_groups() -> None:
+    many = [
+        replace(GROUP, signature=f"{GROUP.signature} #{i}") for i in range(FAILURE_GROUPS_SHOWN)
+    ]
+    fixed = fixed_snapshot()
+    snapshot = replace(fixed, failures=many, failures_at=fixed.taken_at)
+    summary = FailuresPanel().summarize(snapshot)
+    assert summary.startswith(f"the largest {FAILURE_GROUPS_SHOWN} groups (more not shown) · ")
+    assert FailuresPanel().summarize(replace(snapshot, failures=many[:3])).startswith("3 groups · ")
