@@ -20,7 +20,7 @@ SELECTED = frozenset({"failures", "jobs", "job", "depth"})  # a selected job, gr
 #: the overview of several queues (screens/overview.py): a scope only with several
 QUEUES = "queues"
 # where Enter opens a row
-OPENS = frozenset({*(p.scope for p in PANELS if p.opens), "jobs", QUEUES})
+OPENS = frozenset({*(p.scope for p in PANELS if p.opens), "jobs", "factors", QUEUES})
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "enter",
         "Open",
         "Open what the selected row stands for: a type's waiting jobs, a running job, a failure"
-        " group's jobs, a worker's jobs, an audited action's jobs, a job's full detail.",
+        " group's jobs, a worker's jobs, an audited action's jobs, a job's full detail, a"
+        " factor's search.",
         scopes=OPENS,
         priority=True,
         home="failures",
@@ -136,18 +137,28 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "requeue",
         "R",
         "Requeue",
-        "Requeue the selected job, group or type's failed jobs (reset attempts or not, spread or not).",
+        "Requeue the selected group (all its jobs, from panel 3 or its drill-down), the job"
+        " shown or the type's failed jobs (reset attempts or not, spread or not).",
         scopes=SELECTED,
         home="failures",
-        op=Operation(ops.REQUEUE, targets.jobs("failed"), ask=asks.requeue),
+        op=Operation(ops.REQUEUE, targets.failed_jobs, ask=asks.requeue),
+    ),
+    WriteKey(
+        "requeue_job",
+        "O",
+        "Requeue job",
+        "Requeue one job: the one selected in a group's or a search's list.",
+        scopes=frozenset({"jobs"}),
+        op=Operation(ops.REQUEUE, targets.one_job, missing="Select a job first.", ask=asks.requeue),
     ),
     WriteKey(
         "requeue_shown",
         "A",
         "Requeue shown",
-        "Requeue every job the (filtered) list of a failure group shows.",
+        "Requeue the jobs the (filtered) list of a failure group or a search shows; the"
+        " confirmation says how many it leaves out.",
         scopes=frozenset({"jobs"}),
-        op=Operation(ops.REQUEUE, targets.shown_jobs, missing="No jobs shown."),
+        op=Operation(ops.REQUEUE, targets.shown_jobs, missing="No jobs shown.", ask=asks.requeue),
     ),
     WriteKey(
         "bump",
@@ -262,9 +273,20 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "factor_search",
         "F",
         "Factors",
-        "What a failure group's jobs share: its top factors, and a search by the strongest.",
+        "What a failure group's jobs share: its factors with their counts and shares, and ⏎ on"
+        " one opens its search.",
         scopes=frozenset({"jobs"}),
         footer=False,
+        navigates=True,
+    ),
+    ActionSpec(
+        "more",
+        "m",
+        "More",
+        "Load more of a list that stopped at its limit (a group's jobs, a search's); its"
+        " header says how many are not shown.",
+        scopes=frozenset({"jobs"}),
+        footer=False,  # the header says it where a list stopped
         navigates=True,
     ),
     ActionSpec(

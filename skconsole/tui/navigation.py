@@ -5,7 +5,8 @@ Enter asks the screen on top what its selected row stands for (an
 import a screen) and this opens it: a job's detail, a failure group's jobs, a search, a
 panel filtered, another queue's panels. The job detail's keys open what the job points
 at (the job that posted it, the jobs it posted, why it waits); J opens a job by its id,
-s the search, F what a failure group's jobs share. The App holds one
+s the search, F what a failure group's jobs share (a screen of factors), m more of a
+list that stopped at its limit. The App holds one
 :class:`Navigator`: Enter is its ``open_selected``, and a key whose spec ``navigates``
 runs ``navigate('<id>')``, its method of that name.
 """
@@ -22,10 +23,10 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.places import Place, place
 from skconsole.tui.actions import offer_with_key
 from skconsole.tui.context import Console, Opens
-from skconsole.tui.factor_search import load_factors
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, OpenKind, job
 from skconsole.tui.reads import PrefixRead
+from skconsole.tui.screens.factors import FactorsScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.jump_to_job import JumpToJobScreen
@@ -104,10 +105,17 @@ class Navigator:
             self.app.push_screen(SearchScreen(self.console))
 
     def factor_search(self) -> None:
-        """F, in a failure group: read what its jobs share (off the UI thread), then search."""
+        """F, in a failure group: what its jobs share, on a screen of its own (read off the
+        UI thread); Enter on a factor opens its search."""
         screen = self.app.screen
         if isinstance(screen, GroupJobsScreen):
-            load_factors(self.app, self.console, screen.group)
+            self.app.push_screen(FactorsScreen(screen.group, self.console))
+
+    def more(self) -> None:
+        """m, on a list that stopped at its limit (a group's jobs, a search): read more."""
+        screen = self.app.screen
+        if isinstance(screen, GroupJobsScreen | SearchScreen):
+            screen.load_more()
 
     def jump_to_job(self) -> None:
         """J: ask for a job id or prefix (looked up off the UI thread), then open that job."""

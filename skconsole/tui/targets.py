@@ -3,7 +3,8 @@
 :class:`Pick` (its :class:`Target`, which says its kind), a refusal, or None.
 
 On a job's detail, a group's list or the in-flight panel: the selected job.
-On the failures panel: the selected group. On the depth panel: the selected
+On the failures panel: the selected group; requeue (R) takes the whole group from its
+drill-down too, and the selected job of a list is requeued by a key of its own (O). On the depth panel: the selected
 type's jobs that the action acts on (failed jobs for requeue, waiting ones for
 bump and cancel: its key's resolver says which), or the type itself (pause,
 limit). On the health panel: the selected table (vacuum) or session
@@ -135,6 +136,35 @@ def jobs(of_type: str) -> Resolver:
     return resolve
 
 
+def _group_target(group: str) -> Target:
+    """A failure group's jobs: all of them, whatever a list shows."""
+    return Target(f"group `{group}`", TargetKind.GROUP, group=group)
+
+
+def failed_jobs(here: Here) -> Pick | str | None:
+    """What R requeues: the marked jobs, else the whole group (from the failures panel or
+    the group's drill-down, with the same dialog), the selected job's detail, or the
+    failed jobs of the selected type. A search's list is no group: there O requeues the
+    selected job and A every job shown."""
+    screen = here.screen
+    marked = _marked(here)
+    if marked is not None:
+        return Pick(marked)
+    if isinstance(screen, GroupJobsScreen):
+        return Pick(_group_target(screen.group.signature))
+    if isinstance(screen, SearchScreen):
+        return (
+            "R requeues a whole group or type: here O requeues the selected job, A every job shown."
+        )
+    return jobs("failed")(here)
+
+
+def one_job(here: Here) -> Pick | None:
+    """The one job selected in a list (a group's, a search's) or shown on its detail."""
+    target = _selected_job(here)
+    return None if target is None else Pick(target)
+
+
 def shown_jobs(here: Here) -> Pick | None:
     """Every job the (filtered) list of a failure group shows; None when there are none."""
     screen = here.screen
@@ -147,10 +177,13 @@ def shown_jobs(here: Here) -> Pick | None:
     if not ids:
         return None
     filt = panel.table.filter_text
+    total = screen.jobs.total if screen.jobs is not None else len(ids)
+    left = max(total - len(ids), 0)
     label = (
         f"the {len(ids):,} jobs shown"
         + (f" (filter “{filt}”)" if filt else "")
         + f" in group `{screen.group.signature}`"
+        + (f", not the {left:,} others of its {total:,} (R takes the whole group)" if left else "")
     )
     return Pick(Target(label, TargetKind.SHOWN, ids=ids, group=screen.group.signature))
 
@@ -162,6 +195,8 @@ def _shown_found(screen: SearchScreen) -> Pick | None:
         return None
     line = screen.line.strip()
     label = f"the {len(ids):,} jobs shown" + (f" (search “{line}”)" if line else "")
+    if screen.more_match:
+        label += ", not the others the search matches (m loads more)"
     return Pick(Target(label, TargetKind.SHOWN, ids=ids))
 
 

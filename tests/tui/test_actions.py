@@ -67,9 +67,10 @@ async def _timeout_group_jobs(pilot: Any, app: ConsoleApp) -> GroupJobsScreen:
 
 
 async def _confirming(pilot: Any, app: ConsoleApp, key: str) -> ConfirmScreen:
-    """Press a write key and wait for its confirmation (R's dialog answered as it opens)."""
+    """Press a write key and wait for its confirmation (a requeue's dialog answered as it
+    opens)."""
     await pilot.press(key)
-    if key == "R":
+    if key in ("R", "O", "A"):
         await _through_the_requeue_dialog(pilot, app)
     await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
     assert isinstance(app.screen, ConfirmScreen)
@@ -160,7 +161,7 @@ async def test_requeue_one_job_from_the_drilldown(
     async with loaded_console(make_app()) as (app, pilot):
         screen = await _timeout_group_jobs(pilot, app)
         chosen = screen.selected_job()
-        dialog = await _confirming(pilot, app, "R")
+        dialog = await _confirming(pilot, app, "O")
         assert dialog.question.startswith(  # type: ignore[index]
             f"Requeue job {chosen[:8]} (tui.timeout, Faulted), error counts kept?"  # type: ignore[index]
         )
@@ -169,6 +170,20 @@ async def test_requeue_one_job_from_the_drilldown(
     row = conn.execute("SELECT task_status FROM sk_task_results_t WHERE task_id = %s", (chosen,))
     assert row.fetchone() == (1,)
     assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 1, JobStatus.FAULTED: 5}
+
+
+async def test_requeue_in_the_drilldown_requeues_the_whole_group_as_panel_3_does(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    async with loaded_console(make_app()) as (app, pilot):
+        screen = await _timeout_group_jobs(pilot, app)
+        await pilot.press("slash", *"orders/3", "1", "enter")  # the list shows one job
+        assert len(screen.query_one("#panel-jobs").table.visible_keys) == 1  # type: ignore[attr-defined]
+        dialog = await _confirming(pilot, app, "R")
+        assert dialog.question.startswith("Requeue 6 jobs in group `")  # type: ignore[union-attr]
+        await pilot.press("y")
+        await until(pilot, lambda: any(m.startswith("Requeued 6") for m in notices(app)))
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 6}
 
 
 async def test_requeue_all_shown_acts_on_the_filter(
@@ -180,6 +195,7 @@ async def test_requeue_all_shown_acts_on_the_filter(
         shown = screen.query_one("#panel-jobs").table.visible_keys  # type: ignore[attr-defined]
         assert len(shown) == 1
         await pilot.press("A")
+        await _through_the_requeue_dialog(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert isinstance(app.screen, ConfirmScreen)
         assert "the 1 jobs shown (filter “orders/31”)" in app.screen.question

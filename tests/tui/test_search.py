@@ -1,4 +1,4 @@
-"""The search screen (key s) and the failure group's factor key (F), on the real database."""
+"""The search screen (key s) and the failure group's factors screen (F), on the real database."""
 
 from __future__ import annotations
 
@@ -8,12 +8,22 @@ from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
+from skconsole.tui.screens.factors import FactorsScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
+from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.search import SearchScreen
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from tests.support.statuses import status_counts
-from tests.tui.conftest import Conn, MakeApp, loaded_console, notices, search_for, until
+from tests.tui.conftest import (
+    Conn,
+    MakeApp,
+    loaded_console,
+    notices,
+    search_for,
+    shown_screen,
+    until,
+)
 
 
 def _found(app: ConsoleApp) -> bool:
@@ -49,13 +59,15 @@ async def test_requeue_shown_acts_on_the_search_s_results(
         await search_for(pilot, app, "payload.n=31")
         await until(pilot, lambda: _found(app))
         await pilot.press("A")
+        await shown_screen(pilot, RequeueJobsScreen)
+        await pilot.press("enter")  # the requeue's dialog: counts kept, all due at once
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await until(pilot, lambda: any(m.startswith("Requeued 1") for m in notices(app)))
     assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 1, JobStatus.FAULTED: 5}
 
 
-async def test_the_factor_key_opens_a_search_by_the_strongest_factor(
+async def test_the_factor_key_lists_the_factors_and_enter_opens_the_strongest_s_search(
     db: Database, make_app: MakeApp, conn: Conn
 ) -> None:
     from tests.db.test_common_factors import dataset
@@ -72,9 +84,11 @@ async def test_the_factor_key_opens_a_search_by_the_strongest_factor(
         )
         assert isinstance(app.screen, GroupJobsScreen) and app.screen.group.signature == signature
         await pilot.press("F")
+        factors = await shown_screen(pilot, FactorsScreen, lambda s: s.found is not None)
+        assert factors.rows and factors.rows[0].key == "payload.region=eu"
+        await pilot.press("enter")
         await until(pilot, lambda: _found(app))
         screen = app.screen
         assert isinstance(screen, SearchScreen)
         assert screen.line == "payload.region=eu type=invoices.send"
         assert len(screen.found) == 9 + 2
-        assert any("payload.region = eu" in m for m in notices(app))

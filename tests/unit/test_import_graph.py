@@ -167,7 +167,7 @@ TUI_LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "flows",
         frozenset(
-            {"asks", "confirmations", "action_runner", "targets", "navigation", "factor_search"}
+            {"asks", "confirmations", "action_runner", "targets", "navigation"}
             | {"actions", "commands", "cadences", "queue_overviews", "queue_switch"}
             | {"database_source"}
         ),

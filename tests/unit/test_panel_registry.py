@@ -36,8 +36,8 @@ def test_every_panel_class_in_the_widgets_is_in_the_tuple() -> None:
                 and value.__module__ == module.__name__
             ):
                 found.add(value)
-    # a drill-down's list, and the overview of several queues: not the main screen's
-    elsewhere = {cls for cls in found if cls.scope in ("jobs", action_spec.QUEUES)}
+    # a drill-down's list (jobs, factors), and the overview of several queues: not the main screen's
+    elsewhere = {cls for cls in found if cls.scope in ("jobs", "factors", action_spec.QUEUES)}
     assert found - elsewhere == set(PANELS)
 
 

@@ -1,7 +1,10 @@
 """Drill-down 1: the jobs of one failure group; Enter opens a job.
 
 The header says the group's signature once; the rows say what differs per job
-(:class:`~skconsole.tui.widgets.group_jobs_panel.GroupJobsPanel`)."""
+(:class:`~skconsole.tui.widgets.group_jobs_panel.GroupJobsPanel`). The list reads the
+group's latest :data:`JOB_LIMIT` jobs; when the group has more, its title and header say
+so ("first 200 of 338") and ``m`` reads the next :data:`JOB_LIMIT`. ``R`` acts on the
+whole group whatever the list shows."""
 
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
         super().__init__(console, GroupJobsPanel(group.signature, id="panel-jobs"))
         self.group = group
         self.jobs: GroupJobs | None = None
+        self.limit = JOB_LIMIT
 
     def focus_body(self) -> None:
         self.body.table.focus()
@@ -46,15 +50,33 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
             f"{total:,} jobs · types {', '.join(g.task_types)} · {statuses_text(g)}"
             f" · first seen {fmt_ago(g.first_seen, now)} · last seen {fmt_ago(g.last_seen, now)}",
         ]
+        left = self.not_shown()
+        if self.jobs is not None and left:
+            whole = "" if self.console.status_state().read_only else " · R requeues the whole group"
+            lines.append(
+                f"Listed: the latest {len(self.jobs.jobs):,} of {total:,} ({left:,} not shown:"
+                f" m loads {min(left, JOB_LIMIT):,} more){whole}"
+            )
         self.header.update(Content("\n".join(printable(line) for line in lines)))
 
+    def not_shown(self) -> int:
+        """The group's jobs the list does not show (it stopped at its limit)."""
+        return 0 if self.jobs is None else max(self.jobs.total - len(self.jobs.jobs), 0)
+
+    def load_more(self) -> None:
+        """m: read the next :data:`JOB_LIMIT` of the group's jobs too."""
+        if self.jobs is not None and self.not_shown() and len(self.jobs.jobs) >= self.limit:
+            self.limit += JOB_LIMIT
+            self.body.loading = True
+            self.reload()
+
     def fetch(self) -> GroupJobs:
-        return self.console.source.read(GroupJobsRead(self.group.signature, JOB_LIMIT))
+        return self.console.source.read(GroupJobsRead(self.group.signature, self.limit))
 
     def show(self, data: GroupJobs) -> None:
         self.jobs = data
         shown = len(data.jobs)
-        summary = f"{shown:,} of {data.total:,}" if data.total > shown else f"{shown:,}"
+        summary = f"first {shown:,} of {data.total:,}" if data.total > shown else f"{shown:,}"
         self.body.show_rows(self.body.rows_of(data.jobs, self.console.clock()), summary)
         self.show_header()
 

@@ -22,6 +22,7 @@ from skconsole.tui.panels import PANEL_IDS, PANELS
 _SCOPE_NAMES = {
     **{p.scope: p.label() for p in PANELS},
     "jobs": "job lists",
+    "factors": "group factors",
     "job": "job detail",
     QUEUES: "queues overview",
 }

@@ -5,16 +5,22 @@ error="timed out"``, the terms of :func:`skconsole.core.find_query.parse_line`),
 read in a worker thread through the data source, shown as the failure-group
 drill-down shows its jobs: Enter opens one job, and the job keys act on the
 selected job or (``A``) on every job shown.
+
+A search stops at its limit (``limit=N``, 50 unless told): it reads one job more than
+that, so the header says whether it stopped there ("first 50 jobs found; more match")
+and ``m`` reads the next page (up to the most a search may read).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Input, Static
 
 from skconsole.core.errors import ConfigError
-from skconsole.core.find_query import FindQuery, parse_line
+from skconsole.core.find_query import MAX_LIMIT, FindQuery, parse_line
 from skconsole.core.text import printable
 from skconsole.read import FailedJob, FoundJob
 from skconsole.tui.context import Console
@@ -57,6 +63,9 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
         self.line = line
         self.query_: FindQuery | None = None
         self.found: list[FoundJob] = []
+        #: the search stopped at its limit: more jobs match than are shown
+        self.more_match = False
+        self.page_size = 0  # the line's limit
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.console.status_state)
@@ -87,6 +96,7 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
             self.notify(printable(str(exc)), title="Search", severity="error")
             return
         self.line = line
+        self.page_size = self.query_.limit
         self.body.loading = True
         self.reload()
 
@@ -95,17 +105,44 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
             super().reload()
 
     def show_header(self) -> None:
-        shown = f"{len(self.found):,} job(s) found" if self.query_ is not None else HELP
-        self.header.update(Content(printable(shown)))
+        self.header.update(Content(printable(self.found_text() if self.query_ else HELP)))
+
+    def found_text(self) -> str:
+        """How many jobs are shown, and whether the search stopped at its limit."""
+        n = len(self.found)
+        if not self.more_match:
+            return f"{n:,} job(s) found"
+        if self.query_ is not None and self.query_.limit >= MAX_LIMIT:
+            return f"first {n:,} jobs found; more match (a search reads at most {MAX_LIMIT:,})"
+        return f"first {n:,} jobs found; more match, not shown (m loads {self.page():,} more)"
+
+    def page(self) -> int:
+        """How many more jobs ``m`` reads: as many as the line asked for."""
+        return self.page_size
+
+    def load_more(self) -> None:
+        """m: read the search again with room for the next page of jobs."""
+        if self.query_ is None or not self.more_match or self.query_.limit >= MAX_LIMIT:
+            return
+        self.query_ = replace(self.query_, limit=min(self.query_.limit + self.page(), MAX_LIMIT))
+        self.body.loading = True
+        self.reload()
 
     def fetch(self) -> list[FoundJob]:
         assert self.query_ is not None
-        return self.console.source.read(FindRead(self.query_))
+        limit = self.query_.limit
+        probe = replace(self.query_, limit=min(limit + 1, MAX_LIMIT))  # one more: is there more?
+        return self.console.source.read(FindRead(probe))
 
     def show(self, data: list[FoundJob]) -> None:
+        assert self.query_ is not None
+        limit = self.query_.limit
+        self.more_match = len(data) > limit or len(data) >= MAX_LIMIT
+        data = data[:limit]
         self.found = data
         listed = [as_listed(j) for j in data]
-        self.body.show_rows(self.body.rows_of(listed, self.console.clock()), f"{len(data):,}")
+        summary = f"first {len(data):,}" if self.more_match else f"{len(data):,}"
+        self.body.show_rows(self.body.rows_of(listed, self.console.clock()), summary)
         self.show_header()
         if data:
             self.body.table.focus()

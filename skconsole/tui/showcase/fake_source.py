@@ -263,6 +263,7 @@ class FixedSource:
             2000,
             (
                 Factor("payload.region", "eu", 36, 200, 0.9, 0.1),
+                Factor("payload.customer.tier", "enterprise", 28, 340, 0.7, 0.17),
                 Factor("host", "w-3", 30, 700, 0.75, 0.35),
             ),
         )

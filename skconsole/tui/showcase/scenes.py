@@ -148,6 +148,7 @@ SCENES: tuple[Scene, ...] = (
     Scene("filter", extra=_type_filter),
     Scene("failure-drilldown", keys=("enter",)),
     Scene("job-detail", keys=("enter", "enter")),
+    Scene("factors", keys=("enter", "F")),
     # the group's second job is a pipeline's stage 2; u opens the stage before it
     Scene("job-lineage", keys=("enter", "down", "enter")),
     Scene("job-parent", keys=("enter", "down", "enter", "u")),
@@ -191,6 +192,7 @@ BY_NAME = {s.name: s for s in SCENES}
 SCREENSHOTS = {
     "main.svg": "main",
     "failure-drilldown.svg": "failure-drilldown",
+    "factors.svg": "factors",
     "job-detail.svg": "job-detail",
     "schedules.svg": "schedules",
     "confirm.svg": "confirm",

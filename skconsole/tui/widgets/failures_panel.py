@@ -1,7 +1,9 @@
 """Panel 3: failed jobs grouped by normalized error signature; Enter drills in.
 
 The groups are read on a slower cadence than the rest (see ``FAILURES_EVERY_S``
-in :mod:`skconsole.tui.app`), so the title says how old they are.
+in :mod:`skconsole.tui.app`), so the title says how old they are; the largest
+:data:`~skconsole.tui.refresh.FAILURE_GROUPS_SHOWN` are read, and the title says when
+there were more.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from skconsole.read import FailureGroup
 from skconsole.tui.formatting import fmt_age_s, shorten_signature
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, OpenKind
+from skconsole.tui.refresh import FAILURE_GROUPS_SHOWN
 from skconsole.tui.widgets.panel import Panel, console_columns
 from skconsole.views.failures import GROUP_COLUMNS
 
@@ -45,10 +48,12 @@ class FailuresPanel(Panel):
         age = snapshot.failures_age_s
         if age is None:
             return "reading…"
-        return (
-            f"{len(snapshot.failures):,} groups · {snapshot.failed_jobs:,} jobs"
-            f" · as of {fmt_age_s(age)} ago"
-        )
+        n, jobs = len(snapshot.failures), f"{snapshot.failed_jobs:,} jobs"
+        if n >= FAILURE_GROUPS_SHOWN:  # the read stopped there: the jobs are those shown's
+            groups, jobs = f"the largest {n:,} groups (more not shown)", f"{jobs} in them"
+        else:
+            groups = f"{n:,} groups"
+        return f"{groups} · {jobs} · as of {fmt_age_s(age)} ago"
 
     def group(self, key: str | None, snapshot: Snapshot | None) -> FailureGroup | None:
         """The group of the row ``key`` (its signature) in ``snapshot``."""
