@@ -12,7 +12,6 @@ every action), for a search made often on a big queue.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -32,39 +31,16 @@ from skconsole.cli.options import (
     options_of,
     takes_flags,
 )
-from skconsole.cli.output import Column, out, print_json, print_table
-from skconsole.cli.view_table import Listing, column
-from skconsole.core.durations import format_age, parse_duration
+from skconsole.cli.output import out, print_json
+from skconsole.cli.view_table import Listing, column, print_items
+from skconsole.core.durations import parse_duration
 from skconsole.core.find_query import DEFAULT_LIMIT, MAX_LIMIT, FindQuery
 from skconsole.core.payload_terms import parse_path, parse_terms
 from skconsole.core.text import printable
 from skconsole.db.context import mapping_of
-from skconsole.ops.common import db_now
 from skconsole.ops.find_index import FIND_INDEX_ADD, FIND_INDEX_DROP, RESULTS, FindIndexParams
 from skconsole.views import Column as ViewColumn
-
-EXCERPT = 80
-
-FIND_COLUMNS = (
-    Column("job", key=True),
-    Column("type", 1),
-    Column("status", 2),
-    Column("age", 3, "right"),
-    Column("error", 4),
-    Column("payload", flexible=True),
-)
-
-
-def excerpt(text: str | None, width: int = EXCERPT) -> str:
-    """One line of at most ``width`` characters, control characters made visible."""
-    if not text:
-        return ""
-    line = printable(" ".join(text.split()))
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def _age(at: datetime, now: datetime) -> str:
-    return format_age((now - at).total_seconds())
+from skconsole.views import find as find_view
 
 
 @app.command()
@@ -126,25 +102,13 @@ def find(
                 out.print(escape(printable(line)), highlight=False)
             return
         jobs = read.find(conn, q)
-        now = db_now(conn)
     if as_json:
         print_json({"jobs": [j.as_dict() for j in jobs], "limit": q.limit})
         return
     if not jobs:
         out.print("no job matches", highlight=False)
         return
-    rows = [
-        [
-            str(j.task_id),
-            escape(printable(j.task_type)),
-            j.status.label,
-            _age(j.last_active_at, now),
-            escape(excerpt(j.error_text, 40)),
-            escape(excerpt(j.payload)),
-        ]
-        for j in jobs
-    ]
-    print_table(FIND_COLUMNS, rows, wide=wide, edge=False)
+    print_items(find_view.COLUMNS, jobs, title=None, wide=wide, edge=False)
     if len(jobs) == q.limit:
         out.print(f"(first {q.limit} shown: --limit N for more)", highlight=False)
 

@@ -46,6 +46,10 @@ class FoundJob:
     last_active_at: datetime
     payload: str | None
     last_error: str | None
+    #: when its last attempt began (None: it has never run)
+    last_attempt_at: datetime | None = None
+    #: when it is due, while it waits in the queue (None: it does not wait there)
+    due_at: datetime | None = None
 
     @property
     def error_text(self) -> str:
@@ -64,6 +68,8 @@ class FoundJob:
             "error_count": self.error_count,
             "posted_at": iso(self.posted_at),
             "last_active_at": iso(self.last_active_at),
+            "last_attempt_at": iso(self.last_attempt_at),
+            "due_at": iso(self.due_at),
             **payload_fields(self.payload),
             "error": error.as_dict() if error is not None else None,
         }

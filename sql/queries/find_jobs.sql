@@ -8,12 +8,16 @@
 -- ids, parent (the jobs one job posted: the parent index) and group (a failure
 -- group's signature) narrow it to the jobs an audit row, a job or a group names;
 -- after: the jobs still waiting for one job (fan-in edges, on their after_id index).
+-- A job that waits in the queue says when it is due (its queue row, by primary key:
+-- one probe for each job listed).
 SELECT r.task_id, r.task_type::text AS task_type, r.task_status AS status,
     r.task_priority AS priority, r.task_error_count AS error_count,
     r.task_posted_at_ts AS posted_at,
     sk_last_activity_at(r.task_processing_finalized_at_ts, r.task_last_processing_attempted_at_ts,
         r.task_posted_at_ts) AS last_active_at,
-    r.task_payload AS payload, r.task_last_error AS last_error
+    r.task_payload AS payload, r.task_last_error AS last_error,
+    r.task_last_processing_attempted_at_ts AS last_attempt_at,
+    (SELECT q.task_locked_until_ts FROM sk_tasks_queue_t q WHERE q.task_id = r.task_id) AS due_at
 FROM sk_task_results_t r
 WHERE (%(task_type)s::text IS NULL OR r.task_type = %(task_type)s::text)
     AND (%(statuses)s::integer[] IS NULL OR r.task_status = ANY(%(statuses)s::integer[]))

@@ -17,9 +17,11 @@ from skconsole.core.errors import ConfigError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import PayloadTerm, parse_terms
 from skconsole.core.status import JobStatus
+from skconsole.db.connect import Database
 from skconsole.db.mapping import DEFAULT_MAPPING
 from skconsole.ops import Actor, Selection
 from skconsole.ops.find_index import FindIndexParams
+from skconsole.producer import Producer
 from tests.conftest import skconsole_cmd
 
 Conn = psycopg.Connection[Any]
@@ -169,11 +171,28 @@ def test_find_json_lists_jobs_with_their_full_payload(
         "error_count",
         "posted_at",
         "last_active_at",
+        "last_attempt_at",
+        "due_at",
         "payload",
         "payload_is_json",
         "error",
     }
     assert job["status"] == JobStatus.FAULTED and job["error"]["message"] == "upstream timed out"
+
+
+def test_find_says_when_a_delayed_job_is_due_and_that_it_never_ran(
+    conn: Conn, dsn: str, run_cli: Callable[..., Any]
+) -> None:
+    with Producer(Database(dsn)) as p:
+        job = p.post("invoices.send", {"customer": {"id": 42}}, delay=7200)
+
+    (found,) = read.find(conn, FindQuery())
+    proc = run_cli("find", "--where", "payload.customer.id=42", "--wide")
+
+    assert found.task_id == job and found.last_attempt_at is None
+    assert found.due_at is not None
+    assert "due in 1h" in proc.stdout, proc.stdout
+    assert "last ran" not in proc.stdout
 
 
 def test_find_json_gives_a_payload_that_is_not_json_as_its_text(

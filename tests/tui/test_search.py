@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
+from skconsole.producer import Producer
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.confirm import ConfirmScreen
 from skconsole.tui.screens.factors import FactorsScreen
@@ -92,3 +94,36 @@ async def test_the_factor_key_lists_the_factors_and_enter_opens_the_strongest_s_
         assert isinstance(screen, SearchScreen)
         assert screen.line == "payload.region=eu type=invoices.send"
         assert len(screen.found) == 9 + 2
+
+
+def _delayed_invoice(dsn: str) -> None:
+    with Producer(Database(dsn)) as p:
+        p.post("invoice.send", {"customer": {"id": 42}}, delay=7200)
+
+
+async def _found_row(app: ConsoleApp, pilot: Any) -> dict[str, str]:
+    """The search's first row, by column label."""
+    await search_for(pilot, app, "payload.customer.id=42")
+    await until(pilot, lambda: _found(app))
+    assert isinstance(app.screen, SearchScreen)
+    table = app.screen.body.table
+    labels = [str(c.label) for c in table.columns.values()]
+    return dict(zip(labels, (str(c) for c in table.get_row_at(0)), strict=True))
+
+
+async def test_a_found_job_that_waits_says_when_it_is_due_with_its_payload_apart(
+    dsn: str, make_app: MakeApp
+) -> None:
+    _delayed_invoice(dsn)
+    async with loaded_console(make_app()) as (app, pilot):
+        row = await _found_row(app, pilot)
+    assert row["when"].startswith("due in 1h")
+    assert row["payload"] == '{"customer":{"id":42}}'
+    assert row["error"] == ""
+
+
+async def test_found_jobs_keep_their_type_at_80_columns(dsn: str, make_app: MakeApp) -> None:
+    _delayed_invoice(dsn)
+    async with loaded_console(make_app(), size=(80, 24)) as (app, pilot):
+        row = await _found_row(app, pilot)
+    assert row["type"] == "invoice.send"

@@ -22,14 +22,14 @@ from textual.widgets import Input, Static
 from skconsole.core.errors import ConfigError
 from skconsole.core.find_query import MAX_LIMIT, FindQuery, parse_line
 from skconsole.core.text import printable
-from skconsole.read import FailedJob, FoundJob
+from skconsole.read import FoundJob
 from skconsole.tui.context import Console
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, job
 from skconsole.tui.reads import FindRead
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.footer import ConsoleFooter
-from skconsole.tui.widgets.jobs_panel import JobsPanel
+from skconsole.tui.widgets.found_jobs_panel import FoundJobsPanel
 from skconsole.tui.widgets.status_bar import StatusBar
 
 HELP = (
@@ -38,20 +38,7 @@ HELP = (
 )
 
 
-def as_listed(job: FoundJob) -> FailedJob:
-    """A found job as the jobs list shows one (its error's headline as the error)."""
-    return FailedJob(
-        job.task_id,
-        job.task_type,
-        int(job.status),
-        job.priority,
-        job.error_count,
-        job.last_active_at,
-        job.error_text or (job.payload or "")[:200],
-    )
-
-
-class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
+class SearchScreen(DrillDownScreen[list[FoundJob], FoundJobsPanel]):
     """A search line over the jobs it found; nothing is read until a search is entered."""
 
     HEADER_ID = "search-header"
@@ -59,7 +46,7 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
     WHAT = "the search's jobs"
 
     def __init__(self, console: Console, line: str = "") -> None:
-        super().__init__(console, JobsPanel(id="panel-jobs"))
+        super().__init__(console, FoundJobsPanel(id="panel-jobs"))
         self.line = line
         self.query_: FindQuery | None = None
         self.found: list[FoundJob] = []
@@ -140,9 +127,8 @@ class SearchScreen(DrillDownScreen[list[FoundJob], JobsPanel]):
         self.more_match = len(data) > limit or len(data) >= MAX_LIMIT
         data = data[:limit]
         self.found = data
-        listed = [as_listed(j) for j in data]
         summary = f"first {len(data):,}" if self.more_match else f"{len(data):,}"
-        self.body.show_rows(self.body.rows_of(listed, self.console.clock()), summary)
+        self.body.show_rows(self.body.rows_of(data, self.console.clock()), summary)
         self.show_header()
         if data:
             self.body.table.focus()
