@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static, TextArea
@@ -50,26 +50,27 @@ class EditJobScreen(ModalScreen[EditParams | None]):
         )
         with Vertical(id="edit-job", classes="dialog"):
             yield Static(Content(printable(title)), classes="dialog-title")
-            yield Static(Content("Payload (JSON):"))
-            yield TextArea(
-                self.original,
-                id="edit-payload",
-                language=None,
-                soft_wrap=True,
-                show_line_numbers=True,
-                tab_behavior="indent",
-            )
-            yield Static("", id="edit-error", classes="dialog-error")
-            with Horizontal(id="edit-options"):
-                yield Static(Content("Priority (0 runs first):"), id="edit-priority-label")
-                yield Input(str(job.priority), id="edit-priority", type="integer")
-                if self.can_requeue:
-                    yield Checkbox("Run it again now (requeue)", True, id="edit-requeue")
+            with VerticalScroll(id="edit-body"):
+                yield Static(Content("Payload (JSON):"))
+                yield TextArea(
+                    self.original,
+                    id="edit-payload",
+                    language=None,
+                    soft_wrap=True,
+                    show_line_numbers=True,
+                    tab_behavior="focus",
+                )
+                yield Static("", id="edit-error", classes="dialog-error")
+                with Horizontal(id="edit-options"):
+                    yield Static(Content("Priority (0 first):"), id="edit-priority-label")
+                    yield Input(str(job.priority), id="edit-priority", type="integer")
+                    if self.can_requeue:
+                        yield Checkbox("Run it again now (requeue)", True, id="edit-requeue")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Save…", id="save", variant="warning")
             yield Static(
-                Content("ctrl+s saves (a confirmation shows the change first) · Esc cancels"),
+                Content("ctrl+s saves (the change is shown first) · Tab: next field · Esc cancels"),
                 classes="dialog-hint",
             )
 
