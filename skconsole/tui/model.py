@@ -325,6 +325,8 @@ class ActionRequest:
     target: Target
     params: Params
     dialog: Dialog = Dialog.SAMPLE
+    #: the queue it acts on, when the console watches several (its sentences name it)
+    queue: str | None = None
 
 
 @dataclass(frozen=True)
