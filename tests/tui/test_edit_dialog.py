@@ -13,9 +13,10 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, TextArea
 
+from skconsole.tui import asks
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.screens.edit_confirm import EditConfirmScreen
-from skconsole.tui.screens.edit_job import EditJobScreen
+from skconsole.tui.screens.edit_job import EditJobScreen, PayloadEditor
 from skconsole.tui.showcase.scenes import BY_NAME, settle
 from tests.tui.conftest import shown_screen
 from tests.tui.test_small_terminal import SMALL, drawn_lines
@@ -113,9 +114,26 @@ async def test_a_second_e_while_the_editor_is_open_opens_no_second_editor(contro
         assert app.screen is editor
 
 
-async def test_e_typed_in_the_payload_editor_is_text_not_a_second_editor() -> None:
+async def test_e_pressed_twice_opens_one_editor_and_types_nothing_into_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the second press comes within the guard however slowly a loaded machine runs
+    monkeypatch.setattr(asks, "REPEAT_GUARD_S", 60.0)
+    scene = BY_NAME["job-detail"]
+    app = scene.build()
+    async with app.run_test(size=SMALL) as pilot:
+        await scene.prepare(pilot)
+        await pilot.press("E", "E")
+        editor = await shown_screen(pilot, EditJobScreen)
+
+        assert [s for s in app.screen_stack if isinstance(s, EditJobScreen)] == [editor]
+        assert editor.query_one(TextArea).text == editor.original
+
+
+async def test_e_typed_in_the_payload_editor_later_is_text_not_a_second_editor() -> None:
     async with editor_at() as (app, pilot, editor):
         app.operator._last_press.clear()
+        editor.query_one(PayloadEditor).open_until = 0.0  # the dialog opened a while ago
         await pilot.press("E")
         await settle(pilot)
 

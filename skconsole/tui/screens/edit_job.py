@@ -4,12 +4,20 @@ The payload is shown pretty-printed with every character a terminal could act
 on written as a JSON escape (:func:`skconsole.ops.edit.editable_json`), so the
 editor never holds raw control text. It is checked as it is typed, as a
 producer checks a payload; Save stays disabled while it is not valid.
+
+Tab moves on to the priority (the editor types no indentation); ctrl+s saves from any
+field. On a short terminal the editor takes at most 40% of the rows and the fields
+above the buttons scroll (app.tcss). Text typed in the first ``guard_s`` after the
+dialog opened is dropped: the key that opened it, pressed twice or repeating, does not
+land in the payload.
 """
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -25,6 +33,19 @@ from skconsole.read import JobDetail
 from skconsole.tui.formatting import short_id
 
 
+class PayloadEditor(TextArea):
+    """The payload's editor: text typed before ``open_until`` (monotonic) is dropped."""
+
+    open_until = 0.0
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.is_printable and time.monotonic() < self.open_until:
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+
 class EditJobScreen(ModalScreen[EditParams | None]):
     """Returns the edit's parameters (Save, or ctrl+s), or None when cancelled (Esc)."""
 
@@ -34,9 +55,10 @@ class EditJobScreen(ModalScreen[EditParams | None]):
         Binding("ctrl+s", "save", "Save", show=False, priority=True),
     ]
 
-    def __init__(self, job: JobDetail) -> None:
+    def __init__(self, job: JobDetail, *, guard_s: float = 0.0) -> None:
         super().__init__()
         self.job = job
+        self.guard_s = guard_s
         self.original = editable_json(job.payload)
         self.can_requeue = job.status in REQUEUABLE
         self.params: EditParams | None = None
@@ -52,7 +74,7 @@ class EditJobScreen(ModalScreen[EditParams | None]):
             yield Static(Content(printable(title)), classes="dialog-title")
             with VerticalScroll(id="edit-body"):
                 yield Static(Content("Payload (JSON):"))
-                yield TextArea(
+                yield PayloadEditor(
                     self.original,
                     id="edit-payload",
                     language=None,
@@ -75,7 +97,9 @@ class EditJobScreen(ModalScreen[EditParams | None]):
             )
 
     def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+        editor = self.query_one(PayloadEditor)
+        editor.open_until = time.monotonic() + self.guard_s
+        editor.focus()
         self.check()
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
