@@ -33,6 +33,7 @@ from skconsole.cli.options import (
     StatusOpt,
     TypeOpt,
     WhereOpt,
+    cli_actor,
     option,
     options_of,
     parameters_of,
@@ -268,7 +269,7 @@ def run_job_action(
                 conn,
                 p.selection,
                 params,
-                actor=ops.Actor.current(),
+                actor=cli_actor(),
                 ids=p.ids,
                 on_progress=on_progress,
             )
@@ -321,7 +322,7 @@ def run_type_setting(
                 out.print(f"{escape(name)} already has {new}: nothing changed", highlight=False)
             return
         confirm_or_exit(f"{question}: {old} -> {new}?", flags.yes)
-        result = action.execute(conn, sel, params, actor=ops.Actor.current())
+        result = action.execute(conn, sel, params, actor=cli_actor())
     if flags.as_json:
         print_outcome(result, sel)
         return

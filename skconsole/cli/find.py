@@ -28,6 +28,7 @@ from skconsole.cli.options import (
     TypeOpt,
     WhereOpt,
     WideOpt,
+    cli_actor,
     options_of,
     takes_flags,
 )
@@ -144,7 +145,7 @@ def _change(
                 raise typer.Exit(1)
             return
         confirm_or_exit(f"{question} {action.warning}".strip(), flags.yes)
-        result = action.execute(conn, params=params, actor=ops.Actor.current())
+        result = action.execute(conn, params=params, actor=cli_actor())
     if flags.as_json:
         print_json(result.as_dict())
     elif result.changed:

@@ -16,10 +16,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from skconsole import ops
 from skconsole.cli.acting import confirm_or_exit, show_dry_run
 from skconsole.cli.app import app
-from skconsole.cli.options import ActionFlags, options_of, takes_flags
+from skconsole.cli.options import ActionFlags, cli_actor, options_of, takes_flags
 from skconsole.cli.output import err, out, print_json
 from skconsole.core.durations import format_age, format_limit, parse_duration
 from skconsole.core.text import printable
@@ -76,7 +75,7 @@ def vacuum(
         if not flags.as_json:
             _say(lines)
         confirm_or_exit(f"Vacuum {table}? {VACUUM.warning}", flags.yes)
-        result = VACUUM.execute(conn, params=params, actor=ops.Actor.current())
+        result = VACUUM.execute(conn, params=params, actor=cli_actor())
     if flags.as_json:
         print_json(result.as_dict())
     else:
@@ -152,7 +151,7 @@ def cancel_session(
         started = d["backend_start"]
         assert isinstance(started, datetime)  # refused above when hidden (None)
         at_preview = CancelSessionParams(pid, started, horizon_s=horizon_s)
-        result = CANCEL_SESSION.execute(conn, Selection(), at_preview, actor=ops.Actor.current())
+        result = CANCEL_SESSION.execute(conn, Selection(), at_preview, actor=cli_actor())
     if flags.as_json:
         print_json(result.as_dict())
     elif result.changed:

@@ -10,7 +10,6 @@ terminal (``--wide``: every column at full width).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated
 
@@ -38,6 +37,7 @@ from skconsole.cli.options import (
     WideOpt,
     check_range,
     check_text,
+    cli_actor,
     options_of,
     takes_flags,
 )
@@ -49,6 +49,7 @@ from skconsole.core.hung import HungPolicy
 from skconsole.core.json_types import Json
 from skconsole.core.payload_terms import parse_path
 from skconsole.core.text import printable
+from skconsole.ops.audit_line import what
 from skconsole.ops.cancel import MAX_WAIT_S
 from skconsole.ops.edit import payload_diff
 from skconsole.ops.limit import describe as describe_limits
@@ -207,7 +208,7 @@ def edit(
         if not flags.as_json:
             _show_diff(p)
         confirm_or_exit(f"Edit job {job}{params.phrase()}?", flags.yes)
-        result = ops.EDIT.execute(conn, sel, params, actor=ops.Actor.current(), ids=p.ids)
+        result = ops.EDIT.execute(conn, sel, params, actor=cli_actor(), ids=p.ids)
     if flags.as_json:
         print_outcome(result, sel)
     elif result.changed:
@@ -262,7 +263,7 @@ def _switch_type(
             return
         if p.count:
             confirm_or_exit(f"{name.capitalize()} task type {task_type}?", flags.yes)
-        result = action.execute(conn, sel, actor=ops.Actor.current())
+        result = action.execute(conn, sel, actor=cli_actor())
     if flags.as_json:
         print_outcome(result, sel)
     elif result.changed:
@@ -385,10 +386,8 @@ def audit(
 _AUDIT_COLUMNS: tuple[Column[ops.audit.AuditEntry], ...] = (
     column("#", lambda r: str(r.audit_id), right=True, ident=True),
     column("when", lambda r: r.at.strftime("%Y-%m-%d %H:%M:%S"), 2),
-    column("who", lambda r: f"{r.user}@{r.host}", 3),
-    column("action", lambda r: r.action),
-    column("selection", lambda r: json.dumps(r.selection, default=str)[:60], flex=True),
-    column("changed", lambda r: f"{r.count:,}", 1, right=True),
+    column("who", lambda r: r.who, 3),
+    column("what", what, flex=True),
     column(
         "left alone",
         lambda r: f"{count_in(r.details or {}, 'skipped_changed_state'):,}",

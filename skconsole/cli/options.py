@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from skconsole.core.actor import Actor, Origin
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.text import is_valid_utf8, quoted
@@ -39,6 +40,11 @@ MAX_BENCH_JOBS = 10_000_000
 MAX_LATENCY_JOBS = 100_000
 MAX_BENCH_RATE = 100_000.0
 MAX_DEMO_RATE = 1_000.0
+
+
+def cli_actor() -> Actor:
+    """Who acts through a command, for its audit row: this process's actor, from the CLI."""
+    return Actor.current(origin=Origin.CLI)
 
 
 def _number(value: float) -> str:

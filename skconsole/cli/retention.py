@@ -21,12 +21,12 @@ from skconsole.cli.options import (
     WideOpt,
     YesOpt,
     check_text,
+    cli_actor,
     options_of,
     takes_flags,
 )
 from skconsole.cli.output import out, print_json
 from skconsole.cli.view_table import Listing, column
-from skconsole.core.actor import Actor
 from skconsole.core.durations import format_limit, parse_duration
 from skconsole.core.retention import Policy
 from skconsole.ops import RETENTION, RetentionParams, Selection, retention
@@ -109,7 +109,7 @@ def set_policy(
             " by the workers",
             flags.yes,
         )
-        result = RETENTION.execute(conn, sel, params, actor=Actor.current())
+        result = RETENTION.execute(conn, sel, params, actor=cli_actor())
     old = retention.replaced(task_type, result.details)
     if flags.as_json:
         print_json(
@@ -137,7 +137,7 @@ def clear_policy(
     confirm_or_exit(f"Remove the retention policy of {what}?", yes)
     with db.connect() as conn:
         result = RETENTION.execute(
-            conn, Selection(task_type=task_type), RetentionParams(clear=True), actor=Actor.current()
+            conn, Selection(task_type=task_type), RetentionParams(clear=True), actor=cli_actor()
         )
     old = retention.replaced(task_type, result.details)
     if as_json:

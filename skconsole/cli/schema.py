@@ -9,9 +9,8 @@ import typer
 
 from skconsole.cli.acting import confirm_or_exit
 from skconsole.cli.app import app
-from skconsole.cli.options import ActionFlags, options_of, takes_flags
+from skconsole.cli.options import ActionFlags, cli_actor, options_of, takes_flags
 from skconsole.cli.output import out, print_json
-from skconsole.core.actor import Actor
 from skconsole.core.errors import ReadOnlyError, SchemaError, SkconsoleError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.audit import AuditRow
@@ -108,11 +107,11 @@ def uninstall_command(
             + (" Every job and its history goes with it." if stakhanovise else ""),
             flags.yes,
         )
-        actor = Actor.current()
+        actor = cli_actor()
         row = (
             None
             if drop_audit
-            else AuditRow(actor.user, actor.host, "uninstall", {}, 0, dict(details))
+            else AuditRow(actor.user, actor.host, "uninstall", {}, 0, dict(details), actor.origin)
         )
         audit_id = uninstall(conn, plan, row)
     if flags.as_json:

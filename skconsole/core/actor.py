@@ -6,10 +6,14 @@ browser session and names, in ``SKCONSOLE_ACTOR_USER`` and ``SKCONSOLE_ACTOR_HOS
 whoever holds its token and where the session came from (``browser via HOST``).
 The variables are a statement of the process that sets them, not an
 authentication: anyone who can write to the queue can also write any audit row.
+
+Besides who, the row records which face acted (:class:`Origin`): a command, the
+console, a worker's housekeeping, or a program calling :mod:`skconsole.ops`.
 """
 
 from __future__ import annotations
 
+import enum
 import getpass
 import os
 import socket
@@ -22,20 +26,37 @@ USER_ENV = "SKCONSOLE_ACTOR_USER"
 HOST_ENV = "SKCONSOLE_ACTOR_HOST"
 
 
+class Origin(enum.Enum):
+    """Which face acted, as the audit row records it (``audit_origin``)."""
+
+    CLI = "cli"  # a command: skconsole requeue, bump, ...
+    CONSOLE = "console"  # a key in the console (a terminal, or a browser tab: serve)
+    WORKER = "worker"  # a worker's own housekeeping (retention rounds)
+    PYTHON = "python"  # skconsole.ops called from a program
+
+    @classmethod
+    def of(cls, value: str | None) -> Origin | None:
+        """The origin a row records (None: not recorded, or not one this version knows)."""
+        return next((o for o in cls if o.value == value), None)
+
+
 @dataclass(frozen=True)
 class Actor:
-    """Who acts, for the audit table: a user and a host."""
+    """Who acts, for the audit table: a user and a host, and the face they act through."""
 
     user: str
     host: str
+    origin: Origin = Origin.PYTHON
 
     @classmethod
-    def current(cls, environ: Mapping[str, str] | None = None) -> Actor:
+    def current(
+        cls, environ: Mapping[str, str] | None = None, *, origin: Origin = Origin.PYTHON
+    ) -> Actor:
         """This process's actor: the environment's, else the OS user and host."""
         env = os.environ if environ is None else environ
         user = env.get(USER_ENV, "").strip() or _os_user()
         host = env.get(HOST_ENV, "").strip() or socket.gethostname()
-        return cls(user=user, host=host)
+        return cls(user=user, host=host, origin=origin)
 
 
 def _os_user() -> str:

@@ -16,6 +16,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from skconsole.core.actor import Origin
 from skconsole.db.sqlfiles import query
 
 #: the longest user or host name the audit table keeps
@@ -26,7 +27,8 @@ SYSTEM = "system"
 
 @dataclass(frozen=True, slots=True)
 class AuditRow:
-    """One audit row; ``selection`` and ``details`` are the JSON documents it stores."""
+    """One audit row; ``selection`` and ``details`` are the JSON documents it stores;
+    ``origin``, the face that acted."""
 
     user: str
     host: str
@@ -34,6 +36,7 @@ class AuditRow:
     selection: dict[str, object]
     count: int
     details: dict[str, object]
+    origin: Origin = Origin.PYTHON
 
     def params(self) -> dict[str, object]:
         """The named parameters of ``audit_insert`` (and of any statement writing the row)."""
@@ -44,6 +47,7 @@ class AuditRow:
             "selection": Jsonb(self.selection),
             "count": self.count,
             "details": Jsonb(self.details),
+            "origin": self.origin.value,
         }
 
 

@@ -72,6 +72,8 @@ TYPE_COLUMNS = (
 WORKER_COLUMNS = ("worker_app_version", "worker_session_lock")
 #: the fan-in edges' columns added after 130 created them
 AFTER_COLUMNS = ("after_succeeded",)
+#: the audit table's columns added after 020 created it
+AUDIT_COLUMNS = ("audit_origin",)
 
 _VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS sk_schema_version_t (
@@ -136,6 +138,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         ("sk_task_types_t", TYPE_COLUMNS),
         ("sk_workers_t", WORKER_COLUMNS),
         ("sk_task_after_t", AFTER_COLUMNS),
+        ("sk_audit_t", AUDIT_COLUMNS),
     ):
         found = set(
             values(

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from skconsole.core.actor import Actor
+from skconsole.core.actor import Actor, Origin
 from skconsole.core.errors import SkconsoleError
 from skconsole.core.json_types import JsonObject
 from skconsole.db.audit import AuditRow, insert
@@ -45,6 +45,15 @@ class AuditEntry:
     selection: JsonObject
     count: int
     details: JsonObject | None
+    #: the face that acted (None: a row written before it was recorded)
+    origin: Origin | None = None
+
+    @property
+    def who(self) -> str:
+        """Who acted and through what: "console (maria@vm)", "cli (root@vm)"; a row from
+        before the origin was recorded: "root@vm"."""
+        person = f"{self.user}@{self.host}"
+        return person if self.origin is None else f"{self.origin.value} ({person})"
 
     def as_dict(self) -> JsonObject:
         return {
@@ -52,11 +61,16 @@ class AuditEntry:
             "at": self.at.isoformat(),
             "user": self.user,
             "host": self.host,
+            "origin": None if self.origin is None else self.origin.value,
             "action": self.action,
             "selection": self.selection,
             "count": self.count,
             "details": self.details,
         }
+
+
+def _entry(*, origin: str | None, **cols: Any) -> AuditEntry:
+    return AuditEntry(origin=Origin.of(origin), **cols)
 
 
 def _final_details(result: ActionResult) -> JsonObject:
@@ -78,7 +92,15 @@ def _insert(
 ) -> int:
     return insert(
         conn,
-        AuditRow(actor.user, actor.host, action, dict(selection.as_dict()), count, dict(details)),
+        AuditRow(
+            actor.user,
+            actor.host,
+            action,
+            dict(selection.as_dict()),
+            count,
+            dict(details),
+            actor.origin,
+        ),
     )
 
 
@@ -214,4 +236,4 @@ class AuditTrail:
 
 def entries(conn: Conn, *, limit: int = 50, action: str | None = None) -> list[AuditEntry]:
     """The latest audit rows, newest first (none on a database without skconsole's objects)."""
-    return fetch(conn, "audit_list", AuditEntry, {"limit": limit, "action": action})
+    return fetch(conn, "audit_list", _entry, {"limit": limit, "action": action})

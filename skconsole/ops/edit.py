@@ -83,6 +83,12 @@ class EditParams(Params):
     def phrase(self) -> str:
         return " and run it again now" if self.requeue else ""
 
+    @classmethod
+    def from_details(cls, details: Mapping[str, object]) -> EditParams | None:
+        """Whether the edit ran the job again (the payloads are in ``details.old`` and
+        ``details.new``, not worded)."""
+        return cls("null", requeue=details.get("requeue") is True)
+
     def done_phrase(self) -> str:
         return ", posted again, ready now" if self.requeue else ""
 

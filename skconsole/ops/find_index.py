@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from psycopg import sql
@@ -75,6 +75,11 @@ class FindIndexParams(Params):
 
     def details(self) -> JsonObject:
         return {"path": self.dotted, "task_type": self.task_type, "index": self.index}
+
+    @classmethod
+    def from_details(cls, details: Mapping[str, object]) -> FindIndexParams | None:
+        """Not worded again: the audit row's details name the path and the index."""
+        return None
 
     def phrase(self) -> str:
         on = f" of type {self.task_type}" if self.task_type is not None else ""

@@ -186,6 +186,11 @@ class LimitParams(SettingParams[Limits]):
             "per": self.dotted,
         }
 
+    @classmethod
+    def from_details(cls, details: Mapping[str, object]) -> LimitParams | None:
+        """Not worded again: the audit row keeps the limits before and after."""
+        return None
+
     def phrase(self) -> str:
         per = f" per {self.dotted}" if self.per is not None else ""
         which = "per-key " if per else ""

@@ -25,11 +25,12 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 from uuid import UUID
 
 from skconsole.core.actor import Actor
+from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.db.mapping import TableMapping
@@ -79,6 +80,18 @@ class Params:
     def phrase(self) -> str:
         """Words a confirmation adds after the scope, e.g. " to priority 0"."""
         return ""
+
+    @classmethod
+    def from_details(cls, details: Mapping[str, object]) -> Self | None:
+        """These parameters again from what an audit row's details recorded of them
+        (:meth:`details`), so that the row is worded as the action was (:meth:`phrase`);
+        None where the details do not say them back. By default the fields that the
+        details name alike."""
+        names = {f.name for f in fields(cls)}
+        try:
+            return cls(**{k: v for k, v in details.items() if k in names})
+        except (ConfigError, TypeError, ValueError):
+            return None
 
     def done_phrase(self) -> str:
         """Words an outcome adds after the target, e.g. ", posted again, ready now"."""

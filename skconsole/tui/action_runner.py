@@ -30,7 +30,7 @@ from skconsole.tui.confirmations import confirmation
 from skconsole.tui.messages import ActionDone, ActionFailed, PreviewReady
 from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
 from skconsole.tui.operation import Here, Operation, Pick, Question
-from skconsole.tui.sentences import nothing_text, outcome_text
+from skconsole.tui.sentences import nothing_text, on_queue, outcome_text
 from skconsole.tui.source import DataSource, SourceUnavailable
 
 REPEAT_GUARD_S = 0.8  # repeat presses of a write key within this are ignored
@@ -48,7 +48,8 @@ class ActionRunner:
 
     ``connected`` says whether the console's data is live (writes wait while
     it is not); ``done`` runs after an action changed something (refresh);
-    ``report_error`` shows an error the operator must read.
+    ``report_error`` shows an error the operator must read; ``queue`` names the queue shown
+    when the console watches several (every sentence of an action then names it).
     """
 
     app: App[Any]
@@ -61,6 +62,7 @@ class ActionRunner:
     connected: Callable[[], bool]
     done: Callable[[], None]
     report_error: Callable[[str, BaseException], None]
+    queue: Callable[[], str | None] = lambda: None
     busy: bool = field(default=False, init=False)
     _last_press: dict[str, float] = field(default_factory=dict, init=False)
 
@@ -106,8 +108,7 @@ class ActionRunner:
         if picked is not None:
             self.start(self._request(op, picked), checked=True)
 
-    @staticmethod
-    def _request(op: Operation, picked: Pick) -> ActionRequest:
+    def _request(self, op: Operation, picked: Pick) -> ActionRequest:
         action = picked.action or op.action
         params = picked.params if picked.params is not None else op.params
         return ActionRequest(
@@ -115,6 +116,7 @@ class ActionRunner:
             picked.target,
             params if params is not None else action.default_params(),
             op.dialog,
+            queue=self.queue(),
         )
 
     def start(self, request: ActionRequest, *, checked: bool = False) -> None:
@@ -153,7 +155,7 @@ class ActionRunner:
             self._execute(preview)
         else:
             self.busy = False
-            self.app.notify("Nothing was changed.", title="Cancelled")
+            self.app.notify(on_queue(preview.request, "Nothing was changed."), title="Cancelled")
 
     # -- executing -------------------------------------------------------------------
     def _execute(self, preview: PreviewInfo) -> None:
@@ -174,11 +176,13 @@ class ActionRunner:
 
     def failed(self, message: ActionFailed) -> None:
         self.busy = False
-        verb = message.request.action.wording.verb.capitalize()
+        failed = on_queue(
+            message.request, f"{message.request.action.wording.verb.capitalize()} failed"
+        )
         if message.connection_lost:
             self.app.notify(
-                f"{verb} failed: the connection was lost; nothing was confirmed.", severity="error"
+                f"{failed}: the connection was lost; nothing was confirmed.", severity="error"
             )
             self.done()
         else:
-            self.report_error(f"{verb} failed", message.error)
+            self.report_error(failed, message.error)

@@ -146,6 +146,7 @@ class ConsoleApp(App[int]):
             connected=lambda: self.connected,
             done=self._after_action,
             report_error=self.report_error,
+            queue=lambda: self.overview.shown if self.queue_switch.several else None,
         )
         self.main_screen = MainScreen(self.status_state, self.apply_pending)
         #: several queues (else none): each one's overview, on a loop of its own

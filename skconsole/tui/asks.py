@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from skconsole import ops
 from skconsole.ops.requeue import Attempts
+from skconsole.tui.action_runner import REPEAT_GUARD_S
 from skconsole.tui.formatting import fmt_seconds
 from skconsole.tui.model import ActionRequest, Target, TargetKind
 from skconsole.tui.operation import Here, Pick, Question
@@ -28,7 +29,8 @@ def edit(here: Here, pick: Pick) -> Question[ops.EditParams]:
     def answer(params: ops.EditParams | None) -> Pick | None:
         return None if params is None else replace(pick, params=params)
 
-    return Question(EditJobScreen(screen.detail), answer)
+    # E pressed twice, or held, types nothing into the payload
+    return Question(EditJobScreen(screen.detail, guard_s=REPEAT_GUARD_S), answer)
 
 
 def limit(here: Here, pick: Pick) -> Question[ops.LimitParams]:

@@ -33,6 +33,7 @@ import psycopg
 
 from skconsole import ops
 from skconsole.check import verdict as checks
+from skconsole.core.actor import Origin
 from skconsole.core.errors import ConfigError, ConnectError
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database, shown_dsn
@@ -138,7 +139,7 @@ class DatabaseSource:
         got = preview.handle
         if not isinstance(got, ops.Preview):
             raise ConfigError("this action was not previewed by the database source")
-        who = replace(ops.Actor.current(), user=actor)
+        who = replace(ops.Actor.current(origin=Origin.CONSOLE), user=actor)
         with self._conn(ACTION, primary=True) as conn:
             result = request.action.execute(
                 conn, got.selection, request.params, actor=who, ids=got.ids

@@ -64,10 +64,11 @@ class DepthRow(TypeDepth):
 class AuditRow:
     audit_id: int
     at: datetime
-    user: str
-    host: str
+    #: who acted and through what: "console (maria@ops-laptop)" (ops.AuditEntry.who)
+    who: str
     action: str
-    selection: str
+    #: what was done, in one line: "bump 1 job d49b4fd8 to run now" (ops.audit_line.what)
+    what: str
     count: int
     #: the search that lists the jobs it was on (None: it names no jobs, e.g. a purge by age)
     jobs: FindQuery | None = None
@@ -330,6 +331,8 @@ class ActionRequest:
     target: Target
     params: Params
     dialog: Dialog = Dialog.SAMPLE
+    #: the queue it acts on, when the console watches several (its sentences name it)
+    queue: str | None = None
 
 
 @dataclass(frozen=True)

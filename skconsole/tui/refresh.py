@@ -25,11 +25,10 @@ import psycopg
 from skconsole import ops, read
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import parse_term
-from skconsole.core.status import JobStatus
 from skconsole.db.layout import has_skconsole_objects
+from skconsole.ops.audit_line import what
 from skconsole.read import flow, type_settings
 from skconsole.tui import model
-from skconsole.tui.formatting import format_age
 from skconsole.views.metrics import metric_rows
 
 Conn = psycopg.Connection[Any]
@@ -180,14 +179,7 @@ def _metric_rows(memory: Memory, snap: read.MetricsSnapshot) -> tuple[model.Metr
 
 def _audit_row(a: ops.AuditEntry) -> model.AuditRow:
     return model.AuditRow(
-        a.audit_id,
-        a.at,
-        a.user,
-        a.host,
-        a.action,
-        describe_selection(a.selection),
-        a.count,
-        audited_jobs(a.selection),
+        a.audit_id, a.at, a.who, a.action, what(a), a.count, audited_jobs(a.selection)
     )
 
 
@@ -208,20 +200,3 @@ def audited_jobs(sel: dict[str, Any]) -> FindQuery | None:
         group=sel.get("group") or None,
     )
     return None if query == FindQuery() else query
-
-
-def describe_selection(sel: dict[str, Any]) -> str:
-    """An audit row's selection in words: "group `X` · 12 ids" ."""
-    parts = []
-    if sel.get("group"):
-        parts.append(f"group `{sel['group']}`")
-    if sel.get("task_type"):
-        parts.append(f"type {sel['task_type']}")
-    if sel.get("statuses"):
-        parts.append("status " + ", ".join(JobStatus.label_of(int(s)) for s in sel["statuses"]))
-    if sel.get("ids"):
-        n = sel.get("ids_count", len(sel["ids"]))
-        parts.append(f"{n:,} ids" if n > 1 else f"job {str(sel['ids'][0])[:8]}")
-    if sel.get("older_than_seconds") is not None:
-        parts.append(f"older than {format_age(float(sel['older_than_seconds']))}")
-    return " · ".join(parts) or "all"

@@ -3,7 +3,9 @@
 The words are the action's spec's (``ops.Wording``: templates); this module only fills
 them in for any action the same way: the target's label, its scope as its kind counts
 it (a named job as is, a group's jobs as "12 jobs in group `X`", a type's as "12 waiting
-jobs of type `t`"), the parameters' phrase and the result's counts.
+jobs of type `t`"), the parameters' phrase and the result's counts. With several
+queues open, each sentence begins with the queue it acts on ("Queue `billing`: ...");
+with one, none does.
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ def scope(target: Target, n: int) -> str:
     if target.kind is TargetKind.GROUP:
         return f"{n:,} {'job' if n == 1 else 'jobs'} in {target.label}"
     return _counted(n, target.label)
+
+
+def on_queue(request: ActionRequest, text: str) -> str:
+    """``text`` as said of ``request``: led by its queue's name when the console watches
+    several queues ("Queue `billing`: Pause task type `x`?"), as is with one."""
+    if request.queue is None:
+        return text
+    return f"Queue `{printable(request.queue)}`: {text}"
 
 
 def _fields(request: ActionRequest, **more: Any) -> dict[str, Any]:
@@ -58,12 +68,12 @@ def question(preview: PreviewInfo) -> str:
     text = action.wording.question.format_map(
         _fields(request, scope=scope(request.target, preview.count))
     )
-    return f"{text} {action.warning}" if action.warning else text
+    return on_queue(request, f"{text} {action.warning}" if action.warning else text)
 
 
 def nothing_text(request: ActionRequest) -> str:
     """The notice when the preview found nothing the action would change."""
-    return request.action.wording.nothing.format_map(_fields(request))
+    return on_queue(request, request.action.wording.nothing.format_map(_fields(request)))
 
 
 def _tally(outcome: OutcomeInfo) -> str:
@@ -82,6 +92,9 @@ def outcome_text(outcome: OutcomeInfo) -> str:
     if not outcome.changed and wording.left_alone is not None:
         template = wording.left_alone
     summary = printable(request.action.result_summary(dict(outcome.details)))
-    return template.format_map(
-        _fields(request, changed=f"{outcome.changed:,}", summary=summary, tally=_tally(outcome))
+    return on_queue(
+        request,
+        template.format_map(
+            _fields(request, changed=f"{outcome.changed:,}", summary=summary, tally=_tally(outcome))
+        ),
     )

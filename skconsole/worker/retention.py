@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import kwargs_row
 
+from skconsole.core.actor import Origin
 from skconsole.core.durations import format_limit
 from skconsole.core.retention import Policy
 from skconsole.db.audit import SYSTEM, AuditRow
@@ -98,6 +99,7 @@ def purge_params(
             "older_than_s": policy.older_than_s,
             "include_faulted": policy.include_faulted,
         },
+        Origin.WORKER,
     )
     return {
         **policy.scope(policies),

@@ -28,8 +28,8 @@ n AS (
 ),
 first_row AS (
     INSERT INTO sk_audit_t (audit_user, audit_host, audit_action, audit_selection, audit_count,
-        audit_details)
-    SELECT %(user)s, %(host)s, %(action)s, %(selection)s, n.n, %(details)s
+        audit_details, audit_origin)
+    SELECT %(user)s, %(host)s, %(action)s, %(selection)s, n.n, %(details)s, %(origin)s
     FROM n WHERE n.n > 0 AND %(audit_id)s::bigint IS NULL
     RETURNING audit_id
 ),

@@ -31,6 +31,7 @@ SIZED = [
         "workers",
         "help",
         "factors",
+        "edit-job",
     )
     for size in ((80, 24), (200, 50))
 ]

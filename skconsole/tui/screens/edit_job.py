@@ -4,15 +4,23 @@ The payload is shown pretty-printed with every character a terminal could act
 on written as a JSON escape (:func:`skconsole.ops.edit.editable_json`), so the
 editor never holds raw control text. It is checked as it is typed, as a
 producer checks a payload; Save stays disabled while it is not valid.
+
+Tab moves on to the priority (the editor types no indentation); ctrl+s saves from any
+field. On a short terminal the editor takes at most 40% of the rows and the fields
+above the buttons scroll (app.tcss). Text typed in the first ``guard_s`` after the
+dialog opened is dropped: the key that opened it, pressed twice or repeating, does not
+land in the payload.
 """
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static, TextArea
@@ -25,6 +33,19 @@ from skconsole.read import JobDetail
 from skconsole.tui.formatting import short_id
 
 
+class PayloadEditor(TextArea):
+    """The payload's editor: text typed before ``open_until`` (monotonic) is dropped."""
+
+    open_until = 0.0
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.is_printable and time.monotonic() < self.open_until:
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+
 class EditJobScreen(ModalScreen[EditParams | None]):
     """Returns the edit's parameters (Save, or ctrl+s), or None when cancelled (Esc)."""
 
@@ -34,9 +55,10 @@ class EditJobScreen(ModalScreen[EditParams | None]):
         Binding("ctrl+s", "save", "Save", show=False, priority=True),
     ]
 
-    def __init__(self, job: JobDetail) -> None:
+    def __init__(self, job: JobDetail, *, guard_s: float = 0.0) -> None:
         super().__init__()
         self.job = job
+        self.guard_s = guard_s
         self.original = editable_json(job.payload)
         self.can_requeue = job.status in REQUEUABLE
         self.params: EditParams | None = None
@@ -50,31 +72,34 @@ class EditJobScreen(ModalScreen[EditParams | None]):
         )
         with Vertical(id="edit-job", classes="dialog"):
             yield Static(Content(printable(title)), classes="dialog-title")
-            yield Static(Content("Payload (JSON):"))
-            yield TextArea(
-                self.original,
-                id="edit-payload",
-                language=None,
-                soft_wrap=True,
-                show_line_numbers=True,
-                tab_behavior="indent",
-            )
-            yield Static("", id="edit-error", classes="dialog-error")
-            with Horizontal(id="edit-options"):
-                yield Static(Content("Priority (0 runs first):"), id="edit-priority-label")
-                yield Input(str(job.priority), id="edit-priority", type="integer")
-                if self.can_requeue:
-                    yield Checkbox("Run it again now (requeue)", True, id="edit-requeue")
+            with VerticalScroll(id="edit-body"):
+                yield Static(Content("Payload (JSON):"))
+                yield PayloadEditor(
+                    self.original,
+                    id="edit-payload",
+                    language=None,
+                    soft_wrap=True,
+                    show_line_numbers=True,
+                    tab_behavior="focus",
+                )
+                yield Static("", id="edit-error", classes="dialog-error")
+                with Horizontal(id="edit-options"):
+                    yield Static(Content("Priority (0 first):"), id="edit-priority-label")
+                    yield Input(str(job.priority), id="edit-priority", type="integer")
+                    if self.can_requeue:
+                        yield Checkbox("Run it again now (requeue)", True, id="edit-requeue")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Save…", id="save", variant="warning")
             yield Static(
-                Content("ctrl+s saves (a confirmation shows the change first) · Esc cancels"),
+                Content("ctrl+s saves (the change is shown first) · Tab: next field · Esc cancels"),
                 classes="dialog-hint",
             )
 
     def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+        editor = self.query_one(PayloadEditor)
+        editor.open_until = time.monotonic() + self.guard_s
+        editor.focus()
         self.check()
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:

@@ -419,20 +419,30 @@ def _audit() -> tuple[AuditRow, ...]:
     """The operators' latest actions, newest first."""
     return (
         AuditRow(
-            12, ago(900), "maria", "ops-laptop", "requeue", "group `KeyError: ...` (ids 18)", 18
+            12,
+            ago(900),
+            "console (maria@ops-laptop)",
+            "requeue",
+            "requeue 18 jobs in group `KeyError: ...`, error counts reset to 0,"
+            " due over the next 5m",
+            18,
         ),
         AuditRow(
             11,
             ago(5400),
-            "maria",
-            "ops-laptop",
+            "console (maria@ops-laptop)",
             "pause",
-            "type thumbnails.render",
+            "pause type thumbnails.render",
             1,
             FindQuery(task_type="thumbnails.render"),
         ),
         AuditRow(
-            10, ago(86_400), "deploy", "ci-runner", "purge", "finished older than 30d", 1_204_331
+            10,
+            ago(86_400),
+            "cli (deploy@ci-runner)",
+            "purge",
+            "purge 1,204,331 results older than 30d",
+            1_204_331,
         ),
     )
 

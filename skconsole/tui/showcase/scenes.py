@@ -196,6 +196,7 @@ SCREENSHOTS = {
     "job-detail.svg": "job-detail",
     "schedules.svg": "schedules",
     "confirm.svg": "confirm",
+    "edit.svg": "edit-job",
     "requeue.svg": "requeue-jobs-options",
     "cancel-running.svg": "cancel-running-confirm",
     "health.svg": "health",

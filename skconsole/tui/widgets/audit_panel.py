@@ -1,4 +1,5 @@
-"""Panel 7: the audit log: who did what to how many jobs, newest first."""
+"""Panel 7: the audit log: who did what (through which face), to how many jobs, with its
+options, newest first."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from skconsole.core.find_query import FindQuery
-from skconsole.tui.formatting import fmt_ago, fmt_int
+from skconsole.tui.formatting import fmt_ago
 from skconsole.tui.model import AuditRow, Snapshot
 from skconsole.tui.opening import Opening, job, search
 from skconsole.tui.widgets.panel import Panel
@@ -19,10 +20,8 @@ class AuditPanel(Panel):
     skconsole_tables_only = True
     COLUMNS: ClassVar[tuple[Column[AuditRow], ...]] = (
         figure_column("when", 12, lambda a, now: fmt_ago(a.at, now)),
-        Column("who", "who", 24, cell=lambda a, _: f"{a.user}@{a.host}"),
-        Column("action", "action", 10, cell=lambda a, _: (a.action, "accent")),
-        figure_column("count", 10, lambda a, _: fmt_int(a.count), label="jobs"),
-        Column("selection", "selection", 30, flex=True, cell=lambda a, _: a.selection),
+        Column("who", "who", 28, cell=lambda a, _: a.who),
+        Column("what", "what", 40, flex=True, cell=lambda a, _: a.what),
     )
     opens = "the jobs the action was on (a search; one job: its detail)"
 
