@@ -191,7 +191,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     WriteKey(
         "edit",
-        "E",
+        asks.EDIT_KEY,
         "Edit",
         "Edit the job's payload and priority (a waiting or failed job), then optionally run it again.",
         scopes=frozenset({"job"}),

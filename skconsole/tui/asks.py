@@ -21,6 +21,11 @@ from skconsole.tui.screens.retention_type import RetentionTypeScreen
 from skconsole.tui.targets import selected_type
 
 
+#: the edit action's key (tui/actions.py takes it from here): pressed again as the
+#: editor opens, it is dropped rather than typed into the payload
+EDIT_KEY = "E"
+
+
 def edit(here: Here, pick: Pick) -> Question[ops.EditParams]:
     """The job's new payload and priority (its resolver checked it may be edited)."""
     screen = here.screen
@@ -30,7 +35,8 @@ def edit(here: Here, pick: Pick) -> Question[ops.EditParams]:
         return None if params is None else replace(pick, params=params)
 
     # E pressed twice, or held, types nothing into the payload
-    return Question(EditJobScreen(screen.detail, guard_s=REPEAT_GUARD_S), answer)
+    opener = EditJobScreen(screen.detail, guard_s=REPEAT_GUARD_S, opener=EDIT_KEY)
+    return Question(opener, answer)
 
 
 def limit(here: Here, pick: Pick) -> Question[ops.LimitParams]:

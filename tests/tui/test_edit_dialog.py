@@ -130,6 +130,23 @@ async def test_e_pressed_twice_opens_one_editor_and_types_nothing_into_it(
         assert editor.query_one(TextArea).text == editor.original
 
 
+async def test_other_keys_typed_as_the_editor_opens_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(asks, "REPEAT_GUARD_S", 60.0)  # every key below comes within it
+    scene = BY_NAME["job-detail"]
+    app = scene.build()
+    async with app.run_test(size=SMALL) as pilot:
+        await scene.prepare(pilot)
+        await pilot.press("E")
+        editor = await shown_screen(pilot, EditJobScreen)
+        editor.query_one(TextArea).text = ""
+        await pilot.press("E", "{", "}")
+        await settle(pilot)
+
+        assert editor.query_one(TextArea).text == "{}"
+
+
 async def test_e_typed_in_the_payload_editor_later_is_text_not_a_second_editor() -> None:
     async with editor_at() as (app, pilot, editor):
         app.operator._last_press.clear()

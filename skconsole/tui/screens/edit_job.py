@@ -7,9 +7,9 @@ producer checks a payload; Save stays disabled while it is not valid.
 
 Tab moves on to the priority (the editor types no indentation); ctrl+s saves from any
 field. On a short terminal the editor takes at most 40% of the rows and the fields
-above the buttons scroll (app.tcss). Text typed in the first ``guard_s`` after the
-dialog opened is dropped: the key that opened it, pressed twice or repeating, does not
-land in the payload.
+above the buttons scroll (app.tcss). The key that opened it (``opener``), pressed again
+or repeating within ``guard_s`` of its opening, is dropped rather than typed into the
+payload; any other key typed at once is kept.
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ from skconsole.tui.formatting import short_id
 
 
 class PayloadEditor(TextArea):
-    """The payload's editor: text typed before ``open_until`` (monotonic) is dropped."""
+    """The payload's editor: ``opener`` typed before ``open_until`` (monotonic) is dropped."""
 
     open_until = 0.0
+    opener: str | None = None
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.is_printable and time.monotonic() < self.open_until:
+        if event.character == self.opener and time.monotonic() < self.open_until:
             event.stop()
             event.prevent_default()
             return
@@ -55,10 +56,11 @@ class EditJobScreen(ModalScreen[EditParams | None]):
         Binding("ctrl+s", "save", "Save", show=False, priority=True),
     ]
 
-    def __init__(self, job: JobDetail, *, guard_s: float = 0.0) -> None:
+    def __init__(self, job: JobDetail, *, guard_s: float = 0.0, opener: str | None = None) -> None:
         super().__init__()
         self.job = job
         self.guard_s = guard_s
+        self.opener = opener
         self.original = editable_json(job.payload)
         self.can_requeue = job.status in REQUEUABLE
         self.params: EditParams | None = None
@@ -99,6 +101,7 @@ class EditJobScreen(ModalScreen[EditParams | None]):
     def on_mount(self) -> None:
         editor = self.query_one(PayloadEditor)
         editor.open_until = time.monotonic() + self.guard_s
+        editor.opener = self.opener
         editor.focus()
         self.check()
 
