@@ -20,7 +20,6 @@ from skconsole.tui.screens.requeue_jobs import RequeueJobsScreen
 from skconsole.tui.screens.retention_type import RetentionTypeScreen
 from skconsole.tui.targets import selected_type
 
-
 #: the edit action's key (tui/actions.py takes it from here): pressed again as the
 #: editor opens, it is dropped rather than typed into the payload
 EDIT_KEY = "E"
