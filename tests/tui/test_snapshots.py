@@ -23,7 +23,16 @@ def test_scene(scene: Scene, snap_compare: Any) -> None:
 #: the key scenes again on an on-call laptop's terminal and on a wide one
 SIZED = [
     (BY_NAME[name], size)
-    for name in ("main", "in-flight", "failure-drilldown", "job-detail", "workers", "help")
+    for name in (
+        "main",
+        "in-flight",
+        "failure-drilldown",
+        "job-detail",
+        "workers",
+        "help",
+        "dead-workers",
+        "dead-workers-hung",
+    )
     for size in ((80, 24), (200, 50))
 ]
 
