@@ -402,7 +402,8 @@ def check_hung(inflight: read.Inflight, thresholds: Thresholds | None = None) ->
 def check_workers(
     workers: Sequence[read.WorkerInfo] | None, flows: Sequence[TypeFlow]
 ) -> CheckResult:
-    """Dead workers holding jobs (CRITICAL); ready jobs no alive worker runs (WARNING).
+    """Dead workers holding jobs (CRITICAL); ready jobs no alive worker runs (WARNING:
+    :func:`skconsole.read.unserved_types`, the rule the console's panels follow too).
     ``workers`` None: there is no registry to judge (Stakhanovise.NET's tables alone)."""
     if workers is None:
         return CheckResult("workers", "no worker registry (Stakhanovise.NET tables only)", ())
@@ -419,9 +420,9 @@ def check_workers(
                 )
             )
     alive = [w for w in workers if w.alive]
-    served = {t for w in alive for t in w.task_types}
+    unserved = set(read.unserved_types(workers, flows))
     for f in flows:
-        if f.ready > 0 and not f.paused and f.task_type not in served:
+        if f.task_type in unserved:
             findings.append(
                 Finding(
                     "workers",

@@ -2,7 +2,7 @@
 the exporter exports.
 
 One module per read model (depth, statuses, inflight, failures, job, exec_times,
-metrics, workers, schedules, history, overview, type_settings, flow, health, why).
+metrics, workers, schedules, history, overview, type_settings, flow, health, why, reaped).
 Each function takes an open connection and returns dataclasses filled from its
 query's columns by name (:mod:`skconsole.read.query`), with an ``as_dict`` for
 JSON, so the CLI, the console and scripts share them. Every one stays fast on a
@@ -36,12 +36,13 @@ from skconsole.read.job import JobDetail, job
 from skconsole.read.job_lookup import JobMatch, JobNotFoundError, jobs_with_prefix, resolve_job
 from skconsole.read.metrics import Metric, MetricKind, MetricsSnapshot, metric_rates, metrics
 from skconsole.read.overview import Overview, overview, server_version
+from skconsole.read.reaped import ReapedAttempt, reaped
 from skconsole.read.replication import LastFailover, Replication, ReplicationMode, replication
 from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedules
 from skconsole.read.statuses import STATUS_EXACT_LIMIT, StatusCounts, status_counts, status_summary
 from skconsole.read.type_settings import TypeLimit, limits, rate_text
 from skconsole.read.why import Cause, CauseCode, Fix, Why, why
-from skconsole.read.workers import WorkerInfo, workers
+from skconsole.read.workers import WorkerInfo, served_types, unserved_types, workers
 
 __all__ = [
     "ATTEMPTS_KEPT",
@@ -77,6 +78,7 @@ __all__ = [
     "Minute",
     "Overview",
     "Progress",
+    "ReapedAttempt",
     "Replication",
     "ReplicationMode",
     "ScheduleInfo",
@@ -103,13 +105,16 @@ __all__ = [
     "metrics",
     "overview",
     "rate_text",
+    "reaped",
     "replication",
     "resolve_job",
     "schedules",
+    "served_types",
     "server_version",
     "status_counts",
     "status_summary",
     "table_estimates",
+    "unserved_types",
     "why",
     "workers",
 ]

@@ -47,7 +47,9 @@ def fetch(
 #: the statements that read skconsole's own objects alone: on Stakhanovise.NET's tables
 #: alone there is nothing to read (its workers register nowhere; it keeps no limits,
 #: SLOs, paused types, schedules or audit log)
-OURS_ONLY = frozenset({"workers", "paused_types", "limits", "slos", "schedules", "audit_list"})
+OURS_ONLY = frozenset(
+    {"workers", "paused_types", "limits", "slos", "schedules", "audit_list", "reaped_attempts"}
+)
 
 
 #: the suffix of a statement's twin for a database without skconsole's objects

@@ -1,11 +1,18 @@
 """Registered worker processes and their liveness, as the server judges it
-(``sk_worker_liveness()``: the lease in each registration and the control session's lock)."""
+(``sk_worker_liveness()``: the lease in each registration and the control session's lock).
+
+It also says, once, which task types no live worker runs (:func:`served_types`,
+:func:`unserved_types`): ``skconsole check``'s workers check (and so the overview of
+several queues, which shows its verdict), the console's depth panel and workers tab, and
+the operator's reap all ask it here.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from skconsole.core.json_types import JsonObject
@@ -45,6 +52,35 @@ class WorkerInfo:
         d["state"] = self.state.value
         d["alive"] = self.alive
         return d
+
+
+class Waiting(Protocol):
+    """A task type's row with its ready jobs and whether it is paused (the depth read
+    model's :class:`~skconsole.read.depth.TypeDepth`, the flow's ``TypeFlow``)."""
+
+    @property
+    def task_type(self) -> str: ...
+    @property
+    def ready(self) -> int: ...
+    @property
+    def paused(self) -> bool: ...
+
+
+def served_types(workers: Iterable[WorkerInfo]) -> frozenset[str]:
+    """The task types some live worker runs: those its registration names, of a worker
+    whose state is alive (``sk_worker_liveness()``). A worker that lost its lease, went,
+    stopped, or is late or cut off from its control session runs none; nor does a worker
+    that registers nowhere (a Stakhanovise.NET consumer): its types read as unserved."""
+    return frozenset(t for w in workers if w.alive for t in w.task_types)
+
+
+def unserved_types(workers: Iterable[WorkerInfo], rows: Iterable[Waiting]) -> tuple[str, ...]:
+    """The types, in the order of ``rows``, that have ready jobs, are not paused, and
+    that no live worker runs (:func:`served_types`): nothing will take their jobs."""
+    served = served_types(workers)
+    return tuple(
+        r.task_type for r in rows if r.ready > 0 and not r.paused and r.task_type not in served
+    )
 
 
 def _worker(*, state: str, task_types: list[str] | None, **cols: Any) -> WorkerInfo:

@@ -19,6 +19,7 @@ from skconsole.core.durations import format_limit
 from skconsole.ops import Confirm
 from skconsole.ops.edit import EditParams, payload_diff
 from skconsole.ops.limit import describe as describe_limits
+from skconsole.ops.reap import idle_warning, no_live_worker
 from skconsole.tui.formatting import fmt_bytes, format_age
 from skconsole.tui.model import Dialog, PreviewInfo, TargetKind
 from skconsole.tui.screens.confirm import ConfirmScreen
@@ -159,6 +160,7 @@ def _sample(preview: PreviewInfo) -> ModalScreen[bool]:
         preview.sample[:5],
         f"Yes, {words} {preview.count:,}",
         f"For example ({min(len(preview.sample), 5)} of {preview.count:,}):",
+        alarm=idle_warning(no_live_worker(preview.details)),
     )
 
 

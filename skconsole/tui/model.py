@@ -28,6 +28,7 @@ from skconsole.ops import OperatorAction, Params
 from skconsole.read import (
     FailureGroup,
     InflightJob,
+    ReapedAttempt,
     Replication,
     ScheduleInfo,
     StatusCounts,
@@ -35,10 +36,14 @@ from skconsole.read import (
     TypeLimit,
     TypeTimes,
     WorkerInfo,
+    unserved_types,
 )
 from skconsole.read.flow import TypeCounts
 from skconsole.read.health import Health
 from skconsole.views.metrics import MetricRow as MetricRow
+
+#: a job a reap put back is told of in the in-flight panel this long after the reap
+REAPED_SHOWN_S = 600.0
 
 
 @dataclass
@@ -58,6 +63,8 @@ class DepthRow(TypeDepth):
     finished: int = 0
     #: its max failure rate (0 to 1; ``skconsole slo set --max-failure-rate``); None: none
     max_failure_rate: float | None = None
+    #: it has ready jobs and no live worker runs it (:attr:`Snapshot.unserved`)
+    no_worker: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,10 +151,20 @@ class Snapshot:
     health: QueueHealth | None = None
     #: the replication mode and the last failover (None: not read)
     replication: Replication | None = None
+    #: jobs that left the in-flight list because a reap put them back, within the last
+    #: minutes (:data:`REAPED_SHOWN_S`), newest first
+    reaped: tuple[ReapedAttempt, ...] = ()
 
     @property
     def hung_count(self) -> int:
         return sum(1 for r in self.inflight if r.hung)
+
+    @property
+    def unserved(self) -> tuple[str, ...]:
+        """The types with ready jobs, not paused, that no live worker runs: what
+        ``skconsole check`` warns of (:func:`skconsole.read.unserved_types`, the one
+        definition); none on Stakhanovise.NET's tables alone, which have no registry."""
+        return () if self.degraded else unserved_types(self.workers, self.depth)
 
     @property
     def failed_jobs(self) -> int:

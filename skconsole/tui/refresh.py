@@ -29,6 +29,7 @@ from skconsole.db.layout import has_skconsole_objects
 from skconsole.ops.audit_line import what
 from skconsole.read import flow, type_settings
 from skconsole.tui import model
+from skconsole.tui.model import REAPED_SHOWN_S
 from skconsole.views.metrics import metric_rows
 
 Conn = psycopg.Connection[Any]
@@ -62,6 +63,10 @@ class Memory:
     waiting: deque[int] = field(default_factory=lambda: deque(maxlen=TREND_POINTS))
     metrics_before: tuple[read.MetricsSnapshot, float] | None = None
     history: read.History | None = None
+    #: the jobs the last read listed in flight (those that leave are asked whether a
+    #: reap put them back) and the reaps found so, by job and instant
+    inflight_ids: frozenset[UUID] = frozenset()
+    reaped: dict[tuple[UUID, float], read.ReapedAttempt] = field(default_factory=dict)
     #: one refresh at a time updates the history
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -104,6 +109,7 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
         replication = timed("replication", lambda: read.replication(conn))
         version = read.server_version(conn)
         degraded = not has_skconsole_objects(conn)
+        reaped = timed("reaped", lambda: _reaped(conn, memory, inflight.jobs))
     with memory.lock:
         depth_rows = _depth_rows(memory, depth, limits, slos)
         metric_rows_ = _metric_rows(memory, metrics)
@@ -123,7 +129,29 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
         timings=tuple(timings),
         degraded=degraded,
         replication=replication,
+        reaped=reaped,
     )
+
+
+def _reaped(
+    conn: Conn, memory: Memory, inflight: list[read.InflightJob]
+) -> tuple[read.ReapedAttempt, ...]:
+    """The reaps of the last :data:`REAPED_SHOWN_S` seconds that put back jobs this console
+    listed in flight, newest first: the jobs listed last time and not now are asked
+    (by their ids) whether a reap is why they left."""
+    now = {j.task_id for j in inflight}
+    with memory.lock:
+        left = memory.inflight_ids - now
+        memory.inflight_ids = frozenset(now)
+    found = read.reaped(conn, sorted(left), REAPED_SHOWN_S) if left else []
+    with memory.lock:
+        for r in found:
+            memory.reaped[(r.task_id, r.reaped_at.timestamp())] = r
+        cutoff = memory.clock() - REAPED_SHOWN_S
+        for key in [k for k in memory.reaped if k[1] < cutoff]:
+            del memory.reaped[key]
+        kept = sorted(memory.reaped.values(), key=lambda r: (r.reaped_at, str(r.task_id)))
+    return tuple(reversed(kept))
 
 
 def windows(conn: Conn, memory: Memory) -> model.Windows:

@@ -271,3 +271,26 @@ def test_the_workers_read_model_tells_each_liveness_state(conn: Conn, holder: Co
         ("c-gone", WorkerState.GONE, False),
         ("d-stopped", WorkerState.STOPPED, False),
     ]
+
+
+def test_a_reap_names_the_types_no_live_worker_runs(conn: Conn) -> None:
+    """Reaped, a job of a type no live worker runs waits for one: the preview, the result
+    and the audit row say which types (``no_live_worker``); none when one runs it."""
+    gone, _ = register(conn, heartbeat_age_s=15)
+    add_job(conn, 2, owner=gone, task_type="t.a")
+    add_job(conn, 2, owner=gone, task_type="t.b")
+    other, _ = register(conn, host="host-b")  # runs t.a (register's types)
+    # no liveness lock to hold (as behind a transaction pooler): alive by its lease alone
+    conn.execute(
+        "UPDATE sk_workers_t SET worker_session_lock = false WHERE worker_id = %s", (other,)
+    )
+    assert read.served_types(read.workers(conn)) == {"t.a"}
+
+    preview = ops.REAP.preview(conn)
+    assert preview.count == 2
+    assert preview.details["no_live_worker"] == ["t.b"]
+    result = ops.REAP.execute(conn, actor=ops.Actor("t", "h"), ids=preview.ids)
+    assert result.details["no_live_worker"] == ["t.b"]
+    assert "No live worker runs t.b: nothing will take its jobs" in ops.REAP.result_summary(
+        result.details
+    )

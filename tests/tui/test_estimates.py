@@ -40,7 +40,7 @@ async def test_estimated_counts_are_marked_as_estimates() -> None:
         statuses = str(app.main_screen.query_one("#tp-statuses", Label).render())
         assert "Processed ≈3.87M" in statuses and "Error 1,285" in statuses
         depth = app.main_screen.query_one(DepthPanel)
-        assert str(depth.border_title).startswith("1 Queue depth · ≈6.78k ready · ≈1.34k scheduled")
+        assert "· ≈6.78k ready · ≈1.34k scheduled" in str(depth.border_title)
         assert str(depth.border_title).endswith("· sampled")
         assert depth.table.get_row("emails.send")[1].plain == "≈1.2k"
         waiting = str(app.main_screen.query_one("#tp-waiting-label", Label).render())

@@ -32,6 +32,8 @@ SIZED = [
         "help",
         "factors",
         "edit-job",
+        "dead-workers",
+        "dead-workers-hung",
     )
     for size in ((80, 24), (200, 50))
 ]

@@ -23,7 +23,9 @@ JOBS_HINT = (
 
 class ConfirmScreen(YesNoScreen):
     """Says what the action does and to which jobs (or which table or session: ``hint``
-    then says how that target is held to what is shown); Yes runs it."""
+    then says how that target is held to what is shown), and in red what the preview
+    found that the operator must know (``alarm``: a reap's jobs no live worker runs);
+    Yes runs it."""
 
     DIALOG_ID = "confirm"
 
@@ -35,15 +37,20 @@ class ConfirmScreen(YesNoScreen):
         yes_label: str,
         sample_note: str = "",
         hint: str = JOBS_HINT,
+        alarm: str = "",
     ) -> None:
         super().__init__(title, yes_label)
         self.sample_note = printable(sample_note)
         self.question = printable(question)
         self.sample = tuple(printable(line) for line in sample)
         self.hint = hint
+        #: what the operator must know before saying yes, in red ("" : nothing)
+        self.alarm = printable(alarm)
 
     def compose_body(self) -> ComposeResult:
         yield Static(Content(self.question), id="confirm-question")
+        if self.alarm:
+            yield Static(Content(self.alarm), id="confirm-alarm")
         if self.sample:
             lines = [self.sample_note, *self.sample] if self.sample_note else list(self.sample)
             yield Static(Content("\n".join(lines)), id="confirm-sample")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -28,8 +29,8 @@ def tab_label(
     """A tab's label: "3 Failures", with the panel's note ("3 Failures 6") when it has one.
 
     ``narrow`` (below 100 columns, where all nine must fit 80): a short word, and the
-    note only as the panel's alarm has it, its last part ("2 Run 2 HUNG", "3 Fail 6"),
-    a sign alone when it starts with one ("9 Health ⚠")."""
+    note only as the panel's alarm has it, its brief form (:meth:`Panel.brief_note`:
+    "2 Run 2 HUNG", "3 Fail 6"), a sign alone when it starts with one ("9 Health ⚠")."""
     if not narrow:
         return f"{number} {panel.label()}" + (f" {note}" if note else "")
     word = NARROW_TAB_WORDS.get(panel.scope, panel.label())
@@ -37,6 +38,11 @@ def tab_label(
         return f"{number} {word}"
     last = note.rpartition(" · ")[2]
     return f"{number} {word} {last[0] if not last[0].isalnum() else last}"  # "⚠ 2h": "⚠"
+
+
+def bar_width(labels: list[str]) -> int:
+    """The cells a tab bar of ``labels`` takes (a cell of padding a side of each)."""
+    return sum(cell_len(label) + 2 for label in labels)
 
 
 #: the least each part keeps: panel 1 its header and two rows, the tabs theirs too
@@ -229,18 +235,38 @@ class MainScreen(Screen[None]):
         self._label_tabs(self._snapshot)
         self.call_after_refresh(self.share_height)
 
+    def tab_labels(self, snapshot: Snapshot | None) -> dict[str, tuple[str, bool]]:
+        """Each tab's label and alarm (by panel scope): every note in full and the whole
+        word when they fit the bar; else only the alarms' brief notes (:meth:`Panel.brief_note`),
+        with the whole words if those fit, the narrow words if not (always below 100
+        columns), so no tab runs off the bar."""
+        tabbed = [(n, cls, self.panel(cls.scope)) for n, cls in numbered() if cls.tabbed]
+        alarms = {p.scope: snapshot is not None and p.alarm(snapshot) for _, _, p in tabbed}
+        full = [
+            tab_label(n, cls, None if snapshot is None else p.tab_note(snapshot))
+            for n, cls, p in tabbed
+        ]
+        briefs = [
+            p.brief_note(snapshot) if snapshot is not None and alarms[p.scope] else None
+            for _, _, p in tabbed
+        ]
+        brief = [tab_label(n, cls, b) for (n, cls, _), b in zip(tabbed, briefs, strict=True)]
+        narrow = [
+            tab_label(n, cls, b, narrow=True) for (n, cls, _), b in zip(tabbed, briefs, strict=True)
+        ]
+        width = self.size.width
+        forms = [narrow] if self.narrow else [full, brief, narrow]
+        labels = next((f for f in forms if bar_width(f) <= width), forms[-1])
+        return {
+            p.scope: (label, alarms[p.scope])
+            for (_, _, p), label in zip(tabbed, labels, strict=True)
+        }
+
     def _label_tabs(self, snapshot: Snapshot | None) -> None:
         tabs = self.query_one(TabbedContent)
-        narrow = self.narrow
         relabelled = False
-        for n, cls in numbered():
-            if not cls.tabbed:
-                continue
-            panel = self.panel(cls.scope)
-            alarm = snapshot is not None and panel.alarm(snapshot)
-            note = None if snapshot is None else panel.tab_note(snapshot)
-            label = tab_label(n, cls, note if alarm or not narrow else None, narrow=narrow)
-            tab = tabs.get_tab(f"tab-{cls.scope}")
+        for scope, (label, alarm) in self.tab_labels(snapshot).items():
+            tab = tabs.get_tab(f"tab-{scope}")
             if tab.label.plain != label:
                 tab.label = label
                 relabelled = True

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
-from skconsole import ops
+from skconsole import ops, read
 from skconsole.core.errors import ReadOnlyError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.status import JobStatus
@@ -64,6 +64,7 @@ from skconsole.tui.showcase.fixed_data import (
     PARENT_JOB,
     STAGE_JOB,
     TIMEOUT_SIG,
+    fixed_dead_snapshot,
     fixed_failed_job,
     fixed_group_jobs,
     fixed_health,
@@ -190,6 +191,8 @@ class FixedSource:
     executed: list[PreviewInfo] = field(default_factory=list)
     why_causes: tuple[Cause, ...] | None = None
     quiet: bool = False
+    #: the busy queue after every worker was killed (:func:`fixed_dead_snapshot`)
+    dead_workers: bool = False
 
     def _reach(self) -> None:
         """Every read and write first: offline, it fails the way a lost server does."""
@@ -202,7 +205,7 @@ class FixedSource:
         return cast(T, FIXED_ANSWERS[type(request)](self, request))
 
     def snapshot(self) -> Snapshot:
-        return fixed_snapshot()
+        return fixed_dead_snapshot() if self.dead_workers else fixed_snapshot()
 
     def failure_groups(self) -> FailureGroups:
         return FailureGroups(GROUPS, taken_at=FROZEN_AT.timestamp(), read_ms=21.0)
@@ -317,7 +320,7 @@ class FixedSource:
         elif target.group:
             count = next(g.count for g in GROUPS if g.signature == target.group)
         elif request.action is ops.REAP:
-            count = 3
+            return self._reap_preview(request)
         elif request.action is ops.PURGE:
             count = 1_204_331
         else:
@@ -350,6 +353,17 @@ class FixedSource:
             attempts = ops.Attempts(count, 3, 3, 4, 4, 1, 1)
             return PreviewInfo(request, count, sample, None, {"attempts": attempts.as_json()})
         return PreviewInfo(request, count, sample, None)
+
+    def _reap_preview(self, request: ActionRequest) -> PreviewInfo:
+        """The hung jobs, and their types no live worker runs (as the reap's plan says)."""
+        snap = self.snapshot()
+        hung = [j for j in snap.inflight if j.hung]
+        sample = tuple(
+            f"{str(j.task_id)[:8]}  {j.task_type}  Processing  {j.hung_reason}" for j in hung
+        )
+        idle = sorted({j.task_type for j in hung} - read.served_types(snap.workers))
+        details: dict[str, object] = {"no_live_worker": idle} if idle else {}
+        return PreviewInfo(request, len(hung), sample[:3], None, details)
 
     def execute(self, preview: PreviewInfo, actor: str) -> OutcomeInfo:
         self._reach()

@@ -8,6 +8,7 @@ the scene's tests take all of it from here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from uuid import UUID
 
@@ -21,6 +22,7 @@ from skconsole.read import (
     InflightJob,
     JobDetail,
     Progress,
+    ReapedAttempt,
     ScheduleInfo,
     StatusCounts,
     TypeLimit,
@@ -46,6 +48,7 @@ __all__ = [
     "STAGE_JOB",
     "TIMEOUT_SIG",
     "FrozenClock",
+    "fixed_dead_snapshot",
     "fixed_failed_job",
     "fixed_group_jobs",
     "fixed_health",
@@ -521,6 +524,23 @@ def _schedules() -> tuple[ScheduleInfo, ...]:
     )
 
 
+#: jobs a live worker's reaper put back in the last minutes (their workers' leases had
+#: lapsed): id number, seconds ago, host, pid, the status the reap left them in
+_REAPED_ROWS = (
+    (401, 170.0, "web-9", 5120, JobStatus.ERROR),
+    (402, 170.0, "web-9", 5120, JobStatus.ERROR),
+    (403, 171.0, "web-9", 5120, JobStatus.FAULTED),
+    (404, 460.0, "web-4", 2290, JobStatus.ERROR),
+)
+
+
+def _reaped() -> tuple[ReapedAttempt, ...]:
+    return tuple(
+        ReapedAttempt(UUID(fixed_id(n)), ago(age), host, pid, status)
+        for n, age, host, pid, status in _REAPED_ROWS
+    )
+
+
 def fixed_snapshot() -> Snapshot:
     """The busy queue at the frozen clock, every panel's rows built afresh (as each read
     builds its own)."""
@@ -548,6 +568,51 @@ def fixed_snapshot() -> Snapshot:
         ),
         waiting=tuple(sum(d.trend[i] for d in depth) for i in range(30)),
         read_ms=38.0,
+        reaped=_reaped(),
+    )
+
+
+#: how long ago every worker of the dead-workers scene was killed (kill -9)
+KILLED_S = 351.0
+
+
+def _killed(job: InflightJob) -> InflightJob:
+    """A job of the busy queue, its worker killed :data:`KILLED_S` ago: hung, nothing
+    reaping it."""
+    who = f"{job.worker_host} pid {job.worker_pid}"
+    return replace(
+        job,
+        running_s=(job.running_s or 0.0) + KILLED_S,
+        started_at=ago((job.running_s or 0.0) + KILLED_S),
+        heartbeat_age_s=KILLED_S,
+        worker_connected=False,
+        state=InflightState.HUNG,
+        note=f"silent for {KILLED_S:g} s, no connection",
+        hung_reason=f"worker gone ({who}): no heartbeat for {KILLED_S:g} s",
+    )
+
+
+def fixed_dead_snapshot() -> Snapshot:
+    """The busy queue :data:`KILLED_S` after every worker was killed (kill -9): each gone
+    with the jobs it held, hung, and no live worker to reap them or to take the ready
+    jobs, whose oldest have waited since; a worker stopped yesterday is no longer listed."""
+    busy = fixed_snapshot()
+    workers = tuple(
+        fixed_worker(n, host, pid, "gone", KILLED_S, slots, jobs, types)
+        if state != "stopped"
+        else fixed_worker(n, host, pid, state, age, slots, jobs, types)
+        for n, host, pid, state, age, slots, jobs, types in _WORKER_ROWS
+    )
+    depth = tuple(
+        replace(d, oldest_ready_s=max(d.oldest_ready_s or 0.0, KILLED_S)) if d.ready else d
+        for d in busy.depth
+    )
+    return replace(
+        busy,
+        workers=workers,
+        inflight=tuple(_killed(j) for j in busy.inflight),
+        depth=depth,
+        reaped=(),
     )
 
 

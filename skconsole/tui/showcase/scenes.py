@@ -57,11 +57,13 @@ class Scene:
     extra: Callable[[Pilot[Any]], Awaitable[None]] | None = field(default=None, compare=False)
     #: the console of several queues (FIXED_QUEUES): the busy one, a quiet one, one down
     several: bool = False
+    #: the busy queue after every worker was killed (kill -9)
+    dead_workers: bool = False
 
     def build(self) -> ConsoleApp:
         if self.several:
             return self._build_several()
-        source = FixedSource(read_only=self.read_only)
+        source = FixedSource(read_only=self.read_only, dead_workers=self.dead_workers)
         app = ConsoleApp(
             source,
             clock=FrozenClock(),
@@ -181,6 +183,13 @@ SCENES: tuple[Scene, ...] = (
     Scene("read-only-drilldown", read_only=True, keys=("enter",)),
     Scene("lost-connection", offline_after_load=True),
     Scene("no-engine", engine=False),
+    # every worker killed (kill -9) 5m 51s ago: types with ready jobs and no live worker,
+    # the workers tab red, every job in flight hung and nothing reaping them
+    # (no engine in the console either)
+    Scene("dead-workers", dead_workers=True, engine=False),
+    Scene("dead-workers-hung", dead_workers=True, engine=False, keys=("2",)),
+    Scene("dead-workers-list", dead_workers=True, engine=False, keys=("6",)),
+    Scene("dead-workers-reap-confirm", dead_workers=True, engine=False, keys=("2", "H")),
     # several queues: the overview they open on, then the busy queue's panels (⏎)
     Scene("queues-overview", several=True),
     Scene("queues-shown", several=True, keys=("enter",)),
@@ -203,4 +212,5 @@ SCREENSHOTS = {
     "read-only.svg": "read-only",
     "lost-connection.svg": "lost-connection",
     "queues-overview.svg": "queues-overview",
+    "dead-workers.svg": "dead-workers",
 }

@@ -2,7 +2,9 @@
 
 On a big queue ready and scheduled are estimated from a sample (the read
 model says so): they show as "≈45.4k", never as exact-looking numbers. The
-state column says "paused", or shows a limited type's limits (``skconsole
+state column says "paused"; "no worker" in red for a type with ready jobs that no
+live worker runs (what ``skconsole check`` warns of: :attr:`Snapshot.unserved`; the
+title counts them); or shows a limited type's limits (``skconsole
 limit``, key L): running/limit, "limited 2/2" when full, and its rate ("10/min").
 The SLO column (``skconsole slo``) says when the oldest ready job breaches it,
 coloured as the oldest column is. The "fail 5m" column is the share of the
@@ -19,6 +21,7 @@ that is full) keeps its colour.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from skconsole.read.flow import (
@@ -44,11 +47,14 @@ from skconsole.views.table import (
 
 
 def _state(d: DepthRow) -> Cell:
-    """Paused, or the type's limits: "limited 2/2" (at its concurrency limit), "1/2"
-    (running/limit), "10/min" (its rate limit), "1 per payload.customer (3 keys at
-    limit)" (its per-key limits); amber when claims wait."""
+    """Paused; "no worker" (red: ready jobs, and no live worker runs the type); or the
+    type's limits: "limited 2/2" (at its concurrency limit), "1/2" (running/limit),
+    "10/min" (its rate limit), "1 per payload.customer (3 keys at limit)" (its per-key
+    limits); amber when claims wait."""
     if d.paused:
         return ("paused", "warn")
+    if d.no_worker:
+        return ("no worker", "bad")
     if d.limit is None:
         return ""
     if d.limit.saturated:
@@ -127,8 +133,11 @@ class DepthPanel(TypesPanel):
     opens = "the type's waiting jobs (a search)"
 
     def items(self, snapshot: Snapshot) -> Sequence[DepthRow]:
-        """Every known type by name, those with nothing ready, scheduled or in flight last."""
-        return sorted(snapshot.depth, key=lambda d: d.idle)
+        """Every known type by name, those with nothing ready, scheduled or in flight last;
+        each that no live worker runs marked so."""
+        unserved = set(snapshot.unserved)
+        rows = (replace(d, no_worker=d.task_type in unserved) for d in snapshot.depth)
+        return sorted(rows, key=lambda d: d.idle)
 
     def rows_of(self, items: Iterable[DepthRow], now: float) -> list[Row]:
         """The rows, an idle type's dimmed (:func:`_dimmed`)."""
@@ -143,11 +152,16 @@ class DepthPanel(TypesPanel):
         return waiting_of(key)
 
     def summarize(self, snapshot: Snapshot) -> str:
+        """The totals; first, when some type has ready jobs and no live worker, how many
+        ("no worker for 2 types": the state column names them)."""
         ready = sum(d.ready for d in snapshot.depth)
         scheduled = sum(d.scheduled for d in snapshot.depth)
         flight = sum(d.in_flight for d in snapshot.depth)
         sampled = snapshot.depth_estimated
+        unserved = len(snapshot.unserved)
+        idle = f"no worker for {unserved} {'type' if unserved == 1 else 'types'} · "
         return (
-            f"{fmt_count(ready, sampled)} ready · {fmt_count(scheduled, sampled)} scheduled"
+            (idle if unserved else "")
+            + f"{fmt_count(ready, sampled)} ready · {fmt_count(scheduled, sampled)} scheduled"
             f" · {flight:,} in flight" + (" · sampled" if sampled else "")
         )

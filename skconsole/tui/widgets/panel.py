@@ -117,6 +117,13 @@ class Panel(Vertical):
         """What the panel's tab adds to its label (a count); None: the plain label."""
         return None
 
+    def brief_note(self, snapshot: Snapshot) -> str | None:
+        """What the tab says of its alarm where the bar is short of room (a narrow
+        terminal, or full labels that do not fit): the note's last part by default
+        ("6", "⚠ 2h")."""
+        note = self.tab_note(snapshot)
+        return None if note is None else note.rpartition(" · ")[2]
+
     def alarm(self, snapshot: Snapshot) -> bool:
         """Whether the panel's tab is marked as needing attention."""
         return False
