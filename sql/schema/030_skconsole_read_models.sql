@@ -52,7 +52,12 @@ $$;
 -- at most 1,048,576 characters, a JSON object once leading whitespace is
 -- skipped, with "Type" or "Message" among its keys, and each of "Type",
 -- "Message" and "StackTrace" a string or null when present. Never raises: it
--- runs in the signature trigger, on a .NET application's writes too.
+-- runs in the signature trigger, on a .NET application's writes too. From
+-- PostgreSQL 16 pg_input_is_valid() tells a text that is not JSON; on 15 only a
+-- failed cast in an EXCEPTION block does, a subtransaction, which PostgreSQL 15
+-- refuses while a parallel plan runs ("cannot start subtransactions during a
+-- parallel operation", seen on the failure groups of 5M results): there, this and
+-- every function that calls it are PARALLEL UNSAFE (the end of this file).
 CREATE OR REPLACE FUNCTION sk_error_json(error text)
 RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -65,11 +70,18 @@ BEGIN
         OR (octet_length(error) > 1048576 AND length(error) > 1048576) THEN
         RETURN NULL;
     END IF;
-    BEGIN
+    IF current_setting('server_version_num')::integer >= 160000 THEN
+        IF NOT pg_input_is_valid(error, 'jsonb') THEN
+            RETURN NULL;
+        END IF;
         doc := error::jsonb;
-    EXCEPTION WHEN others THEN
-        RETURN NULL;
-    END;
+    ELSE
+        BEGIN
+            doc := error::jsonb;
+        EXCEPTION WHEN others THEN
+            RETURN NULL;
+        END;
+    END IF;
     IF jsonb_typeof(doc) <> 'object' OR NOT (doc ? 'Type' OR doc ? 'Message')
         OR coalesce(jsonb_typeof(doc -> 'Type'), 'null') NOT IN ('string', 'null')
         OR coalesce(jsonb_typeof(doc -> 'Message'), 'null') NOT IN ('string', 'null')
@@ -290,3 +302,17 @@ CREATE INDEX IF NOT EXISTS idx_sk_task_results_failures
 -- "Posted per minute" over the last hour.
 CREATE INDEX IF NOT EXISTS idx_sk_task_results_posted
     ON sk_task_results_t (task_posted_at_ts);
+
+-- PostgreSQL 15: the functions that read an error as JSON (sk_error_json and its
+-- callers) may start a subtransaction, which no parallel plan may do (see
+-- sk_error_json): they keep the planner from one. From 16 they stay PARALLEL SAFE.
+DO $labels$
+BEGIN
+    IF current_setting('server_version_num')::integer < 160000 THEN
+        ALTER FUNCTION sk_error_json(text) PARALLEL UNSAFE;
+        ALTER FUNCTION sk_error_final_line(text) PARALLEL UNSAFE;
+        ALTER FUNCTION sk_error_as_json(text) PARALLEL UNSAFE;
+        ALTER FUNCTION sk_error_signature(text) PARALLEL UNSAFE;
+    END IF;
+END
+$labels$;

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skconsole import read
 from skconsole.core.signature import (
     LINE_LIMIT,
     error_signature,
@@ -202,3 +203,39 @@ def test_a_40_mb_error_is_written_well_within_the_statement_timeout(conn: Conn) 
         final_exception_line(line[0]).startswith("InvalidPayload: cannot store {")
         and len(line[0]) <= LINE_LIMIT
     )
+
+
+def test_the_failure_groups_read_runs_under_a_parallel_plan(conn: Conn) -> None:
+    # PostgreSQL 15 refuses a subtransaction (sk_error_json's EXCEPTION block, entered
+    # for an error stored as JSON) while a parallel plan runs: seen on 5M results,
+    # where the planner chose one by itself
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_last_error, task_error_count, task_posted_at_ts,"
+        " task_processing_finalized_at_ts, task_last_error_is_recoverable,"
+        " task_processing_time_milliseconds)"
+        " SELECT gen_random_uuid(), 't.a', 'test', '{}', 5, 0,"
+        " sk_task_error('app.Timeout', 'upstream timed out after ' || i || ' ms'), 1, now(),"
+        " now(), false, 0"
+        " FROM generate_series(1, 2000) AS i"
+    )
+    conn.execute("ANALYZE sk_task_results_t")
+    for setting in (
+        "parallel_setup_cost = 0",
+        "parallel_tuple_cost = 0",
+        "min_parallel_table_scan_size = 0",
+        "min_parallel_index_scan_size = 0",
+        "max_parallel_workers_per_gather = 2",
+        # renamed in PostgreSQL 16
+        "force_parallel_mode = on"
+        if conn.info.server_version < 160000
+        else "debug_parallel_query = on",
+    ):
+        conn.execute(f"SET {setting}")
+    try:
+        (group,) = read.failure_groups(conn, limit=10)
+        jobs = read.failure_jobs(conn, group.signature, limit=5)
+    finally:
+        conn.execute("RESET ALL")
+    assert group.count == 2000 and (group.sample_error or "").startswith("app.Timeout")
+    assert len(jobs.jobs) == 5
