@@ -257,6 +257,7 @@ def test_a_retention_policys_scope_is_planned_inline(
         "action": "retention",
         "selection": "{}",
         "details": "{}",
+        "origin": "worker",
         "audit_id": None,
     }
     plan = _explain(conn, name, params)

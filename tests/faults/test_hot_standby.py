@@ -101,6 +101,7 @@ def test_a_worker_killed_shows_gone_and_its_jobs_hung_on_the_standby_within_its_
     pair: ReplicatedPair, spawn: Callable[..., Any]
 ) -> None:
     _post(pair.primary.dsn, long=2, waiting=0)
+    wait_until(lambda: _replayed(pair), 30)  # the schema too: a poll before it has no tables
     worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE)
     wait_until(
         lambda: len(_snapshot(pair.standby.dsn).inflight) == 2, 60, lambda: worker.drain.tail()

@@ -31,6 +31,7 @@ from skconsole.core.text import printable
 from skconsole.ops.edit import REQUEUABLE, EditParams, editable_json, same_payload
 from skconsole.read import JobDetail
 from skconsole.tui.formatting import short_id
+from skconsole.tui.widgets.checkbox import MarkedCheckbox
 
 
 class PayloadEditor(TextArea):
@@ -89,7 +90,7 @@ class EditJobScreen(ModalScreen[EditParams | None]):
                     yield Static(Content("Priority (0 first):"), id="edit-priority-label")
                     yield Input(str(job.priority), id="edit-priority", type="integer")
                     if self.can_requeue:
-                        yield Checkbox("Run it again now (requeue)", True, id="edit-requeue")
+                        yield MarkedCheckbox("Run it again now (requeue)", True, id="edit-requeue")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button("Save…", id="save", variant="warning")

@@ -29,6 +29,7 @@ from skconsole.ops import RequeueParams
 from skconsole.ops.requeue import MAX_SPREAD_S, Attempts, spread_text
 from skconsole.tui.off_thread import read_off_thread
 from skconsole.tui.screens.input_dialog import InputDialog
+from skconsole.tui.widgets.checkbox import MarkedCheckbox
 
 
 def params_from(reset: bool, text_spread: str) -> RequeueParams:
@@ -74,7 +75,9 @@ class RequeueJobsScreen(InputDialog[RequeueParams]):
         with Vertical(id="requeue-jobs", classes="dialog"):
             yield Static(Content(printable(f"Requeue {self.target}")), classes="dialog-title")
             yield Static(Content("Reading the jobs' error counts…"), id="requeue-attempts")
-            yield Checkbox("Reset error counts to 0 (every try again)", False, id="requeue-reset")
+            yield MarkedCheckbox(
+                "Reset error counts to 0 (every try again)", False, id="requeue-reset"
+            )
             yield Static(Content("Spread their due times over (e.g. 10m; empty: all at once):"))
             yield Input(placeholder="all at once", id="requeue-spread")
             yield Static("", id="requeue-effect")
