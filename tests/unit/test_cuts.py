@@ -85,9 +85,9 @@ TABLE = (
 )
 
 
-def test_the_flex_column_gets_the_spare_width() -> None:
+def test_the_flex_column_gets_its_whole_text_and_the_rest_is_blank_at_the_rows_end() -> None:
     fit = fit_columns(TABLE, (90, 7, 16, 20, 10), 200, padding=2)
-    assert fit == Fit((0, 1, 2, 3, 4), (200 - 10 - 53, 7, 16, 20, 10))
+    assert fit == Fit((0, 1, 2, 3, 4), (90, 7, 16, 20, 200 - 10 - 90 - 43))
 
 
 def test_on_a_narrow_table_the_highest_priority_numbers_go_first() -> None:
@@ -104,7 +104,8 @@ def test_a_flex_column_whose_text_is_short_drops_nothing() -> None:
 def test_spare_width_grows_a_cut_column_to_its_text_after_the_flex_one() -> None:
     fit = fit_columns(TABLE, (50, 7, 29, 23, 10), 200, padding=2)
     assert fit.widths[2:4] == (29, 23)
-    assert fit.widths[0] == 200 - 10 - (7 + 29 + 23 + 10)
+    assert fit.widths[0] == 50
+    assert fit.widths[4] == 200 - 10 - (50 + 7 + 29 + 23)
 
 
 @pytest.mark.parametrize("room", [0, 10, 40])

@@ -68,7 +68,8 @@ def fit_columns(
     (the later among equals); ids, flex columns and priority 0 stay. The spare
     width then goes to the flex columns' text (up to its natural width), then to
     the other columns whose text is wider than their ``width`` (in order, up to
-    their natural width), and the rest to the flex columns. A flex column is never
+    their natural width), and the rest to the last column (blank at the row's end: a
+    short type name in a wide panel leaves no gap between it and its figures). A flex column is never
     narrower than its ``width`` or ``FLEX_FLOOR``: a table that cannot fit scrolls.
     """
     flex = [c.flex for c in columns]
@@ -104,10 +105,8 @@ def fit_columns(
             grow = min(natural[i] - widths[i], spare)
             widths[i] += grow
             spare -= grow
-    for n, i in enumerate(flexes):  # the rest to the free text
-        share = spare // (len(flexes) - n) if spare > 0 else 0
-        widths[i] += share
-        spare -= share
+    if shown and spare > 0:  # the rest is blank at the right end, not inside a row
+        widths[shown[-1]] += spare
     return Fit(tuple(shown), tuple(widths[i] for i in shown))
 
 
