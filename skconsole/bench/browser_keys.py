@@ -30,7 +30,6 @@ import json
 import os
 import queue
 import re
-import statistics
 import subprocess
 import sys
 import threading
@@ -39,7 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from skconsole.bench.seeded import dsn_for
+from skconsole.bench.seeded import fresh_database
+from skconsole.bench.stats import ms_stats
 from skconsole.core.errors import FatalTaskError
 from skconsole.db.connect import Database
 from skconsole.producer import Job, Producer
@@ -88,16 +88,8 @@ async def _ok(payload: Any) -> None:
 def seed(server_dsn: str, database: str) -> str:
     """``database`` made again, set up, with jobs run once by a burst engine (two failure
     groups, successes) and some left waiting; its DSN."""
-    import psycopg
-    from psycopg import conninfo, sql
 
-    if database == conninfo.conninfo_to_dict(server_dsn).get("dbname"):
-        raise SystemExit("--database must differ from the DSN's own database")
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        name = sql.Identifier(database)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-    dsn = dsn_for(server_dsn, database)
+    dsn = fresh_database(server_dsn, database)
     db = Database(dsn)
     from skconsole.db.schema import setup_schema
 
@@ -206,21 +198,11 @@ def measure(url: str, presses: int, *, headless: bool = True) -> dict[str, Any]:
                     page.keyboard.press(key)
                     _until(socket, lambda d=drawn, m=mark: d in screen.text.since(m))  # type: ignore[misc]
                     latencies[name].append((time.perf_counter() - pressed) * 1000)
-            result["keys"] = {name: _stats(values) for name, values in latencies.items()}
+            result["keys"] = {name: ms_stats(values) for name, values in latencies.items()}
             result["frames"] = len(screen.frames)
         finally:
             browser.close()
     return result
-
-
-def _stats(values: list[float]) -> dict[str, float]:
-    s = sorted(values)
-    return {
-        "n": len(s),
-        "median_ms": round(statistics.median(s), 1),
-        "p95_ms": round(s[min(len(s) - 1, int(0.95 * len(s)))], 1),
-        "max_ms": round(s[-1], 1),
-    }
 
 
 def summary(result: dict[str, Any]) -> str:

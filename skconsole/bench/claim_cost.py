@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import psycopg
-from psycopg import conninfo, sql
+from psycopg import sql
 
-from skconsole.bench.seeded import dsn_for
+from skconsole.bench.seeded import fresh_database
 from skconsole.db.schema import setup_schema
 from skconsole.db.sqlfiles import query
 from skconsole.worker.claimer import CLAIM_SETTINGS
@@ -119,13 +119,7 @@ def _limit(conn: Conn, s: Scenario) -> None:
 
 def prepare(server_dsn: str, database: str, all_: list[Scenario], jobs: int) -> str:
     """A fresh database of the benchmark's own, its queues filled and limited."""
-    if database == conninfo.conninfo_to_dict(server_dsn).get("dbname"):
-        raise SystemExit("--database must differ from the DSN's own database")
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        name = sql.Identifier(database)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-    dsn = dsn_for(server_dsn, database)
+    dsn = fresh_database(server_dsn, database)
     with psycopg.connect(dsn, autocommit=True) as conn:
         setup_schema(conn)
         conn.execute("SET statement_timeout = 0")

@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from skconsole.bench.stats import ms_stats
 from skconsole.core.status import JobStatus
 from skconsole.db.connect import Database
 from skconsole.tui import cadences
@@ -71,18 +71,6 @@ class _Recording(DatabaseSource):
         elif isinstance(answer, Trends):
             self.trend_reads_ms.append((time.perf_counter() - started) * 1000.0)
         return answer
-
-
-def _stats(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    s = sorted(values)
-    return {
-        "n": len(s),
-        "median_ms": round(statistics.median(s), 1),
-        "p95_ms": round(s[min(len(s) - 1, int(0.95 * len(s)))], 1),
-        "max_ms": round(s[-1], 1),
-    }
 
 
 async def _wait(app: ConsoleApp, pilot: Any, predicate: Any, timeout: float) -> float:
@@ -144,18 +132,18 @@ async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
         for cycle in source.cycles[1:]:
             for name, ms in cycle:
                 per_model.setdefault(name, []).append(ms)
-        result["reads_ms"] = {k: _stats(v) for k, v in per_model.items()}
+        result["reads_ms"] = {k: ms_stats(v) for k, v in per_model.items()}
         result["failure_groups_read"] = {
             "cadence_s": max(cadences.FAILURES_EVERY_S, interval),
-            **_stats(source.failure_reads_ms),
+            **ms_stats(source.failure_reads_ms),
         }
         result["windows_read"] = {
             "cadence_s": max(cadences.WINDOWS_EVERY_S, interval),
-            **_stats(source.window_reads_ms),
+            **ms_stats(source.window_reads_ms),
         }
         result["trends_read"] = {
             "cadence_s": cadences.TRENDS_EVERY_S,
-            **_stats(source.trend_reads_ms),
+            **ms_stats(source.trend_reads_ms),
         }
         marks: dict[str, float] = {}
         for screen_class, name, _attr in DRILL_DOWN:
@@ -170,9 +158,9 @@ async def measure(dsn: str, cycles: int, interval: float) -> dict[str, Any]:
         result["drilldown_to_data_ms"] = drilldown
         reads = list(app.refresh_times_ms)
         applies = list(app.apply_times_ms)
-        result["refresh_read"] = _stats(reads[1:])  # the first one also connects
-        result["refresh_apply_ui"] = _stats(applies[1:])
-        result["refresh_total"] = _stats(
+        result["refresh_read"] = ms_stats(reads[1:])  # the first one also connects
+        result["refresh_apply_ui"] = ms_stats(applies[1:])
+        result["refresh_total"] = ms_stats(
             [r + a for r, a in zip(reads[1:], applies[1:], strict=False)]
         )
         after = memory_mb()

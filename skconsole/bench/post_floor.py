@@ -29,13 +29,11 @@ import statistics
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, LiteralString
-from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 from skconsole.bench.bulk_posting import raw_copy
+from skconsole.bench.seeded import drop_database, fresh_database
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
 
@@ -65,21 +63,6 @@ SELECT 1
 _NOTIFIED: LiteralString = _TWO_ROWS.replace(
     "SELECT 1\n", "SELECT pg_notify('sk_task_queue_item_added', '')\n"
 )
-
-
-def _database(server: str, name: str) -> str:
-    """A new, empty database ``name`` on ``server``'s server: its DSN (a URL for a URL)."""
-    with psycopg.connect(server, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    if "://" in server:  # a URL stays one: asyncpg (PgQueuer's driver) takes only URLs
-        return urlunsplit(urlsplit(server)._replace(path="/" + quote(name)))
-    return make_conninfo(server, dbname=name)
-
-
-def _drop(server: str, name: str) -> None:
-    with psycopg.connect(server, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def _single(dsn: str, statement: LiteralString, posts: int) -> float:
@@ -134,7 +117,7 @@ def main() -> None:
         "skconsole": "sk_floor_skconsole",
         "pgqueuer": "sk_floor_pgq",
     }
-    dsns = {side: _database(args.dsn, name) for side, name in names.items()}
+    dsns = {side: fresh_database(args.dsn, name) for side, name in names.items()}
     try:
         with psycopg.connect(dsns["layout"], autocommit=True) as c:
             c.execute(LAYOUT_SQL.read_text(encoding="utf-8").encode())
@@ -164,7 +147,7 @@ def main() -> None:
             print(f"{kind} medians: " + _line(medians), flush=True)
     finally:
         for name in names.values():
-            _drop(args.dsn, name)
+            drop_database(args.dsn, name)
 
 
 def _line(rates: dict[str, float]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import conninfo, sql
@@ -19,9 +20,31 @@ from skconsole.db.sqlfiles import load_sql
 
 
 def dsn_for(dsn: str, database: str) -> str:
+    """``dsn`` naming ``database``, in the same form (a URL stays a URL: asyncpg, the
+    driver of a peer, takes only URLs)."""
+    if "://" in dsn:
+        return urlunsplit(urlsplit(dsn)._replace(path="/" + quote(database)))
     params = conninfo.conninfo_to_dict(dsn)
     params["dbname"] = database
     return conninfo.make_conninfo(**params)  # type: ignore[arg-type]
+
+
+def fresh_database(server_dsn: str, database: str) -> str:
+    """A new, empty ``database`` on ``server_dsn``'s server (one left by an earlier run
+    is dropped; never the database the DSN names, which may be the server's only one):
+    its DSN."""
+    if database == conninfo.conninfo_to_dict(server_dsn).get("dbname"):
+        raise SystemExit("--database must differ from the DSN's own database")
+    drop_database(server_dsn, database)
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+    return dsn_for(server_dsn, database)
+
+
+def drop_database(server_dsn: str, database: str) -> None:
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        name = sql.Identifier(database)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
 
 
 def _seeded(dsn: str) -> bool:
@@ -48,16 +71,13 @@ def seeded_database(
     """The DSN of ``database``, seeded by ``sql/<seed>.sql`` with ``settings`` (its
     ``skbench.*`` parameters), then vacuumed; ``reuse`` keeps one already seeded.
     ``what`` says what was seeded, for the line that times it."""
-    dsn = dsn_for(server_dsn, database)
     if database == conninfo.conninfo_to_dict(server_dsn).get("dbname"):
         raise SystemExit("--database must differ from the DSN's own database")
+    dsn = dsn_for(server_dsn, database)
     if reuse and _seeded(dsn):
         print(f"reusing {database}")
         return dsn
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        name = sql.Identifier(database)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
+    dsn = fresh_database(server_dsn, database)
     with psycopg.connect(dsn, autocommit=True) as conn:
         setup_schema(conn)
         started = time.perf_counter()
