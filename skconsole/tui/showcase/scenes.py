@@ -213,4 +213,5 @@ SCREENSHOTS = {
     "lost-connection.svg": "lost-connection",
     "queues-overview.svg": "queues-overview",
     "dead-workers.svg": "dead-workers",
+    "hung.svg": "dead-workers-hung",
 }
