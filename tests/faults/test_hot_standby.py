@@ -43,10 +43,13 @@ LONG_S = 60.0
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def _post(dsn: str, long: int, waiting: int) -> None:
-    with Producer(Database(dsn)) as p:
+def _post(pair: ReplicatedPair, long: int, waiting: int) -> None:
+    """Jobs posted on the primary, once the standby has replayed them (and the schema: a
+    read of the standby before that finds no tables)."""
+    with Producer(Database(pair.primary.dsn)) as p:
         p.post_many([Job("slow-async", LONG_S) for _ in range(long)])
         p.post_many([Job("nobody-runs-this", i) for i in range(waiting)])
+    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
 
 
 def _snapshot(dsn: str) -> model.Snapshot:
@@ -76,7 +79,7 @@ def _replayed(pair: ReplicatedPair) -> bool:
 def test_on_a_standby_the_console_shows_depth_in_flight_and_workers_as_the_primary_does(
     pair: ReplicatedPair, spawn: Callable[..., Any]
 ) -> None:
-    _post(pair.primary.dsn, long=2, waiting=30)
+    _post(pair, long=2, waiting=30)
     worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE, "--types", "slow-async")
     wait_until(
         lambda: len(_snapshot(pair.primary.dsn).inflight) == 2, 60, lambda: worker.drain.tail()
@@ -100,8 +103,7 @@ def test_on_a_standby_the_console_shows_depth_in_flight_and_workers_as_the_prima
 def test_a_worker_killed_shows_gone_and_its_jobs_hung_on_the_standby_within_its_lease(
     pair: ReplicatedPair, spawn: Callable[..., Any]
 ) -> None:
-    _post(pair.primary.dsn, long=2, waiting=0)
-    wait_until(lambda: _replayed(pair), 30)  # the schema too: a poll before it has no tables
+    _post(pair, long=2, waiting=0)
     worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE)
     wait_until(
         lambda: len(_snapshot(pair.standby.dsn).inflight) == 2, 60, lambda: worker.drain.tail()
@@ -126,7 +128,7 @@ def test_a_worker_killed_shows_gone_and_its_jobs_hung_on_the_standby_within_its_
 def test_check_on_a_standby_counts_the_primarys_live_workers(
     pair: ReplicatedPair, spawn: Callable[..., Any], run_cli: CLI
 ) -> None:
-    _post(pair.primary.dsn, long=1, waiting=0)
+    _post(pair, long=1, waiting=0)
     worker = spawn("--dsn", pair.primary.dsn, "--lease", SHORT_LEASE)
     wait_until(
         lambda: len(_snapshot(pair.standby.dsn).inflight) == 1, 60, lambda: worker.drain.tail()
@@ -141,8 +143,7 @@ def test_check_on_a_standby_counts_the_primarys_live_workers(
 def test_an_action_on_a_standby_alone_is_refused_with_one_line_naming_the_primary(
     pair: ReplicatedPair, run_cli: CLI
 ) -> None:
-    _post(pair.primary.dsn, long=0, waiting=3)
-    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
+    _post(pair, long=0, waiting=3)
 
     proc = run_cli(
         "--dsn",
@@ -173,8 +174,7 @@ def test_the_console_on_a_standby_alone_is_read_only(pair: ReplicatedPair) -> No
 def test_with_a_read_dsn_the_console_reads_the_standby_and_writes_to_the_primary(
     pair: ReplicatedPair,
 ) -> None:
-    _post(pair.primary.dsn, long=0, waiting=5)
-    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
+    _post(pair, long=0, waiting=5)
     primary = Database(pair.primary.dsn, application_name="skconsole-console")
     options = ConsoleOptions(dsn=pair.primary.dsn, read_dsn=pair.standby.dsn)
     reads, writes = reading_databases(options, primary)
@@ -204,8 +204,7 @@ def test_with_a_read_dsn_the_console_reads_the_standby_and_writes_to_the_primary
 def test_reading_commands_with_a_read_dsn_read_the_standby_and_actions_write_the_primary(
     pair: ReplicatedPair, run_cli: CLI
 ) -> None:
-    _post(pair.primary.dsn, long=0, waiting=5)
-    wait_until(lambda: _replayed(pair), 30, lambda: "not replayed")
+    _post(pair, long=0, waiting=5)
     pair.freeze_replication()
     with Producer(Database(pair.primary.dsn)) as p:
         p.post_many([Job("nobody-runs-this", i) for i in range(7)])
