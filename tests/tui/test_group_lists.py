@@ -93,13 +93,18 @@ async def test_a_factor_no_search_selects_by_says_so_on_enter() -> None:
         assert app.screen is screen
 
 
+async def _searched(pilot: Pilot[Any], line: str) -> SearchScreen:
+    """The search (key s) run with ``line`` on the settled console, once it found jobs."""
+    await settle(pilot)
+    await pilot.press("s", *line, "enter")
+    return await shown_screen(pilot, SearchScreen, lambda s: bool(s.found))
+
+
 # -- lists that stop at a limit say so and load more -----------------------------------------
 async def test_a_search_that_stops_at_its_limit_says_so_and_m_loads_the_next_page() -> None:
     app = fixed_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("s", *"limit=10", "enter")
-        screen = await shown_screen(pilot, SearchScreen, lambda s: bool(s.found))
+        screen = await _searched(pilot, "limit=10")
         assert len(screen.found) == 10
         assert str(screen.header.content) == (
             "first 10 jobs found; more match, not shown (m loads 10 more)"
@@ -112,9 +117,7 @@ async def test_a_search_that_stops_at_its_limit_says_so_and_m_loads_the_next_pag
 async def test_a_search_that_found_everything_says_only_how_many() -> None:
     app = fixed_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("s", *"limit=1000", "enter")
-        screen = await shown_screen(pilot, SearchScreen, lambda s: bool(s.found))
+        screen = await _searched(pilot, "limit=1000")
         assert str(screen.header.content) == f"{len(screen.found):,} job(s) found"
         assert not screen.more_match
 
@@ -150,9 +153,7 @@ async def test_requeue_shown_asks_the_requeue_dialog_and_names_the_jobs_it_leave
 async def test_requeue_shown_on_a_search_that_stopped_says_more_match() -> None:
     app = fixed_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("s", *"limit=10", "enter")
-        await shown_screen(pilot, SearchScreen, lambda s: bool(s.found))
+        await _searched(pilot, "limit=10")
         dialog = await _confirmation(pilot, "A")
         assert "the 10 jobs shown (search “limit=10”), not the others the search matches" in (
             dialog.question
@@ -199,9 +200,7 @@ async def test_the_drilldown_footer_names_the_one_job_key_apart_from_requeue() -
 async def test_r_on_a_search_says_which_keys_act_on_its_jobs() -> None:
     app = fixed_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("s", *"limit=10", "enter")
-        screen = await shown_screen(pilot, SearchScreen, lambda s: bool(s.found))
+        screen = await _searched(pilot, "limit=10")
         await pilot.press("R")
         await until(pilot, lambda: any("O requeues the selected job" in m for m in notices(app)))
         assert app.screen is screen
