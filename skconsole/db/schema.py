@@ -49,6 +49,8 @@ SKCONSOLE_OBJECTS = (
     "sk_task_after_t",
     "sk_task_key_windows_t",
     "sk_timelines_t",
+    "sk_record_t",
+    "sk_record_fresh_t",
 )
 
 #: skconsole's columns of the results table, one per schema version (or later script
@@ -59,6 +61,7 @@ RESULT_COLUMNS = (
     "sk_cancel_requested_at_ts",
     "sk_trace_context",
     "sk_rerun_payload",
+    "sk_due_at_ts",
 )
 #: skconsole's columns of the task-types table added after 020 created it, one per
 #: schema version (or later script) that added some
@@ -123,6 +126,7 @@ def missing_objects(conn: psycopg.Connection[Any]) -> list[str]:
         "sk_retention_due",
         "sk_enqueue",
         "sk_purge_results",
+        "sk_record_note_updated",
     )
     present: list[bool] = value(
         conn,

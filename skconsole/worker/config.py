@@ -13,6 +13,8 @@ from skconsole.core.errors import ConfigError
 
 #: the lease margin as a share of the lease, when only the lease is given (--lease)
 LEASE_MARGIN_SHARE = 0.2
+#: how long the per-minute record keeps a minute by default: 14 days
+RECORD_KEEP_S = 14 * 86_400.0
 
 
 @dataclass
@@ -53,10 +55,15 @@ class WorkerConfig:
     #: the version of the application code this worker runs (worker/app_version.py:
     #: ``--app-version``, the environment, the tasks' distribution); None: unknown
     app_version: str | None = None
+    #: how long the per-minute record keeps a minute (146_skconsole_record.sql):
+    #: upkeep trims older ones. Workers with different values trim to the shortest.
+    record_keep: float = RECORD_KEEP_S
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ConfigError("concurrency must be at least 1")
+        if self.record_keep < 3600:
+            raise ConfigError("the record must keep at least an hour (--record-keep)")
         if self.batch_size < 1:
             raise ConfigError("batch size must be at least 1")
         if not 0 < self.lease_margin < self.lease / 2:

@@ -42,6 +42,11 @@ AFTER_SWEEP_S = 2.0
 REAP_BATCH = 1000
 #: The most parents (jobs others wait for) one sweep looks at.
 AFTER_SWEEP_SCAN = 10_000
+#: How often the per-minute record is rolled and trimmed (record_roll.sql): a
+#: read adds what is not rolled yet, so this bounds only how much it adds.
+RECORD_ROLL_S = 10.0
+#: The most record rows one roll takes, and trims.
+RECORD_ROLL_BATCH = 50_000
 
 
 @dataclass(eq=False)
@@ -66,7 +71,7 @@ class Upkeep:
     _throttle: Throttle = field(default_factory=Throttle, init=False)
 
     async def run(self) -> None:
-        last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0, "after": 0.0}
+        last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0, "after": 0.0, "record": 0.0}
         while True:
             now = time.monotonic()
             if self.config.reap and now - last["reap"] >= self.config.reap_interval:
@@ -78,6 +83,9 @@ class Upkeep:
             if now - last["after"] >= AFTER_SWEEP_S:
                 last["after"] = now
                 await self._guarded("after sweep", self.sweep_after)
+            if now - last["record"] >= RECORD_ROLL_S:
+                last["record"] = now
+                await self._guarded("record", self.roll_record)
             if now - last["forget"] >= 60:
                 last["forget"] = now
                 await self._guarded("forget", self._forget)
@@ -165,6 +173,18 @@ class Upkeep:
             log.info("the fan-in sweep released or cancelled %d waiting job(s)", done.changed)
         return done.changed
 
+    async def roll_record(self) -> Rolled:
+        """Roll the per-minute record's finished minutes into one row each and trim
+        what is older than it keeps (record_roll.sql: any worker, at any time)."""
+        params = {"keep_s": self.config.record_keep, "batch": RECORD_ROLL_BATCH}
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> Rolled:
+            done = await aone(conn, query("record_roll"), Rolled, params)
+            assert done is not None
+            return done
+
+        return await self.link.run(op, retry=False)
+
     async def flush_metrics(self) -> None:
         """Write this process's totals, if they changed since the last write."""
         metrics = self.metrics
@@ -241,6 +261,16 @@ class Swept:
     changed: int
     last_seen: uuid.UUID | None
     seen: int
+
+
+@dataclass(frozen=True)
+class Rolled:
+    """What record_roll.sql did: record rows rolled, the minute rows they were added
+    into, and rows trimmed."""
+
+    rolled: int
+    minutes: int
+    trimmed: int
 
 
 @dataclass(frozen=True)

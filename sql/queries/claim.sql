@@ -117,10 +117,11 @@ started AS (
         task_id, task_type, task_source, task_payload, task_status, task_priority,
         task_error_count, task_last_error_is_recoverable, task_processing_time_milliseconds,
         task_posted_at_ts, task_first_processing_attempted_at_ts,
-        task_last_processing_attempted_at_ts, sk_owner_worker_id, sk_attempt, sk_claim_id)
+        task_last_processing_attempted_at_ts, sk_owner_worker_id, sk_attempt, sk_claim_id,
+        sk_due_at_ts)
     SELECT c.task_id, c.task_type, c.task_source, c.task_payload, 2, c.task_priority,
         0, false, 0, c.task_posted_at_ts, clock_timestamp(), clock_timestamp(), %(worker_id)s, 1,
-        (SELECT base FROM gate) + nextval('sk_claim_id_seq')
+        (SELECT base FROM gate) + nextval('sk_claim_id_seq'), c.task_locked_until_ts
     FROM claimed c
     ON CONFLICT (task_id) DO UPDATE SET
         task_status = 2,
@@ -130,6 +131,8 @@ started AS (
         sk_owner_worker_id = EXCLUDED.sk_owner_worker_id,
         sk_attempt = r.sk_attempt + 1,
         sk_claim_id = EXCLUDED.sk_claim_id,
+        -- when it became due: how long it waited, for the record (146_skconsole_record.sql)
+        sk_due_at_ts = EXCLUDED.sk_due_at_ts,
         -- a cancel request concerns the attempt it was made for
         sk_cancel_requested_at_ts = NULL
     RETURNING r.task_id, r.sk_attempt, r.sk_claim_id, r.task_error_count, r.sk_trace_context

@@ -1,0 +1,36 @@
+-- The per-minute record (146_skconsole_record.sql) from %(since)s until
+-- %(until)s, added up in steps of %(step_s)s seconds counted from %(since)s:
+-- per step, type and signature ('' the type's own counts), the rolled minutes
+-- and the rows no upkeep has rolled yet, together (exact whenever it runs: a
+-- roll moves rows from one to the other in one commit). %(types)s: only these
+-- types (NULL: all). Both tables are read by their minute (the primary key
+-- leads with it; sk_record_fresh_t has an index of it).
+WITH kept AS (
+    SELECT r.minute, r.task_type, r.signature, r.posted, r.started, r.succeeded,
+        r.failed_recoverable, r.failed_faulted, r.failed_fatal, r.cancelled, r.reaped,
+        r.wait_hist, r.wait_max_ms, r.run_hist, r.run_max_ms
+    FROM sk_record_t r
+    WHERE r.minute >= %(since)s AND r.minute < %(until)s
+        AND (%(types)s::text[] IS NULL OR r.task_type = ANY(%(types)s::text[]))
+    UNION ALL
+    SELECT f.minute, f.task_type, f.signature, f.posted, f.started, f.succeeded,
+        f.failed_recoverable, f.failed_faulted, f.failed_fatal, f.cancelled, f.reaped,
+        f.wait_hist, f.wait_max_ms, f.run_hist, f.run_max_ms
+    FROM sk_record_fresh_t f
+    WHERE f.minute >= %(since)s AND f.minute < %(until)s
+        AND (%(types)s::text[] IS NULL OR f.task_type = ANY(%(types)s::text[]))
+)
+SELECT %(since)s::timestamptz + floor(extract(epoch FROM k.minute - %(since)s::timestamptz)
+        / %(step_s)s) * %(step_s)s * interval '1 second' AS at,
+    k.task_type, k.signature,
+    sum(k.posted)::bigint AS posted, sum(k.started)::bigint AS started,
+    sum(k.succeeded)::bigint AS succeeded, sum(k.failed_recoverable)::bigint AS failed_recoverable,
+    sum(k.failed_faulted)::bigint AS failed_faulted, sum(k.failed_fatal)::bigint AS failed_fatal,
+    sum(k.cancelled)::bigint AS cancelled, sum(k.reaped)::bigint AS reaped,
+    sk_record_hist_sum(k.wait_hist) AS wait_hist, max(k.wait_max_ms)::double precision AS wait_max_ms,
+    sk_record_hist_sum(k.run_hist) AS run_hist, max(k.run_max_ms)::double precision AS run_max_ms,
+    (SELECT least((SELECT min(minute) FROM sk_record_t), (SELECT min(minute) FROM sk_record_fresh_t)))
+        AS starts_at
+FROM kept k
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3

@@ -1,0 +1,216 @@
+-- skconsole's additive objects: the per-minute record (schema version 9), what the
+-- queue did minute by minute, kept apart from the job rows so that a purge or a
+-- retention pass, which delete job rows, never delete the past with them.
+-- Re-runnable.
+--
+-- Per minute and task type: jobs posted, attempts started, jobs succeeded,
+-- failed attempts by kind (recoverable 4, faulted 5, fatal 6), cancelled jobs,
+-- reaped attempts, and a histogram of wait and of run times; per minute, type
+-- and failure signature, the failures of that signature. Written by a trigger
+-- on the results table (sk_record_note_*, below), so every statement that
+-- changes a job records what it did within itself: the engine's posts, claims,
+-- finishes and reaps, a COPY of many posts, an operator's cancel, and a
+-- Stakhanovise.NET application's own writes when it shares the database. No
+-- extra round trip, and no row that every writer updates: each statement adds
+-- rows of its own to sk_record_fresh_t (append only), and a worker's upkeep
+-- rolls finished minutes into sk_record_t (record_roll.sql), one row per
+-- minute, type and signature, and trims what is older than the record keeps.
+-- A read adds the two (record.sql): exact at any moment, whoever rolled.
+
+-- What a row of either table holds. signature '' is the type's own row (every
+-- count); any other is a failure signature's row (sk_signature_key of the
+-- stored signature), counting only its failures (failed_*, reaped).
+-- wait_hist, run_hist: attempts per latency bucket (sk_record_bucket), the
+-- array as long as its highest bucket needs; the max is exact.
+CREATE TABLE IF NOT EXISTS sk_record_fresh_t (
+    minute timestamptz NOT NULL,
+    task_type varchar(250) NOT NULL,
+    signature text NOT NULL DEFAULT '',
+    posted integer NOT NULL DEFAULT 0,
+    started integer NOT NULL DEFAULT 0,
+    succeeded integer NOT NULL DEFAULT 0,
+    failed_recoverable integer NOT NULL DEFAULT 0,
+    failed_faulted integer NOT NULL DEFAULT 0,
+    failed_fatal integer NOT NULL DEFAULT 0,
+    cancelled integer NOT NULL DEFAULT 0,
+    reaped integer NOT NULL DEFAULT 0,
+    wait_hist integer[],
+    wait_max_ms bigint,
+    run_hist integer[],
+    run_max_ms bigint
+);
+-- the minutes a read asks for, and the roll's "finished minutes": one range scan
+CREATE INDEX IF NOT EXISTS idx_sk_record_fresh_minute ON sk_record_fresh_t (minute);
+
+CREATE TABLE IF NOT EXISTS sk_record_t (
+    LIKE sk_record_fresh_t INCLUDING DEFAULTS,
+    CONSTRAINT pk_sk_record_t PRIMARY KEY (minute, task_type, signature)
+);
+
+-- The latency bucket of a time in milliseconds: 0 below 1 ms, then two buckets
+-- per doubling (bucket b >= 1 holds [2^((b-1)/2), 2^(b/2)) ms), the last (63)
+-- everything from about 2^31 ms (25 days) on. skconsole.core.latency holds the
+-- same edges, and reads percentiles from them (a test checks they agree).
+CREATE OR REPLACE FUNCTION sk_record_bucket(ms double precision)
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN ms IS NULL THEN NULL WHEN ms < 1 THEN 0
+        ELSE least(63, 1 + floor(2 * log(2, ms::numeric))::integer) END
+$$;
+
+-- Two histograms added bucket by bucket (either may be NULL or shorter).
+CREATE OR REPLACE FUNCTION sk_record_hist_add(a integer[], b integer[])
+RETURNS integer[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a
+        ELSE ARRAY(SELECT coalesce(x, 0) + coalesce(y, 0)
+                   FROM unnest(a, b) WITH ORDINALITY AS u(x, y, i) ORDER BY i) END
+$$;
+
+-- One more time into a histogram being built (the state of sk_record_hist).
+CREATE OR REPLACE FUNCTION sk_record_hist_count(state integer[], ms double precision)
+RETURNS integer[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    b integer := sk_record_bucket(ms) + 1;
+BEGIN
+    IF b IS NULL THEN
+        RETURN state;
+    END IF;
+    IF state IS NULL THEN
+        state := array_fill(0, ARRAY[b]);
+    ELSIF cardinality(state) < b THEN
+        state := state || array_fill(0, ARRAY[b - cardinality(state)]);
+    END IF;
+    state[b] := state[b] + 1;
+    RETURN state;
+END
+$$;
+
+DO $$
+BEGIN
+    -- times in milliseconds into a histogram; histograms added into one
+    IF to_regproc('sk_record_hist') IS NULL THEN
+        CREATE AGGREGATE sk_record_hist(double precision) (
+            SFUNC = sk_record_hist_count, STYPE = integer[]);
+    END IF;
+    IF to_regproc('sk_record_hist_sum') IS NULL THEN
+        CREATE AGGREGATE sk_record_hist_sum(integer[]) (
+            SFUNC = sk_record_hist_add, STYPE = integer[]);
+    END IF;
+END
+$$;
+
+-- When the attempt now running became due: its queue row's task_locked_until_ts,
+-- which the claim deletes (claim.sql copies it here), so the record can say how
+-- long a job waited once due. NULL for a claim that is not skconsole's.
+ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_due_at_ts timestamptz;
+
+-- The trigger functions: what the rows a statement inserted or updated say it
+-- did. SECURITY DEFINER, on the search path they were made on: a Stakhanovise.NET
+-- application's role that may write the job tables but not ours still records.
+-- A new row is a post (and, made 2 Processing by a claim of a queue row posted
+-- by hand, a start; made 7 Cancelled, a cancel). An updated row is:
+--   started    2 Processing under a new attempt (a new fencing token, or from
+--              another status: a claim that is not skconsole's); waited from
+--              sk_due_at_ts, else for a first attempt from its post;
+--   succeeded  3 Processed, from another status; ran for the processing time
+--              the statement added;
+--   failed     4, 5 or 6 with one more error counted; reaped when the error is
+--              skconsole.HungJob (reap.sql), by the status it left (4, 5);
+--   cancelled  7 Cancelled, from another status.
+CREATE OR REPLACE FUNCTION sk_record_note_inserted()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- one statement, planned once per session: a post's whole cost here
+    INSERT INTO sk_record_fresh_t (minute, task_type, posted, started, cancelled,
+        wait_hist, wait_max_ms)
+    SELECT date_trunc('minute', e.minute), e.task_type,
+        count(*) FILTER (WHERE e.kind = 'posted'),
+        count(*) FILTER (WHERE e.kind = 'started'),
+        count(*) FILTER (WHERE e.kind = 'cancelled'),
+        sk_record_hist(e.wait_ms), max(e.wait_ms)
+    FROM (
+        SELECT 'posted' AS kind, n.task_posted_at_ts AS minute, n.task_type,
+            NULL::double precision AS wait_ms
+        FROM new_rows n
+        UNION ALL
+        -- a claim of a queue row posted by hand
+        SELECT 'started', n.task_last_processing_attempted_at_ts, n.task_type,
+            greatest(0, extract(epoch FROM n.task_last_processing_attempted_at_ts
+                - coalesce(n.sk_due_at_ts, n.task_posted_at_ts)) * 1000)
+        FROM new_rows n WHERE n.task_status = 2
+        UNION ALL
+        -- a job posted cancelled (a fan-in child whose parent had failed)
+        SELECT 'cancelled', coalesce(n.task_processing_finalized_at_ts, now()), n.task_type, NULL
+        FROM new_rows n WHERE n.task_status = 7
+    ) AS e
+    GROUP BY 1, 2;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION sk_record_note_updated()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+AS $$
+BEGIN
+    INSERT INTO sk_record_fresh_t (minute, task_type, signature, started, succeeded,
+        failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped,
+        wait_hist, wait_max_ms, run_hist, run_max_ms)
+    SELECT date_trunc('minute', e.minute), e.task_type, s.signature,
+        count(*) FILTER (WHERE e.status = 2 AND s.signature = ''),
+        count(*) FILTER (WHERE e.status = 3 AND s.signature = ''),
+        count(*) FILTER (WHERE e.status = 4),
+        count(*) FILTER (WHERE e.status = 5),
+        count(*) FILTER (WHERE e.status = 6),
+        count(*) FILTER (WHERE e.status = 7 AND s.signature = ''),
+        count(*) FILTER (WHERE e.reaped),
+        sk_record_hist(e.wait_ms) FILTER (WHERE s.signature = ''),
+        max(e.wait_ms) FILTER (WHERE s.signature = ''),
+        sk_record_hist(e.run_ms) FILTER (WHERE s.signature = ''),
+        max(e.run_ms) FILTER (WHERE s.signature = '')
+    FROM (
+        SELECT n.task_status AS status, n.task_type,
+            n.task_status IN (4, 5) AND n.sk_error_signature LIKE 'skconsole.HungJob%' AS reaped,
+            CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
+                 ELSE now() END AS minute,
+            CASE WHEN n.task_status IN (4, 5, 6) THEN n.sk_error_signature END AS signature,
+            CASE WHEN n.task_status = 2 THEN greatest(0, extract(epoch FROM
+                n.task_last_processing_attempted_at_ts - coalesce(n.sk_due_at_ts,
+                    CASE WHEN o.task_first_processing_attempted_at_ts IS NULL
+                         THEN n.task_posted_at_ts END)) * 1000) END AS wait_ms,
+            CASE WHEN n.task_status IN (3, 4, 5, 6) THEN greatest(0,
+                n.task_processing_time_milliseconds - o.task_processing_time_milliseconds)
+                END AS run_ms
+        FROM old_rows o
+        JOIN new_rows n ON n.task_id = o.task_id
+        WHERE (n.task_status = 2 AND (o.task_status <> 2
+                OR n.sk_claim_id IS DISTINCT FROM o.sk_claim_id))
+            OR (n.task_status IN (3, 7) AND o.task_status <> n.task_status)
+            OR (n.task_status IN (4, 5, 6) AND n.task_error_count > o.task_error_count)
+    ) AS e
+    -- each event counts in its type's row; a failure in its signature's row too
+    CROSS JOIN LATERAL (
+        SELECT '' AS signature
+        UNION ALL
+        SELECT sk_signature_key(e.signature) WHERE e.status IN (4, 5, 6)
+    ) AS s
+    GROUP BY 1, 2, 3;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER sk_record_on_insert
+    AFTER INSERT ON sk_task_results_t
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION sk_record_note_inserted();
+CREATE OR REPLACE TRIGGER sk_record_on_update
+    AFTER UPDATE ON sk_task_results_t
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION sk_record_note_updated();
