@@ -280,6 +280,42 @@ ACTIONS: tuple[ActionSpec, ...] = (
         navigates=True,
     ),
     ActionSpec(
+        "charts",
+        "h",
+        "Charts",
+        "Charts of the last 15 min, hour, day or week from the per-minute record (kept through"
+        " purges): throughput, failed attempts, wait and run time (p50, p95; a type's wait SLO"
+        " drawn across), for the whole queue or the type selected on the depth panel.",
+        scopes=MAIN,
+        navigates=True,
+    ),
+    ActionSpec(
+        "chart_type",
+        "t",
+        "Type",
+        "Charts: the next task type (the whole queue first, then each type).",
+        scopes=frozenset({"charts"}),
+        navigates=True,
+    ),
+    ActionSpec(
+        "chart_narrower",
+        "left",
+        "Shorter",
+        "Charts: the next shorter window (1-4 choose one: 15 min, 1 h, 24 h, 7 d).",
+        scopes=frozenset({"charts"}),
+        navigates=True,
+        key_display="←",
+    ),
+    ActionSpec(
+        "chart_wider",
+        "right",
+        "Longer",
+        "Charts: the next longer window (1-4 choose one: 15 min, 1 h, 24 h, 7 d).",
+        scopes=frozenset({"charts"}),
+        navigates=True,
+        key_display="→",
+    ),
+    ActionSpec(
         "more",
         "m",
         "More",

@@ -26,6 +26,7 @@ from skconsole.tui.context import Console, Opens
 from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, OpenKind, job
 from skconsole.tui.reads import PrefixRead
+from skconsole.tui.screens.charts import ChartsScreen
 from skconsole.tui.screens.factors import FactorsScreen
 from skconsole.tui.screens.group_jobs import GroupJobsScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
@@ -110,6 +111,36 @@ class Navigator:
         screen = self.app.screen
         if isinstance(screen, GroupJobsScreen):
             self.app.push_screen(FactorsScreen(screen.group, self.console))
+
+    def charts(self) -> None:
+        """h: the charts of the record, of the whole queue, or, from the depth panel, of
+        the type selected there (t cycles the types)."""
+        if isinstance(self.app.screen, ChartsScreen):
+            return
+        snapshot = self.snapshot()
+        types = sorted({d.task_type for d in snapshot.depth}) if snapshot is not None else []
+        on_depth = self.main.current_scope() == "depth"
+        selected = self.main.panel("depth").table.selected_key if on_depth else None
+        self.app.push_screen(ChartsScreen(self.console, types, selected))
+
+    def _charts_shown(self) -> ChartsScreen | None:
+        screen = self.app.screen
+        return screen if isinstance(screen, ChartsScreen) else None
+
+    def chart_type(self) -> None:
+        """t, on the charts: the next type (the whole queue first)."""
+        if (shown := self._charts_shown()) is not None:
+            shown.next_type()
+
+    def chart_wider(self) -> None:
+        """→, on the charts: the next longer window."""
+        if (shown := self._charts_shown()) is not None:
+            shown.wider()
+
+    def chart_narrower(self) -> None:
+        """←, on the charts: the next shorter window."""
+        if (shown := self._charts_shown()) is not None:
+            shown.narrower()
 
     def more(self) -> None:
         """m, on a list that stopped at its limit (a group's jobs, a search): read more."""

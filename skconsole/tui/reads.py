@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
@@ -23,7 +24,10 @@ from skconsole.core.find_query import FindQuery
 from skconsole.db.schema import check_schema
 from skconsole.read import health
 from skconsole.read.factors import CommonFactors, common_factors
+from skconsole.read.record import record
+from skconsole.read.type_settings import slos
 from skconsole.tui import model
+from skconsole.tui.chart_data import ChartData, Window, bounds
 from skconsole.tui.refresh import (
     FAILURE_GROUPS_SHOWN,
     HISTORY_MINUTES,
@@ -234,3 +238,18 @@ class FactorsRead(Read[CommonFactors]):
 
     def on_database(self, conn: Conn, memory: Memory) -> CommonFactors:
         return common_factors(conn, self.signature)
+
+
+@dataclass(frozen=True)
+class ChartsRead(Read[ChartData]):
+    """The per-minute record over one window of the charts screen, every type (cycling
+    through the types reads nothing again), and each type's wait SLO."""
+
+    window: Window
+
+    def on_database(self, conn: Conn, memory: Memory) -> ChartData:
+        now = datetime.fromtimestamp(memory.clock(), tz=UTC)
+        since, until = bounds(self.window, now)
+        found = record(conn, since=since, until=until, step=self.window.step)
+        waits = {t: s.max_wait_s for t, s in slos(conn).items() if s.max_wait_s is not None}
+        return ChartData(self.window, found, waits)

@@ -179,6 +179,8 @@ def test_ci_runs_the_readmes_test_command_as_written() -> None:
 _SHOWN_AS = {
     "enter": "Enter",
     "escape": "Esc",
+    "left": "←",
+    "right": "→",
     "minus": "-",
     "plus": "+",
     "question_mark": "?",

@@ -158,7 +158,7 @@ TUI_LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {"skconsole.tui", "model", "formatting", "moves", "opening", "off_thread", "clipboard"}
             | {"polling", "source", "messages", "sentences", "operation", "engine_control"}
-            | {"reads", "refresh"}
+            | {"reads", "refresh", "chart_data"}
         ),
     ),
     ("widgets", frozenset({"widgets", "panels"})),

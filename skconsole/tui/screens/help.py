@@ -24,6 +24,7 @@ _SCOPE_NAMES = {
     "jobs": "job lists",
     "factors": "group factors",
     "job": "job detail",
+    "charts": "charts",
     QUEUES: "queues overview",
 }
 

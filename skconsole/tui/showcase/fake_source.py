@@ -44,6 +44,7 @@ from skconsole.tui.model import (
     Windows,
 )
 from skconsole.tui.reads import (
+    ChartsRead,
     FactorsRead,
     FailureGroupsRead,
     FindRead,
@@ -74,6 +75,7 @@ from skconsole.tui.showcase.fixed_data import (
     fixed_wave,
 )
 from skconsole.tui.showcase.fixed_overview import fixed_overview, fixed_quiet_overview
+from skconsole.tui.showcase.fixed_record import fixed_charts
 from skconsole.tui.source import SourceUnavailable
 
 T = TypeVar("T")
@@ -398,6 +400,7 @@ FIXED_ANSWERS: dict[type[Read[Any]], Callable[[FixedSource, Any], object]] = {
     TrendsRead: lambda source, _: source.trends(),
     WindowsRead: lambda source, _: source.windows(),
     HealthRead: lambda source, _: source.health(),
+    ChartsRead: lambda _source, request: fixed_charts(request.window),
     OverviewRead: lambda source, _: source.overview(),
     GroupJobsRead: lambda source, r: source.group_jobs(r.signature, r.limit),
     JobRead: lambda source, r: source.job_detail(r.task_id),

@@ -148,6 +148,9 @@ SCENES: tuple[Scene, ...] = (
     Scene("schedules", keys=("8",)),
     Scene("depth-focused", keys=("1",)),
     Scene("filter", extra=_type_filter),
+    # the record's charts: the whole queue's last hour; a type with a wait SLO over 7 d
+    Scene("charts", keys=("h",)),
+    Scene("charts-type-week", keys=("h", "t", "t", "t", "t", "4")),
     Scene("failure-drilldown", keys=("enter",)),
     Scene("job-detail", keys=("enter", "enter")),
     Scene("factors", keys=("enter", "F")),

@@ -1,0 +1,80 @@
+"""The charts screen's four charts (throughput, failures, wait, run), drawn by plotext.
+
+Why textual-plotext (Textualize's wrapper of plotext) rather than textual-plot (a native
+Textual widget): textual-plot 0.10 needs numpy and textual-hires-canvas, which needs
+Textual 6.2 or later; the console supports Textual from 3.1 (the oldest-versions CI
+phase installs it), and numpy would be the console's largest dependency by far, for
+four line charts. textual-plotext needs neither (plotext is pure Python, no
+dependency), draws the time labels, a y label and a legend as plotext always has, and
+its output is plain text, so the snapshot tests compare it like any other screen. What
+it costs: it reaches into plotext's internals and is capped below plotext 6, so both
+are pinned (constraints.txt), and an upgrade is checked by the snapshots.
+
+What a chart says is shaped in :mod:`skconsole.tui.chart_data`; this only draws it.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Grid
+from textual_plotext import PlotextPlot
+
+from skconsole.tui.chart_data import Chart, ChartSet, ticks_for_width, y_ticks
+
+#: the charts in their grid, left to right, top to bottom
+CHART_IDS = ("chart-throughput", "chart-failures", "chart-wait", "chart-run")
+
+
+class ChartsPanel(Grid):
+    """Two by two charts over the same window and steps (drawn again on a resize: the
+    time labels a chart has room for depend on its width)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.shown: ChartSet | None = None
+
+    def compose(self) -> ComposeResult:
+        for chart_id in CHART_IDS:
+            yield PlotextPlot(id=chart_id)
+
+    def on_resize(self) -> None:
+        if self.shown is not None:
+            self.call_after_refresh(self.show, self.shown)
+
+    def show(self, charts: ChartSet) -> None:
+        self.shown = charts
+        for chart_id, chart in zip(CHART_IDS, charts.charts, strict=True):
+            plot = self.query_one(f"#{chart_id}", PlotextPlot)
+            draw(plot, chart, charts)
+            plot.refresh()
+
+
+def draw(plot: PlotextPlot, chart: Chart, charts: ChartSet) -> None:
+    """One chart on ``plot``: its lines over the window's steps, the threshold as a line
+    of its own (so the legend names it), as many time labels as its width holds, round
+    figures up the y axis, the y label."""
+    plt = plot.plt
+    plt.clear_data()
+    plt.clear_figure()
+    last = max(charts.steps - 1, 1)
+    plt.xlim(0, last)
+    for line in chart.lines:
+        xs, ys = line.points()
+        if xs:
+            plt.plot(xs, ys, label=line.label, color=line.color, marker="braille")
+    if chart.threshold is not None:
+        plt.plot(
+            [0, last],
+            [chart.threshold.value] * 2,
+            label=chart.threshold.label,
+            color="red",
+            marker="braille",
+        )
+    figures = y_ticks(chart.top)
+    plt.ylim(0, figures[-1][0])
+    plt.yticks([v for v, _ in figures], [label for _, label in figures])
+    # the y axis' labels and the frame take about 8 columns of the plot's width
+    shown = ticks_for_width(list(charts.times), charts.tick_format, plot.size.width - 8)
+    plt.xticks([i for i, _ in shown], [label for _, label in shown])
+    plt.title(chart.title)
+    plt.ylabel(chart.y_label)
