@@ -12,6 +12,7 @@ at full width).
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
@@ -33,7 +34,7 @@ from skconsole.cli.options import (
 from skconsole.cli.output import err, out
 from skconsole.cli.status_tables import SHOW
 from skconsole.cli.view_table import print_view
-from skconsole.core.durations import format_limit, parse_duration
+from skconsole.core.durations import format_limit, parse_duration, parse_time
 from skconsole.core.errors import ConfigError
 from skconsole.core.text import quoted
 from skconsole.db.layout import DEGRADED_NOTES, has_skconsole_objects
@@ -43,6 +44,12 @@ from skconsole.views import BY_NAME, OVERVIEW, VIEWS, View, ViewArgs
 VIEW_NAMES = tuple(v.name for v in VIEWS)
 #: history --minutes: at most one day back
 MAX_MINUTES = 1440
+#: history --since: at most a year back (the record keeps what upkeep's policy keeps)
+MAX_SINCE_S = 366 * 86_400.0
+#: history --step: a minute (the record's grain) to 30 days, whole minutes
+STEP_BOUNDS_S = (60.0, 30 * 86_400.0)
+#: history: at most this many steps in one read (a longer --step reads a longer span)
+MAX_STEPS = 10_000
 #: flow --window: the rates' sliding window, 10 s to one day
 WINDOW_BOUNDS_S = (10.0, 86_400.0)
 
@@ -81,6 +88,38 @@ def status(
         str,
         typer.Option("--window", help="flow: the rates' sliding window (10s to 1d)"),
     ] = format_limit(flow.WINDOW_S),
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="history: how far back from --until (15m, 1h, 24h, 7d); default: --minutes",
+            show_default=False,
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            "--until",
+            help="history: the end of the span: a time with its zone"
+            " (2027-01-01T06:00:00Z) or how long ago (1h); default: now",
+            show_default=False,
+        ),
+    ] = None,
+    step: Annotated[
+        str | None,
+        typer.Option(
+            "--step",
+            help="history: one row per step (whole minutes: 1m, 15m, 1h, 1d); default: at"
+            " most 170 rows",
+            show_default=False,
+        ),
+    ] = None,
+    types: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--type", help="history: only this task type (repeatable)", show_default=False
+        ),
+    ] = None,
     wide: WideOpt = False,
     common: Annotated[
         bool,
@@ -92,7 +131,8 @@ def status(
     """Queue depth per type, counts per status, workers, oldest waiting job; or one VIEW.
 
     --limit: the rows of inflight and failures; --group: the jobs of one failure group;
-    --window: the rates of flow.
+    --window: the rates of flow; --since, --until, --step, --type: the span, steps and
+    types of history (from the per-minute record, which a purge does not delete).
     """
     if view is not None and view not in BY_NAME:
         raise ConfigError(f"unknown view {quoted(view)}: choose one of {', '.join(VIEW_NAMES)}")
@@ -109,7 +149,18 @@ def status(
         found = read_common(options_of(ctx).open("skconsole-status", replica_ok=True), group)
         show_common(found, as_json, wide)
         return
-    args = ViewArgs(limit=limit, group=group, minutes=minutes, sample_s=sample_s, window_s=window_s)
+    history = history_args(since, until, step, types or [], minutes)
+    args = ViewArgs(
+        limit=limit,
+        group=group,
+        minutes=minutes,
+        sample_s=sample_s,
+        window_s=window_s,
+        since_s=history.since_s,
+        until=history.until,
+        step_s=history.step_s,
+        types=history.types,
+    )
     db = options_of(ctx).open("skconsole-status", degraded_ok=True, replica_ok=chosen.replica_ok)
     with db.connect() as conn:
         model = chosen.read(conn, args)
@@ -125,3 +176,43 @@ def status(
         out.print_json(json.dumps(doc, default=str), ensure_ascii=True)
         return
     draw(chosen, model, wide)
+
+
+def history_args(
+    since: str | None, until: str | None, step: str | None, types: list[str], minutes: int
+) -> ViewArgs:
+    """The span, step and types of ``status history``, checked: one clear line for each
+    thing wrong (a ConfigError), never a traceback."""
+    since_s = (
+        None
+        if since is None
+        else parse_duration(since, option="--since", minimum=60.0, maximum=MAX_SINCE_S)
+    )
+    end = None if until is None else _instant(until)
+    low, high = STEP_BOUNDS_S
+    step_s = (
+        None if step is None else parse_duration(step, option="--step", minimum=low, maximum=high)
+    )
+    if step_s is not None and step_s % 60:
+        raise ConfigError(
+            f"--step must be a whole number of minutes (the record's grain), got {quoted(step or '')}"
+        )
+    for t in types:
+        check_text("--type", t)
+    span_s = since_s if since_s is not None else minutes * 60.0
+    if step_s is not None and span_s / step_s > MAX_STEPS:
+        raise ConfigError(
+            f"--step {step} cuts the span into more than {MAX_STEPS:,} rows: use a longer --step"
+        )
+    return ViewArgs(since_s=since_s, until=end, step_s=step_s, types=tuple(types))
+
+
+def _instant(text: str) -> datetime:
+    """--until: how long ago (1h), or a time with its zone."""
+    try:
+        ago = parse_duration(text, option="--until", maximum=MAX_SINCE_S)
+    except ConfigError:
+        if not any(c in text for c in "-:T"):  # a duration typed wrong, not a time
+            raise
+        return parse_time(text, option="--until", within_s=MAX_SINCE_S)
+    return datetime.now(UTC) - timedelta(seconds=ago)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from skconsole.core.json_types import JsonObject
@@ -29,8 +30,16 @@ class ViewArgs:
     limit: int = 200
     #: failures: the jobs of one group (its id or signature)
     group: str | None = None
-    #: history: minutes back
+    #: history: minutes back (when ``since_s`` is None)
     minutes: int = 60
+    #: history: seconds back from ``until`` (--since)
+    since_s: float | None = None
+    #: history: the end of the span (--until; None: now)
+    until: datetime | None = None
+    #: history: seconds per step (--step; None: as the span asks, views.history)
+    step_s: float | None = None
+    #: history: only these types (--type; none: every type)
+    types: tuple[str, ...] = ()
     #: metrics: time between the two reads rates come from (0: no rates)
     sample_s: float = 1.0
     #: flow: the rates' sliding window

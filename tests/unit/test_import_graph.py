@@ -146,7 +146,16 @@ def test_an_import_against_the_table_is_reported() -> None:
 #: benchmark drives the console; textual-serve, which the browser face runs, imports rich)
 FACES = ("skconsole.cli", "skconsole.tui", "skconsole.bench", "skconsole.web", "skconsole.__main__")
 #: libraries only a face may import: the terminal's, and the browser's (skconsole[web])
-UI_LIBRARIES = ("textual", "typer", "rich", "textual_serve", "aiohttp", "playwright")
+UI_LIBRARIES = (
+    "textual",
+    "typer",
+    "rich",
+    "textual_serve",
+    "aiohttp",
+    "playwright",
+    "textual_plotext",
+    "plotext",
+)
 
 
 #: the console's own layers, bottom up: a module of tui/ imports only tui modules of its
