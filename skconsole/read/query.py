@@ -49,6 +49,7 @@ def fetch(
 #: SLOs, paused types, schedules or audit log)
 OURS_ONLY = frozenset(
     {"workers", "paused_types", "limits", "slos", "schedules", "audit_list", "reaped_attempts"}
+    | {"record_first_seen"}
 )
 
 

@@ -60,12 +60,13 @@ def short_id(task_id: str) -> str:
     return printable(task_id[:8])
 
 
-def spark(values: Sequence[int], width: int = 12) -> str:
-    """A one-line trend of the last ``width`` values, scaled to their own range."""
+def spark(values: Sequence[int], width: int = 12, *, from_zero: bool = False) -> str:
+    """A one-line trend of the last ``width`` values, scaled to their own range (or, with
+    ``from_zero``, from 0 to their highest: a count's quiet minutes stay at the bottom)."""
     tail = list(values)[-width:]
     if not tail:
         return ""
-    low, high = min(tail), max(tail)
+    low, high = (0 if from_zero else min(tail)), max(tail)
     if high == low:
         return (_BARS[0] if high == 0 else _BARS[3]) * len(tail)
     span = high - low

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
@@ -24,6 +24,7 @@ from skconsole.core.find_query import FindQuery
 from skconsole.db.schema import check_schema
 from skconsole.read import health
 from skconsole.read.factors import CommonFactors, common_factors
+from skconsole.read.first_seen import with_first_seen
 from skconsole.read.record import record
 from skconsole.read.type_settings import slos
 from skconsole.tui import model
@@ -92,7 +93,7 @@ class FailureGroupsRead(Read[model.FailureGroups]):
     def on_database(self, conn: Conn, memory: Memory) -> model.FailureGroups:
         taken_at = memory.clock()  # the data is as of the start of the read
         with stopwatch() as took:
-            groups = read.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN)
+            groups = with_first_seen(conn, read.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN))
         return model.FailureGroups(tuple(groups), taken_at=taken_at, read_ms=took.ms)
 
 
@@ -253,3 +254,26 @@ class ChartsRead(Read[ChartData]):
         found = record(conn, since=since, until=until, step=self.window.step)
         waits = {t: s.max_wait_s for t, s in slos(conn).items() if s.max_wait_s is not None}
         return ChartData(self.window, found, waits)
+
+
+#: a failure group's curve: failures per minute over this many minutes
+GROUP_CURVE_MINUTES = 60
+
+
+@dataclass(frozen=True)
+class GroupCurveRead(Read[tuple[int, ...]]):
+    """One failure group's failed attempts per minute over the last hour, oldest first,
+    from the per-minute record (of its types: the record is per type and signature)."""
+
+    signature: str
+    task_types: tuple[str, ...]
+
+    def on_database(self, conn: Conn, memory: Memory) -> tuple[int, ...]:
+        now = datetime.fromtimestamp(memory.clock(), tz=UTC)
+        found = record(
+            conn,
+            since=now - timedelta(minutes=GROUP_CURVE_MINUTES - 1),
+            until=now,
+            types=list(self.task_types) or None,
+        )
+        return tuple(c.failed for c in found.signature_series(self.signature))

@@ -15,6 +15,7 @@ from skconsole import read
 from skconsole.core.figures import fmt_ago, fmt_int
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
+from skconsole.read.first_seen import with_first_seen
 from skconsole.read.query import Conn
 from skconsole.views.registry import View, ViewArgs
 from skconsole.views.table import Cell, Column, Face, Tone, figure_column, type_column
@@ -40,6 +41,24 @@ def status_cell(status: int) -> Cell:
 def when(value: datetime | None) -> str:
     """A time as the CLI prints it (to the second, the server's zone as read)."""
     return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
+
+
+#: a group first seen less than this long ago is marked new (panel 3, status failures)
+NEW_WITHIN_S = 300.0
+#: what marks it, before its signature
+NEW_MARK = "NEW · "
+
+
+def is_new(group: read.FailureGroup, now: float) -> bool:
+    """First seen (its rows or the record, whichever is older) within :data:`NEW_WITHIN_S`."""
+    first = group.first_seen
+    return first is not None and now - first.timestamp() < NEW_WITHIN_S
+
+
+def signature_cell(group: read.FailureGroup, now: float) -> Cell:
+    """The signature, marked when the group is new: a failure nobody has seen before is
+    the one to look at first."""
+    return ((NEW_MARK if is_new(group, now) else "") + group.signature, "bad")
 
 
 def statuses_text(group: read.FailureGroup) -> str:
@@ -78,7 +97,7 @@ GROUP_COLUMNS: tuple[Column[read.FailureGroup], ...] = (
         30,
         flex=True,
         min_width=64,
-        cell=lambda g, _: (g.signature, "bad"),
+        cell=signature_cell,
     ),
     figure_column("count", 7, lambda g, _: fmt_int(g.count), label="jobs"),
     Column("types", "types", 16, priority=2, cell=lambda g, _: ", ".join(g.task_types)),
@@ -123,7 +142,7 @@ class Failures:
 
 def _read(conn: Conn, args: ViewArgs) -> Failures:
     if args.group is None:
-        return Failures(groups=read.failure_groups(conn, limit=args.limit))
+        return Failures(groups=with_first_seen(conn, read.failure_groups(conn, limit=args.limit)))
     ids = {g.id: g.signature for g in read.failure_groups(conn, limit=10_000)}
     return Failures(jobs=read.failure_jobs(conn, ids.get(args.group, args.group), limit=args.limit))
 

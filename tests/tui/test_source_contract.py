@@ -21,6 +21,7 @@ from skconsole.db.connect import Database
 from skconsole.read import FoundJob, GroupJobs, JobDetail, JobMatch, Why
 from skconsole.read.factors import CommonFactors
 from skconsole.tui import reads
+from skconsole.tui.chart_data import WINDOWS, Window
 from skconsole.tui.database_source import DatabaseSource
 from skconsole.tui.model import (
     ActionRequest,
@@ -189,3 +190,26 @@ def test_every_request_of_the_port_has_a_fixed_answer() -> None:
         if isinstance(cls, type) and issubclass(cls, reads.Read) and is_dataclass(cls)
     }
     assert requests and requests <= set(FIXED_ANSWERS)
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=[w.key for w in WINDOWS])
+def test_the_charts_read_the_record_of_their_window_in_its_steps(
+    source: DataSource, window: Window
+) -> None:
+    data = source.read(reads.ChartsRead(window))
+
+    assert data.window == window
+    assert data.record.step == window.step
+    assert 0 < len(data.record.steps) <= 170
+    assert data.record.total().posted > 0
+
+
+def test_a_failure_groups_curve_is_its_failures_per_minute_over_an_hour(
+    source: DataSource,
+) -> None:
+    group = source.read(reads.FAILURE_GROUPS).groups[0]
+
+    curve = source.read(reads.GroupCurveRead(group.signature, tuple(group.task_types)))
+
+    assert len(curve) == reads.GROUP_CURVE_MINUTES
+    assert sum(curve) > 0

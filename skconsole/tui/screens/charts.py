@@ -85,7 +85,7 @@ class ChartsScreen(DrillDownScreen[ChartData, ChartsPanel]):
             for n, w in enumerate(WINDOWS, start=1)
         )
         lines = [f"Charts  {whom}  ·  t: next type", f"{windows}  ·  ←/→ window"]
-        if self.data is not None and self.data.window is self.window:
+        if self.data is not None and self.data.window == self.window:
             lines.extend(chart_set(self.data, self.task_type).notes)
         self.header.update(Content("\n".join(printable(line) for line in lines)))
 
@@ -93,7 +93,7 @@ class ChartsScreen(DrillDownScreen[ChartData, ChartsPanel]):
         return self.console.source.read(ChartsRead(self.window))
 
     def show(self, data: ChartData) -> None:
-        if data.window is not self.window:  # a read of the window before: another follows
+        if data.window != self.window:  # a read of the window before: another follows
             self.reload()
             return
         self.data = data

@@ -13,10 +13,11 @@ from textual.content import Content
 from skconsole.core.text import printable
 from skconsole.read import FailureGroup, GroupJobs
 from skconsole.tui.context import Console
-from skconsole.tui.formatting import fmt_ago
+from skconsole.tui.formatting import fmt_ago, spark
 from skconsole.tui.model import Snapshot
+from skconsole.tui.off_thread import read_off_thread
 from skconsole.tui.opening import Opening, job
-from skconsole.tui.reads import GroupJobsRead
+from skconsole.tui.reads import GROUP_CURVE_MINUTES, GroupCurveRead, GroupJobsRead
 from skconsole.tui.screens.drilldown import DrillDownScreen
 from skconsole.tui.widgets.group_jobs_panel import GroupJobsPanel
 from skconsole.views.failures import statuses_text
@@ -37,6 +38,8 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
         self.group = group
         self.jobs: GroupJobs | None = None
         self.limit = JOB_LIMIT
+        #: its failed attempts per minute over the last hour (None: not read yet)
+        self.curve: tuple[int, ...] | None = None
 
     def focus_body(self) -> None:
         self.body.table.focus()
@@ -50,6 +53,8 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
             f"{total:,} jobs · types {', '.join(g.task_types)} · {statuses_text(g)}"
             f" · first seen {fmt_ago(g.first_seen, now)} · last seen {fmt_ago(g.last_seen, now)}",
         ]
+        if self.curve is not None:
+            lines.append(curve_line(self.curve))
         left = self.not_shown()
         if self.jobs is not None and left:
             whole = "" if self.console.status_state().read_only else " · R requeues the whole group"
@@ -70,6 +75,24 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
             self.body.loading = True
             self.reload()
 
+    def reload(self) -> None:
+        """The group's jobs, and its curve from the record (a read of its own)."""
+        super().reload()
+        group = self.group
+        read_off_thread(
+            self,
+            lambda: self.console.source.read(
+                GroupCurveRead(group.signature, tuple(group.task_types))
+            ),
+            self._curve_loaded,
+            lambda exc: self.console.report_error("could not load the group's curve", exc),
+            group="group-curve",
+        )
+
+    def _curve_loaded(self, curve: tuple[int, ...]) -> None:
+        self.curve = curve
+        self.show_header()
+
     def fetch(self) -> GroupJobs:
         return self.console.source.read(GroupJobsRead(self.group.signature, self.limit))
 
@@ -86,3 +109,11 @@ class GroupJobsScreen(DrillDownScreen[GroupJobs, GroupJobsPanel]):
     def opening(self, _snapshot: Snapshot | None) -> Opening | None:
         task_id = self.selected_job()
         return None if task_id is None else job(task_id, self.group.signature)
+
+
+def curve_line(curve: tuple[int, ...]) -> str:
+    """The group's failures per minute over the last hour, as one line of bars (from 0:
+    a quiet minute is at the bottom) and the busiest minute's count."""
+    if not any(curve):
+        return f"No failures in the last {GROUP_CURVE_MINUTES} min (the record)"
+    return f"1 h {spark(curve, GROUP_CURVE_MINUTES, from_zero=True)} peak {max(curve):,}/min"

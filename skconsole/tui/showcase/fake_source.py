@@ -48,6 +48,7 @@ from skconsole.tui.reads import (
     FactorsRead,
     FailureGroupsRead,
     FindRead,
+    GroupCurveRead,
     GroupJobsRead,
     HealthRead,
     JobRead,
@@ -62,6 +63,7 @@ from skconsole.tui.reads import (
 from skconsole.tui.showcase.fixed_data import (
     FROZEN_AT,
     GROUPS,
+    NEW_GROUP,
     PARENT_JOB,
     STAGE_JOB,
     TIMEOUT_SIG,
@@ -75,7 +77,7 @@ from skconsole.tui.showcase.fixed_data import (
     fixed_wave,
 )
 from skconsole.tui.showcase.fixed_overview import fixed_overview, fixed_quiet_overview
-from skconsole.tui.showcase.fixed_record import fixed_charts
+from skconsole.tui.showcase.fixed_record import fixed_charts, fixed_curve
 from skconsole.tui.source import SourceUnavailable
 
 T = TypeVar("T")
@@ -195,6 +197,8 @@ class FixedSource:
     quiet: bool = False
     #: the busy queue after every worker was killed (:func:`fixed_dead_snapshot`)
     dead_workers: bool = False
+    #: a failure group first seen two minutes ago (panel 3 marks it new)
+    new_group: bool = False
 
     def _reach(self) -> None:
         """Every read and write first: offline, it fails the way a lost server does."""
@@ -210,7 +214,8 @@ class FixedSource:
         return fixed_dead_snapshot() if self.dead_workers else fixed_snapshot()
 
     def failure_groups(self) -> FailureGroups:
-        return FailureGroups(GROUPS, taken_at=FROZEN_AT.timestamp(), read_ms=21.0)
+        groups = (*GROUPS[:2], NEW_GROUP, *GROUPS[2:]) if self.new_group else GROUPS
+        return FailureGroups(groups, taken_at=FROZEN_AT.timestamp(), read_ms=21.0)
 
     def trends(self) -> Trends:
         return Trends(
@@ -403,6 +408,7 @@ FIXED_ANSWERS: dict[type[Read[Any]], Callable[[FixedSource, Any], object]] = {
     ChartsRead: lambda _source, request: fixed_charts(request.window),
     OverviewRead: lambda source, _: source.overview(),
     GroupJobsRead: lambda source, r: source.group_jobs(r.signature, r.limit),
+    GroupCurveRead: lambda _source, r: fixed_curve(r.signature),
     JobRead: lambda source, r: source.job_detail(r.task_id),
     WhyRead: lambda source, r: source.why(r.task_id),
     PrefixRead: lambda source, r: source.jobs_by_prefix(r.text),

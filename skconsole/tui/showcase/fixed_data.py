@@ -44,6 +44,7 @@ __all__ = [
     "FROZEN_AT",
     "GROUPS",
     "HOLDER_PID",
+    "NEW_GROUP",
     "PARENT_JOB",
     "STAGE_JOB",
     "TIMEOUT_SIG",
@@ -96,6 +97,19 @@ _GROUP_ROWS: tuple[tuple[str, tuple[int, tuple[str, ...], dict[int, int], int, i
 GROUPS = tuple(
     FailureGroup(signature, count, statuses, list(types), ago(first), ago(last), None, None)
     for signature, (count, types, statuses, first, last) in _GROUP_ROWS
+)
+
+
+#: a group no one has seen before: first seen 2 minutes ago (FixedSource(new_group=True))
+NEW_GROUP = FailureGroup(
+    "RateLimited: 429 Too Many Requests from https://api.partner.example/v2/orders/<n>",
+    318,
+    {E: 318},
+    ["payments.charge"],
+    ago(120),
+    ago(2),
+    None,
+    None,
 )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from skconsole.core.latency import Histogram, bucket_of
 from skconsole.read.record import Counts, Record, RecordSource
 from skconsole.tui.chart_data import ChartData, Window, bounds
+from skconsole.tui.showcase.fixed_data import TIMEOUT_SIG
 from skconsole.tui.showcase.frozen import FROZEN_AT
 
 #: the oldest minute of the fixed record
@@ -84,6 +85,17 @@ def fixed_record(window: Window, now: datetime = FROZEN_AT) -> Record:
                 by_type[task_type][at] = total
         at += step
     return Record(since, until, step, RecordSource.RECORD, RECORD_STARTS_AT, by_type, by_signature)
+
+
+def fixed_curve(signature: str) -> tuple[int, ...]:
+    """A failure group's failures per minute over the last hour: the timeouts climb
+    since 02:27, the other groups ripple low."""
+    if signature == TIMEOUT_SIG:
+        return tuple(
+            0 if i < 15 else round(4 + (i - 15) * 0.5 + 3 * math.sin(i / 3)) for i in range(60)
+        )
+    seed = sum(map(ord, signature)) % 7
+    return tuple(max(round(1.2 * math.sin((i + seed) / 4)), 0) for i in range(60))
 
 
 def fixed_charts(window: Window) -> ChartData:

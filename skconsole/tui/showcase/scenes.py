@@ -59,11 +59,15 @@ class Scene:
     several: bool = False
     #: the busy queue after every worker was killed (kill -9)
     dead_workers: bool = False
+    #: a failure group first seen two minutes ago (panel 3 marks it new)
+    new_group: bool = False
 
     def build(self) -> ConsoleApp:
         if self.several:
             return self._build_several()
-        source = FixedSource(read_only=self.read_only, dead_workers=self.dead_workers)
+        source = FixedSource(
+            read_only=self.read_only, dead_workers=self.dead_workers, new_group=self.new_group
+        )
         app = ConsoleApp(
             source,
             clock=FrozenClock(),
@@ -151,6 +155,8 @@ SCENES: tuple[Scene, ...] = (
     # the record's charts: the whole queue's last hour; a type with a wait SLO over 7 d
     Scene("charts", keys=("h",)),
     Scene("charts-type-week", keys=("h", "t", "t", "t", "t", "4")),
+    # panel 3 with a group first seen 2 minutes ago: marked NEW
+    Scene("failures-new-group", keys=("3",), new_group=True),
     Scene("failure-drilldown", keys=("enter",)),
     Scene("job-detail", keys=("enter", "enter")),
     Scene("factors", keys=("enter", "F")),

@@ -16,14 +16,22 @@ from skconsole.tui.model import Snapshot
 from skconsole.tui.opening import Opening, OpenKind
 from skconsole.tui.refresh import FAILURE_GROUPS_SHOWN
 from skconsole.tui.widgets.panel import Panel, console_columns
-from skconsole.views.failures import GROUP_COLUMNS
+from skconsole.views.failures import GROUP_COLUMNS, NEW_MARK
+
+
+def fit_signature(text: str, width: int) -> str:
+    """A group's signature shortened to ``width`` (its module path first), the mark of a
+    new group kept whole in front of it."""
+    if text.startswith(NEW_MARK):
+        return NEW_MARK + shorten_signature(text[len(NEW_MARK) :], width - len(NEW_MARK))
+    return shorten_signature(text, width)
 
 
 class FailuresPanel(Panel):
     scope = "failures"
     title = "Failure groups"
     short_title = "Failures"
-    COLUMNS = console_columns(GROUP_COLUMNS, fit={"signature": shorten_signature})
+    COLUMNS = console_columns(GROUP_COLUMNS, fit={"signature": fit_signature})
     opens = "the group's jobs"
 
     def items(self, snapshot: Snapshot) -> Sequence[FailureGroup]:
