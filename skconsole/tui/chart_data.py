@@ -174,8 +174,20 @@ def y_ticks(top: float, count: int = 4) -> tuple[tuple[float, str], ...]:
     return tuple((high * i / count, figure_label(high * i / count)) for i in range(count + 1))
 
 
-def _per_step(series: list[Counts], figure: str) -> tuple[float | None, ...]:
-    return tuple(float(getattr(c, figure)) for c in series)
+def _per_step(series: list[Counts], figure: str, known: list[bool]) -> tuple[float | None, ...]:
+    """One figure per step; None where the record knows nothing (before it starts)."""
+    return tuple(
+        float(getattr(c, figure)) if k else None for c, k in zip(series, known, strict=True)
+    )
+
+
+def known_steps(record: Record) -> list[bool]:
+    """Whether the record can speak for each step: a step that ends before the record's
+    first minute is unknown, not quiet (a zero there would be a claim)."""
+    starts = record.starts_at
+    if record.source is RecordSource.ROWS or starts is None:
+        return [True] * len(record.steps)
+    return [at + record.step > starts for at in record.steps]
 
 
 def _latency_unit(latencies: list[Latency], threshold_ms: float | None) -> tuple[str, float]:
@@ -224,24 +236,25 @@ def chart_set(data: ChartData, task_type: str | None) -> ChartSet:
     failures by kind, wait and run latency (the type's wait SLO across the wait chart)."""
     record, window = data.record, data.window
     series = record.series(task_type)
+    known = known_steps(record)
     per = {60: "min", 3600: "hour"}.get(int(window.step.total_seconds()), _step_text(window.step))
     throughput = Chart(
         f"Throughput (jobs per {per})",
         "jobs",
         (
-            Line("posted", _per_step(series, "posted"), "blue"),
-            Line("succeeded", _per_step(series, "succeeded"), "green"),
-            Line("failed", _per_step(series, "failed"), "red"),
+            Line("posted", _per_step(series, "posted", known), "blue"),
+            Line("succeeded", _per_step(series, "succeeded", known), "green"),
+            Line("failed", _per_step(series, "failed", known), "red"),
         ),
     )
     failures = Chart(
         f"Failed attempts (per {per})",
         "attempts",
         (
-            Line("retried", _per_step(series, "failed_recoverable"), "yellow"),
-            Line("faulted", _per_step(series, "failed_faulted"), "red"),
-            Line("fatal", _per_step(series, "failed_fatal"), "magenta"),
-            Line("reaped", _per_step(series, "reaped"), "cyan"),
+            Line("retried", _per_step(series, "failed_recoverable", known), "yellow"),
+            Line("faulted", _per_step(series, "failed_faulted", known), "red"),
+            Line("fatal", _per_step(series, "failed_fatal", known), "magenta"),
+            Line("reaped", _per_step(series, "reaped", known), "cyan"),
         ),
     )
     slo = data.slo_wait_s.get(task_type) if task_type is not None else None

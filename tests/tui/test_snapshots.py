@@ -34,6 +34,8 @@ SIZED = [
         "edit-job",
         "dead-workers",
         "dead-workers-hung",
+        "charts",
+        "charts-type-week",
     )
     for size in ((80, 24), (200, 50))
 ]

@@ -50,7 +50,7 @@ def _minute(task_type: str, at: datetime) -> Counts:
     posted = round(mean * swell)
     failed = round(posted * failing * (1.6 if task_type == "payments.charge" and t > -45 else 1))
     succeeded = max(posted - failed, 0)
-    load = 1 + 3 * max(math.sin(t / 31), 0) ** 2
+    load = 1 + 2 * max(math.sin(t / 240), 0) ** 2 + 0.8 * max(math.sin(t / 23), 0)
     return Counts(
         posted=posted,
         started=posted,
@@ -59,7 +59,7 @@ def _minute(task_type: str, at: datetime) -> Counts:
         failed_faulted=failed // 4,
         reaped=1 if task_type == "emails.send" and int(t) % 97 == 0 else 0,
         wait=_hist(posted, wait_ms * load),
-        run=_hist(posted, run_ms),
+        run=_hist(posted, run_ms * (1 + 0.5 * math.sin(t / 300) ** 2)),
     )
 
 
