@@ -52,6 +52,8 @@ TABLES = (
     "sk_attempts_t",
     "sk_task_after_t",
     "sk_task_key_windows_t",
+    "sk_record_t",
+    "sk_record_fresh_t",
 )
 
 
