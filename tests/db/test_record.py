@@ -13,6 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import conninfo, sql
 
 from skconsole import read
 from skconsole.core.errors import FatalTaskError
@@ -27,6 +28,7 @@ from skconsole.testing.run import run_until_idle
 from skconsole.worker import retention as worker_retention
 from skconsole.worker.config import RECORD_KEEP_S
 from skconsole.worker.registry import TaskOptions, TaskRegistry
+from tests.conftest import select_only_role
 from tests.support.waiting import wait_until
 
 from .test_ops import ACTOR, add_job
@@ -268,3 +270,29 @@ def test_history_reads_the_record(db: Database, conn: Conn) -> None:
     assert sum(h.series("posted")) == 4
     assert sum(h.series("processed")) == 3
     assert sum(h.series("failed")) == 1
+
+
+def test_a_role_that_may_write_only_the_job_tables_still_records(dsn: str, conn: Conn) -> None:
+    """A Stakhanovise.NET application's role: rights on its tables, none on ours."""
+    with select_only_role(dsn, "sk_net") as role_dsn:
+        role = conninfo.conninfo_to_dict(role_dsn)["user"]
+        conn.execute(
+            sql.SQL("GRANT INSERT, UPDATE ON sk_task_results_t TO {}").format(sql.Identifier(role))
+        )
+        conn.execute(
+            sql.SQL("REVOKE ALL ON sk_record_fresh_t FROM {}").format(sql.Identifier(role))
+        )
+        with psycopg.connect(role_dsn, autocommit=True) as net:
+            net.execute(
+                "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+                " task_status, task_priority, task_error_count, task_last_error_is_recoverable,"
+                " task_processing_time_milliseconds, task_posted_at_ts)"
+                " VALUES (gen_random_uuid(), 'rec.net', 'net', '{}', 1, 0, 0, false, 0, now())"
+            )
+            net.execute(
+                "UPDATE sk_task_results_t SET task_status = 2,"
+                " task_last_processing_attempted_at_ts = now() WHERE task_type = 'rec.net'"
+            )
+
+    got = last_hour(conn).total("rec.net")
+    assert (got.posted, got.started) == (1, 1)
