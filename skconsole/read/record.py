@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from skconsole.core.json_types import JsonObject
 from skconsole.core.latency import Histogram, Latency
+from skconsole.core.record_grains import aligned, grain_for
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch, iso
 
@@ -27,6 +28,11 @@ FROM_ROWS_NOTE = (
     "from the job rows (no skconsole record in this database): only each job's latest"
     " attempt, no reaps, failure signatures or latencies, and a purge deletes this past"
 )
+
+
+#: the type name a ``combined`` read gives every type's counts under (no type has it:
+#: a type name has 1 to 250 characters)
+COMBINED = ""
 
 
 class RecordSource(enum.Enum):
@@ -177,7 +183,8 @@ class Record:
 
     @property
     def types(self) -> list[str]:
-        return sorted(self.by_type)
+        """The types read one by one (none when read ``combined``)."""
+        return sorted(t for t in self.by_type if t != COMBINED)
 
     def series(self, task_type: str | None = None) -> list[Counts]:
         """Counts per step of one type, or of every type added (None)."""
@@ -246,16 +253,26 @@ def record(
     until: datetime,
     step: timedelta = timedelta(minutes=1),
     types: Sequence[str] | None = None,
+    latency: bool = True,
+    combined: bool = False,
 ) -> Record:
     """The record over [since, until), ``step`` at a time (a whole number of minutes:
-    the record's grain), of ``types`` (None: all)."""
+    the record's grain), of ``types`` (None: all). ``since`` is moved back to a whole
+    number of steps since the epoch, so a quarter-hourly or hourly step reads the rows
+    rolled at that grain. Without ``latency`` the waits and run times are left empty:
+    adding their histograms is most of the read's cost. With ``combined`` every type is
+    added into one (the server adds them: ``series()`` of the whole queue, cheaply), and
+    ``types`` is empty."""
     step_s = max(60, int(step.total_seconds()) // 60 * 60)
-    since = since.replace(second=0, microsecond=0)
+    since = aligned(since, step_s)
     params = {
+        "grain": grain_for(step_s, since),
         "since": since,
         "until": until,
         "step_s": step_s,
         "types": list(types) if types is not None else None,
+        "latency": latency,
+        "combined": combined,
     }
     rows = fetch(conn, "record", RecordRow, params)
     by_type: dict[str, dict[datetime, Counts]] = {}

@@ -25,7 +25,7 @@ WITH events AS (
 )
 SELECT %(since)s::timestamptz + floor(extract(epoch FROM e.at - %(since)s::timestamptz)
         / %(step_s)s) * %(step_s)s * interval '1 second' AS at,
-    e.task_type, ''::text AS signature,
+    CASE WHEN %(combined)s THEN '' ELSE e.task_type END AS task_type, ''::text AS signature,
     count(*) FILTER (WHERE e.kind = 'posted') AS posted,
     count(*) FILTER (WHERE e.kind = 'started') AS started,
     count(*) FILTER (WHERE e.kind = '3') AS succeeded,

@@ -42,9 +42,14 @@ CREATE TABLE IF NOT EXISTS sk_record_fresh_t (
 -- the minutes a read asks for, and the roll's "finished minutes": one range scan
 CREATE INDEX IF NOT EXISTS idx_sk_record_fresh_minute ON sk_record_fresh_t (minute);
 
+-- The rolled record, at three grains: each row of sk_record_fresh_t is added
+-- into its minute (grain 1), its quarter hour (15) and its hour (60), minute
+-- holding the start of that span (UTC-aligned), so a chart over a day or a week
+-- adds a few thousand rows, not every minute of it.
 CREATE TABLE IF NOT EXISTS sk_record_t (
+    grain smallint NOT NULL,
     LIKE sk_record_fresh_t INCLUDING DEFAULTS,
-    CONSTRAINT pk_sk_record_t PRIMARY KEY (minute, task_type, signature)
+    CONSTRAINT pk_sk_record_t PRIMARY KEY (grain, minute, task_type, signature)
 );
 
 -- The latency bucket of a time in milliseconds: 0 below 1 ms, then two buckets

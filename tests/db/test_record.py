@@ -18,6 +18,7 @@ from psycopg import conninfo, sql
 from skconsole import read
 from skconsole.core.errors import FatalTaskError
 from skconsole.core.latency import BUCKETS, bucket_of
+from skconsole.core.record_grains import RECORD_GRAINS
 from skconsole.db.connect import Database
 from skconsole.db.sqlfiles import query
 from skconsole.ops import RETENTION, RetentionParams, Selection
@@ -64,7 +65,8 @@ def last_hour(conn: Conn) -> read.Record:
 
 
 def roll(conn: Conn, keep_s: float = RECORD_KEEP_S) -> tuple[int, int, int]:
-    row = conn.execute(query("record_roll"), {"keep_s": keep_s, "batch": 50_000}).fetchone()
+    params = {"keep_s": keep_s, "batch": 50_000, "grains": list(RECORD_GRAINS)}
+    row = conn.execute(query("record_roll"), params).fetchone()
     assert row is not None
     return row[0], row[1], row[2]
 
@@ -181,9 +183,9 @@ def test_a_roll_moves_rows_without_changing_any_figure(db: Database, conn: Conn)
     conn.execute("UPDATE sk_record_fresh_t SET minute = minute - interval '5 minutes'")
     before = last_hour(conn)
 
-    rolled, minutes, _ = roll(conn)
+    rolled, spans, _ = roll(conn)
 
-    assert rolled > 0 and minutes > 0
+    assert rolled > 0 and spans > 0
     assert conn.execute("SELECT count(*) FROM sk_record_fresh_t").fetchone() == (0,)
     assert last_hour(conn).total() == before.total()
 
@@ -227,11 +229,28 @@ def test_rolls_racing_each_other_and_the_writers_count_every_row_once(
     assert last_hour(conn).total("rec.race").posted == 20 * 51
 
 
+def test_quarter_hours_and_hours_add_up_to_the_same_figures_as_the_minutes(
+    db: Database, conn: Conn
+) -> None:
+    post_and_run(db, ok=7, fatal=2, flaky=1)
+    conn.execute("UPDATE sk_record_fresh_t SET minute = minute - interval '2 hours'")
+    roll(conn)
+    now = db_now(conn)
+
+    def read_in(step: timedelta) -> read.Counts:
+        return read.record(conn, since=now - timedelta(hours=4), until=now, step=step).total()
+
+    by_minute = read_in(timedelta(minutes=1))
+    assert by_minute.posted == 10
+    assert read_in(timedelta(minutes=15)) == by_minute
+    assert read_in(timedelta(hours=1)) == by_minute
+
+
 def test_the_roll_trims_minutes_older_than_the_record_keeps(conn: Conn) -> None:
     conn.execute(
-        "INSERT INTO sk_record_t (minute, task_type, posted) VALUES"
-        " (date_trunc('minute', now()) - interval '3 hours', 'old', 1),"
-        " (date_trunc('minute', now()) - interval '30 minutes', 'young', 1)"
+        "INSERT INTO sk_record_t (grain, minute, task_type, posted) VALUES"
+        " (1, date_trunc('minute', now()) - interval '3 hours', 'old', 1),"
+        " (1, date_trunc('minute', now()) - interval '30 minutes', 'young', 1)"
     )
 
     _, _, trimmed = roll(conn, keep_s=3600)
