@@ -30,6 +30,10 @@ FROM_ROWS_NOTE = (
 )
 
 
+#: how old the oldest unrolled minute may be before a read says no roll runs (a worker
+#: rolls every 10 s, and only finished minutes)
+UNROLLED_WARN = timedelta(minutes=10)
+
 #: the type name a ``combined`` read gives every type's counts under (no type has it:
 #: a type name has 1 to 250 characters)
 COMBINED = ""
@@ -139,6 +143,7 @@ class RecordRow:
     run_hist: list[int] | None
     run_max_ms: float | None
     starts_at: datetime | None
+    unrolled_since: datetime | None
 
     def counts(self) -> Counts:
         return Counts(
@@ -171,6 +176,19 @@ class Record:
     by_type: dict[str, dict[datetime, Counts]]
     #: per (type, signature key), its failures per step
     by_signature: dict[tuple[str, str], dict[datetime, Counts]]
+    #: the oldest minute no worker's upkeep has rolled yet (None: all rolled)
+    unrolled_since: datetime | None = None
+
+    @property
+    def unrolled_warning(self) -> str | None:
+        """A line when no roll has run for a while: the record is exact all the same, but
+        its recent rows pile up unrolled (no skconsole worker runs upkeep on this queue)."""
+        if self.unrolled_since is None or self.until - self.unrolled_since < UNROLLED_WARN:
+            return None
+        return (
+            f"the record has not been rolled since {self.unrolled_since:%Y-%m-%d %H:%M}: no"
+            " skconsole worker runs upkeep on this queue, so its newest rows pile up (start one)"
+        )
 
     @property
     def steps(self) -> list[datetime]:
@@ -229,6 +247,7 @@ class Record:
             "source": self.source.value,
             "record_starts_at": iso(self.starts_at),
             "note": FROM_ROWS_NOTE if self.source is RecordSource.ROWS else None,
+            "warning": self.unrolled_warning,
             "steps": [
                 {"at": iso(at), **c.as_dict()}
                 for at, c in zip(self.steps, self.series(), strict=True)
@@ -286,4 +305,7 @@ def record(
         into[row.at] = row.counts()
     source = RecordSource.RECORD if has_skconsole_objects(conn) else RecordSource.ROWS
     starts_at = rows[0].starts_at if rows else None
-    return Record(since, until, timedelta(seconds=step_s), source, starts_at, by_type, by_signature)
+    unrolled = rows[0].unrolled_since if rows else None
+    return Record(
+        since, until, timedelta(seconds=step_s), source, starts_at, by_type, by_signature, unrolled
+    )

@@ -35,7 +35,9 @@ SELECT %(since)s::timestamptz + floor(extract(epoch FROM k.minute - %(since)s::t
     sk_record_hist_sum(k.run_hist) FILTER (WHERE %(latency)s) AS run_hist,
     max(k.run_max_ms) FILTER (WHERE %(latency)s)::double precision AS run_max_ms,
     (SELECT least((SELECT min(minute) FROM sk_record_t WHERE grain = 1),
-        (SELECT min(minute) FROM sk_record_fresh_t))) AS starts_at
+        (SELECT min(minute) FROM sk_record_fresh_t))) AS starts_at,
+    -- the oldest minute no roll has taken yet: long ago, no worker's upkeep runs
+    (SELECT min(minute) FROM sk_record_fresh_t) AS unrolled_since
 FROM kept k
 GROUP BY 1, 2, 3
 ORDER BY 1, 2, 3

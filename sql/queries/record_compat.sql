@@ -36,7 +36,7 @@ SELECT %(since)s::timestamptz + floor(extract(epoch FROM e.at - %(since)s::times
     0::bigint AS reaped,
     NULL::integer[] AS wait_hist, NULL::double precision AS wait_max_ms,
     NULL::integer[] AS run_hist, NULL::double precision AS run_max_ms,
-    NULL::timestamptz AS starts_at
+    NULL::timestamptz AS starts_at, NULL::timestamptz AS unrolled_since
 FROM events e
 WHERE %(types)s::text[] IS NULL OR e.task_type = ANY(%(types)s::text[])
 GROUP BY 1, 2, 3

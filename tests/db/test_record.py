@@ -315,3 +315,17 @@ def test_a_role_that_may_write_only_the_job_tables_still_records(dsn: str, conn:
 
     got = last_hour(conn).total("rec.net")
     assert (got.posted, got.started) == (1, 1)
+
+
+def test_a_record_no_worker_rolls_says_so(conn: Conn) -> None:
+    conn.execute(
+        "INSERT INTO sk_record_fresh_t (minute, task_type, posted)"
+        " VALUES (date_trunc('minute', now()) - interval '30 minutes', 'rec.idle', 1)"
+    )
+
+    rec = last_hour(conn)
+
+    assert rec.total("rec.idle").posted == 1
+    assert rec.unrolled_warning is not None and "no skconsole worker" in rec.unrolled_warning
+    roll(conn)
+    assert last_hour(conn).unrolled_warning is None
