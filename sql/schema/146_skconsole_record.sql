@@ -119,6 +119,8 @@ ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_due_at_ts timestamptz;
 -- application's role that may write the job tables but not ours still records.
 -- A new row is a post (and, made 2 Processing by a claim of a queue row posted
 -- by hand, a start; made 7 Cancelled, a cancel). An updated row is:
+--   posted     1 Unprocessed with a new posted time (a keyed re-post of a
+--              finished job);
 --   started    2 Processing under a new attempt (a new fencing token, or from
 --              another status: a claim that is not skconsole's); waited from
 --              sk_due_at_ts, else for a first attempt from its post;
@@ -178,14 +180,18 @@ RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
 AS $$
 BEGIN
-    INSERT INTO sk_record_fresh_t (minute, task_type, signature, started, succeeded,
+    INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
         failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped,
         wait_hist, wait_max_ms, run_hist, run_max_ms)
     WITH e AS MATERIALIZED (
         SELECT n.task_status AS status, n.task_type,
+            -- a keyed re-post of a finished job posts it again (post_jobs.sql)
+            n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts
+                AS reposted,
             -- a reap's failure (reap.sql) is the only one signed skconsole.HungJob
             n.task_status IN (4, 5, 6) AND n.sk_error_signature LIKE 'skconsole.HungJob%' AS reaped,
             CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
+                 WHEN n.task_status = 1 THEN n.task_posted_at_ts
                  ELSE now() END AS minute,
             n.sk_error_signature AS signature,
             CASE WHEN n.task_status = 2 THEN greatest(0, extract(epoch FROM
@@ -202,8 +208,10 @@ BEGIN
             OR (n.task_status = 3 AND o.task_status <> 3)
             OR (n.task_status = 7 AND o.task_status <> 7)
             OR (n.task_status IN (4, 5, 6) AND n.task_error_count > o.task_error_count)
+            OR (n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts)
     )
     SELECT date_trunc('minute', e.minute), e.task_type, '',
+        count(*) FILTER (WHERE e.reposted),
         count(*) FILTER (WHERE e.status = 2),
         count(*) FILTER (WHERE e.status = 3),
         count(*) FILTER (WHERE e.status = 4),
@@ -216,7 +224,7 @@ BEGIN
     GROUP BY 1, 2
     UNION ALL
     -- each failure in its signature's row too
-    SELECT date_trunc('minute', e.minute), e.task_type, sk_signature_key(e.signature), 0, 0,
+    SELECT date_trunc('minute', e.minute), e.task_type, sk_signature_key(e.signature), 0, 0, 0,
         count(*) FILTER (WHERE e.status = 4),
         count(*) FILTER (WHERE e.status = 5),
         count(*) FILTER (WHERE e.status = 6),

@@ -329,3 +329,13 @@ def test_a_record_no_worker_rolls_says_so(conn: Conn) -> None:
     assert rec.unrolled_warning is not None and "no skconsole worker" in rec.unrolled_warning
     roll(conn)
     assert last_hour(conn).unrolled_warning is None
+
+
+def test_a_keyed_re_post_of_a_finished_job_counts_as_a_post(db: Database, conn: Conn) -> None:
+    with Producer(db) as p:
+        p.post_many([Job("rec.ok", {"v": 1}, key="invoice-42")])
+    run_until_idle(db, registry())
+    with Producer(db) as p:
+        p.post_many([Job("rec.ok", {"v": 2}, key="invoice-42")])
+
+    assert last_hour(conn).total("rec.ok").posted == 2
