@@ -28,6 +28,8 @@ added AS (
         sk_record_hist_sum(t.run_hist), max(t.run_max_ms)
     FROM taken t CROSS JOIN unnest(%(grains)s::smallint[]) AS g(grain)
     GROUP BY 1, 2, 3, 4
+    -- in key order: two rolls adding into the same rows lock them in one order (no deadlock)
+    ORDER BY 1, 2, 3, 4
     ON CONFLICT (grain, minute, task_type, signature) DO UPDATE SET
         posted = r.posted + EXCLUDED.posted,
         started = r.started + EXCLUDED.started,
