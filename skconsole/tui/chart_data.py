@@ -217,7 +217,8 @@ def _latency_chart(
 
 def record_notes(record: Record) -> tuple[str, ...]:
     """What the reader must know of the record under the charts: read from the job rows
-    (a Stakhanovise.NET database), or a window reaching back before the record starts."""
+    (a Stakhanovise.NET database), a window reaching back before the record starts, no
+    worker rolling the record."""
     notes = []
     if record.source is RecordSource.ROWS:
         notes.append(FROM_ROWS_NOTE)
@@ -228,6 +229,8 @@ def record_notes(record: Record) -> tuple[str, ...]:
             f"the record starts at {record.starts_at.strftime('%Y-%m-%d %H:%M')}:"
             " nothing is known before it"
         )
+    if record.unrolled_warning is not None:
+        notes.append(record.unrolled_warning)
     return tuple(notes)
 
 

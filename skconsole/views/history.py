@@ -11,6 +11,7 @@ database with Stakhanovise.NET's tables alone), the lines below the table say so
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -102,26 +103,37 @@ def title(history: History) -> str:
 
 
 def notes(history: History) -> list[str]:
-    """What the reader must know: the figures come from the job rows, or the span starts
-    before the record does."""
+    """What the reader must know: the figures come from the job rows, the span starts
+    before the record does, no worker rolls the record."""
     found = history.record
+    out = []
     if found.source is RecordSource.ROWS:
-        return [FROM_ROWS_NOTE]
-    if found.starts_at is None:
-        return ["the record holds nothing yet"]
-    if found.starts_at > found.since:
-        return [f"the record starts at {found.starts_at:%Y-%m-%d %H:%M}: nothing before it"]
-    return []
+        out.append(FROM_ROWS_NOTE)
+    elif found.starts_at is None:
+        out.append("the record holds nothing yet")
+    elif found.starts_at > found.since:
+        out.append(f"the record starts at {found.starts_at:%Y-%m-%d %H:%M}: nothing before it")
+    if found.unrolled_warning is not None:
+        out.append(found.unrolled_warning)
+    return out
 
 
 def span(args: ViewArgs, now: datetime) -> tuple[datetime, datetime, timedelta]:
     """[since, until) and the step that ``args`` ask for at ``now``: --since (else
-    --minutes) back from --until (else now), in --step (else :func:`default_step`)."""
-    until = args.until or now
+    --minutes) back from --until, in --step (else :func:`default_step`). Without
+    --until the span ends with the step ``now`` falls in (partial), so two reads within
+    a step read the same steps, as the console's charts do."""
     back = timedelta(seconds=args.since_s) if args.since_s is not None else None
-    since = until - (back or timedelta(minutes=args.minutes))
-    step = timedelta(seconds=args.step_s) if args.step_s else default_step(until - since)
-    return since, until, step
+    length = back or timedelta(minutes=args.minutes)
+    step = timedelta(seconds=args.step_s) if args.step_s else default_step(length)
+    if args.until is not None:
+        until = args.until
+    else:
+        step_s = step.total_seconds()
+        until = datetime.fromtimestamp(
+            (math.floor(now.timestamp() / step_s) + 1) * step_s, tz=now.tzinfo
+        )
+    return until - length, until, step
 
 
 def _read(conn: Conn, args: ViewArgs) -> History:

@@ -70,6 +70,6 @@ def test_a_dotnet_only_database_reads_its_history_from_the_rows_and_says_so(
     assert (rec.total().posted, rec.total().succeeded) == (3, 3)
     assert rec.as_dict()["note"] == FROM_ROWS_NOTE
     assert (
-        sum(m["processed"] for m in cli_json(net_only_db, "status", "history", "--json")["minutes"])
+        sum(s["succeeded"] for s in cli_json(net_only_db, "status", "history", "--json")["steps"])
         == 3
     )

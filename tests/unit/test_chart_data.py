@@ -223,7 +223,13 @@ def test_since_goes_back_from_until_and_minutes_is_the_default_span() -> None:
         until - timedelta(hours=1),
         until,
     )
-    assert span(ViewArgs(minutes=30), NOW)[:2] == (NOW - timedelta(minutes=30), NOW)
+    end = datetime(2026, 3, 14, 3, 13, tzinfo=UTC)  # the end of the minute NOW falls in
+    assert span(ViewArgs(minutes=30), NOW)[:2] == (end - timedelta(minutes=30), end)
+
+
+def test_without_until_the_span_ends_with_the_step_now_falls_in() -> None:
+    assert span(ViewArgs(since_s=86_400.0), NOW)[1] == datetime(2026, 3, 14, 3, 15, tzinfo=UTC)
+    assert span(ViewArgs(), NOW)[1] == span(ViewArgs(), NOW + timedelta(seconds=20))[1]
 
 
 def test_a_step_given_is_kept() -> None:
