@@ -223,4 +223,5 @@ SCREENSHOTS = {
     "queues-overview.svg": "queues-overview",
     "dead-workers.svg": "dead-workers",
     "hung.svg": "dead-workers-hung",
+    "charts.svg": "charts-type-week",
 }
