@@ -151,7 +151,7 @@ async def test_palette_runs_actions_in_their_panel() -> None:
         await settle(pilot)
         await pilot.press("2")  # in flight: requeue does not apply here; its home is failures
         names = {name for name, _, _ in ActionCommands(app.screen)._entries()}
-        drilldown_only = {"jobs", "job"}
+        drilldown_only = {"jobs", "job", "charts"}
         for spec in actions.ACTIONS:
             if spec.id in ("leave", "engine", "queues") or (
                 spec.scopes and spec.scopes <= drilldown_only
