@@ -39,6 +39,17 @@ WINDOWS: tuple[Window, ...] = (
     Window("7d", "7 d", timedelta(days=7), timedelta(hours=1), "%a %d"),
 )
 BY_KEY: dict[str, Window] = {w.key: w for w in WINDOWS}
+#: the lines' colours, readable on a dark and a light background
+BLUE, GREEN, RED, AMBER, PURPLE, CYAN = (
+    "#5c9ded",
+    "#4caf50",
+    "#e5484d",
+    "#f5a524",
+    "#c05bd6",
+    "#26b5c8",
+)
+#: a threshold's colour (an SLO: red, as a breach is)
+THRESHOLD_COLOR = RED
 #: the window the screen opens on
 DEFAULT_WINDOW = BY_KEY["1h"]
 #: at most this many time labels under a chart (they must not run into one another)
@@ -70,7 +81,8 @@ class ChartData:
 @dataclass(frozen=True)
 class Line:
     """One curve: its legend, a value per step (None: nothing to say at that step, as a
-    latency where nothing ran) and its colour (a plotext colour name)."""
+    latency where nothing ran) and its colour (``#rrggbb``: the chart and its legend
+    draw the same colour whatever the terminal's palette)."""
 
     label: str
     values: tuple[float | None, ...]
@@ -208,8 +220,8 @@ def _latency_chart(
         return None if v is None else v / per
 
     lines = (
-        Line("p50", tuple(scaled(lat.p50_ms) for lat in latencies), "cyan"),
-        Line("p95", tuple(scaled(lat.p95_ms) for lat in latencies), "magenta"),
+        Line("p50", tuple(scaled(lat.p50_ms) for lat in latencies), CYAN),
+        Line("p95", tuple(scaled(lat.p95_ms) for lat in latencies), PURPLE),
     )
     threshold = None if threshold_ms is None else Threshold(slo_label, threshold_ms / per)
     return Chart(title, unit, lines, threshold)
@@ -245,19 +257,19 @@ def chart_set(data: ChartData, task_type: str | None) -> ChartSet:
         f"Throughput (jobs per {per})",
         "jobs",
         (
-            Line("posted", _per_step(series, "posted", known), "blue"),
-            Line("succeeded", _per_step(series, "succeeded", known), "green"),
-            Line("failed", _per_step(series, "failed", known), "red"),
+            Line("posted", _per_step(series, "posted", known), BLUE),
+            Line("succeeded", _per_step(series, "succeeded", known), GREEN),
+            Line("failed", _per_step(series, "failed", known), RED),
         ),
     )
     failures = Chart(
         f"Failed attempts (per {per})",
         "attempts",
         (
-            Line("retried", _per_step(series, "failed_recoverable", known), "yellow"),
-            Line("faulted", _per_step(series, "failed_faulted", known), "red"),
-            Line("fatal", _per_step(series, "failed_fatal", known), "magenta"),
-            Line("reaped", _per_step(series, "reaped", known), "cyan"),
+            Line("retried", _per_step(series, "failed_recoverable", known), AMBER),
+            Line("faulted", _per_step(series, "failed_faulted", known), RED),
+            Line("fatal", _per_step(series, "failed_fatal", known), PURPLE),
+            Line("reaped", _per_step(series, "reaped", known), CYAN),
         ),
     )
     slo = data.slo_wait_s.get(task_type) if task_type is not None else None

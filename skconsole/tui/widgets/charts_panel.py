@@ -16,10 +16,18 @@ What a chart says is shaped in :mod:`skconsole.tui.chart_data`; this only draws 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Grid
+from textual.containers import Grid, Vertical
+from textual.content import Content
+from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from skconsole.tui.chart_data import Chart, ChartSet, ticks_for_width, y_ticks
+from skconsole.tui.chart_data import (
+    THRESHOLD_COLOR,
+    Chart,
+    ChartSet,
+    ticks_for_width,
+    y_ticks,
+)
 
 #: the charts in their grid, left to right, top to bottom
 CHART_IDS = ("chart-throughput", "chart-failures", "chart-wait", "chart-run")
@@ -35,7 +43,9 @@ class ChartsPanel(Grid):
 
     def compose(self) -> ComposeResult:
         for chart_id in CHART_IDS:
-            yield PlotextPlot(id=chart_id)
+            with Vertical(classes="chart"):
+                yield Static("", id=f"{chart_id}-legend", classes="chart-legend")
+                yield PlotextPlot(id=chart_id)
 
     def on_resize(self) -> None:
         if self.shown is not None:
@@ -47,12 +57,30 @@ class ChartsPanel(Grid):
             plot = self.query_one(f"#{chart_id}", PlotextPlot)
             draw(plot, chart, charts)
             plot.refresh()
+            self.query_one(f"#{chart_id}-legend", Static).update(legend(chart))
+
+
+def legend(chart: Chart) -> Content:
+    """The chart's y unit and a key of its lines, in a row of their own above it (a legend
+    inside a chart covers its data at 80 columns); each line's mark in its colour."""
+    keys: list[tuple[str, str]] = [(line.label, line.color) for line in chart.lines]
+    if chart.threshold is not None:
+        keys.append((chart.threshold.label, THRESHOLD_COLOR))
+    parts: list[str | tuple[str, str]] = [(chart.y_label, "bold")]
+    for label, color in keys:
+        parts += [" ", ("━", color), f" {label}"]
+    return Content.assemble(*parts)
+
+
+def rgb(color: str) -> tuple[int, int, int]:
+    """``#rrggbb`` as plotext takes a colour of its own choosing."""
+    return (int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16))
 
 
 def draw(plot: PlotextPlot, chart: Chart, charts: ChartSet) -> None:
     """One chart on ``plot``: its lines over the window's steps, the threshold as a line
-    of its own (so the legend names it), as many time labels as its width holds, round
-    figures up the y axis, the y label."""
+    across, as many time labels as its width holds, round figures up the y axis (the
+    legend and the y unit are the row above: :func:`legend`)."""
     plt = plot.plt
     plt.clear_data()
     plt.clear_figure()
@@ -61,13 +89,12 @@ def draw(plot: PlotextPlot, chart: Chart, charts: ChartSet) -> None:
     for line in chart.lines:
         xs, ys = line.points()
         if xs:
-            plt.plot(xs, ys, label=line.label, color=line.color, marker="braille")
+            plt.plot(xs, ys, color=rgb(line.color), marker="braille")
     if chart.threshold is not None:
         plt.plot(
             [0, last],
             [chart.threshold.value] * 2,
-            label=chart.threshold.label,
-            color="red",
+            color=rgb(THRESHOLD_COLOR),
             marker="braille",
         )
     figures = y_ticks(chart.top)
@@ -77,4 +104,3 @@ def draw(plot: PlotextPlot, chart: Chart, charts: ChartSet) -> None:
     shown = ticks_for_width(list(charts.times), charts.tick_format, plot.size.width - 8)
     plt.xticks([i for i, _ in shown], [label for _, label in shown])
     plt.title(chart.title)
-    plt.ylabel(chart.y_label)
