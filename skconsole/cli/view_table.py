@@ -123,6 +123,8 @@ class Listing(Generic[T]):
 def print_view(table: Table[M, Any], model: M, *, wide: bool) -> None:
     row_tone = table.row_tone
     style = None if row_tone is None else (lambda item: ROW_STYLES.get(row_tone(item)))
-    print_items(table.columns, table.items(model), title=table.title(model), wide=wide, style=style)
+    # the title is plain text like the notes (a type name may hold [brackets])
+    title = escape(table.title(model))
+    print_items(table.columns, table.items(model), title=title, wide=wide, style=style)
     for note in table.notes(model):
         out.print(escape(note), highlight=False)

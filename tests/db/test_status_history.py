@@ -147,3 +147,11 @@ def test_history_bad_input_is_one_line_without_a_traceback(
     assert said in got.stderr
     assert "Traceback" not in got.stderr
     assert len(got.stderr.strip().splitlines()) == 1
+
+
+def test_a_hostile_type_name_reaches_the_table_title_as_plain_text(run_cli: Cli) -> None:
+    got = run_cli("status", "history", "--since", "15m", "--type", "[bold]evil\x1b[2J")
+
+    assert got.returncode == 0, got.stderr
+    assert "\x1b[2J" not in got.stdout
+    assert "[bold]evil" in got.stdout
