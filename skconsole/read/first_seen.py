@@ -10,7 +10,7 @@ without skconsole's record (Stakhanovise.NET's tables alone) it is the rows' alo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -39,7 +39,9 @@ def older(a: datetime | None, b: datetime | None) -> datetime | None:
     return min(known) if known else None
 
 
-def with_first_seen(conn: Conn, groups: Sequence[FailureGroup]) -> list[FailureGroup]:
-    """``groups``, each first seen at the older of its rows' and the record's first failure."""
-    seen = first_seen(conn, [g.signature for g in groups])
+def with_first_seen(
+    groups: Sequence[FailureGroup], seen: Mapping[str, datetime | None]
+) -> list[FailureGroup]:
+    """``groups``, each first seen at the older of its rows' first failure and the
+    record's (``seen``, by signature: :func:`first_seen`)."""
     return [replace(g, first_seen=older(g.first_seen, seen.get(g.signature))) for g in groups]

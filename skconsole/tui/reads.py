@@ -24,7 +24,7 @@ from skconsole.core.find_query import FindQuery
 from skconsole.db.schema import check_schema
 from skconsole.read import health
 from skconsole.read.factors import CommonFactors, common_factors
-from skconsole.read.first_seen import with_first_seen
+from skconsole.read.first_seen import first_seen, with_first_seen
 from skconsole.read.record import record
 from skconsole.read.type_settings import slos
 from skconsole.tui import model
@@ -93,8 +93,22 @@ class FailureGroupsRead(Read[model.FailureGroups]):
     def on_database(self, conn: Conn, memory: Memory) -> model.FailureGroups:
         taken_at = memory.clock()  # the data is as of the start of the read
         with stopwatch() as took:
-            groups = with_first_seen(conn, read.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN))
+            groups = read.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN)
+            groups = with_first_seen(groups, _first_seen(conn, memory, groups))
         return model.FailureGroups(tuple(groups), taken_at=taken_at, read_ms=took.ms)
+
+
+def _first_seen(
+    conn: Conn, memory: Memory, groups: list[read.FailureGroup]
+) -> dict[str, datetime | None]:
+    """When the record first saw each group's signature, read once per signature (the
+    read scans the record's minutes; the answer does not move)."""
+    with memory.lock:
+        missing = [g.signature for g in groups if g.signature not in memory.first_seen]
+    found = first_seen(conn, missing) if missing else {}
+    with memory.lock:
+        memory.first_seen.update({s: found.get(s) for s in missing})
+        return dict(memory.first_seen)
 
 
 @dataclass(frozen=True)

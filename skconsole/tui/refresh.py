@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -65,6 +66,10 @@ class Memory:
     #: reap put them back) and the reaps found so, by job and instant
     inflight_ids: frozenset[UUID] = frozenset()
     reaped: dict[tuple[UUID, float], read.ReapedAttempt] = field(default_factory=dict)
+    #: when the record first saw each failure signature asked about (None: never), asked
+    #: once per signature: a signature's first failure does not move (a later one never
+    #: lowers it below the rows' own), and the read scans the record's minutes
+    first_seen: dict[str, datetime | None] = field(default_factory=dict)
     #: one refresh at a time updates what is kept
     lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -15,7 +15,7 @@ from skconsole import read
 from skconsole.core.figures import fmt_ago, fmt_int
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
-from skconsole.read.first_seen import with_first_seen
+from skconsole.read.first_seen import first_seen, with_first_seen
 from skconsole.read.query import Conn
 from skconsole.views.registry import View, ViewArgs
 from skconsole.views.table import Cell, Column, Face, Tone, figure_column, type_column
@@ -142,7 +142,9 @@ class Failures:
 
 def _read(conn: Conn, args: ViewArgs) -> Failures:
     if args.group is None:
-        return Failures(groups=with_first_seen(conn, read.failure_groups(conn, limit=args.limit)))
+        groups = read.failure_groups(conn, limit=args.limit)
+        seen = first_seen(conn, [g.signature for g in groups])
+        return Failures(groups=with_first_seen(groups, seen))
     ids = {g.id: g.signature for g in read.failure_groups(conn, limit=10_000)}
     return Failures(jobs=read.failure_jobs(conn, ids.get(args.group, args.group), limit=args.limit))
 

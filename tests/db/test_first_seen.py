@@ -65,7 +65,7 @@ def test_a_group_back_after_a_purge_keeps_its_first_failure(
     rows_alone = _only_group(conn)
     assert rows_alone.first_seen is not None and rows_alone.first_seen > first_failure
 
-    (group,) = with_first_seen(conn, [rows_alone])
+    (group,) = with_first_seen([rows_alone], first_seen(conn, [rows_alone.signature]))
     shown = json.loads(run_cli("status", "failures", "--json").stdout)["groups"][0]
 
     assert group.first_seen is not None and group.first_seen <= first_failure
