@@ -72,6 +72,18 @@ def legend(chart: Chart) -> Content:
     return Content.assemble(*parts)
 
 
+#: rows of a plot that are not its data: the title, the frame's two, the time labels
+_PLOT_FRAME_ROWS = 4
+
+
+def y_tick_count(height: int) -> int:
+    """How many steps up the y axis a plot ``height`` rows high has room for, two rows
+    apart at least: two labels on one row would have plotext pick one of them, not
+    always the same one."""
+    rows = height - _PLOT_FRAME_ROWS
+    return 4 if rows >= 8 else 2 if rows >= 4 else 1
+
+
 def rgb(color: str) -> tuple[int, int, int]:
     """``#rrggbb`` as plotext takes a colour of its own choosing."""
     return (int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16))
@@ -97,7 +109,7 @@ def draw(plot: PlotextPlot, chart: Chart, charts: ChartSet) -> None:
             color=rgb(THRESHOLD_COLOR),
             marker="braille",
         )
-    figures = y_ticks(chart.top)
+    figures = y_ticks(chart.top, y_tick_count(plot.size.height))
     plt.ylim(0, figures[-1][0])
     plt.yticks([v for v, _ in figures], [label for _, label in figures])
     # the y axis' labels and the frame take about 8 columns of the plot's width
