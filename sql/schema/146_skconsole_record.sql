@@ -61,7 +61,26 @@ RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE WHEN ms IS NULL THEN NULL WHEN ms < 1 THEN 0
+        WHEN ms >= 2147483648 OR ms = 'NaN' THEN 63
         ELSE least(63, 1 + floor(2 * log(2, ms::numeric))::integer) END
+$$;
+
+-- The minute an event counts in: the row's own time for it when it has a usable
+-- one, else the statement's. A trigger must never refuse a write, and a row may
+-- carry NULL or infinite times (written by hand, by another application).
+CREATE OR REPLACE FUNCTION sk_record_minute(at timestamptz)
+RETURNS timestamptz
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT date_trunc('minute', CASE WHEN isfinite(at) THEN at ELSE now() END) $$;
+
+-- Milliseconds from one instant to a later one (0 when earlier), NULL when either
+-- is missing or infinite: a time the record cannot histogram is left out of it.
+CREATE OR REPLACE FUNCTION sk_record_ms(later timestamptz, earlier timestamptz)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN isfinite(later) AND isfinite(earlier)
+        THEN greatest(0, extract(epoch FROM later - earlier) * 1000) END
 $$;
 
 -- Two histograms added bucket by bucket (either may be NULL or shorter).
@@ -137,7 +156,7 @@ BEGIN
     -- one statement, planned once per session: a post's whole cost here
     INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
         failed_recoverable, failed_faulted, failed_fatal, cancelled, wait_hist, wait_max_ms)
-    SELECT date_trunc('minute', e.minute), e.task_type, e.signature,
+    SELECT sk_record_minute(e.minute), e.task_type, e.signature,
         count(*) FILTER (WHERE e.status IS NULL),
         count(*) FILTER (WHERE e.status = 2),
         count(*) FILTER (WHERE e.status = 3),
@@ -159,9 +178,8 @@ BEGIN
                 ELSE coalesce(n.task_processing_finalized_at_ts,
                     n.task_last_processing_attempted_at_ts, now()) END,
             n.task_type, '',
-            CASE WHEN n.task_status = 2 THEN greatest(0, extract(epoch FROM
-                n.task_last_processing_attempted_at_ts
-                    - coalesce(n.sk_due_at_ts, n.task_posted_at_ts)) * 1000) END
+            CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
+                coalesce(n.sk_due_at_ts, n.task_posted_at_ts)) END
         FROM new_rows n WHERE n.task_status >= 2
         UNION ALL
         -- a failure counts in its signature's row too
@@ -194,10 +212,9 @@ BEGIN
                  WHEN n.task_status = 1 THEN n.task_posted_at_ts
                  ELSE now() END AS minute,
             n.sk_error_signature AS signature,
-            CASE WHEN n.task_status = 2 THEN greatest(0, extract(epoch FROM
-                n.task_last_processing_attempted_at_ts - coalesce(n.sk_due_at_ts,
-                    CASE WHEN o.task_first_processing_attempted_at_ts IS NULL
-                         THEN n.task_posted_at_ts END)) * 1000) END AS wait_ms,
+            CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
+                coalesce(n.sk_due_at_ts, CASE WHEN o.task_first_processing_attempted_at_ts IS NULL
+                    THEN n.task_posted_at_ts END)) END AS wait_ms,
             CASE WHEN n.task_status IN (3, 4, 5, 6) THEN greatest(0,
                 n.task_processing_time_milliseconds - o.task_processing_time_milliseconds)
                 END AS run_ms
@@ -210,7 +227,7 @@ BEGIN
             OR (n.task_status IN (4, 5, 6) AND n.task_error_count > o.task_error_count)
             OR (n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts)
     )
-    SELECT date_trunc('minute', e.minute), e.task_type, '',
+    SELECT sk_record_minute(e.minute), e.task_type, '',
         count(*) FILTER (WHERE e.reposted),
         count(*) FILTER (WHERE e.status = 2),
         count(*) FILTER (WHERE e.status = 3),
@@ -224,7 +241,7 @@ BEGIN
     GROUP BY 1, 2
     UNION ALL
     -- each failure in its signature's row too
-    SELECT date_trunc('minute', e.minute), e.task_type, sk_signature_key(e.signature), 0, 0, 0,
+    SELECT sk_record_minute(e.minute), e.task_type, sk_signature_key(e.signature), 0, 0, 0,
         count(*) FILTER (WHERE e.status = 4),
         count(*) FILTER (WHERE e.status = 5),
         count(*) FILTER (WHERE e.status = 6),

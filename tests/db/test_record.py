@@ -346,3 +346,25 @@ def test_a_keyed_re_post_of_a_finished_job_counts_as_a_post(db: Database, conn: 
         p.post_many([Job("rec.ok", {"v": 2}, key="invoice-42")])
 
     assert last_hour(conn).total("rec.ok").posted == 2
+
+
+@pytest.mark.parametrize("at", ["infinity", "-infinity", None])
+def test_a_row_with_odd_times_is_written_and_counted_at_the_statements_minute(
+    conn: Conn, at: str | None
+) -> None:
+    """The record's trigger never refuses a write: a time it cannot use is replaced by
+    the statement's, and left out of the latency histograms."""
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_posted_at_ts, task_last_processing_attempted_at_ts,"
+        " sk_due_at_ts) VALUES (gen_random_uuid(), 'rec.odd', 'test', '{}', 2, 0,"
+        " coalesce(%s::timestamptz, 'infinity'), %s, %s)",
+        (at, at, at),
+    )
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_status = 3, task_processing_finalized_at_ts = %s", (at,)
+    )
+
+    got = last_hour(conn).total("rec.odd")
+    assert (got.posted, got.started, got.succeeded) == (1, 1, 1)
+    assert got.wait.count == 0
