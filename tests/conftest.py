@@ -52,6 +52,9 @@ TABLES = (
     "sk_attempts_t",
     "sk_task_after_t",
     "sk_task_key_windows_t",
+    "sk_record_t",
+    "sk_record_fresh_t",
+    "sk_record_gauges_t",
 )
 
 
