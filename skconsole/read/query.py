@@ -48,7 +48,16 @@ def fetch(
 #: alone there is nothing to read (its workers register nowhere; it keeps no limits,
 #: SLOs, paused types, schedules or audit log)
 OURS_ONLY = frozenset(
-    {"workers", "paused_types", "limits", "slos", "schedules", "audit_list", "reaped_attempts"}
+    {
+        "workers",
+        "paused_types",
+        "limits",
+        "slos",
+        "schedules",
+        "audit_list",
+        "reaped_attempts",
+        "gauges",
+    }
 )
 
 
