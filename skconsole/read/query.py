@@ -57,6 +57,9 @@ OURS_ONLY = frozenset(
         "audit_list",
         "reaped_attempts",
         "gauges",
+        "audit_window",
+        "incident_samples",
+        "incident_workers",
     }
 )
 

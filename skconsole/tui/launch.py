@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
@@ -53,6 +54,10 @@ class ConsoleOptions:
     mapping: TableMapping | None = None
     #: --open: the place the console opens once its data is in
     open_at: Place | None = None
+    #: --at: the past minute the console shows, read-only (None: the present)
+    past_at: datetime | None = None
+    #: --bundle: an incident bundle the console opens offline (no database at all)
+    bundle: Path | None = None
 
 
 def serve_url() -> str | None:
@@ -207,8 +212,61 @@ def run_queues(queues: tuple[QueueSpec, ...], *, read_only: bool, refresh: float
     return app.return_code or 0
 
 
+def run_past(source: object, cleanup: Callable[[], None]) -> int:
+    """The console at a past minute (``--at``, ``--bundle``) until the operator quits: read
+    only, no engine, no action."""
+    from skconsole.tui.app import ConsoleApp
+    from skconsole.tui.past_source import PastSource
+
+    assert isinstance(source, PastSource)
+    route_logging_to_file()
+    app = ConsoleApp(source, refresh_interval=60.0)
+    try:
+        app.run()
+    finally:
+        cleanup()
+    return app.return_code or 0
+
+
+def run_bundle(path: Path) -> int:
+    """``skconsole --bundle FILE``: the bundle's window, offline, from its worst minute (its
+    first if nothing failed). A bad or foreign file: one line (ConfigError), no screen."""
+    from skconsole.read.incident import load
+    from skconsole.read.past import worst_minute
+    from skconsole.tui.past_source import BundleBooks, PastSource
+
+    bundle = load(path)
+    worst = worst_minute(replace(bundle.book, since=bundle.since))
+    source = PastSource(BundleBooks(bundle, path.name), worst or bundle.since)
+    return run_past(source, source.close)
+
+
+def run_at(opts: ConsoleOptions, at: datetime) -> int:
+    """``skconsole --at T``: minute T of the queue, from its record, read-only."""
+    from skconsole.tui.past_source import DatabaseBooks, PastSource
+
+    if opts.queues:
+        raise ConfigError("--at shows one queue's past: with several queues, give one --dsn")
+    if opts.tasks:
+        raise ConfigError("--at shows the past: it runs no engine (--tasks)")
+    db = resolve_database(
+        opts.read_dsn or opts.dsn,
+        opts.data_dir,
+        read_only=True,
+        application_name="skconsole-console",
+        mapping=opts.mapping,
+    )
+    schema_state(db, read_only=True, setup=False)
+    source = PastSource(DatabaseBooks(db), at)
+    return run_past(source, source.close)
+
+
 def run_console(opts: ConsoleOptions) -> int:
     """``skconsole``: check everything, start the engine if asked, run the console."""
+    if opts.bundle is not None:
+        return run_bundle(opts.bundle)
+    if opts.past_at is not None:
+        return run_at(opts, opts.past_at)
     if opts.queues:
         if opts.tasks:
             raise ConfigError(

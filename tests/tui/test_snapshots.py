@@ -34,6 +34,8 @@ SIZED = [
         "edit-job",
         "dead-workers",
         "dead-workers-hung",
+        "past-at",
+        "past-bundle",
     )
     for size in ((80, 24), (200, 50))
 ]
