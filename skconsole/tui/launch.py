@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.places import SERVE_URL_ENV, Place, base_url
@@ -32,6 +33,9 @@ from skconsole.db.target import resolve_database
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.registry import load_registry
 from skconsole.worker.thread import EngineThread
+
+if TYPE_CHECKING:
+    from skconsole.tui.past_source import PastSource
 
 log = logging.getLogger("skconsole.console")
 
@@ -212,13 +216,11 @@ def run_queues(queues: tuple[QueueSpec, ...], *, read_only: bool, refresh: float
     return app.return_code or 0
 
 
-def run_past(source: object, cleanup: Callable[[], None]) -> int:
+def run_past(source: PastSource, cleanup: Callable[[], None]) -> int:
     """The console at a past minute (``--at``, ``--bundle``) until the operator quits: read
     only, no engine, no action."""
     from skconsole.tui.app import ConsoleApp
-    from skconsole.tui.past_source import PastSource
 
-    assert isinstance(source, PastSource)
     route_logging_to_file()
     app = ConsoleApp(source, refresh_interval=60.0)
     try:
@@ -228,16 +230,21 @@ def run_past(source: object, cleanup: Callable[[], None]) -> int:
     return app.return_code or 0
 
 
-def run_bundle(path: Path) -> int:
-    """``skconsole --bundle FILE``: the bundle's window, offline, from its worst minute (its
-    first if nothing failed). A bad or foreign file: one line (ConfigError), no screen."""
+def bundle_source(path: Path) -> PastSource:
+    """The past of the bundle in ``path``, offline, on its worst minute (its first if
+    nothing failed). A bad or foreign file: one line (ConfigError), before any screen."""
     from skconsole.read.incident import load
     from skconsole.read.past import worst_minute
     from skconsole.tui.past_source import BundleBooks, PastSource
 
     bundle = load(path)
     worst = worst_minute(replace(bundle.book, since=bundle.since))
-    source = PastSource(BundleBooks(bundle, path.name), worst or bundle.since)
+    return PastSource(BundleBooks(bundle, path.name), worst or bundle.since)
+
+
+def run_bundle(path: Path) -> int:
+    """``skconsole --bundle FILE``: the bundle's window, offline (no database, no DSN)."""
+    source = bundle_source(path)
     return run_past(source, source.close)
 
 

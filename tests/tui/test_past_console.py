@@ -1,0 +1,118 @@
+"""The console at a past minute (``skconsole --at``) on a real PostgreSQL, and on an
+incident bundle offline (``skconsole --bundle``): the figures of that minute after the jobs
+were purged, the scrub keys, the write keys refused in one line."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from skconsole import ops
+from skconsole.db.connect import Database
+from skconsole.tui.app import ConsoleApp
+from skconsole.tui.launch import bundle_source
+from skconsole.tui.past_source import DatabaseBooks, PastSource
+from skconsole.tui.showcase.fixed_incident import INCIDENT_AT, fixed_incident
+from skconsole.tui.widgets.status_bar import StatusBar
+from tests.support.cli import run_in_process
+
+from .conftest import SIZE, until
+
+Conn = psycopg.Connection[Any]
+
+
+def purge_everything(conn: Conn) -> None:
+    ids = tuple(r[0] for r in conn.execute("SELECT task_id FROM sk_task_results_t").fetchall())
+    ops.PURGE.execute(
+        conn,
+        ops.Selection(ids=ids),
+        ops.PurgeParams(include_faulted=True),
+        actor=ops.Actor("t", "h"),
+    )
+    assert conn.execute("SELECT count(*) FROM sk_task_results_t").fetchone() == (0,)
+
+
+def past_app(db: Database) -> ConsoleApp:
+    source = PastSource(DatabaseBooks(db), datetime.now(UTC))
+    return ConsoleApp(source, refresh_interval=60.0, actor="tester")
+
+
+def status_line(app: ConsoleApp) -> str:
+    bar = app.screen.query_one(StatusBar)
+    return " ".join(str(label.render()) for label in bar.query("Label"))
+
+
+async def test_the_past_minute_shows_the_failure_groups_of_jobs_purged_since(
+    seeded: Database, conn: Conn
+) -> None:
+    purge_everything(conn)
+    app = past_app(seeded)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.failure_groups is not None)
+        assert app.failure_groups is not None
+        counts = sorted(g.count for g in app.failure_groups.groups)
+        assert len(counts) == 2 and sum(counts) >= 9  # 6 timeouts, 3 declined (attempts)
+
+
+async def test_a_scrub_key_shows_the_minute_before_in_the_status_line(
+    seeded: Database, conn: Conn
+) -> None:
+    app = past_app(seeded)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.snapshot is not None)
+        assert app.past is not None
+        before = app.past.minute()
+
+        await pilot.press("left_square_bracket")
+
+        earlier = before - timedelta(minutes=1)
+        assert app.past.minute() == earlier
+        await until(pilot, lambda: f"{earlier:%H:%M} UTC" in status_line(app))
+
+
+async def test_a_write_key_in_the_past_says_so_in_one_line_and_writes_nothing(
+    seeded: Database, conn: Conn
+) -> None:
+    app = past_app(seeded)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.failure_groups is not None)
+        await pilot.press("3")
+        await pilot.press("R")
+        await until(pilot, lambda: bool(app._notifications))
+        (note,) = [n.message for n in app._notifications]
+        assert "cannot be changed" in note and "\n" not in note
+    assert conn.execute("SELECT count(*) FROM sk_audit_t").fetchone() == (0,)
+
+
+async def test_a_bundle_opens_offline_on_its_worst_minute(tmp_path: Path) -> None:
+    path = tmp_path / "incident.json"
+    path.write_text(json.dumps(fixed_incident().as_dict()), encoding="utf-8")
+
+    source = bundle_source(path)
+    app = ConsoleApp(source, refresh_interval=60.0, actor="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.failure_groups is not None)
+        assert source.minute() == INCIDENT_AT
+        assert app.connection == "live"  # no database: the bundle answers
+
+
+def test_a_foreign_file_given_to_bundle_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "package.json"
+    path.write_text('{"name": "left-pad"}', encoding="utf-8")
+
+    done = run_in_process(["--bundle", str(path)])
+
+    assert done.returncode == 2
+    assert "not an skconsole incident bundle" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_a_time_at_cannot_read_is_refused_in_one_line() -> None:
+    done = run_in_process(["--at", "quarter to three"])
+
+    assert done.returncode == 2
+    assert "--at" in done.stderr and len(done.stderr.strip().splitlines()) == 1
