@@ -286,7 +286,7 @@ def past_notes(p: Past) -> dict[str, str]:
     return {
         "depth": depth,
         "inflight": "not kept: the past keeps counts, not which job ran where",
-        "failures": f"{len(p.groups)} group(s), {failed:,} failed attempt(s) in the hour up to {at}",
+        "failures": f"{failed:,} failed attempt(s) in the hour to {at}",
         "exec": f"the 15 min up to {at}, from the record (to its bucket) · p99, avg: not kept",
         "metrics": "not kept: the worker processes' totals are the present's",
         "workers": alive,

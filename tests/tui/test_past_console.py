@@ -10,19 +10,33 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from skconsole import ops
+from skconsole.core.errors import ReadOnlyError
 from skconsole.db.connect import Database
+from skconsole.tui import reads
 from skconsole.tui.app import ConsoleApp
 from skconsole.tui.launch import bundle_source
-from skconsole.tui.past_source import DatabaseBooks, PastSource
+from skconsole.tui.model import (
+    ActionRequest,
+    FailureGroups,
+    Snapshot,
+    Target,
+    TargetKind,
+    Trends,
+    Windows,
+)
+from skconsole.tui.past_source import BundleBooks, DatabaseBooks, PastSource
 from skconsole.tui.showcase.fixed_incident import INCIDENT_AT, fixed_incident
+from skconsole.tui.source import NotKept, SourceUnavailable
 from skconsole.tui.widgets.status_bar import StatusBar
 from tests.support.cli import run_in_process
 
 from .conftest import SIZE, until
 
 Conn = psycopg.Connection[Any]
+NO_JOB = "00000000-0000-4000-8000-00000000dead"
 
 
 def purge_everything(conn: Conn) -> None:
@@ -116,3 +130,45 @@ def test_a_time_at_cannot_read_is_refused_in_one_line() -> None:
 
     assert done.returncode == 2
     assert "--at" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def bundle_past() -> PastSource:
+    incident = fixed_incident()
+    return PastSource(BundleBooks(incident, "incident.json"), INCIDENT_AT)
+
+
+def test_a_past_source_answers_the_cadence_reads_with_the_present_s_types() -> None:
+    source = bundle_past()
+
+    assert isinstance(source.read(reads.SNAPSHOT), Snapshot)
+    assert isinstance(source.read(reads.FAILURE_GROUPS), FailureGroups)
+    assert isinstance(source.read(reads.TRENDS), Trends)
+    assert isinstance(source.read(reads.WINDOWS), Windows)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [reads.JobRead(NO_JOB), reads.GroupJobsRead("x", 10), reads.WhyRead(NO_JOB), reads.HEALTH],
+    ids=["job", "group jobs", "why", "health"],
+)
+def test_a_past_source_answers_what_it_does_not_keep_as_not_kept(request_: Any) -> None:
+    with pytest.raises(NotKept, match="not kept"):
+        bundle_past().read(request_)
+
+
+def test_a_past_source_refuses_every_action() -> None:
+    request = ActionRequest(
+        ops.PAUSE,
+        Target("type", TargetKind.TYPE, task_type="mail.send"),
+        ops.PAUSE.default_params(),
+    )
+
+    with pytest.raises(ReadOnlyError, match="cannot be changed"):
+        bundle_past().preview(request)
+
+
+def test_a_past_source_on_a_gone_server_is_unavailable(nowhere: str) -> None:
+    source = PastSource(DatabaseBooks(Database(nowhere)), datetime.now(UTC))
+
+    with pytest.raises(SourceUnavailable):
+        source.read(reads.SNAPSHOT)
