@@ -45,6 +45,7 @@ from skconsole.read.past import (
     minute_of,
     past_at,
 )
+from skconsole.read.record import RecordSource
 from skconsole.tui import model, reads
 from skconsole.tui.model import (
     ActionRequest,
@@ -283,6 +284,13 @@ def past_notes(p: Past) -> dict[str, str]:
         else f"not kept: which ones · {p.workers_alive} alive at {at}"
     )
     failed = sum(g.failed for g in p.groups)
+    if p.source is RecordSource.ROWS:
+        depth = "from the job rows (no record here): latest attempts only · " + depth
+    elif p.record_starts_at is None or p.at < minute_of(p.record_starts_at):
+        starts = (
+            "holds nothing" if p.record_starts_at is None else f"starts {when(p.record_starts_at)}"
+        )
+        depth = f"before the record (it {starts})"
     return {
         "depth": depth,
         "inflight": "not kept: the past keeps counts, not which job ran where",
