@@ -218,6 +218,10 @@ def main_options(
             raise ConfigError(f"{name} is the console's: give it without a command")
     if past_at is not None and bundle is not None:
         raise ConfigError("--at shows a database's past, --bundle a bundle's: give one")
+    if open_at is not None and (past_at is not None or bundle is not None):
+        raise ConfigError("--open opens a place of the queue now: the past keeps no jobs")
+    if tasks is not None and (past_at is not None or bundle is not None):
+        raise ConfigError("--tasks runs an engine on the queue now: the past runs none")
     if ctx.invoked_subcommand is None:
         require_extra("console", "the console")
         from skconsole.core.moments import parse_moment

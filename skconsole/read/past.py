@@ -127,20 +127,6 @@ class Book:
         """Whether ``at`` is a minute of this book."""
         return self.since <= at < self.until
 
-    @property
-    def minutes(self) -> list[datetime]:
-        out, at = [], self.since
-        while at < self.until:
-            out.append(at)
-            at += MINUTE
-        return out
-
-    def clamp(self, at: datetime) -> datetime:
-        """``at`` as a minute of this book (its first or last minute when outside)."""
-        at = minute_of(at)
-        last = minute_of(self.until - MINUTE)
-        return max(self.since, min(at, last))
-
     def as_dict(self) -> JsonObject:
         return {
             "since": iso(self.since),
@@ -269,13 +255,6 @@ class Figures:
             c.wait_latency,
             c.run_latency,
         )
-
-    @property
-    def ended(self) -> int:
-        return self.succeeded + self.failed
-
-    def per_minute(self, n: int) -> float:
-        return n / max(self.minutes, 1)
 
     def as_dict(self) -> JsonObject:
         return {
@@ -443,10 +422,6 @@ class Past:
     #: how far back a group's first seen was looked for
     first_seen_since: datetime
     not_kept: tuple[str, ...] = NOT_KEPT
-
-    @property
-    def worst_group(self) -> PastGroup | None:
-        return self.groups[0] if self.groups else None
 
     def as_dict(self) -> JsonObject:
         return {

@@ -38,7 +38,6 @@ from skconsole.read.incident import Incident
 from skconsole.read.past import (
     FIRST_SEEN_SPAN,
     MINUTE,
-    NOT_KEPT,
     Book,
     Past,
     book_for,
@@ -389,4 +388,4 @@ def past_windows(p: Past) -> Windows:
     return Windows(times, finished, _taken_at(p))
 
 
-__all__ = ["NOT_KEPT", "BundleBooks", "DatabaseBooks", "PastSource", "when"]
+__all__ = ["BundleBooks", "DatabaseBooks", "PastSource", "when"]
