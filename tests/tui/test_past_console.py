@@ -5,6 +5,7 @@ were purged, the scrub keys, the write keys refused in one line."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,9 @@ from skconsole.tui.past_source import BundleBooks, DatabaseBooks, PastSource
 from skconsole.tui.showcase.fixed_incident import INCIDENT_AT, fixed_incident
 from skconsole.tui.source import NotKept, SourceUnavailable
 from skconsole.tui.widgets.status_bar import StatusBar
+from tests.db.test_hostile_text import RLO, SGR, TASK_TYPE
 from tests.support.cli import run_in_process
+from tests.tui.test_hostile_text import assert_nothing_raw
 
 from .conftest import SIZE, until
 
@@ -172,3 +175,36 @@ def test_a_past_source_on_a_gone_server_is_unavailable(nowhere: str) -> None:
 
     with pytest.raises(SourceUnavailable):
         source.read(reads.SNAPSHOT)
+
+
+def hostile_bundle(tmp_path: Path) -> Path:
+    """The fixed incident with control characters in a type, a signature, its sample
+    error, an audit row and the queue's name, as a file."""
+    incident = fixed_incident()
+    book = incident.book
+    book = replace(
+        book,
+        by_type={TASK_TYPE if t == "mail.send" else t: per for t, per in book.by_type.items()},
+        by_signature={(TASK_TYPE, f"{s}{SGR}"): per for (_t, s), per in book.by_signature.items()},
+        gauges=tuple(
+            replace(g, task_type=TASK_TYPE) if g.task_type == "mail.send" else g
+            for g in book.gauges
+        ),
+    )
+    audit = tuple(replace(a, who=f"console (\x1b]0;pwned@{RLO}host)") for a in incident.audit)
+    hostile = replace(incident, book=book, audit=audit, queue=f"ops@{SGR}db")
+    path = tmp_path / f"incident{SGR}.json"
+    path.write_text(json.dumps(hostile.as_dict()), encoding="utf-8")
+    return path
+
+
+async def test_a_bundle_s_hostile_text_is_drawn_as_visible_escapes(tmp_path: Path) -> None:
+    app = ConsoleApp(bundle_source(hostile_bundle(tmp_path)), refresh_interval=60.0)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: app.failure_groups is not None)
+        seen = ""
+        for key in "137":
+            await pilot.press(key)
+            await until(pilot, lambda: app.snapshot is not None)
+            seen += assert_nothing_raw(app, f"panel {key}")
+    assert "t.\\x1b[31mevil\\u202e" in seen
