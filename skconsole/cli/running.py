@@ -81,6 +81,14 @@ def worker(
             " judges a claim it did not make",
         ),
     ] = None,
+    record_keep: Annotated[
+        str,
+        typer.Option(
+            "--record-keep",
+            help="How long the per-minute record keeps a minute (1h to 400d); purge and"
+            " retention never delete it. Workers with different values trim to the shortest",
+        ),
+    ] = "14d",
     app_version: Annotated[
         str | None,
         typer.Option(
@@ -115,6 +123,9 @@ def worker(
         if reap_unowned_after is not None
         else None
     )
+    keep_s = parse_duration(
+        record_keep, option="--record-keep", minimum=3600.0, maximum=400 * 86_400
+    )
     config = WorkerConfig(
         concurrency=concurrency,
         batch_size=batch_size,
@@ -125,6 +136,7 @@ def worker(
         lease_margin=lease_s * LEASE_MARGIN_SHARE,
         unowned_after=unowned_s,
         app_version=resolve_app_version(tasks, app_version).value,
+        record_keep=keep_s,
     )
     type_list = tuple(t.strip() for t in types.split(",") if t.strip()) if types else ()
     spec = WorkerSpec(

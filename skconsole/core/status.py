@@ -59,3 +59,7 @@ FINAL: tuple[JobStatus, ...] = (JobStatus.PROCESSED, JobStatus.FATAL, JobStatus.
 #: Over without success: a job posted ``after=`` one of these is cancelled (unless
 #: it was posted with ``after_failure="run"``, when such a job counts as done).
 UNSUCCESSFUL: tuple[JobStatus, ...] = (JobStatus.FATAL, JobStatus.CANCELLED)
+#: an attempt ran to its end (succeeded or failed): it has a run time, in the record
+RAN: tuple[JobStatus, ...] = (JobStatus.PROCESSED, *FAILED)
+#: how an attempt, or a job that never ran, can end: what the record counts as endings
+ENDED: tuple[JobStatus, ...] = (*RAN, JobStatus.CANCELLED)

@@ -37,6 +37,7 @@ from skconsole.read.job_lookup import JobMatch, JobNotFoundError, jobs_with_pref
 from skconsole.read.metrics import Metric, MetricKind, MetricsSnapshot, metric_rates, metrics
 from skconsole.read.overview import Overview, overview, server_version
 from skconsole.read.reaped import ReapedAttempt, reaped
+from skconsole.read.record import Counts, Record, RecordSource, record
 from skconsole.read.replication import LastFailover, Replication, ReplicationMode, replication
 from skconsole.read.schedules import SCHEDULE_LATE_AFTER_S, ScheduleInfo, schedules
 from skconsole.read.statuses import STATUS_EXACT_LIMIT, StatusCounts, status_counts, status_summary
@@ -56,6 +57,7 @@ __all__ = [
     "Cause",
     "CauseCode",
     "ChildJob",
+    "Counts",
     "Depth",
     "FailedJob",
     "FailureGroup",
@@ -79,6 +81,8 @@ __all__ = [
     "Overview",
     "Progress",
     "ReapedAttempt",
+    "Record",
+    "RecordSource",
     "Replication",
     "ReplicationMode",
     "ScheduleInfo",
@@ -106,6 +110,7 @@ __all__ = [
     "overview",
     "rate_text",
     "reaped",
+    "record",
     "replication",
     "resolve_job",
     "schedules",

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from skconsole.core.json_types import JsonObject
+from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
+from skconsole.read.record import record
 
 
 @dataclass(frozen=True)
@@ -42,41 +44,37 @@ class History:
         }
 
 
-#: the minutes before the last an earlier answer is not trusted for: a post's time is its
-#: transaction's start, so a transaction still open then may add to them when it commits
-RECOUNTED_MINUTES = 3
-
-
 @dataclass(frozen=True)
 class _Counted:
-    """A minute as the query answers it: posted and processed None where not counted."""
+    """A minute as history.sql answers it (a database without skconsole's record)."""
 
     minute: datetime
-    posted: int | None
-    processed: int | None
+    posted: int
+    processed: int
     failed: int
 
 
-def history(conn: Conn, *, minutes: int = 60, known: History | None = None) -> History:
-    """Jobs posted, processed and failed per minute (failed: jobs whose latest attempt failed).
+def history(conn: Conn, *, minutes: int = 60) -> History:
+    """Jobs posted, processed (succeeded) and failed per minute, the current minute last.
 
-    With ``known`` (an earlier answer, as the console keeps), the posted and processed
-    counts of its minutes but the last :data:`RECOUNTED_MINUTES` are taken from it rather
-    than counted again: counting an hour of posts is this read's cost on a big table, and
-    a minute long past does not change. Failed is read afresh for every minute (a failed
-    job retried and succeeded leaves its minute).
+    From the per-minute record (:mod:`skconsole.read.record`): failed counts every failed
+    attempt in the minute it failed (a reap too), and a purge changes nothing. A
+    database with Stakhanovise.NET's tables alone has no record: there the minutes are
+    counted from the job rows (history.sql), failed being the jobs whose latest attempt
+    failed, and purged jobs are gone from them.
     """
-    kept = {m.minute: m for m in known.minutes[:-RECOUNTED_MINUTES]} if known else {}
-    recount_from = max(kept) + timedelta(minutes=1) if kept else None
-    params = {"minutes": max(1, minutes), "recount_from": recount_from}
-    rows = fetch(conn, "history", _Counted, params)
-    if any(r.posted is None and r.minute not in kept for r in rows):
-        return history(conn, minutes=minutes)  # ``known`` was of other minutes
-    return History([_whole(row, kept) for row in rows])
-
-
-def _whole(row: _Counted, kept: dict[datetime, Minute]) -> Minute:
-    """``row`` with the counts it was not read with taken from ``kept``."""
-    if row.posted is None or row.processed is None:
-        return replace(kept[row.minute], failed=row.failed)
-    return Minute(row.minute, row.posted, row.processed, row.failed)
+    minutes = max(1, minutes)
+    if not has_skconsole_objects(conn):
+        rows = fetch(conn, "history", _Counted, {"minutes": minutes})
+        return History([Minute(r.minute, r.posted, r.processed, r.failed) for r in rows])
+    (now,) = fetch(conn, "db_now", lambda now: now)
+    last = now.replace(second=0, microsecond=0)
+    kept = record(
+        conn, since=last - timedelta(minutes=minutes - 1), until=last + timedelta(minutes=1)
+    )
+    return History(
+        [
+            Minute(at, c.posted, c.succeeded, c.failed)
+            for at, c in zip(kept.steps, kept.series(), strict=True)
+        ]
+    )

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from skconsole.core.json_types import JsonObject
 from skconsole.core.latency import Histogram, Latency
+from skconsole.core.record_grains import aligned, grain_for
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch, iso
 
@@ -27,6 +28,15 @@ FROM_ROWS_NOTE = (
     "from the job rows (no skconsole record in this database): only each job's latest"
     " attempt, no reaps, failure signatures or latencies, and a purge deletes this past"
 )
+
+
+#: how old the oldest unrolled minute may be before a read says no roll runs (a worker
+#: rolls every 10 s, and only finished minutes)
+UNROLLED_WARN = timedelta(minutes=10)
+
+#: the type name a ``combined`` read gives every type's counts under (no type has it:
+#: a type name has 1 to 250 characters)
+COMBINED = ""
 
 
 class RecordSource(enum.Enum):
@@ -133,6 +143,7 @@ class RecordRow:
     run_hist: list[int] | None
     run_max_ms: float | None
     starts_at: datetime | None
+    unrolled_since: datetime | None
 
     def counts(self) -> Counts:
         return Counts(
@@ -165,6 +176,19 @@ class Record:
     by_type: dict[str, dict[datetime, Counts]]
     #: per (type, signature key), its failures per step
     by_signature: dict[tuple[str, str], dict[datetime, Counts]]
+    #: the oldest minute no worker's upkeep has rolled yet (None: all rolled)
+    unrolled_since: datetime | None = None
+
+    @property
+    def unrolled_warning(self) -> str | None:
+        """A line when no roll has run for a while: the record is exact all the same, but
+        its recent rows pile up unrolled (no skconsole worker runs upkeep on this queue)."""
+        if self.unrolled_since is None or self.until - self.unrolled_since < UNROLLED_WARN:
+            return None
+        return (
+            f"the record has not been rolled since {self.unrolled_since:%Y-%m-%d %H:%M}: no"
+            " skconsole worker runs upkeep on this queue, so its newest rows pile up (start one)"
+        )
 
     @property
     def steps(self) -> list[datetime]:
@@ -177,7 +201,8 @@ class Record:
 
     @property
     def types(self) -> list[str]:
-        return sorted(self.by_type)
+        """The types read one by one (none when read ``combined``)."""
+        return sorted(t for t in self.by_type if t != COMBINED)
 
     def series(self, task_type: str | None = None) -> list[Counts]:
         """Counts per step of one type, or of every type added (None)."""
@@ -222,6 +247,7 @@ class Record:
             "source": self.source.value,
             "record_starts_at": iso(self.starts_at),
             "note": FROM_ROWS_NOTE if self.source is RecordSource.ROWS else None,
+            "warning": self.unrolled_warning,
             "steps": [
                 {"at": iso(at), **c.as_dict()}
                 for at, c in zip(self.steps, self.series(), strict=True)
@@ -246,16 +272,26 @@ def record(
     until: datetime,
     step: timedelta = timedelta(minutes=1),
     types: Sequence[str] | None = None,
+    latency: bool = True,
+    combined: bool = False,
 ) -> Record:
     """The record over [since, until), ``step`` at a time (a whole number of minutes:
-    the record's grain), of ``types`` (None: all)."""
+    the record's grain), of ``types`` (None: all). ``since`` is moved back to a whole
+    number of steps since the epoch, so a quarter-hourly or hourly step reads the rows
+    rolled at that grain. Without ``latency`` the waits and run times are left empty:
+    adding their histograms is most of the read's cost. With ``combined`` every type is
+    added into one (the server adds them: ``series()`` of the whole queue, cheaply), and
+    ``types`` is empty."""
     step_s = max(60, int(step.total_seconds()) // 60 * 60)
-    since = since.replace(second=0, microsecond=0)
+    since = aligned(since, step_s)
     params = {
+        "grain": grain_for(step_s, since),
         "since": since,
         "until": until,
         "step_s": step_s,
         "types": list(types) if types is not None else None,
+        "latency": latency,
+        "combined": combined,
     }
     rows = fetch(conn, "record", RecordRow, params)
     by_type: dict[str, dict[datetime, Counts]] = {}
@@ -269,4 +305,7 @@ def record(
         into[row.at] = row.counts()
     source = RecordSource.RECORD if has_skconsole_objects(conn) else RecordSource.ROWS
     starts_at = rows[0].starts_at if rows else None
-    return Record(since, until, timedelta(seconds=step_s), source, starts_at, by_type, by_signature)
+    unrolled = rows[0].unrolled_since if rows else None
+    return Record(
+        since, until, timedelta(seconds=step_s), source, starts_at, by_type, by_signature, unrolled
+    )

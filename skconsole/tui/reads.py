@@ -94,16 +94,12 @@ class FailureGroupsRead(Read[model.FailureGroups]):
 
 @dataclass(frozen=True)
 class TrendsRead(Read[model.Trends]):
-    """Jobs per minute over the last hour (the minutes the last read settled are kept)."""
+    """Jobs per minute over the last hour, from the per-minute record."""
 
     purpose: ClassVar[Purpose] = Purpose.TRENDS
 
     def on_database(self, conn: Conn, memory: Memory) -> model.Trends:
-        with memory.lock:
-            known = memory.history
-        history = read.history(conn, minutes=HISTORY_MINUTES, known=known)
-        with memory.lock:
-            memory.history = history
+        history = read.history(conn, minutes=HISTORY_MINUTES)
         return model.Trends(
             processed=tuple(history.series("processed")),
             failed=tuple(history.series("failed")),

@@ -55,19 +55,17 @@ class Took:
 @dataclass
 class Memory:
     """What a source keeps between refreshes (the trends of depth per type and of the
-    waiting jobs, the last metrics for their rates, the last per-minute history: its
-    settled minutes are not counted again) and the console's clock."""
+    waiting jobs, the last metrics for their rates) and the console's clock."""
 
     clock: Callable[[], float] = time.time
     trends: dict[str, deque[int]] = field(default_factory=dict)
     waiting: deque[int] = field(default_factory=lambda: deque(maxlen=TREND_POINTS))
     metrics_before: tuple[read.MetricsSnapshot, float] | None = None
-    history: read.History | None = None
     #: the jobs the last read listed in flight (those that leave are asked whether a
     #: reap put them back) and the reaps found so, by job and instant
     inflight_ids: frozenset[UUID] = frozenset()
     reaped: dict[tuple[UUID, float], read.ReapedAttempt] = field(default_factory=dict)
-    #: one refresh at a time updates the history
+    #: one refresh at a time updates what is kept
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 

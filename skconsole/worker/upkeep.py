@@ -21,6 +21,7 @@ from typing import Any, LiteralString
 import psycopg
 from psycopg.abc import Params
 
+from skconsole.core.record_grains import RECORD_GRAINS
 from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
@@ -184,7 +185,11 @@ class Upkeep:
     async def roll_record(self) -> Rolled:
         """Roll the per-minute record's finished minutes into one row each and trim
         what is older than it keeps (record_roll.sql: any worker, at any time)."""
-        params = {"keep_s": self.config.record_keep, "batch": RECORD_ROLL_BATCH}
+        params = {
+            "keep_s": self.config.record_keep,
+            "batch": RECORD_ROLL_BATCH,
+            "grains": list(RECORD_GRAINS),
+        }
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> Rolled:
             done = await aone(conn, query("record_roll"), Rolled, params)
@@ -282,11 +287,11 @@ class Swept:
 
 @dataclass(frozen=True)
 class Rolled:
-    """What record_roll.sql did: record rows rolled, the minute rows they were added
-    into, and rows trimmed."""
+    """What record_roll.sql did: record rows rolled, the rows (of every grain) they were
+    added into, and rows trimmed."""
 
     rolled: int
-    minutes: int
+    spans: int
     trimmed: int
 
 

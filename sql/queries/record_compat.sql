@@ -25,7 +25,7 @@ WITH events AS (
 )
 SELECT %(since)s::timestamptz + floor(extract(epoch FROM e.at - %(since)s::timestamptz)
         / %(step_s)s) * %(step_s)s * interval '1 second' AS at,
-    e.task_type, ''::text AS signature,
+    CASE WHEN %(combined)s THEN '' ELSE e.task_type END AS task_type, ''::text AS signature,
     count(*) FILTER (WHERE e.kind = 'posted') AS posted,
     count(*) FILTER (WHERE e.kind = 'started') AS started,
     count(*) FILTER (WHERE e.kind = '3') AS succeeded,
@@ -36,7 +36,7 @@ SELECT %(since)s::timestamptz + floor(extract(epoch FROM e.at - %(since)s::times
     0::bigint AS reaped,
     NULL::integer[] AS wait_hist, NULL::double precision AS wait_max_ms,
     NULL::integer[] AS run_hist, NULL::double precision AS run_max_ms,
-    NULL::timestamptz AS starts_at
+    NULL::timestamptz AS starts_at, NULL::timestamptz AS unrolled_since
 FROM events e
 WHERE %(types)s::text[] IS NULL OR e.task_type = ANY(%(types)s::text[])
 GROUP BY 1, 2, 3

@@ -1,6 +1,7 @@
 -- Roll the per-minute record (146_skconsole_record.sql): the rows statements
 -- added for minutes before the current one leave sk_record_fresh_t and are
--- added into sk_record_t, one row per minute, type and signature; then what is
+-- added into sk_record_t, one row per minute, type and signature, at each grain
+-- (the minute, its quarter hour, its hour: %(grains)s); then what is
 -- older than the record keeps (%(keep_s)s seconds) is trimmed. Any worker's
 -- upkeep runs it, and several at once never count a row twice nor wait for each
 -- other: a fresh row is taken by one roll only (SKIP LOCKED), its delete and
@@ -17,16 +18,19 @@ WITH taken AS (
     RETURNING f.*
 ),
 added AS (
-    INSERT INTO sk_record_t AS r (minute, task_type, signature, posted, started, succeeded,
-        failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped,
+    INSERT INTO sk_record_t AS r (grain, minute, task_type, signature, posted, started,
+        succeeded, failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped,
         wait_hist, wait_max_ms, run_hist, run_max_ms)
-    SELECT t.minute, t.task_type, t.signature, sum(t.posted), sum(t.started), sum(t.succeeded),
+    SELECT g.grain, to_timestamp(floor(extract(epoch FROM t.minute) / (g.grain * 60)) * g.grain * 60),
+        t.task_type, t.signature, sum(t.posted), sum(t.started), sum(t.succeeded),
         sum(t.failed_recoverable), sum(t.failed_faulted), sum(t.failed_fatal),
         sum(t.cancelled), sum(t.reaped), sk_record_hist_sum(t.wait_hist), max(t.wait_max_ms),
         sk_record_hist_sum(t.run_hist), max(t.run_max_ms)
-    FROM taken t
-    GROUP BY t.minute, t.task_type, t.signature
-    ON CONFLICT (minute, task_type, signature) DO UPDATE SET
+    FROM taken t CROSS JOIN unnest(%(grains)s::smallint[]) AS g(grain)
+    GROUP BY 1, 2, 3, 4
+    -- in key order: two rolls adding into the same rows lock them in one order (no deadlock)
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (grain, minute, task_type, signature) DO UPDATE SET
         posted = r.posted + EXCLUDED.posted,
         started = r.started + EXCLUDED.started,
         succeeded = r.succeeded + EXCLUDED.succeeded,
@@ -51,5 +55,5 @@ trimmed AS (
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM taken)::integer AS rolled,
-    (SELECT count(*) FROM added)::integer AS minutes,
+    (SELECT count(*) FROM added)::integer AS spans,
     (SELECT count(*) FROM trimmed)::integer AS trimmed

@@ -42,9 +42,14 @@ CREATE TABLE IF NOT EXISTS sk_record_fresh_t (
 -- the minutes a read asks for, and the roll's "finished minutes": one range scan
 CREATE INDEX IF NOT EXISTS idx_sk_record_fresh_minute ON sk_record_fresh_t (minute);
 
+-- The rolled record, at three grains: each row of sk_record_fresh_t is added
+-- into its minute (grain 1), its quarter hour (15) and its hour (60), minute
+-- holding the start of that span (UTC-aligned), so a chart over a day or a week
+-- adds a few thousand rows, not every minute of it.
 CREATE TABLE IF NOT EXISTS sk_record_t (
+    grain smallint NOT NULL,
     LIKE sk_record_fresh_t INCLUDING DEFAULTS,
-    CONSTRAINT pk_sk_record_t PRIMARY KEY (minute, task_type, signature)
+    CONSTRAINT pk_sk_record_t PRIMARY KEY (grain, minute, task_type, signature)
 );
 
 -- The latency bucket of a time in milliseconds: 0 below 1 ms, then two buckets
@@ -56,7 +61,26 @@ RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE WHEN ms IS NULL THEN NULL WHEN ms < 1 THEN 0
+        WHEN ms >= 2147483648 OR ms = 'NaN' THEN 63
         ELSE least(63, 1 + floor(2 * log(2, ms::numeric))::integer) END
+$$;
+
+-- The minute an event counts in: the row's own time for it when it has a usable
+-- one, else the statement's. A trigger must never refuse a write, and a row may
+-- carry NULL or infinite times (written by hand, by another application).
+CREATE OR REPLACE FUNCTION sk_record_minute(at timestamptz)
+RETURNS timestamptz
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT date_trunc('minute', CASE WHEN isfinite(at) THEN at ELSE now() END) $$;
+
+-- Milliseconds from one instant to a later one (0 when earlier), NULL when either
+-- is missing or infinite: a time the record cannot histogram is left out of it.
+CREATE OR REPLACE FUNCTION sk_record_ms(later timestamptz, earlier timestamptz)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN isfinite(later) AND isfinite(earlier)
+        THEN greatest(0, extract(epoch FROM later - earlier) * 1000) END
 $$;
 
 -- Two histograms added bucket by bucket (either may be NULL or shorter).
@@ -114,6 +138,8 @@ ALTER TABLE sk_task_results_t ADD COLUMN IF NOT EXISTS sk_due_at_ts timestamptz;
 -- application's role that may write the job tables but not ours still records.
 -- A new row is a post (and, made 2 Processing by a claim of a queue row posted
 -- by hand, a start; made 7 Cancelled, a cancel). An updated row is:
+--   posted     1 Unprocessed with a new posted time (a keyed re-post of a
+--              finished job);
 --   started    2 Processing under a new attempt (a new fencing token, or from
 --              another status: a claim that is not skconsole's); waited from
 --              sk_due_at_ts, else for a first attempt from its post;
@@ -128,29 +154,41 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
 AS $$
 BEGIN
     -- one statement, planned once per session: a post's whole cost here
-    INSERT INTO sk_record_fresh_t (minute, task_type, posted, started, cancelled,
-        wait_hist, wait_max_ms)
-    SELECT date_trunc('minute', e.minute), e.task_type,
-        count(*) FILTER (WHERE e.kind = 'posted'),
-        count(*) FILTER (WHERE e.kind = 'started'),
-        count(*) FILTER (WHERE e.kind = 'cancelled'),
+    INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
+        failed_recoverable, failed_faulted, failed_fatal, cancelled, wait_hist, wait_max_ms)
+    SELECT sk_record_minute(e.minute), e.task_type, e.signature,
+        count(*) FILTER (WHERE e.status IS NULL),
+        count(*) FILTER (WHERE e.status = 2),
+        count(*) FILTER (WHERE e.status = 3),
+        count(*) FILTER (WHERE e.status = 4),
+        count(*) FILTER (WHERE e.status = 5),
+        count(*) FILTER (WHERE e.status = 6),
+        count(*) FILTER (WHERE e.status = 7),
         sk_record_hist(e.wait_ms), max(e.wait_ms)
     FROM (
-        SELECT 'posted' AS kind, n.task_posted_at_ts AS minute, n.task_type,
-            NULL::double precision AS wait_ms
+        -- every new row is a post
+        SELECT NULL::integer AS status, n.task_posted_at_ts AS minute, n.task_type,
+            ''::text AS signature, NULL::double precision AS wait_ms
         FROM new_rows n
         UNION ALL
-        -- a claim of a queue row posted by hand
-        SELECT 'started', n.task_last_processing_attempted_at_ts, n.task_type,
-            greatest(0, extract(epoch FROM n.task_last_processing_attempted_at_ts
-                - coalesce(n.sk_due_at_ts, n.task_posted_at_ts)) * 1000)
-        FROM new_rows n WHERE n.task_status = 2
+        -- made 2 Processing: a claim of a queue row posted by hand; made 3-7: a row
+        -- written finished (a fan-in child posted cancelled, rows copied in)
+        SELECT n.task_status,
+            CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
+                ELSE coalesce(n.task_processing_finalized_at_ts,
+                    n.task_last_processing_attempted_at_ts, now()) END,
+            n.task_type, '',
+            CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
+                coalesce(n.sk_due_at_ts, n.task_posted_at_ts)) END
+        FROM new_rows n WHERE n.task_status >= 2
         UNION ALL
-        -- a job posted cancelled (a fan-in child whose parent had failed)
-        SELECT 'cancelled', coalesce(n.task_processing_finalized_at_ts, now()), n.task_type, NULL
-        FROM new_rows n WHERE n.task_status = 7
+        -- a failure counts in its signature's row too
+        SELECT n.task_status, coalesce(n.task_processing_finalized_at_ts,
+                n.task_last_processing_attempted_at_ts, now()),
+            n.task_type, sk_signature_key(n.sk_error_signature), NULL
+        FROM new_rows n WHERE n.task_status IN (4, 5, 6)
     ) AS e
-    GROUP BY 1, 2;
+    GROUP BY 1, 2, 3;
     RETURN NULL;
 END
 $$;
@@ -160,31 +198,23 @@ RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
 AS $$
 BEGIN
-    INSERT INTO sk_record_fresh_t (minute, task_type, signature, started, succeeded,
+    INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
         failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped,
         wait_hist, wait_max_ms, run_hist, run_max_ms)
-    SELECT date_trunc('minute', e.minute), e.task_type, s.signature,
-        count(*) FILTER (WHERE e.status = 2 AND s.signature = ''),
-        count(*) FILTER (WHERE e.status = 3 AND s.signature = ''),
-        count(*) FILTER (WHERE e.status = 4),
-        count(*) FILTER (WHERE e.status = 5),
-        count(*) FILTER (WHERE e.status = 6),
-        count(*) FILTER (WHERE e.status = 7 AND s.signature = ''),
-        count(*) FILTER (WHERE e.reaped),
-        sk_record_hist(e.wait_ms) FILTER (WHERE s.signature = ''),
-        max(e.wait_ms) FILTER (WHERE s.signature = ''),
-        sk_record_hist(e.run_ms) FILTER (WHERE s.signature = ''),
-        max(e.run_ms) FILTER (WHERE s.signature = '')
-    FROM (
+    WITH e AS MATERIALIZED (
         SELECT n.task_status AS status, n.task_type,
-            n.task_status IN (4, 5) AND n.sk_error_signature LIKE 'skconsole.HungJob%' AS reaped,
+            -- a keyed re-post of a finished job posts it again (post_jobs.sql)
+            n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts
+                AS reposted,
+            -- a reap's failure (reap.sql) is the only one signed skconsole.HungJob
+            n.task_status IN (4, 5, 6) AND n.sk_error_signature LIKE 'skconsole.HungJob%' AS reaped,
             CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
+                 WHEN n.task_status = 1 THEN n.task_posted_at_ts
                  ELSE now() END AS minute,
-            CASE WHEN n.task_status IN (4, 5, 6) THEN n.sk_error_signature END AS signature,
-            CASE WHEN n.task_status = 2 THEN greatest(0, extract(epoch FROM
-                n.task_last_processing_attempted_at_ts - coalesce(n.sk_due_at_ts,
-                    CASE WHEN o.task_first_processing_attempted_at_ts IS NULL
-                         THEN n.task_posted_at_ts END)) * 1000) END AS wait_ms,
+            n.sk_error_signature AS signature,
+            CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
+                coalesce(n.sk_due_at_ts, CASE WHEN o.task_first_processing_attempted_at_ts IS NULL
+                    THEN n.task_posted_at_ts END)) END AS wait_ms,
             CASE WHEN n.task_status IN (3, 4, 5, 6) THEN greatest(0,
                 n.task_processing_time_milliseconds - o.task_processing_time_milliseconds)
                 END AS run_ms
@@ -192,15 +222,32 @@ BEGIN
         JOIN new_rows n ON n.task_id = o.task_id
         WHERE (n.task_status = 2 AND (o.task_status <> 2
                 OR n.sk_claim_id IS DISTINCT FROM o.sk_claim_id))
-            OR (n.task_status IN (3, 7) AND o.task_status <> n.task_status)
+            OR (n.task_status = 3 AND o.task_status <> 3)
+            OR (n.task_status = 7 AND o.task_status <> 7)
             OR (n.task_status IN (4, 5, 6) AND n.task_error_count > o.task_error_count)
-    ) AS e
-    -- each event counts in its type's row; a failure in its signature's row too
-    CROSS JOIN LATERAL (
-        SELECT '' AS signature
-        UNION ALL
-        SELECT sk_signature_key(e.signature) WHERE e.status IN (4, 5, 6)
-    ) AS s
+            OR (n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts)
+    )
+    SELECT sk_record_minute(e.minute), e.task_type, '',
+        count(*) FILTER (WHERE e.reposted),
+        count(*) FILTER (WHERE e.status = 2),
+        count(*) FILTER (WHERE e.status = 3),
+        count(*) FILTER (WHERE e.status = 4),
+        count(*) FILTER (WHERE e.status = 5),
+        count(*) FILTER (WHERE e.status = 6),
+        count(*) FILTER (WHERE e.status = 7),
+        count(*) FILTER (WHERE e.reaped),
+        sk_record_hist(e.wait_ms), max(e.wait_ms), sk_record_hist(e.run_ms), max(e.run_ms)
+    FROM e
+    GROUP BY 1, 2
+    UNION ALL
+    -- each failure in its signature's row too
+    SELECT sk_record_minute(e.minute), e.task_type, sk_signature_key(e.signature), 0, 0, 0,
+        count(*) FILTER (WHERE e.status = 4),
+        count(*) FILTER (WHERE e.status = 5),
+        count(*) FILTER (WHERE e.status = 6),
+        0, count(*) FILTER (WHERE e.reaped), NULL, NULL, NULL, NULL
+    FROM e
+    WHERE e.status IN (4, 5, 6)
     GROUP BY 1, 2, 3;
     RETURN NULL;
 END

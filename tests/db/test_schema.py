@@ -54,7 +54,12 @@ def catalog_snapshot(conn: Conn) -> dict[str, Any]:
     ).fetchall()
     functions = conn.execute(
         """
-        SELECT p.proname, pg_get_function_identity_arguments(p.oid), md5(pg_get_functiondef(p.oid))
+        SELECT p.proname, pg_get_function_identity_arguments(p.oid),
+            -- an aggregate has no function definition: its state function and type stand in
+            CASE WHEN p.prokind = 'a'
+                THEN (SELECT a.aggtransfn::text || ':' || a.aggtranstype::regtype::text
+                      FROM pg_aggregate a WHERE a.aggfnoid = p.oid)
+                ELSE md5(pg_get_functiondef(p.oid)) END
         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
         WHERE n.nspname = current_schema() AND p.proname LIKE 'sk\\_%%' ORDER BY 1, 2
         """

@@ -269,25 +269,6 @@ def test_history_counts_posted_processed_and_failed_per_minute(conn: Conn) -> No
     assert sum(h.series("processed")) == 2
 
 
-def test_history_with_an_earlier_answer_keeps_its_settled_minutes_and_recounts_failures(
-    conn: Conn,
-) -> None:
-    add_job(conn, 3, age_s=600)
-    earlier = read.history(conn, minutes=60)
-    (settled,) = [m.minute for m in earlier.minutes if m.processed == 1]
-    add_job(conn, 3, age_s=600)  # in a settled minute: the earlier answer is kept
-    add_job(conn, 3)  # in the last minutes: counted again
-    add_job(conn, JobStatus.FATAL, age_s=600)  # failed is read afresh for every minute
-
-    kept = {m.minute: m for m in read.history(conn, minutes=60, known=earlier).minutes}
-    counted = {m.minute: m for m in read.history(conn, minutes=60).minutes}
-
-    assert (kept[settled].processed, kept[settled].failed) == (1, 1)
-    assert (counted[settled].processed, counted[settled].failed) == (2, 1)
-    assert sum(m.processed for m in kept.values()) == 2
-    assert len(kept) == 60
-
-
 # -- the read models stay clear of the UI libraries --------------------------------------------
 # -- skconsole status VIEW --------------------------------------------------------------------
 def test_status_failures_json_lists_the_groups(run_cli: CLI, conn: Conn) -> None:

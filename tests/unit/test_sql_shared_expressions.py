@@ -14,7 +14,7 @@ SHARED = (sql_root() / "schema" / "110_skconsole_shared.sql").read_text(encoding
 #: an operator selection: a filter and the two sets of jobs it selects
 SELECTION = (sql_root() / "schema" / "140_skconsole_selection.sql").read_text(encoding="utf-8")
 #: the queries a database without skconsole's objects runs (read degraded)
-DEGRADED = ("history", "failures_scan_compat")
+DEGRADED = ("history", "failures_scan_compat", "record_compat")
 
 LAST_RUN = re.compile(
     r"coalesce\(\s*r\.task_processing_finalized_at_ts\s*,\s*r\.task_last_processing_attempted_at_ts"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from skconsole.core.status import FAILED, FINAL, UNSUCCESSFUL, WAITING, JobStatus
+from skconsole.core.status import ENDED, FAILED, FINAL, RAN, UNSUCCESSFUL, WAITING, JobStatus
 from skconsole.db.sqlfiles import sql_root
 
 S = JobStatus
@@ -40,6 +40,8 @@ SETS: dict[frozenset[JobStatus], str] = {
         "ended by a failed attempt: it will not be retried, so it is finalized now"
     ),
     frozenset(FINAL): ("over: a job posted after= it is decided now (released, or cancelled)"),
+    frozenset(RAN): "ran to an end, succeeded or failed: the record keeps its run time",
+    frozenset(ENDED): "an ending the record counts (from the job rows, read degraded)",
     frozenset(UNSUCCESSFUL): (
         "over without success: a job waiting for it (after=) is cancelled, or runs with"
         " after_failure='run'"
