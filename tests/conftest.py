@@ -54,6 +54,7 @@ TABLES = (
     "sk_task_key_windows_t",
     "sk_record_t",
     "sk_record_fresh_t",
+    "sk_record_gauges_t",
 )
 
 

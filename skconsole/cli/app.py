@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -164,6 +165,27 @@ def main_options(
             metavar="<place>",
         ),
     ] = None,
+    past_at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            help="Console: the queue as it stood at a past minute, from its record, read-only:"
+            " 02:47 (UTC, the last one that came), 2h ago, or an ISO 8601 time with its zone;"
+            " [ and ] move a minute, { and } ten.",
+            show_default=False,
+            metavar="<time>",
+        ),
+    ] = None,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            help="Console: open an incident bundle (`skconsole incident export`) offline: no"
+            " database, read-only, scrubbable like --at.",
+            show_default=False,
+            metavar="<file>",
+        ),
+    ] = None,
 ) -> None:
     """Without a command: the operations console (`skconsole demo` shows it on a live demo queue)."""
     from skconsole.db.mapping import TableMapping
@@ -191,12 +213,25 @@ def main_options(
     )
     if open_at is not None and ctx.invoked_subcommand is not None:
         raise ConfigError("--open is the console's: give it without a command")
+    for given, name in ((past_at, "--at"), (bundle, "--bundle")):
+        if given is not None and ctx.invoked_subcommand is not None:
+            raise ConfigError(f"{name} is the console's: give it without a command")
+    if past_at is not None and bundle is not None:
+        raise ConfigError("--at shows a database's past, --bundle a bundle's: give one")
+    if open_at is not None and (past_at is not None or bundle is not None):
+        raise ConfigError("--open opens a place of the queue now: the past keeps no jobs")
+    if tasks is not None and (past_at is not None or bundle is not None):
+        raise ConfigError("--tasks runs an engine on the queue now: the past runs none")
     if ctx.invoked_subcommand is None:
         require_extra("console", "the console")
+        from skconsole.core.moments import parse_moment
         from skconsole.core.places import parse_place
         from skconsole.tui.launch import ConsoleOptions, run_console
 
         check_range("--workers", workers, 1, MAX_CONCURRENCY)
+        when = (
+            None if past_at is None else parse_moment(past_at, option="--at", now=datetime.now(UTC))
+        )
         at = None if open_at is None else parse_place(open_at)
         if at is not None and len(named) > 1:
             raise ConfigError("--open opens a place of one queue: with several queues, give one")
@@ -213,6 +248,8 @@ def main_options(
                 workers=workers,
                 mapping=layout,
                 open_at=at,
+                past_at=when,
+                bundle=bundle,
             )
         )
         raise typer.Exit(code)

@@ -47,6 +47,7 @@ MODULES: dict[str, str] = {
     "serve": "serve",
     "why": "why",
     "schema": "schema",
+    "incident": "incident",
 }
 
 

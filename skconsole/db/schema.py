@@ -51,6 +51,7 @@ SKCONSOLE_OBJECTS = (
     "sk_timelines_t",
     "sk_record_t",
     "sk_record_fresh_t",
+    "sk_record_gauges_t",
 )
 
 #: skconsole's columns of the results table, one per schema version (or later script

@@ -237,3 +237,12 @@ class AuditTrail:
 def entries(conn: Conn, *, limit: int = 50, action: str | None = None) -> list[AuditEntry]:
     """The latest audit rows, newest first (none on a database without skconsole's objects)."""
     return fetch(conn, "audit_list", _entry, {"limit": limit, "action": action})
+
+
+def entries_between(
+    conn: Conn, *, since: datetime | None, until: datetime, limit: int = 1000
+) -> list[AuditEntry]:
+    """The audit rows from ``since`` (None: the first) until ``until``, newest first, at
+    most ``limit`` (none on a database without skconsole's objects): the audit panel of a
+    past minute, an incident bundle's."""
+    return fetch(conn, "audit_window", _entry, {"since": since, "until": until, "limit": limit})

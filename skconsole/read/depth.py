@@ -14,15 +14,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from skconsole.core.depth_sampling import DEPTH_EXACT_LIMIT as DEPTH_EXACT_LIMIT
+from skconsole.core.depth_sampling import DEPTH_SAMPLE_ROWS as DEPTH_SAMPLE_ROWS
+from skconsole.core.depth_sampling import sample_pct
 from skconsole.core.json_types import JsonObject
 from skconsole.db.context import mapping_of
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.read.query import Conn, fetch
-
-#: Beyond this many waiting jobs (planner estimate), depth samples the queue.
-DEPTH_EXACT_LIMIT = 200_000
-#: Share of the queue's pages read when depth samples, aimed at ~30,000 rows.
-DEPTH_SAMPLE_ROWS = 30_000
 
 
 @dataclass
@@ -110,10 +108,10 @@ def depth(conn: Conn, *, exact_limit: int = DEPTH_EXACT_LIMIT) -> Depth:
     def row(*, task_type: str, **counts: Any) -> TypeDepth:
         return TypeDepth(task_type=task_type, paused=task_type in paused, **counts)
 
-    if queued <= exact_limit:
+    pct = sample_pct(queued, exact_limit)
+    if pct is None:
         rows, estimated = fetch(conn, "depth", row), False
     else:
-        pct = max(0.1, min(100.0, 100.0 * DEPTH_SAMPLE_ROWS / max(queued, 1)))
         rows, estimated = fetch(conn, "depth_estimated", row, {"sample_pct": pct}), True
     seen = {r.task_type for r in rows}
     rows += [

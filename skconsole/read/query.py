@@ -48,8 +48,20 @@ def fetch(
 #: alone there is nothing to read (its workers register nowhere; it keeps no limits,
 #: SLOs, paused types, schedules or audit log)
 OURS_ONLY = frozenset(
-    {"workers", "paused_types", "limits", "slos", "schedules", "audit_list", "reaped_attempts"}
-    | {"record_first_seen"}
+    {
+        "workers",
+        "paused_types",
+        "limits",
+        "slos",
+        "schedules",
+        "audit_list",
+        "reaped_attempts",
+        "gauges",
+        "audit_window",
+        "incident_samples",
+        "incident_workers",
+        "record_first_seen",
+    }
 )
 
 

@@ -36,6 +36,7 @@ class ActionSpec:
     needs_write: bool = False  # hidden in read-only mode, dimmed while disconnected
     needs_engine: bool = False  # only with an embedded engine (--tasks, demo)
     needs_queues: bool = False  # only with several queues (--dsn repeated, --queues)
+    needs_past: bool = False  # only at a past minute (--at, --bundle)
     footer: bool = True
     priority: bool = False  # wins over the focused table's own keys (enter)
     home: str | None = None  # panel the command palette focuses first, when out of scope
@@ -53,11 +54,18 @@ class ActionSpec:
         return f"navigate({self.id!r})" if self.navigates else self.id
 
     def allowed(
-        self, engine: bool, read_only: bool, connected: bool, several: bool = False
+        self,
+        engine: bool,
+        read_only: bool,
+        connected: bool,
+        several: bool = False,
+        past: bool = False,
     ) -> bool | None:
-        """False: hidden (no engine, read-only, one queue); None: dimmed (a write while
-        offline)."""
+        """False: hidden (no engine, read-only, one queue, not in the past); None: dimmed
+        (a write while offline)."""
         if self.needs_engine and not engine:
+            return False
+        if self.needs_past and not past:
             return False
         if self.needs_queues and not several:
             return False

@@ -83,7 +83,7 @@ from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.link import LinkScreen
 from skconsole.tui.screens.main import MainScreen, back_to_main
 from skconsole.tui.screens.overview import OverviewScreen
-from skconsole.tui.source import DataSource, Queue
+from skconsole.tui.source import DataSource, PastView, Queue
 from skconsole.tui.widgets.failures_panel import FailuresPanel
 from skconsole.tui.widgets.health_panel import HealthPanel
 from skconsole.tui.widgets.panel import Panel, panel_of
@@ -124,6 +124,8 @@ class ConsoleApp(App[int]):
         #: the address of the ``skconsole serve`` this console runs under (the l key's links)
         self.serve_url = serve_url
         self.read_only = source.read_only
+        #: the past minute shown (``--at``, ``--bundle``); None: the present
+        self.past = source if isinstance(source, PastView) else None
         self.engine = engine
         self.clock = clock
         self.actor = actor or Actor.current().user
@@ -233,6 +235,7 @@ class ConsoleApp(App[int]):
             queue=self.overview.shown,
             replication=replication_text(self.snapshot.replication if self.snapshot else None),
             standby=self.on_standby,
+            past=None if self.past is None else f"{self.past.minute():%Y-%m-%d %H:%M} UTC",
         )
 
     @property
@@ -243,6 +246,11 @@ class ConsoleApp(App[int]):
 
     def read_only_note(self) -> str:
         """Why no write is possible, in one line."""
+        if self.past is not None:
+            return (
+                f"The past ({self.past.minute():%H:%M} UTC) cannot be changed: operator actions"
+                " are off (skconsole without --at or --bundle acts on the queue now)."
+            )
         if self.on_standby:
             return (
                 "Read-only: this console reads a hot standby, and writes need the primary"
@@ -426,9 +434,22 @@ class ConsoleApp(App[int]):
         )
 
     def _allowed(self, spec: ActionSpec) -> bool | None:
+        # in the past a write key stays bound, so that pressing it says why it does nothing
         return spec.allowed(
-            self.engine is not None, self.read_only, self.connected, self.queue_switch.several
+            self.engine is not None,
+            self.read_only and self.past is None,
+            self.connected,
+            self.queue_switch.several,
+            past=self.past is not None,
         )
+
+    def hidden_in_footer(self, action: str) -> bool:
+        """A write key in the past: bound (it says why it does nothing), not advertised."""
+        if self.past is None:
+            return False
+        name, _, rest = action.partition("(")
+        spec = spec_for(name, (rest.rstrip(")").strip("'"),) if rest else ())
+        return spec is not None and spec.needs_write
 
     def palette_allows(self, spec: ActionSpec) -> bool:
         return self._allowed(spec) is not False and (
@@ -525,6 +546,30 @@ class ConsoleApp(App[int]):
             self.cadences.resume()
             self.overview.resume()
         self.status_changed()
+
+    def _scrub(self, minutes: int) -> None:
+        """Show another minute of the past: every cadence reads it again at once."""
+        if self.past is None:
+            return
+        before = self.past.minute()
+        at = self.past.move(minutes)
+        if at == before:
+            self.notify(f"Nothing kept beyond this minute: {self.past.bounds_text()}.")
+            return
+        self.status_changed()
+        self.cadences.request_soon()
+
+    def action_past_back(self) -> None:
+        self._scrub(-1)
+
+    def action_past_forward(self) -> None:
+        self._scrub(+1)
+
+    def action_past_back_10(self) -> None:
+        self._scrub(-10)
+
+    def action_past_forward_10(self) -> None:
+        self._scrub(+10)
 
     def action_refresh_now(self) -> None:
         """Every cadence reads now: the slower ones right after this refresh (and every

@@ -18,7 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from skconsole.tui.action_runner import is_connection_error
 from skconsole.tui.polling import Loops, PollHost, PollLoop
 from skconsole.tui.reads import Read
-from skconsole.tui.source import DataSource
+from skconsole.tui.source import DataSource, NotKept
 
 #: the refresh intervals + and - step through
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -121,5 +121,5 @@ class Cadences(Loops, Generic[H]):
 def _said_once(host: CadenceHost, loop: PollLoop[Any], what: str, error: BaseException) -> None:
     """A follower's failed read, reported once; a lost connection, never: the loop it
     follows says that (the status line shows it)."""
-    if loop.failures == 1 and not is_connection_error(error):
+    if loop.failures == 1 and not is_connection_error(error) and not isinstance(error, NotKept):
         host.report_error(what, error)

@@ -18,7 +18,9 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skconsole.core.errors import ConfigError, ReadOnlyError
 from skconsole.core.places import SERVE_URL_ENV, Place, base_url
@@ -31,6 +33,9 @@ from skconsole.db.target import resolve_database
 from skconsole.worker.engine import WorkerConfig
 from skconsole.worker.registry import load_registry
 from skconsole.worker.thread import EngineThread
+
+if TYPE_CHECKING:
+    from skconsole.tui.past_source import PastSource
 
 log = logging.getLogger("skconsole.console")
 
@@ -53,6 +58,10 @@ class ConsoleOptions:
     mapping: TableMapping | None = None
     #: --open: the place the console opens once its data is in
     open_at: Place | None = None
+    #: --at: the past minute the console shows, read-only (None: the present)
+    past_at: datetime | None = None
+    #: --bundle: an incident bundle the console opens offline (no database at all)
+    bundle: Path | None = None
 
 
 def serve_url() -> str | None:
@@ -207,8 +216,64 @@ def run_queues(queues: tuple[QueueSpec, ...], *, read_only: bool, refresh: float
     return app.return_code or 0
 
 
+def run_past(source: PastSource, cleanup: Callable[[], None]) -> int:
+    """The console at a past minute (``--at``, ``--bundle``) until the operator quits: read
+    only, no engine, no action."""
+    from skconsole.tui.app import ConsoleApp
+
+    route_logging_to_file()
+    app = ConsoleApp(source, refresh_interval=60.0)
+    try:
+        app.run()
+    finally:
+        cleanup()
+    return app.return_code or 0
+
+
+def bundle_source(path: Path) -> PastSource:
+    """The past of the bundle in ``path``, offline, on its worst minute (its first if
+    nothing failed). A bad or foreign file: one line (ConfigError), before any screen."""
+    from skconsole.read.incident import load
+    from skconsole.read.past import worst_minute
+    from skconsole.tui.past_source import BundleBooks, PastSource
+
+    bundle = load(path)
+    worst = worst_minute(replace(bundle.book, since=bundle.since))
+    return PastSource(BundleBooks(bundle, path.name), worst or bundle.since)
+
+
+def run_bundle(path: Path) -> int:
+    """``skconsole --bundle FILE``: the bundle's window, offline (no database, no DSN)."""
+    source = bundle_source(path)
+    return run_past(source, source.close)
+
+
+def run_at(opts: ConsoleOptions, at: datetime) -> int:
+    """``skconsole --at T``: minute T of the queue, from its record, read-only."""
+    from skconsole.tui.past_source import DatabaseBooks, PastSource
+
+    if opts.queues:
+        raise ConfigError("--at shows one queue's past: with several queues, give one --dsn")
+    if opts.tasks:
+        raise ConfigError("--at shows the past: it runs no engine (--tasks)")
+    db = resolve_database(
+        opts.read_dsn or opts.dsn,
+        opts.data_dir,
+        read_only=True,
+        application_name="skconsole-console",
+        mapping=opts.mapping,
+    )
+    schema_state(db, read_only=True, setup=False)
+    source = PastSource(DatabaseBooks(db), at)
+    return run_past(source, source.close)
+
+
 def run_console(opts: ConsoleOptions) -> int:
     """``skconsole``: check everything, start the engine if asked, run the console."""
+    if opts.bundle is not None:
+        return run_bundle(opts.bundle)
+    if opts.past_at is not None:
+        return run_at(opts, opts.past_at)
     if opts.queues:
         if opts.tasks:
             raise ConfigError(

@@ -17,6 +17,7 @@ handed from a worker thread to the UI never changes under it.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -44,6 +45,8 @@ from skconsole.views.metrics import MetricRow as MetricRow
 
 #: a job a reap put back is told of in the in-flight panel this long after the reap
 REAPED_SHOWN_S = 600.0
+#: how a past minute's note of a panel it cannot rebuild begins (``Snapshot.past_notes``)
+NOT_KEPT_NOTE = "not kept"
 
 
 @dataclass
@@ -154,6 +157,15 @@ class Snapshot:
     #: jobs that left the in-flight list because a reap put them back, within the last
     #: minutes (:data:`REAPED_SHOWN_S`), newest first
     reaped: tuple[ReapedAttempt, ...] = ()
+    #: a past minute (``skconsole --at``, a bundle): per panel scope, what its title says
+    #: instead of its summary (what it shows of then, or that it is not kept); empty: the
+    #: present
+    past_notes: Mapping[str, str] = field(default_factory=dict)
+
+    def kept(self, scope: str) -> bool:
+        """Whether the panel ``scope`` shows what was (always, but for a past minute's
+        panel it cannot rebuild: its tab then carries no note nor alarm)."""
+        return not self.past_notes.get(scope, "").startswith(NOT_KEPT_NOTE)
 
     @property
     def hung_count(self) -> int:
@@ -164,7 +176,9 @@ class Snapshot:
         """The types with ready jobs, not paused, that no live worker runs: what
         ``skconsole check`` warns of (:func:`skconsole.read.unserved_types`, the one
         definition); none on Stakhanovise.NET's tables alone, which have no registry."""
-        return () if self.degraded else unserved_types(self.workers, self.depth)
+        if self.degraded or self.past_notes:  # a past minute keeps no worker's types
+            return ()
+        return unserved_types(self.workers, self.depth)
 
     @property
     def failed_jobs(self) -> int:

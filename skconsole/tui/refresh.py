@@ -124,7 +124,7 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
         inflight=tuple(inflight.jobs),
         metrics=metric_rows_,
         workers=tuple(workers),
-        audit=tuple(_audit_row(a) for a in audit),
+        audit=tuple(audit_row(a) for a in audit),
         schedules=tuple(schedules),
         statuses=statuses,
         waiting=waiting,
@@ -208,7 +208,7 @@ def _metric_rows(memory: Memory, snap: read.MetricsSnapshot) -> tuple[model.Metr
     return metric_rows(snap, rates)
 
 
-def _audit_row(a: ops.AuditEntry) -> model.AuditRow:
+def audit_row(a: ops.AuditEntry) -> model.AuditRow:
     return model.AuditRow(
         a.audit_id, a.at, a.who, a.action, what(a), a.count, audited_jobs(a.selection)
     )

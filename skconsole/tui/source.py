@@ -12,7 +12,8 @@ test holds both to it (``tests/tui/test_source_contract.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from datetime import datetime
+from typing import Protocol, TypeVar, runtime_checkable
 
 from skconsole.tui.model import ActionRequest, OutcomeInfo, PreviewInfo
 from skconsole.tui.reads import Read
@@ -22,6 +23,11 @@ T = TypeVar("T")
 
 class SourceUnavailable(Exception):
     """The server cannot be reached right now; the console keeps its last data and retries."""
+
+
+class NotKept(Exception):
+    """A past source was asked what the past does not keep (a job, a search, the tables'
+    health): said once, in words, never as a lost connection."""
 
 
 class DataSource(Protocol):
@@ -53,3 +59,21 @@ class Queue:
 
     name: str
     source: DataSource
+
+
+@runtime_checkable
+class PastView(Protocol):
+    """A source that shows a past minute (``skconsole --at``, ``--bundle``): the console
+    shows which, and its scrub keys move it (:class:`skconsole.tui.past_source.PastSource`)."""
+
+    def minute(self) -> datetime:
+        """The minute shown."""
+        ...
+
+    def move(self, minutes: int) -> datetime:
+        """Show ``minutes`` later (earlier when negative), within what is kept; the new minute."""
+        ...
+
+    def bounds_text(self) -> str:
+        """What can be scrubbed, in words ("bundle 02:30-03:30 UTC", "record since ...")."""
+        ...

@@ -26,6 +26,7 @@ from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
 from skconsole.worker.config import WorkerConfig
+from skconsole.worker.gauges import Gauged, write_gauges
 from skconsole.worker.links import Link, Throttle, guarded, is_transient
 from skconsole.worker.metrics import MetricsBuffer
 from skconsole.worker.retention import Retention
@@ -48,6 +49,9 @@ AFTER_SWEEP_SCAN = 10_000
 RECORD_ROLL_S = 10.0
 #: The most record rows one roll takes, and trims.
 RECORD_ROLL_BATCH = 50_000
+#: How often upkeep asks whether this minute's gauges are written (gauges_due.sql, one
+#: index probe); the first worker to find them missing counts and writes them.
+GAUGES_CHECK_S = 15.0
 
 
 @dataclass(eq=False)
@@ -73,6 +77,7 @@ class Upkeep:
 
     async def run(self) -> None:
         last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0, "after": 0.0, "record": 0.0}
+        last["gauges"] = 0.0
         while True:
             now = time.monotonic()
             if self.config.reap and now - last["reap"] >= self.config.reap_interval:
@@ -87,6 +92,9 @@ class Upkeep:
             if now - last["record"] >= RECORD_ROLL_S:
                 last["record"] = now
                 await self._guarded("record", self.roll_record)
+            if now - last["gauges"] >= GAUGES_CHECK_S:
+                last["gauges"] = now
+                await self._guarded("gauges", self.take_gauges)
             if now - last["forget"] >= 60:
                 last["forget"] = now
                 await self._guarded("forget", self._forget)
@@ -187,6 +195,15 @@ class Upkeep:
             done = await aone(conn, query("record_roll"), Rolled, params)
             assert done is not None
             return done
+
+        return await self.link.run(op, retry=False)
+
+    async def take_gauges(self) -> Gauged:
+        """This minute's gauges (jobs waiting and running per type, workers alive), unless
+        another worker wrote them first; trims them with the record's keep (gauges.py)."""
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> Gauged:
+            return await write_gauges(conn, keep_s=self.config.record_keep)
 
         return await self.link.run(op, retry=False)
 

@@ -153,8 +153,10 @@ async def test_palette_runs_actions_in_their_panel() -> None:
         names = {name for name, _, _ in ActionCommands(app.screen)._entries()}
         drilldown_only = {"jobs", "job", "charts"}
         for spec in actions.ACTIONS:
-            if spec.id in ("leave", "engine", "queues") or (
-                spec.scopes and spec.scopes <= drilldown_only
+            if (
+                spec.id in ("leave", "engine", "queues")
+                or spec.needs_past
+                or (spec.scopes and spec.scopes <= drilldown_only)
             ):
                 continue
             label = (

@@ -36,6 +36,8 @@ SIZED = [
         "dead-workers-hung",
         "charts",
         "charts-type-week",
+        "past-at",
+        "past-bundle",
     )
     for size in ((80, 24), (200, 50))
 ]

@@ -185,6 +185,10 @@ _SHOWN_AS = {
     "plus": "+",
     "question_mark": "?",
     "slash": "/",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "left_curly_bracket": "{",
+    "right_curly_bracket": "}",
 }
 
 

@@ -178,7 +178,7 @@ TUI_LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {"asks", "confirmations", "action_runner", "targets", "navigation"}
             | {"actions", "commands", "cadences", "queue_overviews", "queue_switch"}
-            | {"database_source"}
+            | {"database_source", "past_source"}
         ),
     ),
     ("app", frozenset({"app", "launch", "showcase"})),

@@ -54,6 +54,8 @@ def notes(spec: ActionSpec, read_only: bool) -> str:
         out.append("hidden: read-only" if read_only else "write")
     if spec.needs_engine:
         out.append("with --tasks")
+    if spec.needs_past:
+        out.append("with --at or --bundle")
     return ", ".join(out)
 
 

@@ -214,7 +214,8 @@ class MainScreen(Screen[None]):
         self._label_tabs(snapshot)
 
     def _show(self, panel: Panel, snapshot: Snapshot) -> None:
-        panel.loading = not panel.has_data(snapshot)  # the spinner until its data is read
+        # the spinner until its data is read (a past minute's panel it does not keep: never)
+        panel.loading = not (panel.has_data(snapshot) or panel.scope in snapshot.past_notes)
         if self.in_view(panel):
             panel.show_snapshot(snapshot)
 
@@ -241,9 +242,16 @@ class MainScreen(Screen[None]):
         with the whole words if those fit, the narrow words if not (always below 100
         columns), so no tab runs off the bar."""
         tabbed = [(n, cls, self.panel(cls.scope)) for n, cls in numbered() if cls.tabbed]
-        alarms = {p.scope: snapshot is not None and p.alarm(snapshot) for _, _, p in tabbed}
+        alarms = {
+            p.scope: snapshot is not None and snapshot.kept(p.scope) and p.alarm(snapshot)
+            for _, _, p in tabbed
+        }
         full = [
-            tab_label(n, cls, None if snapshot is None else p.tab_note(snapshot))
+            tab_label(
+                n,
+                cls,
+                None if snapshot is None or not snapshot.kept(p.scope) else p.tab_note(snapshot),
+            )
             for n, cls, p in tabbed
         ]
         briefs = [

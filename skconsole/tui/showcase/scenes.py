@@ -16,8 +16,10 @@ from textual.widgets import Input, TextArea
 
 from skconsole.ops.edit import editable_json
 from skconsole.tui.app import ConsoleApp
+from skconsole.tui.past_source import BundleBooks, PastBooks, PastSource
 from skconsole.tui.showcase.fake_source import FixedEngine, FixedSource
 from skconsole.tui.showcase.fixed_data import FrozenClock
+from skconsole.tui.showcase.fixed_incident import INCIDENT_AT, FixedBooks, fixed_incident
 from skconsole.tui.showcase.fixed_overview import FIXED_QUEUES
 from skconsole.tui.source import Queue
 
@@ -61,10 +63,14 @@ class Scene:
     dead_workers: bool = False
     #: a failure group first seen two minutes ago (panel 3 marks it new)
     new_group: bool = False
+    #: a past minute: "at" (skconsole --at 02:47 on a database) or "bundle" (--bundle)
+    past: str | None = None
 
     def build(self) -> ConsoleApp:
         if self.several:
             return self._build_several()
+        if self.past is not None:
+            return self._build_past(self.past)
         source = FixedSource(
             read_only=self.read_only, dead_workers=self.dead_workers, new_group=self.new_group
         )
@@ -77,6 +83,19 @@ class Scene:
         )
         # the tab underline glides for 0.3 s of wall time; a picture taken
         # mid-glide differs from run to run
+        app.animation_level = "none"
+        return app
+
+    def _build_past(self, kind: str) -> ConsoleApp:
+        incident = fixed_incident()
+        books: PastBooks
+        if kind == "bundle":
+            books = BundleBooks(incident, "incident-0247.json")
+        else:
+            books = FixedBooks(incident.book, "ops@db.prod.example:5432/queue")
+        app = ConsoleApp(
+            PastSource(books, INCIDENT_AT), clock=FrozenClock(), actor="maria", auto_refresh=False
+        )
         app.animation_level = "none"
         return app
 
@@ -200,6 +219,12 @@ SCENES: tuple[Scene, ...] = (
     Scene("dead-workers-list", dead_workers=True, engine=False, keys=("6",)),
     Scene("dead-workers-reap-confirm", dead_workers=True, engine=False, keys=("2", "H")),
     # several queues: the overview they open on, then the busy queue's panels (⏎)
+    Scene("past-at", past="at"),
+    Scene("past-at-failures", past="at", keys=("3",)),
+    Scene("past-at-scrubbed", past="at", keys=("right_curly_bracket", "right_square_bracket")),
+    Scene("past-at-write-refused", past="at", keys=("R",)),
+    Scene("past-bundle", past="bundle"),
+    Scene("past-bundle-audit", past="bundle", keys=("7",)),
     Scene("queues-overview", several=True),
     Scene("queues-shown", several=True, keys=("enter",)),
 )

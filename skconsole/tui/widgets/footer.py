@@ -13,8 +13,10 @@ shows, once per refresh however many times it is told, and recomposes only on a 
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 Hint = tuple[str, str, str, bool, str | None]
 
@@ -27,12 +29,22 @@ class ConsoleFooter(Footer):
         self._hints: tuple[Hint, ...] | None = None
         self._pending = False
 
+    def compose(self) -> ComposeResult:
+        """Textual's keys, but those the App hides from the footer (``hidden_in_footer``:
+        a write key at a past minute, bound only to say why it does nothing)."""
+        hidden = getattr(self.app, "hidden_in_footer", None)
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and hidden is not None and hidden(widget.action):
+                continue
+            yield widget
+
     def hints(self) -> tuple[Hint, ...]:
         """What the footer shows for the screen's bindings now."""
+        hidden = getattr(self.app, "hidden_in_footer", None)
         return tuple(
             (binding.key, binding.action, binding.description, enabled, tooltip)
             for (_node, binding, enabled, tooltip) in self.screen.active_bindings.values()
-            if binding.show
+            if binding.show and not (hidden is not None and hidden(binding.action))
         )
 
     def bindings_changed(self, screen: Screen[object]) -> None:

@@ -138,11 +138,13 @@ class Panel(Vertical):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         self.shown = snapshot
-        self.summary = (
-            "none here: skconsole's tables are not in this database"
-            if snapshot.degraded and self.skconsole_tables_only
-            else self.summarize(snapshot)
-        )
+        past_notes = snapshot.past_notes.get(self.scope)
+        if past_notes is not None:
+            self.summary = past_notes
+        elif snapshot.degraded and self.skconsole_tables_only:
+            self.summary = "none here: skconsole's tables are not in this database"
+        else:
+            self.summary = self.summarize(snapshot)
         self.table.set_rows(self.rows(snapshot))
         self._update_title()  # a marked row that left takes its mark along
 

@@ -84,6 +84,8 @@ class StatusState:
     replication: str | None = None
     #: the console reads a hot standby
     standby: bool = False
+    #: a past minute shown (``--at``, ``--bundle``): "2026-12-06 02:47 UTC" (None: the present)
+    past: str | None = None
 
     @property
     def staleness(self) -> str:
@@ -153,16 +155,25 @@ def fit_line(state: StatusState, width: int) -> Line:
     that one shows the server whole."""
     age = "no data yet" if state.age_s is None else fmt_age_s(state.age_s)
     mode = " READ-ONLY " if state.read_only else " WRITE "
-    if state.read_only and state.standby:
+    if state.past is not None:
+        mode = " PAST · READ-ONLY "
+    elif state.read_only and state.standby:
         mode = " READ-ONLY · STANDBY "
     if state.degraded:
         mode += "· STAKHANOVISE TABLES ONLY "
+    past = state.past
     line = Line(
         brand=True,
         server=state.server,
-        conn=None if state.paused and state.connection == "live" else connection_text(state),
-        age=age if state.age_s is None else f"updated {age} ago",
-        interval=f"every {fmt_seconds(state.interval_s)}",
+        conn=None
+        if past is not None or (state.paused and state.connection == "live")
+        else connection_text(state),
+        age=f"◷ at {past}"
+        if past is not None
+        else age
+        if state.age_s is None
+        else f"updated {age} ago",
+        interval=None if past is not None else f"every {fmt_seconds(state.interval_s)}",
         mode=mode,
         engine=f"engine {state.engine}" if state.engine else None,
         queue=printable(state.queue) if state.queue is not None else None,
@@ -172,7 +183,9 @@ def fit_line(state: StatusState, width: int) -> Line:
         line,
         line := replace_line(line, interval=None),
         line := replace_line(line, engine=brief),
-        line := replace_line(line, age=age if state.age_s is None else f"{age} ago"),
+        line := replace_line(
+            line, age=line.age if past is not None or state.age_s is None else f"{age} ago"
+        ),
         line := replace_line(line, brand=False),
         line := replace_line(line, server=without_user(state.server)),
     ]
@@ -233,7 +246,7 @@ class StatusBar(Horizontal):
         self._put("sb-queue", line.queue)
         self._put("sb-server", line.server)
         self._put("sb-conn", line.conn, f"-{state.connection}")
-        self._put("sb-age", line.age, f"-{state.staleness}")
+        self._put("sb-age", line.age, "-past" if state.past is not None else f"-{state.staleness}")
         self._put("sb-interval", line.interval)
         self.query_one("#sb-paused", Label).display = state.paused
         self._put("sb-mode", line.mode, "-read-only" if state.read_only else "-write")

@@ -45,6 +45,11 @@ class ThroughputBox(Vertical):
         self.query_one("#tp-waiting", Sparkline).data = list(waiting) or [0]
         counts = snapshot.statuses.counts
         estimated = snapshot.statuses.estimated  # the planner's estimates: "≈3.87M"
+        if snapshot.past_notes:
+            self.query_one("#tp-statuses", Label).update(
+                Content("jobs per status: not kept (the past keeps counts per minute)")
+            )
+            return
         self.query_one("#tp-statuses", Label).update(
             Content(
                 " · ".join(
