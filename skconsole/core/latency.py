@@ -23,7 +23,10 @@ def bucket_of(ms: float) -> int:
     """The bucket a time in milliseconds counts in."""
     if ms < 1:
         return 0
-    return min(BUCKETS - 1, 1 + math.floor(2 * math.log2(ms)))
+    if ms >= 2**31 or math.isnan(ms):
+        return BUCKETS - 1
+    # the SQL's own arithmetic (2 ln(ms) / ln(2)), so both put an edge in one bucket
+    return min(BUCKETS - 1, 1 + math.floor(2 * math.log(ms) / math.log(2)))
 
 
 def bucket_bounds(bucket: int) -> tuple[float, float]:

@@ -24,8 +24,9 @@ added AS (
     SELECT g.grain, to_timestamp(floor(extract(epoch FROM t.minute) / (g.grain * 60)) * g.grain * 60),
         t.task_type, t.signature, sum(t.posted), sum(t.started), sum(t.succeeded),
         sum(t.failed_recoverable), sum(t.failed_faulted), sum(t.failed_fatal),
-        sum(t.cancelled), sum(t.reaped), sk_record_hist_sum(t.wait_hist), max(t.wait_max_ms),
-        sk_record_hist_sum(t.run_hist), max(t.run_max_ms)
+        sum(t.cancelled), sum(t.reaped),
+        sk_record_hist_sum(sk_record_dense(t.wait_buckets, t.wait_counts)), max(t.wait_max_ms),
+        sk_record_hist_sum(sk_record_dense(t.run_buckets, t.run_counts)), max(t.run_max_ms)
     FROM taken t CROSS JOIN unnest(%(grains)s::smallint[]) AS g(grain)
     GROUP BY 1, 2, 3, 4
     -- in key order: two rolls adding into the same rows lock them in one order (no deadlock)

@@ -19,9 +19,12 @@
 
 -- What a row of either table holds. signature '' is the type's own row (every
 -- count); any other is a failure signature's row (sk_signature_key of the
--- stored signature), counting only its failures (failed_*, reaped).
--- wait_hist, run_hist: attempts per latency bucket (sk_record_bucket), the
--- array as long as its highest bucket needs; the max is exact.
+-- stored signature), counting only its failures (failed_*, reaped). The wait
+-- and run times are kept as histograms (sk_record_bucket): a fresh row as the
+-- buckets that hold any (ascending) and their counts, what builtin aggregates
+-- make cheaply inside the statement that wrote it; a rolled row as one count
+-- per bucket from 0, the array as long as its highest bucket needs. The
+-- maxima are exact.
 CREATE TABLE IF NOT EXISTS sk_record_fresh_t (
     minute timestamptz NOT NULL,
     task_type varchar(250) NOT NULL,
@@ -34,10 +37,12 @@ CREATE TABLE IF NOT EXISTS sk_record_fresh_t (
     failed_fatal integer NOT NULL DEFAULT 0,
     cancelled integer NOT NULL DEFAULT 0,
     reaped integer NOT NULL DEFAULT 0,
-    wait_hist integer[],
-    wait_max_ms bigint,
-    run_hist integer[],
-    run_max_ms bigint
+    wait_buckets smallint[],
+    wait_counts integer[],
+    wait_max_ms double precision,
+    run_buckets smallint[],
+    run_counts integer[],
+    run_max_ms double precision
 );
 -- the minutes a read asks for, and the roll's "finished minutes": one range scan
 CREATE INDEX IF NOT EXISTS idx_sk_record_fresh_minute ON sk_record_fresh_t (minute);
@@ -48,7 +53,21 @@ CREATE INDEX IF NOT EXISTS idx_sk_record_fresh_minute ON sk_record_fresh_t (minu
 -- adds a few thousand rows, not every minute of it.
 CREATE TABLE IF NOT EXISTS sk_record_t (
     grain smallint NOT NULL,
-    LIKE sk_record_fresh_t INCLUDING DEFAULTS,
+    minute timestamptz NOT NULL,
+    task_type varchar(250) NOT NULL,
+    signature text NOT NULL DEFAULT '',
+    posted integer NOT NULL DEFAULT 0,
+    started integer NOT NULL DEFAULT 0,
+    succeeded integer NOT NULL DEFAULT 0,
+    failed_recoverable integer NOT NULL DEFAULT 0,
+    failed_faulted integer NOT NULL DEFAULT 0,
+    failed_fatal integer NOT NULL DEFAULT 0,
+    cancelled integer NOT NULL DEFAULT 0,
+    reaped integer NOT NULL DEFAULT 0,
+    wait_hist integer[],
+    wait_max_ms double precision,
+    run_hist integer[],
+    run_max_ms double precision,
     CONSTRAINT pk_sk_record_t PRIMARY KEY (grain, minute, task_type, signature)
 );
 
@@ -57,12 +76,25 @@ CREATE TABLE IF NOT EXISTS sk_record_t (
 -- everything from about 2^31 ms (25 days) on. skconsole.core.latency holds the
 -- same edges, and reads percentiles from them (a test checks they agree).
 CREATE OR REPLACE FUNCTION sk_record_bucket(ms double precision)
-RETURNS integer
+RETURNS smallint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-    SELECT CASE WHEN ms IS NULL THEN NULL WHEN ms < 1 THEN 0
+    SELECT (CASE WHEN ms IS NULL THEN NULL WHEN ms < 1 THEN 0
         WHEN ms >= 2147483648 OR ms = 'NaN' THEN 63
-        ELSE least(63, 1 + floor(2 * log(2, ms::numeric))::integer) END
+        ELSE least(63, 1 + floor(2 * ln(ms) / ln(2))) END)::smallint
+$$;
+
+-- A histogram as buckets and their counts (a fresh row's) made one count per
+-- bucket from 0 (a rolled row's); NULL for none.
+CREATE OR REPLACE FUNCTION sk_record_dense(buckets smallint[], counts integer[])
+RETURNS integer[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN cardinality(buckets) > 0 THEN ARRAY(
+        SELECT coalesce(sum(u.n), 0)::integer
+        FROM generate_series(0, (SELECT max(x) FROM unnest(buckets) AS x)) AS g
+        LEFT JOIN unnest(buckets, counts) AS u(b, n) ON u.b = g
+        GROUP BY g ORDER BY g) END
 $$;
 
 -- The minute an event counts in: the row's own time for it when it has a usable
@@ -93,34 +125,9 @@ AS $$
                    FROM unnest(a, b) WITH ORDINALITY AS u(x, y, i) ORDER BY i) END
 $$;
 
--- One more time into a histogram being built (the state of sk_record_hist).
-CREATE OR REPLACE FUNCTION sk_record_hist_count(state integer[], ms double precision)
-RETURNS integer[]
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-AS $$
-DECLARE
-    b integer := sk_record_bucket(ms) + 1;
-BEGIN
-    IF b IS NULL THEN
-        RETURN state;
-    END IF;
-    IF state IS NULL THEN
-        state := array_fill(0, ARRAY[b]);
-    ELSIF cardinality(state) < b THEN
-        state := state || array_fill(0, ARRAY[b - cardinality(state)]);
-    END IF;
-    state[b] := state[b] + 1;
-    RETURN state;
-END
-$$;
-
 DO $$
 BEGIN
-    -- times in milliseconds into a histogram; histograms added into one
-    IF to_regproc('sk_record_hist') IS NULL THEN
-        CREATE AGGREGATE sk_record_hist(double precision) (
-            SFUNC = sk_record_hist_count, STYPE = integer[]);
-    END IF;
+    -- histograms added into one (the roll, a read over many minutes)
     IF to_regproc('sk_record_hist_sum') IS NULL THEN
         CREATE AGGREGATE sk_record_hist_sum(integer[]) (
             SFUNC = sk_record_hist_add, STYPE = integer[]);
@@ -153,41 +160,59 @@ RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
 AS $$
 BEGIN
-    -- one statement, planned once per session: a post's whole cost here
+    -- one statement, planned once per session, builtin aggregates only: a post's
+    -- whole cost here
     INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
-        failed_recoverable, failed_faulted, failed_fatal, cancelled, wait_hist, wait_max_ms)
-    SELECT sk_record_minute(e.minute), e.task_type, e.signature,
-        count(*) FILTER (WHERE e.status IS NULL),
-        count(*) FILTER (WHERE e.status = 2),
-        count(*) FILTER (WHERE e.status = 3),
-        count(*) FILTER (WHERE e.status = 4),
-        count(*) FILTER (WHERE e.status = 5),
-        count(*) FILTER (WHERE e.status = 6),
-        count(*) FILTER (WHERE e.status = 7),
-        sk_record_hist(e.wait_ms), max(e.wait_ms)
-    FROM (
+        failed_recoverable, failed_faulted, failed_fatal, cancelled,
+        wait_buckets, wait_counts, wait_max_ms)
+    WITH e AS MATERIALIZED (
         -- every new row is a post
-        SELECT NULL::integer AS status, n.task_posted_at_ts AS minute, n.task_type,
-            ''::text AS signature, NULL::double precision AS wait_ms
+        SELECT NULL::integer AS status, sk_record_minute(n.task_posted_at_ts) AS minute,
+            n.task_type, NULL::double precision AS wait_ms
         FROM new_rows n
         UNION ALL
         -- made 2 Processing: a claim of a queue row posted by hand; made 3-7: a row
         -- written finished (a fan-in child posted cancelled, rows copied in)
         SELECT n.task_status,
-            CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
+            sk_record_minute(CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
                 ELSE coalesce(n.task_processing_finalized_at_ts,
-                    n.task_last_processing_attempted_at_ts, now()) END,
-            n.task_type, '',
+                    n.task_last_processing_attempted_at_ts) END),
+            n.task_type,
             CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
                 coalesce(n.sk_due_at_ts, n.task_posted_at_ts)) END
         FROM new_rows n WHERE n.task_status >= 2
-        UNION ALL
-        -- a failure counts in its signature's row too
-        SELECT n.task_status, coalesce(n.task_processing_finalized_at_ts,
-                n.task_last_processing_attempted_at_ts, now()),
-            n.task_type, sk_signature_key(n.sk_error_signature), NULL
-        FROM new_rows n WHERE n.task_status IN (4, 5, 6)
-    ) AS e
+    ),
+    waits AS (
+        SELECT e.minute, e.task_type, sk_record_bucket(e.wait_ms) AS b, count(*)::integer AS n
+        FROM e WHERE e.wait_ms IS NOT NULL GROUP BY 1, 2, 3
+    )
+    SELECT c.minute, c.task_type, '', c.posted, c.started, c.succeeded, c.recoverable,
+        c.faulted, c.fatal, c.cancelled,
+        (SELECT array_agg(w.b ORDER BY w.b) FROM waits w
+         WHERE w.minute = c.minute AND w.task_type = c.task_type),
+        (SELECT array_agg(w.n ORDER BY w.b) FROM waits w
+         WHERE w.minute = c.minute AND w.task_type = c.task_type),
+        c.wait_max_ms
+    FROM (
+        SELECT e.minute, e.task_type,
+            count(*) FILTER (WHERE e.status IS NULL) AS posted,
+            count(*) FILTER (WHERE e.status = 2) AS started,
+            count(*) FILTER (WHERE e.status = 3) AS succeeded,
+            count(*) FILTER (WHERE e.status = 4) AS recoverable,
+            count(*) FILTER (WHERE e.status = 5) AS faulted,
+            count(*) FILTER (WHERE e.status = 6) AS fatal,
+            count(*) FILTER (WHERE e.status = 7) AS cancelled,
+            max(e.wait_ms) AS wait_max_ms
+        FROM e GROUP BY 1, 2
+    ) AS c
+    UNION ALL
+    -- a row written failed counts in its signature's row too
+    SELECT sk_record_minute(coalesce(n.task_processing_finalized_at_ts,
+            n.task_last_processing_attempted_at_ts)),
+        n.task_type, sk_signature_key(n.sk_error_signature), 0, 0, 0,
+        count(*) FILTER (WHERE n.task_status = 4), count(*) FILTER (WHERE n.task_status = 5),
+        count(*) FILTER (WHERE n.task_status = 6), 0, NULL, NULL, NULL
+    FROM new_rows n WHERE n.task_status IN (4, 5, 6)
     GROUP BY 1, 2, 3;
     RETURN NULL;
 END
@@ -200,7 +225,7 @@ AS $$
 BEGIN
     INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
         failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped,
-        wait_hist, wait_max_ms, run_hist, run_max_ms)
+        wait_buckets, wait_counts, wait_max_ms, run_buckets, run_counts, run_max_ms)
     WITH e AS MATERIALIZED (
         SELECT n.task_status AS status, n.task_type,
             -- a keyed re-post of a finished job posts it again (post_jobs.sql)
@@ -208,9 +233,8 @@ BEGIN
                 AS reposted,
             -- a reap's failure (reap.sql) is the only one signed skconsole.HungJob
             n.task_status IN (4, 5, 6) AND n.sk_error_signature LIKE 'skconsole.HungJob%' AS reaped,
-            CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
-                 WHEN n.task_status = 1 THEN n.task_posted_at_ts
-                 ELSE now() END AS minute,
+            sk_record_minute(CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
+                 WHEN n.task_status = 1 THEN n.task_posted_at_ts END) AS minute,
             n.sk_error_signature AS signature,
             CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
                 coalesce(n.sk_due_at_ts, CASE WHEN o.task_first_processing_attempted_at_ts IS NULL
@@ -226,26 +250,47 @@ BEGIN
             OR (n.task_status = 7 AND o.task_status <> 7)
             OR (n.task_status IN (4, 5, 6) AND n.task_error_count > o.task_error_count)
             OR (n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts)
+    ),
+    waits AS (
+        SELECT e.minute, e.task_type, sk_record_bucket(e.wait_ms) AS b, count(*)::integer AS n
+        FROM e WHERE e.wait_ms IS NOT NULL GROUP BY 1, 2, 3
+    ),
+    runs AS (
+        SELECT e.minute, e.task_type, sk_record_bucket(e.run_ms) AS b, count(*)::integer AS n
+        FROM e WHERE e.run_ms IS NOT NULL GROUP BY 1, 2, 3
     )
-    SELECT sk_record_minute(e.minute), e.task_type, '',
-        count(*) FILTER (WHERE e.reposted),
-        count(*) FILTER (WHERE e.status = 2),
-        count(*) FILTER (WHERE e.status = 3),
-        count(*) FILTER (WHERE e.status = 4),
-        count(*) FILTER (WHERE e.status = 5),
-        count(*) FILTER (WHERE e.status = 6),
-        count(*) FILTER (WHERE e.status = 7),
-        count(*) FILTER (WHERE e.reaped),
-        sk_record_hist(e.wait_ms), max(e.wait_ms), sk_record_hist(e.run_ms), max(e.run_ms)
-    FROM e
-    GROUP BY 1, 2
+    SELECT c.minute, c.task_type, '', c.posted, c.started, c.succeeded, c.recoverable,
+        c.faulted, c.fatal, c.cancelled, c.reaped,
+        (SELECT array_agg(w.b ORDER BY w.b) FROM waits w
+         WHERE w.minute = c.minute AND w.task_type = c.task_type),
+        (SELECT array_agg(w.n ORDER BY w.b) FROM waits w
+         WHERE w.minute = c.minute AND w.task_type = c.task_type),
+        c.wait_max_ms,
+        (SELECT array_agg(r.b ORDER BY r.b) FROM runs r
+         WHERE r.minute = c.minute AND r.task_type = c.task_type),
+        (SELECT array_agg(r.n ORDER BY r.b) FROM runs r
+         WHERE r.minute = c.minute AND r.task_type = c.task_type),
+        c.run_max_ms
+    FROM (
+        SELECT e.minute, e.task_type,
+            count(*) FILTER (WHERE e.reposted) AS posted,
+            count(*) FILTER (WHERE e.status = 2) AS started,
+            count(*) FILTER (WHERE e.status = 3) AS succeeded,
+            count(*) FILTER (WHERE e.status = 4) AS recoverable,
+            count(*) FILTER (WHERE e.status = 5) AS faulted,
+            count(*) FILTER (WHERE e.status = 6) AS fatal,
+            count(*) FILTER (WHERE e.status = 7) AS cancelled,
+            count(*) FILTER (WHERE e.reaped) AS reaped,
+            max(e.wait_ms) AS wait_max_ms, max(e.run_ms) AS run_max_ms
+        FROM e GROUP BY 1, 2
+    ) AS c
     UNION ALL
     -- each failure in its signature's row too
-    SELECT sk_record_minute(e.minute), e.task_type, sk_signature_key(e.signature), 0, 0, 0,
+    SELECT e.minute, e.task_type, sk_signature_key(e.signature), 0, 0, 0,
         count(*) FILTER (WHERE e.status = 4),
         count(*) FILTER (WHERE e.status = 5),
         count(*) FILTER (WHERE e.status = 6),
-        0, count(*) FILTER (WHERE e.reaped), NULL, NULL, NULL, NULL
+        0, count(*) FILTER (WHERE e.reaped), NULL, NULL, NULL, NULL, NULL, NULL
     FROM e
     WHERE e.status IN (4, 5, 6)
     GROUP BY 1, 2, 3;

@@ -18,8 +18,8 @@ from skconsole.core.errors import ReadOnlyError
 from skconsole.db.connect import Database
 from skconsole.read.record import sum_counts
 from skconsole.tui import reads
-from skconsole.tui.chart_data import BY_KEY
 from skconsole.tui.app import ConsoleApp
+from skconsole.tui.chart_data import BY_KEY
 from skconsole.tui.launch import bundle_source
 from skconsole.tui.model import (
     ActionRequest,
