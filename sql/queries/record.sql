@@ -18,8 +18,8 @@ WITH kept AS (
     UNION ALL
     SELECT f.minute, f.task_type, f.signature, f.posted, f.started, f.succeeded,
         f.failed_recoverable, f.failed_faulted, f.failed_fatal, f.cancelled, f.reaped,
-        sk_record_dense(f.wait_buckets, f.wait_counts), f.wait_max_ms,
-        sk_record_dense(f.run_buckets, f.run_counts), f.run_max_ms
+        sk_record_hist_of(f.wait_ms), (SELECT max(x) FROM unnest(f.wait_ms) AS x),
+        sk_record_hist_of(f.run_ms), (SELECT max(x) FROM unnest(f.run_ms) AS x)
     FROM sk_record_fresh_t f
     WHERE f.minute >= %(since)s AND f.minute < %(until)s
         AND (%(types)s::text[] IS NULL OR f.task_type = ANY(%(types)s::text[]))

@@ -25,8 +25,10 @@ added AS (
         t.task_type, t.signature, sum(t.posted), sum(t.started), sum(t.succeeded),
         sum(t.failed_recoverable), sum(t.failed_faulted), sum(t.failed_fatal),
         sum(t.cancelled), sum(t.reaped),
-        sk_record_hist_sum(sk_record_dense(t.wait_buckets, t.wait_counts)), max(t.wait_max_ms),
-        sk_record_hist_sum(sk_record_dense(t.run_buckets, t.run_counts)), max(t.run_max_ms)
+        sk_record_hist_sum(sk_record_hist_of(t.wait_ms)),
+        max((SELECT max(x) FROM unnest(t.wait_ms) AS x)),
+        sk_record_hist_sum(sk_record_hist_of(t.run_ms)),
+        max((SELECT max(x) FROM unnest(t.run_ms) AS x))
     FROM taken t CROSS JOIN unnest(%(grains)s::smallint[]) AS g(grain)
     GROUP BY 1, 2, 3, 4
     -- in key order: two rolls adding into the same rows lock them in one order (no deadlock)

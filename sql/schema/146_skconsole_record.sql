@@ -19,12 +19,11 @@
 
 -- What a row of either table holds. signature '' is the type's own row (every
 -- count); any other is a failure signature's row (sk_signature_key of the
--- stored signature), counting only its failures (failed_*, reaped). The wait
--- and run times are kept as histograms (sk_record_bucket): a fresh row as the
--- buckets that hold any (ascending) and their counts, what builtin aggregates
--- make cheaply inside the statement that wrote it; a rolled row as one count
--- per bucket from 0, the array as long as its highest bucket needs. The
--- maxima are exact.
+-- stored signature), counting only its failures (failed_*, reaped). A fresh
+-- row keeps the wait and run times of its statement's attempts as they are
+-- (one array_agg: the least a trigger can do); the roll makes them histograms
+-- (sk_record_bucket): one count per bucket from 0, the array as long as its
+-- highest bucket needs. The maxima are exact.
 CREATE TABLE IF NOT EXISTS sk_record_fresh_t (
     minute timestamptz NOT NULL,
     task_type varchar(250) NOT NULL,
@@ -37,12 +36,8 @@ CREATE TABLE IF NOT EXISTS sk_record_fresh_t (
     failed_fatal integer NOT NULL DEFAULT 0,
     cancelled integer NOT NULL DEFAULT 0,
     reaped integer NOT NULL DEFAULT 0,
-    wait_buckets smallint[],
-    wait_counts integer[],
-    wait_max_ms double precision,
-    run_buckets smallint[],
-    run_counts integer[],
-    run_max_ms double precision
+    wait_ms double precision[],
+    run_ms double precision[]
 );
 -- the minutes a read asks for, and the roll's "finished minutes": one range scan
 CREATE INDEX IF NOT EXISTS idx_sk_record_fresh_minute ON sk_record_fresh_t (minute);
@@ -84,16 +79,16 @@ AS $$
         ELSE least(63, 1 + floor(2 * ln(ms) / ln(2))) END)::smallint
 $$;
 
--- A histogram as buckets and their counts (a fresh row's) made one count per
--- bucket from 0 (a rolled row's); NULL for none.
-CREATE OR REPLACE FUNCTION sk_record_dense(buckets smallint[], counts integer[])
+-- Times in milliseconds as a histogram: one count per bucket from 0 (NULL for
+-- none). The roll's, and a read's of the rows not rolled yet.
+CREATE OR REPLACE FUNCTION sk_record_hist_of(ms double precision[])
 RETURNS integer[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-    SELECT CASE WHEN cardinality(buckets) > 0 THEN ARRAY(
-        SELECT coalesce(sum(u.n), 0)::integer
-        FROM generate_series(0, (SELECT max(x) FROM unnest(buckets) AS x)) AS g
-        LEFT JOIN unnest(buckets, counts) AS u(b, n) ON u.b = g
+    SELECT CASE WHEN cardinality(ms) > 0 THEN ARRAY(
+        SELECT count(b.b)::integer
+        FROM generate_series(0, (SELECT max(sk_record_bucket(x)) FROM unnest(ms) AS x)) AS g
+        LEFT JOIN (SELECT sk_record_bucket(x) AS b FROM unnest(ms) AS x) AS b ON b.b = g
         GROUP BY g ORDER BY g) END
 $$;
 
@@ -160,59 +155,43 @@ RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
 AS $$
 BEGIN
-    -- one statement, planned once per session, builtin aggregates only: a post's
-    -- whole cost here
+    -- one statement, planned once per session, one level of builtin aggregates: a
+    -- post's whole cost here
     INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
-        failed_recoverable, failed_faulted, failed_fatal, cancelled,
-        wait_buckets, wait_counts, wait_max_ms)
-    WITH e AS MATERIALIZED (
+        failed_recoverable, failed_faulted, failed_fatal, cancelled, wait_ms)
+    SELECT e.minute, e.task_type, e.signature,
+        count(*) FILTER (WHERE e.status IS NULL),
+        count(*) FILTER (WHERE e.status = 2),
+        count(*) FILTER (WHERE e.status = 3),
+        count(*) FILTER (WHERE e.status = 4),
+        count(*) FILTER (WHERE e.status = 5),
+        count(*) FILTER (WHERE e.status = 6),
+        count(*) FILTER (WHERE e.status = 7),
+        array_agg(e.wait_ms) FILTER (WHERE e.wait_ms IS NOT NULL)
+    FROM (
         -- every new row is a post
         SELECT NULL::integer AS status, sk_record_minute(n.task_posted_at_ts) AS minute,
-            n.task_type, NULL::double precision AS wait_ms
+            n.task_type, ''::text AS signature, NULL::double precision AS wait_ms
         FROM new_rows n
         UNION ALL
         -- made 2 Processing: a claim of a queue row posted by hand; made 3-7: a row
-        -- written finished (a fan-in child posted cancelled, rows copied in)
+        -- written finished (a fan-in child posted cancelled, rows copied in); a
+        -- failure counts in its signature's row too
         SELECT n.task_status,
             sk_record_minute(CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
                 ELSE coalesce(n.task_processing_finalized_at_ts,
                     n.task_last_processing_attempted_at_ts) END),
-            n.task_type,
+            n.task_type, s.signature,
             CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
                 coalesce(n.sk_due_at_ts, n.task_posted_at_ts)) END
-        FROM new_rows n WHERE n.task_status >= 2
-    ),
-    waits AS (
-        SELECT e.minute, e.task_type, sk_record_bucket(e.wait_ms) AS b, count(*)::integer AS n
-        FROM e WHERE e.wait_ms IS NOT NULL GROUP BY 1, 2, 3
-    )
-    SELECT c.minute, c.task_type, '', c.posted, c.started, c.succeeded, c.recoverable,
-        c.faulted, c.fatal, c.cancelled,
-        (SELECT array_agg(w.b ORDER BY w.b) FROM waits w
-         WHERE w.minute = c.minute AND w.task_type = c.task_type),
-        (SELECT array_agg(w.n ORDER BY w.b) FROM waits w
-         WHERE w.minute = c.minute AND w.task_type = c.task_type),
-        c.wait_max_ms
-    FROM (
-        SELECT e.minute, e.task_type,
-            count(*) FILTER (WHERE e.status IS NULL) AS posted,
-            count(*) FILTER (WHERE e.status = 2) AS started,
-            count(*) FILTER (WHERE e.status = 3) AS succeeded,
-            count(*) FILTER (WHERE e.status = 4) AS recoverable,
-            count(*) FILTER (WHERE e.status = 5) AS faulted,
-            count(*) FILTER (WHERE e.status = 6) AS fatal,
-            count(*) FILTER (WHERE e.status = 7) AS cancelled,
-            max(e.wait_ms) AS wait_max_ms
-        FROM e GROUP BY 1, 2
-    ) AS c
-    UNION ALL
-    -- a row written failed counts in its signature's row too
-    SELECT sk_record_minute(coalesce(n.task_processing_finalized_at_ts,
-            n.task_last_processing_attempted_at_ts)),
-        n.task_type, sk_signature_key(n.sk_error_signature), 0, 0, 0,
-        count(*) FILTER (WHERE n.task_status = 4), count(*) FILTER (WHERE n.task_status = 5),
-        count(*) FILTER (WHERE n.task_status = 6), 0, NULL, NULL, NULL
-    FROM new_rows n WHERE n.task_status IN (4, 5, 6)
+        FROM new_rows n
+        CROSS JOIN LATERAL (
+            SELECT '' AS signature
+            UNION ALL
+            SELECT sk_signature_key(n.sk_error_signature) WHERE n.task_status IN (4, 5, 6)
+        ) AS s
+        WHERE n.task_status >= 2
+    ) AS e
     GROUP BY 1, 2, 3;
     RETURN NULL;
 END
@@ -224,10 +203,20 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
 AS $$
 BEGIN
     INSERT INTO sk_record_fresh_t (minute, task_type, signature, posted, started, succeeded,
-        failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped,
-        wait_buckets, wait_counts, wait_max_ms, run_buckets, run_counts, run_max_ms)
-    WITH e AS MATERIALIZED (
-        SELECT n.task_status AS status, n.task_type,
+        failed_recoverable, failed_faulted, failed_fatal, cancelled, reaped, wait_ms, run_ms)
+    SELECT e.minute, e.task_type, s.signature,
+        count(*) FILTER (WHERE e.reposted AND s.signature = ''),
+        count(*) FILTER (WHERE e.status = 2 AND s.signature = ''),
+        count(*) FILTER (WHERE e.status = 3 AND s.signature = ''),
+        count(*) FILTER (WHERE e.status = 4),
+        count(*) FILTER (WHERE e.status = 5),
+        count(*) FILTER (WHERE e.status = 6),
+        count(*) FILTER (WHERE e.status = 7 AND s.signature = ''),
+        count(*) FILTER (WHERE e.reaped),
+        array_agg(e.wait_ms) FILTER (WHERE e.wait_ms IS NOT NULL AND s.signature = ''),
+        array_agg(e.run_ms) FILTER (WHERE e.run_ms IS NOT NULL AND s.signature = '')
+    FROM (
+        SELECT n.task_status AS status, n.task_type, n.sk_error_signature,
             -- a keyed re-post of a finished job posts it again (post_jobs.sql)
             n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts
                 AS reposted,
@@ -235,12 +224,11 @@ BEGIN
             n.task_status IN (4, 5, 6) AND n.sk_error_signature LIKE 'skconsole.HungJob%' AS reaped,
             sk_record_minute(CASE WHEN n.task_status = 2 THEN n.task_last_processing_attempted_at_ts
                  WHEN n.task_status = 1 THEN n.task_posted_at_ts END) AS minute,
-            n.sk_error_signature AS signature,
             CASE WHEN n.task_status = 2 THEN sk_record_ms(n.task_last_processing_attempted_at_ts,
                 coalesce(n.sk_due_at_ts, CASE WHEN o.task_first_processing_attempted_at_ts IS NULL
                     THEN n.task_posted_at_ts END)) END AS wait_ms,
             CASE WHEN n.task_status IN (3, 4, 5, 6) THEN greatest(0,
-                n.task_processing_time_milliseconds - o.task_processing_time_milliseconds)
+                n.task_processing_time_milliseconds - o.task_processing_time_milliseconds)::float8
                 END AS run_ms
         FROM old_rows o
         JOIN new_rows n ON n.task_id = o.task_id
@@ -250,49 +238,13 @@ BEGIN
             OR (n.task_status = 7 AND o.task_status <> 7)
             OR (n.task_status IN (4, 5, 6) AND n.task_error_count > o.task_error_count)
             OR (n.task_status = 1 AND n.task_posted_at_ts IS DISTINCT FROM o.task_posted_at_ts)
-    ),
-    waits AS (
-        SELECT e.minute, e.task_type, sk_record_bucket(e.wait_ms) AS b, count(*)::integer AS n
-        FROM e WHERE e.wait_ms IS NOT NULL GROUP BY 1, 2, 3
-    ),
-    runs AS (
-        SELECT e.minute, e.task_type, sk_record_bucket(e.run_ms) AS b, count(*)::integer AS n
-        FROM e WHERE e.run_ms IS NOT NULL GROUP BY 1, 2, 3
-    )
-    SELECT c.minute, c.task_type, '', c.posted, c.started, c.succeeded, c.recoverable,
-        c.faulted, c.fatal, c.cancelled, c.reaped,
-        (SELECT array_agg(w.b ORDER BY w.b) FROM waits w
-         WHERE w.minute = c.minute AND w.task_type = c.task_type),
-        (SELECT array_agg(w.n ORDER BY w.b) FROM waits w
-         WHERE w.minute = c.minute AND w.task_type = c.task_type),
-        c.wait_max_ms,
-        (SELECT array_agg(r.b ORDER BY r.b) FROM runs r
-         WHERE r.minute = c.minute AND r.task_type = c.task_type),
-        (SELECT array_agg(r.n ORDER BY r.b) FROM runs r
-         WHERE r.minute = c.minute AND r.task_type = c.task_type),
-        c.run_max_ms
-    FROM (
-        SELECT e.minute, e.task_type,
-            count(*) FILTER (WHERE e.reposted) AS posted,
-            count(*) FILTER (WHERE e.status = 2) AS started,
-            count(*) FILTER (WHERE e.status = 3) AS succeeded,
-            count(*) FILTER (WHERE e.status = 4) AS recoverable,
-            count(*) FILTER (WHERE e.status = 5) AS faulted,
-            count(*) FILTER (WHERE e.status = 6) AS fatal,
-            count(*) FILTER (WHERE e.status = 7) AS cancelled,
-            count(*) FILTER (WHERE e.reaped) AS reaped,
-            max(e.wait_ms) AS wait_max_ms, max(e.run_ms) AS run_max_ms
-        FROM e GROUP BY 1, 2
-    ) AS c
-    UNION ALL
-    -- each failure in its signature's row too
-    SELECT e.minute, e.task_type, sk_signature_key(e.signature), 0, 0, 0,
-        count(*) FILTER (WHERE e.status = 4),
-        count(*) FILTER (WHERE e.status = 5),
-        count(*) FILTER (WHERE e.status = 6),
-        0, count(*) FILTER (WHERE e.reaped), NULL, NULL, NULL, NULL, NULL, NULL
-    FROM e
-    WHERE e.status IN (4, 5, 6)
+    ) AS e
+    -- each event counts in its type's row; a failure in its signature's row too
+    CROSS JOIN LATERAL (
+        SELECT '' AS signature
+        UNION ALL
+        SELECT sk_signature_key(e.sk_error_signature) WHERE e.status IN (4, 5, 6)
+    ) AS s
     GROUP BY 1, 2, 3;
     RETURN NULL;
 END

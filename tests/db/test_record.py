@@ -213,9 +213,9 @@ def test_rolls_racing_each_other_and_late_writers_count_every_row_once(
         with psycopg.connect(dsn, autocommit=True) as c:
             for _ in range(300):
                 c.execute(
-                    "INSERT INTO sk_record_fresh_t (minute, task_type, posted, wait_buckets,"
-                    " wait_counts) SELECT date_trunc('minute', now()) - m * interval '1 minute',"
-                    " 'rec.race', 1, ARRAY[1]::smallint[], ARRAY[1] FROM generate_series(1, 5) m"
+                    "INSERT INTO sk_record_fresh_t (minute, task_type, posted, wait_ms)"
+                    " SELECT date_trunc('minute', now()) - m * interval '1 minute',"
+                    " 'rec.race', 1, ARRAY[1.5] FROM generate_series(1, 5) m"
                 )
                 written[k] += 5
 
