@@ -70,7 +70,12 @@ def history(conn: Conn, *, minutes: int = 60) -> History:
     (now,) = fetch(conn, "db_now", lambda now: now)
     last = now.replace(second=0, microsecond=0)
     kept = record(
-        conn, since=last - timedelta(minutes=minutes - 1), until=last + timedelta(minutes=1)
+        conn,
+        since=last - timedelta(minutes=minutes - 1),
+        until=last + timedelta(minutes=1),
+        latency=False,
+        combined=True,
+        signatures=False,
     )
     return History(
         [

@@ -274,6 +274,7 @@ def record(
     types: Sequence[str] | None = None,
     latency: bool = True,
     combined: bool = False,
+    signatures: bool = True,
 ) -> Record:
     """The record over [since, until), ``step`` at a time (a whole number of minutes:
     the record's grain), of ``types`` (None: all). ``since`` is moved back to a whole
@@ -281,7 +282,8 @@ def record(
     rolled at that grain. Without ``latency`` the waits and run times are left empty:
     adding their histograms is most of the read's cost. With ``combined`` every type is
     added into one (the server adds them: ``series()`` of the whole queue, cheaply), and
-    ``types`` is empty."""
+    ``types`` is empty. Without ``signatures`` the failure signatures' rows are left
+    out (a trend needs the types' own)."""
     step_s = max(60, int(step.total_seconds()) // 60 * 60)
     since = aligned(since, step_s)
     params = {
@@ -292,6 +294,7 @@ def record(
         "types": list(types) if types is not None else None,
         "latency": latency,
         "combined": combined,
+        "signatures": signatures,
     }
     rows = fetch(conn, "record", RecordRow, params)
     by_type: dict[str, dict[datetime, Counts]] = {}

@@ -4,7 +4,8 @@
 -- and the rows no upkeep has rolled yet, together (exact whenever it runs: a
 -- roll moves rows from one to the other in one commit). %(types)s: only these
 -- types (NULL: all); with %(combined)s, every type added into one (task_type
--- ''), the signatures too. The latency histograms are added only when %(latency)s
+-- ''), the signatures too; without %(signatures)s, the types' own rows
+-- alone. The latency histograms are added only when %(latency)s
 -- (adding them is most of this read's cost). The rolled rows are read at %(grain)s (1, 15 or 60
 -- minutes: the coarsest that divides the step and %(since)s), by the primary
 -- key; sk_record_fresh_t by its index of minute.
@@ -14,14 +15,18 @@ WITH kept AS (
         r.wait_hist, r.wait_max_ms, r.run_hist, r.run_max_ms
     FROM sk_record_t r
     WHERE r.grain = %(grain)s AND r.minute >= %(since)s AND r.minute < %(until)s
+        AND (%(signatures)s OR r.signature = '')
         AND (%(types)s::text[] IS NULL OR r.task_type = ANY(%(types)s::text[]))
     UNION ALL
     SELECT f.minute, f.task_type, f.signature, f.posted, f.started, f.succeeded,
         f.failed_recoverable, f.failed_faulted, f.failed_fatal, f.cancelled, f.reaped,
-        sk_record_hist_of(f.wait_ms), (SELECT max(x) FROM unnest(f.wait_ms) AS x),
-        sk_record_hist_of(f.run_ms), (SELECT max(x) FROM unnest(f.run_ms) AS x)
+        CASE WHEN %(latency)s THEN sk_record_hist_of(f.wait_ms) END,
+        CASE WHEN %(latency)s THEN (SELECT max(x) FROM unnest(f.wait_ms) AS x) END,
+        CASE WHEN %(latency)s THEN sk_record_hist_of(f.run_ms) END,
+        CASE WHEN %(latency)s THEN (SELECT max(x) FROM unnest(f.run_ms) AS x) END
     FROM sk_record_fresh_t f
     WHERE f.minute >= %(since)s AND f.minute < %(until)s
+        AND (%(signatures)s OR f.signature = '')
         AND (%(types)s::text[] IS NULL OR f.task_type = ANY(%(types)s::text[]))
 )
 SELECT %(since)s::timestamptz + floor(extract(epoch FROM k.minute - %(since)s::timestamptz)
