@@ -113,4 +113,5 @@ def test_a_skconsole_post_wakes_the_dotnet_listener_on_the_folded_channel(
     wait_for(lambda: seen == [42] or app.crashed is not None, "the .NET consumer ran the job", 15)
     assert app.crashed is None, repr(app.crashed)
     assert app.metrics.values["listener@task-notification-count"] >= 1
-    assert statuses(dsn, BILLING) == {PROCESSED: 1}
+    # the consumer writes the result after its executor returns: wait for that write
+    wait_for(lambda: statuses(dsn, BILLING) == {PROCESSED: 1}, "the job's result written", 15)
