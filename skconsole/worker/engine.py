@@ -228,6 +228,7 @@ class Engine:
         try:
             await self._claim_loop()
             self.state = "stopping"
+            self.upkeep.stopping = True
             background["listen"].cancel()
             await drain(
                 self.runs,

@@ -47,8 +47,11 @@ AFTER_SWEEP_SCAN = 10_000
 #: How often the per-minute record is rolled and trimmed (record_roll.sql): a
 #: read adds what is not rolled yet, so this bounds only how much it adds.
 RECORD_ROLL_S = 10.0
-#: The most record rows one roll takes, and trims.
-RECORD_ROLL_BATCH = 50_000
+#: The most record rows one roll statement takes, and trims: short statements, so a
+#: stopping worker's last writes (on this connection) never wait long behind one
+RECORD_ROLL_BATCH = 5_000
+#: The most roll statements one round runs, while each finds a full batch
+RECORD_ROLL_STATEMENTS = 20
 #: How often upkeep asks whether this minute's gauges are written (gauges_due.sql, one
 #: index probe); the first worker to find them missing counts and writes them.
 GAUGES_CHECK_S = 15.0
@@ -71,6 +74,9 @@ class Upkeep:
     scheduler: Scheduler | None = None
     retention: Retention | None = None
     reaped: int = field(default=0, init=False)
+    #: set when the engine stops: no roll or gauge starts any more, so the last writes,
+    #: on this loop's connection, never queue behind one
+    stopping: bool = field(default=False, init=False)
     #: where the next fan-in sweep starts (None: from the first parent)
     _after_from: uuid.UUID | None = field(default=None, init=False)
     _throttle: Throttle = field(default_factory=Throttle, init=False)
@@ -89,10 +95,10 @@ class Upkeep:
             if now - last["after"] >= AFTER_SWEEP_S:
                 last["after"] = now
                 await self._guarded("after sweep", self.sweep_after)
-            if now - last["record"] >= RECORD_ROLL_S:
+            if not self.stopping and now - last["record"] >= RECORD_ROLL_S:
                 last["record"] = now
                 await self._guarded("record", self.roll_record)
-            if now - last["gauges"] >= GAUGES_CHECK_S:
+            if not self.stopping and now - last["gauges"] >= GAUGES_CHECK_S:
                 last["gauges"] = now
                 await self._guarded("gauges", self.take_gauges)
             if now - last["forget"] >= 60:
@@ -184,7 +190,8 @@ class Upkeep:
 
     async def roll_record(self) -> Rolled:
         """Roll the per-minute record's finished minutes into one row each and trim
-        what is older than it keeps (record_roll.sql: any worker, at any time)."""
+        what is older than it keeps (record_roll.sql: any worker, at any time), a
+        batch a statement, while full batches come back (and the engine runs)."""
         params = {
             "keep_s": self.config.record_keep,
             "batch": RECORD_ROLL_BATCH,
@@ -196,7 +203,15 @@ class Upkeep:
             assert done is not None
             return done
 
-        return await self.link.run(op, retry=False)
+        total = Rolled(0, 0, 0)
+        for _ in range(RECORD_ROLL_STATEMENTS):
+            done = await self.link.run(op, retry=False)
+            total = Rolled(
+                total.rolled + done.rolled, total.spans + done.spans, total.trimmed + done.trimmed
+            )
+            if self.stopping or max(done.rolled, done.trimmed) < RECORD_ROLL_BATCH:
+                break
+        return total
 
     async def take_gauges(self) -> Gauged:
         """This minute's gauges (jobs waiting and running per type, workers alive), unless
