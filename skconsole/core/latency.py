@@ -12,7 +12,7 @@ bucket's geometric middle (within 19 % of the true value). The maximum is kept e
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: buckets in all: 0 is below 1 ms, b >= 1 is [2^((b-1)/2), 2^(b/2)) ms, the last open
@@ -92,11 +92,3 @@ def _middle(bucket: int, max_ms: float | None) -> float:
     low, high = bucket_bounds(bucket)
     middle = low / 2 if bucket == 0 else (math.sqrt(low * high) if math.isfinite(high) else low)
     return min(middle, max_ms) if max_ms is not None else middle
-
-
-def total(histograms: Iterable[Histogram]) -> Histogram:
-    """Several histograms added (an empty one for none)."""
-    out = Histogram()
-    for h in histograms:
-        out = out + h
-    return out

@@ -225,17 +225,6 @@ class Record:
         ]
         return sorted(totals, key=lambda x: (-x[2], x[0], x[1]))
 
-    def first_seen(self, signature: str) -> datetime | None:
-        """The first step in this span with a failure of ``signature`` (None: none)."""
-        seen = [
-            at
-            for (_t, s), per in self.by_signature.items()
-            if s == signature
-            for at, c in per.items()
-            if c.failed
-        ]
-        return min(seen) if seen else None
-
     def total(self, task_type: str | None = None) -> Counts:
         return sum_counts(self.series(task_type))
 
