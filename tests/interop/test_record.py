@@ -14,7 +14,7 @@ import pytest
 from skconsole import read
 from skconsole.db.connect import Database
 from skconsole.read.record import FROM_ROWS_NOTE, RecordSource
-from tests.interop.conftest import cli_json
+from tests.interop.conftest import cli_json, skconsole_setup
 from tests.interop.dotnet_app import DequeuedTask, DotNetApp, NetException
 from tests.interop.tasks_interop import ASSEMBLY, CHARGE_CARD
 
@@ -37,9 +37,22 @@ def last_hour(conn: psycopg.Connection[Any]) -> read.Record:
     return read.record(conn, since=now - timedelta(hours=1), until=now + timedelta(minutes=1))
 
 
+@pytest.fixture(params=["dotnet first", "skconsole first"])
+def shared_db(request: pytest.FixtureRequest, fresh_database: str) -> str:
+    """A database both set up, in either order."""
+    if request.param == "dotnet first":
+        DotNetApp(fresh_database).setup()
+        skconsole_setup(fresh_database)
+    else:
+        skconsole_setup(fresh_database)
+        DotNetApp(fresh_database).setup()
+    return fresh_database
+
+
 def test_a_dotnet_applications_posts_and_endings_are_in_the_record(
-    net_db: str, net_apps: Callable[..., DotNetApp]
+    shared_db: str, net_apps: Callable[..., DotNetApp]
 ) -> None:
+    net_db = shared_db
     app = net_apps(net_db, executors={CHARGE_CARD: charge})
     for n in range(6):
         app.post(CHARGE_CARD, ASSEMBLY, {"Fail": n < 2})
