@@ -368,3 +368,43 @@ def test_a_row_with_odd_times_is_written_and_counted_at_the_statements_minute(
     got = last_hour(conn).total("rec.odd")
     assert (got.posted, got.started, got.succeeded) == (1, 1, 1)
     assert got.wait.count == 0
+
+
+def test_a_lone_post_records_itself_once(db: Database, conn: Conn) -> None:
+    """post_new_job.sql writes its own row of the record; the triggers leave it alone."""
+    with Producer(db) as p:
+        for i in range(3):
+            p.post("rec.lone", {"i": i})
+
+    fresh = conn.execute(
+        "SELECT count(*), sum(posted) FROM sk_record_fresh_t WHERE task_type = 'rec.lone'"
+    ).fetchone()
+    assert fresh == (3, 3)
+    assert last_hour(conn).total("rec.lone").posted == 3
+
+
+def test_a_statement_that_only_mentions_the_marker_in_a_value_is_still_recorded(
+    conn: Conn,
+) -> None:
+    """The marker is the statement's own text: one a client sends without it, whatever
+    its values say, is recorded by the trigger."""
+    conn.execute(
+        "INSERT INTO sk_task_results_t (task_id, task_type, task_source, task_payload,"
+        " task_status, task_priority, task_posted_at_ts) VALUES (gen_random_uuid(),"
+        " 'rec.marker', 'test', %s, 1, 0, now())",
+        ("sk:records-itself",),
+    )
+
+    assert last_hour(conn).total("rec.marker").posted == 1
+
+
+def test_only_statements_that_write_their_own_record_carry_the_marker() -> None:
+    """A marked statement is skipped by the record's triggers, so it must write the
+    record itself, and call no function that writes jobs (that write would be skipped
+    too)."""
+    from skconsole.db.sqlfiles import QUERIES
+
+    marked = sorted(name for name, text in QUERIES.items() if "sk:records-itself" in text)
+
+    assert marked == ["post_new_job"]
+    assert "INSERT INTO sk_record_fresh_t" in QUERIES["post_new_job"]
