@@ -43,6 +43,7 @@ MODULES: dict[str, str] = {
     "retention": "retention",
     "db": "server",
     "slo": "slo",
+    "breaker": "breaker",
     "status": "status",
     "serve": "serve",
     "why": "why",

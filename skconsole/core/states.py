@@ -50,3 +50,21 @@ class InflightState(enum.Enum):
     UNRESPONSIVE = "unresponsive"
     GONE = "gone"
     STOPPED = "stopped"
+
+
+class BreakerState(enum.Enum):
+    """A circuit breaker's state (sk_breakers_t.state, 150_skconsole_breakers.sql): the
+    number the SQL stores is the value; :attr:`word` is what every face prints."""
+
+    CLOSED = 0
+    OPEN = 1
+    HALF_OPEN = 2
+
+    @property
+    def word(self) -> str:
+        return self.name.lower().replace("_", "-")
+
+    @property
+    def holds(self) -> bool:
+        """Open or half-open: it holds jobs back."""
+        return self is not BreakerState.CLOSED

@@ -52,6 +52,8 @@ SKCONSOLE_OBJECTS = (
     "sk_record_t",
     "sk_record_fresh_t",
     "sk_record_gauges_t",
+    "sk_breakers_t",
+    "sk_breaker_held_t",
 )
 
 #: skconsole's columns of the results table, one per schema version (or later script
@@ -71,6 +73,7 @@ TYPE_COLUMNS = (
     "tt_slo_max_wait_seconds",
     "tt_slo_max_failure_rate",
     "tt_key_path",
+    "tt_breaker_held",
 )
 #: skconsole's columns of the workers table added after 020 created it
 WORKER_COLUMNS = ("worker_app_version", "worker_session_lock")

@@ -3,7 +3,8 @@
 Each action is one spec (:mod:`skconsole.ops.spec`; of a kind: :mod:`.job_action`,
 :mod:`.type_actions`, :mod:`.server_action`) in a module of its own:
 on jobs :data:`REQUEUE`, :data:`BUMP`, :data:`CANCEL`, :data:`REAP`, :data:`PURGE`
-and :data:`EDIT`; on a task type :data:`PAUSE` and :data:`RESUME`; a task type's
+and :data:`EDIT`; on a task type :data:`PAUSE` and :data:`RESUME`; a circuit
+breaker :data:`BREAKER`; a task type's
 settings :data:`LIMIT`, :data:`SLO` and :data:`RETENTION`; on the server
 :data:`VACUUM`, :data:`CANCEL_SESSION` and the search
 indexes :data:`FIND_INDEX_ADD` and :data:`FIND_INDEX_DROP`. :data:`ACTIONS` lists them all. Every
@@ -27,6 +28,7 @@ from typing import Any
 import skconsole.ops.audit as audit
 from skconsole.core.actor import Actor
 from skconsole.ops.audit import AuditEntry
+from skconsole.ops.breaker import BREAKER, BreakerAction, BreakerCommand, BreakerParams
 from skconsole.ops.bump import BUMP, BumpParams
 from skconsole.ops.cancel import CANCEL, CancelParams
 from skconsole.ops.cancel_session import CANCEL_SESSION, CancelSessionParams
@@ -55,7 +57,9 @@ from skconsole.ops.type_actions import TypeAction, TypeSetting
 from skconsole.ops.vacuum import VACUUM, VacuumParams
 
 #: Any operator action.
-OperatorAction = JobAction[Any] | TypeAction | TypeSetting[Any, Any] | ServerAction[Any]
+OperatorAction = (
+    JobAction[Any] | TypeAction | TypeSetting[Any, Any] | ServerAction[Any] | BreakerAction
+)
 
 #: Every operator action, in the order help texts list them.
 ACTIONS: tuple[OperatorAction, ...] = (
@@ -69,6 +73,7 @@ ACTIONS: tuple[OperatorAction, ...] = (
     LIMIT,
     SLO,
     RETENTION,
+    BREAKER,
     EDIT,
     VACUUM,
     CANCEL_SESSION,
@@ -78,6 +83,7 @@ ACTIONS: tuple[OperatorAction, ...] = (
 
 __all__ = [
     "ACTIONS",
+    "BREAKER",
     "BATCH_SIZE",
     "BUMP",
     "CANCEL",
@@ -98,6 +104,9 @@ __all__ = [
     "Actor",
     "Attempts",
     "AuditEntry",
+    "BreakerAction",
+    "BreakerCommand",
+    "BreakerParams",
     "BumpParams",
     "CancelParams",
     "CancelSessionParams",

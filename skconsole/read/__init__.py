@@ -2,7 +2,7 @@
 the exporter exports.
 
 One module per read model (depth, statuses, inflight, failures, job, exec_times,
-metrics, workers, schedules, history, overview, type_settings, flow, health, why, reaped).
+metrics, workers, schedules, breakers, history, overview, type_settings, flow, health, why, reaped).
 Each function takes an open connection and returns dataclasses filled from its
 query's columns by name (:mod:`skconsole.read.query`), with an ``as_dict`` for
 JSON, so the CLI, the console and scripts share them. Every one stays fast on a
@@ -17,6 +17,7 @@ This module is the layer's face: ``from skconsole import read`` and then
 
 from skconsole.read.after import AfterJob
 from skconsole.read.attempts import ATTEMPTS_KEPT, ChildJob, JobAttempt
+from skconsole.read.breakers import Breaker, breakers
 from skconsole.read.depth import DEPTH_EXACT_LIMIT, Depth, TypeDepth, depth, table_estimates
 from skconsole.read.exec_times import RECENT_LIMIT, RECENT_WINDOW_S, TypeTimes, execution_stats
 from skconsole.read.failures import (
@@ -57,6 +58,7 @@ __all__ = [
     "Cause",
     "CauseCode",
     "ChildJob",
+    "Breaker",
     "Counts",
     "Depth",
     "FailedJob",
@@ -114,6 +116,7 @@ __all__ = [
     "replication",
     "resolve_job",
     "schedules",
+    "breakers",
     "served_types",
     "server_version",
     "status_counts",

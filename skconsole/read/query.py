@@ -61,6 +61,7 @@ OURS_ONLY = frozenset(
         "incident_samples",
         "incident_workers",
         "record_first_seen",
+        "breakers",
     }
 )
 

@@ -21,7 +21,10 @@ from typing import Any, LiteralString
 import psycopg
 from psycopg.abc import Params
 
+from skconsole.core.breakers import BREAKER_TICK_S, PARK_SCAN
 from skconsole.core.record_grains import RECORD_GRAINS
+from skconsole.core.states import BreakerState
+from skconsole.core.text import printable
 from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
@@ -84,6 +87,7 @@ class Upkeep:
     async def run(self) -> None:
         last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0, "after": 0.0, "record": 0.0}
         last["gauges"] = 0.0
+        last["breakers"] = 0.0
         while True:
             now = time.monotonic()
             if self.config.reap and now - last["reap"] >= self.config.reap_interval:
@@ -101,6 +105,9 @@ class Upkeep:
             if not self.stopping and now - last["gauges"] >= GAUGES_CHECK_S:
                 last["gauges"] = now
                 await self._guarded("gauges", self.take_gauges)
+            if not self.stopping and now - last["breakers"] >= BREAKER_TICK_S:
+                last["breakers"] = now
+                await self._guarded("breakers", self.tick_breakers)
             if now - last["forget"] >= 60:
                 last["forget"] = now
                 await self._guarded("forget", self._forget)
@@ -213,6 +220,28 @@ class Upkeep:
                 break
         return total
 
+    async def tick_breakers(self) -> list[BreakerMove]:
+        """Move the circuit breakers on (breaker_tick.sql: any worker, each breaker taken
+        by one at a time): open an armed one past its threshold, park what an open one
+        holds back, half-open one past its cool-down and release its canaries, close or
+        reopen one whose canaries ended."""
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> list[BreakerMove]:
+            return await arows(conn, query("breaker_tick"), BreakerMove, {"scan": PARK_SCAN})
+
+        moves = await self.link.run(op, retry=False)
+        for m in moves:
+            if m.state != m.was:
+                log.warning(
+                    "breaker #%d on %s: %s -> %s (%s)",
+                    m.breaker_id,
+                    printable(m.task_type),
+                    BreakerState(m.was).word,
+                    BreakerState(m.state).word,
+                    printable(m.reason or ""),
+                )
+        return moves
+
     async def take_gauges(self) -> Gauged:
         """This minute's gauges (jobs waiting and running per type, workers alive), unless
         another worker wrote them first; trims them with the record's keep (gauges.py)."""
@@ -308,6 +337,20 @@ class Rolled:
     rolled: int
     spans: int
     trimmed: int
+
+
+@dataclass(frozen=True)
+class BreakerMove:
+    """What a tick did to one breaker (breaker_tick.sql): its state before and after
+    (150_skconsole_breakers.sql's numbers), jobs parked and canaries released, and why."""
+
+    breaker_id: int
+    task_type: str
+    was: int
+    state: int
+    parked: int
+    released: int
+    reason: str | None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,10 @@
 -- every other worker's claim of that type, and so every type they run.
 -- Each job comes with the trace context it was posted under (NULL outside a
 -- trace: 132_skconsole_trace.sql), for the worker's tracing middleware.
+-- A type with a circuit breaker open or half-open (tt_breaker_held,
+-- 150_skconsole_breakers.sql) leaves the jobs the breaker holds back
+-- (sk_breaker_holds(): asked only of such a type's rows); a keyed type's held
+-- jobs chosen by sk_claim_keyed() stay locked, unclaimed, until this commits.
 -- After a failover, nothing is claimed until every execution the old primary
 -- handed out has stopped (sk_claim_gate(), 134_skconsole_failover.sql: NULL
 -- while held), and each fencing token carries the timeline it was given on.
@@ -28,14 +32,15 @@ WITH gate AS MATERIALIZED (
 kinds AS (
     -- limited types are locked in name order (the sorted subquery), so two
     -- claims locking several types never deadlock
-    SELECT k.name, k.rated, k.keyed,
+    SELECT k.name, k.rated, k.keyed, k.held,
         CASE WHEN k.limited THEN sk_claim_room(k.name, %(limit)s) ELSE %(limit)s END AS room
     FROM (
         SELECT t.name,
             (p.tt_max_running IS NOT NULL OR p.tt_rate_count IS NOT NULL
              OR p.tt_key_path IS NOT NULL) AS limited,
             (p.tt_rate_count IS NOT NULL) AS rated,
-            (p.tt_key_path IS NOT NULL) AS keyed
+            (p.tt_key_path IS NOT NULL) AS keyed,
+            coalesce(p.tt_breaker_held, false) AS held
         FROM unnest(%(types)s::varchar[]) AS t(name)
         LEFT JOIN sk_task_types_t p ON p.task_type = t.name
         WHERE NOT coalesce(p.tt_paused, false) AND (SELECT base FROM gate) IS NOT NULL
@@ -63,6 +68,7 @@ picked AS (
             SELECT q.task_id, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
             FROM sk_tasks_queue_t q
             WHERE q.task_type >= t.name AND q.task_type <= t.name AND q.task_locked_until_ts < now()
+                AND (NOT t.held OR NOT sk_breaker_holds(q.task_type, q.task_id, q.task_payload))
             -- task_type leads (it is fixed here) so only the claim-order index fits
             ORDER BY q.task_type, q.task_priority, q.task_locked_until_ts, q.task_lock_handle_id
             LIMIT t.room
@@ -75,6 +81,7 @@ picked AS (
         CROSS JOIN LATERAL sk_claim_keyed(t.name, t.room) AS k(task_id)
         JOIN sk_tasks_queue_t q ON q.task_id = k.task_id
         WHERE t.room > 0 AND t.keyed
+            AND (NOT t.held OR NOT sk_breaker_holds(q.task_type, q.task_id, q.task_payload))
     ) AS c
     ORDER BY c.task_priority, c.task_locked_until_ts, c.task_lock_handle_id
     LIMIT %(limit)s
