@@ -30,8 +30,12 @@ from skconsole.core.durations import format_age, parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.payload_terms import parse_term
 from skconsole.ops import BREAKER, BreakerCommand, BreakerParams, Selection
-from skconsole.ops.breaker import DEFAULT_CANARIES, DEFAULT_COOL_DOWN_S, MAX_COOL_DOWN_S
-from skconsole.ops.breaker import MAX_WINDOW_S
+from skconsole.ops.breaker import (
+    DEFAULT_CANARIES,
+    DEFAULT_COOL_DOWN_S,
+    MAX_COOL_DOWN_S,
+    MAX_WINDOW_S,
+)
 from skconsole.views import Column
 
 breaker_app = typer.Typer(

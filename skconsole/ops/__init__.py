@@ -83,8 +83,8 @@ ACTIONS: tuple[OperatorAction, ...] = (
 
 __all__ = [
     "ACTIONS",
-    "BREAKER",
     "BATCH_SIZE",
+    "BREAKER",
     "BUMP",
     "CANCEL",
     "CANCEL_SESSION",

@@ -25,10 +25,10 @@ from skconsole.core.json_types import JsonObject
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.text import quoted
 from skconsole.db.sqlfiles import query
-from skconsole.ops.common import ActionProgress, Done, batch_transaction
+from skconsole.ops.common import ActionProgress, Conn, Done, batch_transaction
 from skconsole.ops.guard import QUEUE, TYPES
 from skconsole.ops.model import ActionResult, Preview, PreviewDetails, Selection
-from skconsole.ops.spec import Action, Confirm, Conn, Needs, Params, Steps, Wording
+from skconsole.ops.spec import Action, Confirm, Needs, Params, Steps, Wording
 from skconsole.ops.type_actions import type_only
 
 #: the breaker tables, for the write-access check
@@ -135,8 +135,10 @@ class BreakerRow:
 
 
 @dataclass(frozen=True)
-class BreakerAction(Action[BreakerParams]):
-    """An action on one breaker (add, open, close, remove): one row, one audit row."""
+class BreakerAction(Action[Any]):
+    """An action on one breaker (add, open, close, remove): one row, one audit row. Its
+    parameters are :class:`BreakerParams` (``Any`` here, as the other kinds' are in
+    ``ops.OperatorAction``: a face passes whichever parameters its request holds)."""
 
     wording: Wording
     needs: Needs
@@ -150,8 +152,12 @@ class BreakerAction(Action[BreakerParams]):
     def default_params(self) -> BreakerParams:
         raise ConfigError("breaker needs parameters: which breaker, and what to do")
 
+    @staticmethod
+    def _type(selection: Selection, params: BreakerParams) -> str | None:
+        return None if params.breaker_id is not None else type_only("breaker", selection)
+
     def _key(self, selection: Selection, params: BreakerParams) -> dict[str, object]:
-        task_type = None if params.breaker_id is not None else type_only("breaker", selection)
+        task_type = self._type(selection, params)
         term = params.term
         return {
             "breaker_id": params.breaker_id,
@@ -190,7 +196,7 @@ class BreakerAction(Action[BreakerParams]):
         row = self._state(conn, key, lock=False)
         details: PreviewDetails = {
             **params.details(),
-            "task_type": key["task_type"],
+            "task_type": self._type(selection, params),
             "exists": row.breaker_id is not None,
             "state": row.state,
             "held": row.held,
@@ -235,7 +241,12 @@ class BreakerAction(Action[BreakerParams]):
             return Done(int(changed), {**outcome, "unchanged": 0 if changed else 1})
 
         return self._audited(
-            conn, selection, steps, 1, act, {"task_type": key["task_type"], **params.details()}
+            conn,
+            selection,
+            steps,
+            1,
+            act,
+            {"task_type": self._type(selection, params), **params.details()},
         )
 
     def _upsert(self, conn: Conn, key: dict[str, object], params: BreakerParams) -> int:

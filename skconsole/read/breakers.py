@@ -39,6 +39,8 @@ class Breaker:
     #: open: seconds until it half-opens
     half_open_in_s: float | None
     opened_count: int
+    #: half-open rounds so far (each let at most ``canaries`` jobs run)
+    rounds: int
     reason: str | None
     created_at: datetime
     #: jobs parked (held back, not released as canaries)
@@ -90,7 +92,7 @@ class Breaker:
             **attributes(
                 self,
                 "breaker_id task_type signature threshold window_s cool_down_s canaries"
-                " opened_count reason held canaries_out canaries_ended state_age_s half_open_in_s",
+                " opened_count rounds reason held canaries_out canaries_ended state_age_s half_open_in_s",
             ),
             "term": self.term.as_json() if self.term is not None else None,
             "state": self.state.word,

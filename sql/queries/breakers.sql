@@ -2,7 +2,7 @@
 -- now (parked, not released) and its current round's canaries: released, and
 -- ended (their attempt after the release ended, or the job is gone).
 SELECT b.breaker_id, b.task_type, b.signature, b.term_path, b.term_value, b.threshold,
-    b.window_s, b.cool_down_s, b.canaries, b.state, b.state_at, b.opened_count, b.reason,
+    b.window_s, b.cool_down_s, b.canaries, b.state, b.state_at, b.opened_count, b.rounds, b.reason,
     b.created_at,
     extract(epoch FROM now() - b.state_at)::float8 AS state_age_s,
     CASE WHEN b.state = 1 THEN greatest(0, extract(epoch FROM

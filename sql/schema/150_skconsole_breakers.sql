@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS sk_breakers_t (
     state smallint NOT NULL DEFAULT 0,
     state_at timestamptz NOT NULL DEFAULT now(),
     opened_count integer NOT NULL DEFAULT 0,
+    -- half-open rounds so far: each released at most `canaries` jobs
+    rounds integer NOT NULL DEFAULT 0,
     -- why it is in its state, in words ("24 failures in 60 s", "canary ... failed")
     reason text,
     created_at timestamptz NOT NULL DEFAULT now(),
@@ -85,7 +87,9 @@ AS $$
 $$;
 
 -- Whether a queue row of a type with a breaker open or half-open is held back:
--- one of them matches it, and it is not a released canary.
+-- one of them matches it, and it is not a released canary waiting for its one
+-- attempt (a canary that failed and waits for its retry is held like the others
+-- until the tick decides: a round lets each canary run once).
 CREATE OR REPLACE FUNCTION sk_breaker_holds(p_type varchar, p_id uuid, p_payload text)
 RETURNS boolean
 LANGUAGE sql STABLE
@@ -94,8 +98,12 @@ AS $$
         SELECT 1 FROM sk_breakers_t b
         WHERE b.task_type = p_type AND b.state IN (1, 2)
             AND sk_breaker_matches(b.term_path, b.term_value, b.signature, p_id, p_payload))
-        AND NOT EXISTS (SELECT 1 FROM sk_breaker_held_t h
-                        WHERE h.task_id = p_id AND h.canary_at IS NOT NULL)
+        AND NOT EXISTS (
+            SELECT 1 FROM sk_breaker_held_t h
+            LEFT JOIN sk_task_results_t r ON r.task_id = h.task_id
+            WHERE h.task_id = p_id AND h.canary_at IS NOT NULL
+                AND (r.task_last_processing_attempted_at_ts IS NULL
+                    OR r.task_last_processing_attempted_at_ts < h.canary_at))
 $$;
 
 -- The type's switch for the claim, from its breakers.
@@ -275,7 +283,8 @@ BEGIN
             ELSE
                 why := format('half-open: %s canar%s released', freed,
                     CASE WHEN freed = 1 THEN 'y' ELSE 'ies' END);
-                UPDATE sk_breakers_t x SET state = 2, state_at = now(), reason = why
+                UPDATE sk_breakers_t x SET state = 2, state_at = now(), reason = why,
+                    rounds = x.rounds + 1
                 WHERE x.breaker_id = b.breaker_id;
                 b.state := 2;
             END IF;
