@@ -167,6 +167,7 @@ def job_as_test(detail: JobDetail, tasks: str) -> str:
         "\n"
         "from skconsole.core.status import JobStatus\n"
         "from skconsole.core.stored_error import readable_error\n"
+        "from skconsole.core.text import printable\n"
         "from skconsole.testing import ScratchQueue\n"
         "from skconsole.worker.registry import load_registry\n"
         "\n"
@@ -190,9 +191,10 @@ def job_as_test(detail: JobDetail, tasks: str) -> str:
         "    job = skconsole_queue.run(registry, types=TASK_TYPE, backoff=0).job(job_id)\n"
         "\n"
         "    now = readable_error(job.error) if job.error is not None else job.status.label\n"
-        "    assert job.status is JobStatus.PROCESSED, (\n"
+        "    assert job.status is JobStatus.PROCESSED, printable(\n"
         '        f"the job ended {job.status.label}: {job.error_summary}"\n'
         f"{verdict}"
-        '        f"\\n\\n{now}"\n'
+        '        f"\\n\\n{now}",\n'
+        "        keep_newlines=True,\n"
         "    )\n"
     )

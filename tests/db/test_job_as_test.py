@@ -26,8 +26,9 @@ pytest_plugins = ["pytester"]
 Conn = psycopg.Connection[Any]
 BUGGY = "tests.support.tasks_as_test:tasks"
 FIXED = "tests.support.tasks_as_test:fixed"
-#: hostile text the payload carries: quotes of every kind, a backslash, lines, non-ASCII
-NAME = 'O"Brien \'\'\' """ back\\slash\nsecond line é 😀'
+#: hostile text the payload carries (and the error quotes): quotes of every kind, a
+#: backslash, lines, a terminal escape, non-ASCII
+NAME = 'O"Brien \'\'\' """ back\\slash\nsecond line \x1b[31m é 😀'
 PAYLOAD = {"customer": {"name": NAME, "id": 42}, "lines": [1.5, True, None]}
 
 
@@ -75,6 +76,7 @@ def test_the_generated_test_fails_with_todays_error_while_the_handler_is_buggy(
             f"*(in production: {today} *",
         ]
     )
+    assert "\x1b" not in "\n".join(result.outlines)  # the error's escape, made printable
 
 
 def test_the_generated_test_passes_once_the_handler_is_fixed(

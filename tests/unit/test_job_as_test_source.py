@@ -69,7 +69,7 @@ def test_it_compiles_to_the_docstring_imports_constants_and_one_test() -> None:
 
     kinds = [type(node).__name__ for node in tree.body]
 
-    assert kinds == ["Expr"] + ["ImportFrom"] * 4 + ["Assign"] * 6 + ["FunctionDef"]
+    assert kinds == ["Expr"] + ["ImportFrom"] * 5 + ["Assign"] * 6 + ["FunctionDef"]
     assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == [
         "test_job_3f2a9c1b_succeeds"
     ]
