@@ -113,15 +113,24 @@ def _is_json(payload: str | None) -> bool:
     return True
 
 
+def _failed(detail: JobDetail) -> bool:
+    """Its last attempt failed (4 Error, 5 Faulted, 6 Fatal)."""
+    return detail.status in FAILED
+
+
 def _story(detail: JobDetail) -> str:
     """What the docstring says of the job: how it ended, when, and what this test does."""
     status = f"{detail.status} {JobStatus.label_of(detail.status)}"
     attempts = f"{detail.attempt} attempt{'' if detail.attempt == 1 else 's'}"
-    failed = detail.status in FAILED
-    if failed:
+    if _failed(detail):
+        named = (
+            "with TODAY_ERROR (ERROR_TEXT below is all of it, as stored)"
+            if detail.last_error is not None
+            else "with no error text stored"
+        )
         told = (
             f"It failed: {status} after {attempts}, the last at {_when(detail.last_attempt_at)},\n"
-            "with TODAY_ERROR (ERROR_TEXT below is all of it, as stored). This test fails\n"
+            f"{named}. This test fails\n"
             "while the handler still fails, and passes once it is fixed."
         )
     else:
@@ -147,7 +156,7 @@ def job_as_test(detail: JobDetail, tasks: str) -> str:
     """The pytest module that runs ``detail``'s job again with its handler from
     ``tasks`` (as ``skconsole worker --tasks`` names it): printable ASCII, ruff-clean."""
     check_tasks(tasks)
-    failed = detail.status in FAILED
+    failed = _failed(detail)
     today = final_exception_line(detail.last_error) if failed and detail.last_error else None
     error_text = readable_error(detail.last_error) if detail.last_error else None
     name = f"test_job_{detail.task_id.hex[:8]}_succeeds"
