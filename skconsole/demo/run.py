@@ -56,4 +56,10 @@ def run_demo(
     config = WorkerConfig(concurrency=workers, reap=False, grace_period=3.0)
     engine = EngineThread(worker_db, tasks, config, gate=scenario.ready)
     scenario.start()
-    return run_app(db, refresh=refresh, engine=engine, cleanup=[scenario.stop])
+    return run_app(
+        db,
+        refresh=refresh,
+        engine=engine,
+        cleanup=[scenario.stop],
+        tasks="skconsole.demo.handlers",
+    )

@@ -333,6 +333,16 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"job"}),
     ),
     ActionSpec(
+        "as_test",
+        "a",
+        "As test",
+        "Write the job as a pytest module (test_job_ID.py, in the current directory): its"
+        " handler (from --tasks) run on its payload in a scratch queue, failing with today's"
+        " error until it is fixed; without --tasks, the command that writes it.",
+        scopes=frozenset({"job"}),
+        footer=False,
+    ),
+    ActionSpec(
         "link",
         "l",
         "Link",

@@ -36,6 +36,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on
@@ -49,7 +50,7 @@ from textual.worker import Worker, WorkerState
 from skconsole.core.actor import Actor
 from skconsole.core.places import Place, link
 from skconsole.tui import actions as registry
-from skconsole.tui import cadences, clipboard, reads
+from skconsole.tui import as_test, cadences, clipboard, reads
 from skconsole.tui.action_runner import ActionRunner, is_connection_error
 from skconsole.tui.action_spec import MAIN, ActionSpec
 from skconsole.tui.actions import ACTIONS, spec_for
@@ -117,8 +118,11 @@ class ConsoleApp(App[int]):
         queues: Sequence[Queue] = (),
         open_at: Place | None = None,
         serve_url: str | None = None,
+        tasks: str | None = None,
     ) -> None:
         super().__init__()
+        #: the tasks module it was started with (--tasks): what the a key's test imports
+        self.tasks = tasks
         #: --open: what is opened once the data is in (a group: once the groups are read)
         self.open_at = None if open_at is None else of_place(open_at)
         #: the address of the ``skconsole serve`` this console runs under (the l key's links)
@@ -608,6 +612,23 @@ class ConsoleApp(App[int]):
                 f"fields, payload and full error); {done.where()}.",
                 title="Copied",
             )
+
+    def action_as_test(self) -> None:
+        """a: the job shown as a pytest module, written to the current directory; without
+        --tasks, the command that writes it (copied)."""
+        screen = self.screen
+        if not isinstance(screen, JobDetailScreen) or screen.detail is None:
+            return
+        if self.tasks is None:
+            command = as_test.command_for(screen.detail)
+            self.copy_to_clipboard(command)
+            self.notify(
+                "This console was not started with --tasks, so it does not know the handler's"
+                f" module: run {command} (copied).",
+                title="As test",
+            )
+            return
+        self.notify(as_test.write_test(screen.detail, self.tasks, Path.cwd()), title="As test")
 
     def action_link(self) -> None:
         """l: the URL of the job, group or search shown, under ``skconsole serve``."""

@@ -157,6 +157,7 @@ def run_app(
     cleanup: Iterable[Callable[[], object]] = (),
     writes: Database | None = None,
     open_at: Place | None = None,
+    tasks: str | None = None,
 ) -> int:
     """Run the console on ``db`` (writing to ``writes``, by default ``db`` too) until the
     operator quits; then stop the engine and helpers. ``open_at``: the place it opens
@@ -173,6 +174,7 @@ def run_app(
         start_engine=engine is not None,
         open_at=open_at,
         serve_url=serve_url(),
+        tasks=tasks,
     )
     try:
         app.run()
@@ -304,4 +306,11 @@ def run_console(opts: ConsoleOptions) -> int:
             )
         config = opts.worker_config or WorkerConfig(concurrency=opts.workers)
         engine = EngineThread(engine_database(writes), registry, config)
-    return run_app(reads, refresh=opts.refresh, engine=engine, writes=writes, open_at=opts.open_at)
+    return run_app(
+        reads,
+        refresh=opts.refresh,
+        engine=engine,
+        writes=writes,
+        open_at=opts.open_at,
+        tasks=opts.tasks,
+    )

@@ -166,6 +166,7 @@ TUI_LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "parts",
         frozenset(
             {"skconsole.tui", "model", "formatting", "moves", "opening", "off_thread", "clipboard"}
+            | {"as_test"}
             | {"polling", "source", "messages", "sentences", "operation", "engine_control"}
             | {"reads", "refresh", "chart_data"}
         ),
