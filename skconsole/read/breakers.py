@@ -8,13 +8,15 @@ say the same thing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from skconsole.core.durations import format_age
 from skconsole.core.json_types import JsonObject, attributes
 from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.states import BreakerState
+from skconsole.read.failures import FailureGroup
 from skconsole.read.query import Conn, fetch, iso
 
 
@@ -104,3 +106,24 @@ class Breaker:
 def breakers(conn: Conn, task_type: str | None = None) -> list[Breaker]:
     """Every breaker (of ``task_type`` when given), those holding jobs back first."""
     return fetch(conn, "breakers", Breaker, {"task_type": task_type})
+
+
+def holding(breakers: Sequence[Breaker]) -> dict[str, Breaker]:
+    """The breakers holding jobs back (open or half-open), by the signature they watch
+    (the first, when several types' breakers watch one)."""
+    out: dict[str, Breaker] = {}
+    for b in breakers:
+        if b.state.holds:
+            out.setdefault(b.signature, b)
+    return out
+
+
+def with_breakers(
+    groups: Sequence[FailureGroup], breakers: Sequence[Breaker]
+) -> list[FailureGroup]:
+    """``groups``, each marked with the state of a breaker holding back on its signature."""
+    held = holding(breakers)
+    return [
+        replace(g, breaker=held[g.signature].state.word) if g.signature in held else g
+        for g in groups
+    ]

@@ -59,6 +59,9 @@ class FailureGroup:
     sample_error: str | None
     #: set on a degraded read (no stored signatures): what the group was computed from
     scan: FailureScan | None = None
+    #: the state of a circuit breaker open or half-open on its signature ("open",
+    #: "half-open"; :func:`skconsole.read.breakers.with_breakers`); None: none holds
+    breaker: str | None = None
 
     @property
     def id(self) -> str:
@@ -76,6 +79,7 @@ class FailureGroup:
             "sample_task_id": str(self.sample_task_id) if self.sample_task_id else None,
             "sample_error": self.sample_error,
             **({"scan": self.scan.as_dict()} if self.scan is not None else {}),
+            "breaker": self.breaker,
         }
 
 

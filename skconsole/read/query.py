@@ -62,6 +62,7 @@ OURS_ONLY = frozenset(
         "incident_workers",
         "record_first_seen",
         "breakers",
+        "why_breakers",
     }
 )
 

@@ -29,8 +29,10 @@ from uuid import UUID
 
 from skconsole.core.durations import format_age
 from skconsole.core.errors import ConfigError
+from skconsole.core.figures import LATEST_TIME
 from skconsole.core.json_types import JsonObject
-from skconsole.core.states import WorkerState
+from skconsole.core.payload_terms import PayloadTerm
+from skconsole.core.states import BreakerState, WorkerState
 from skconsole.core.status import FAILED, JobStatus
 from skconsole.core.text import printable
 from skconsole.db.layout import has_skconsole_objects
@@ -55,6 +57,8 @@ class CauseCode(enum.Enum):
     #: posted after= other jobs, some not yet succeeded: it has no queue row until then
     AFTER = "after"
     PAUSED = "paused"
+    #: a circuit breaker open on its type holds it back (150_skconsole_breakers.sql)
+    BREAKER = "breaker"
     NO_WORKER = "no_worker"
     NOT_DUE = "not_due"
     LOCK_WAIT = "lock_wait"
@@ -168,7 +172,8 @@ class WhyJob:
 
     @property
     def due(self) -> bool:
-        return self.queued and (self.due_in_s is None or self.due_in_s < 0)
+        """Queued and due now (an infinite due time, ``due_in_s`` None, never is)."""
+        return self.queued and self.due_in_s is not None and self.due_in_s < 0
 
 
 @dataclass(frozen=True)
@@ -258,7 +263,14 @@ def _cmd(*words: str) -> str:
 
 
 def _not_due(j: WhyJob) -> Cause:
-    assert j.run_at is not None and j.due_in_s is not None
+    assert j.run_at is not None
+    if j.due_in_s is None:  # an infinite due time, not a breaker's (said by _breakers)
+        return Cause(
+            CauseCode.NOT_DUE,
+            "not due ever: its queue row's due time is infinity (written by another application?)",
+            (Fix("bump", ("--now", "--id", str(j.task_id))),),
+            facts={"kind": "never", "run_at": None, "due_in_s": None},
+        )
     if j.status == JobStatus.ERROR:
         why = f"a retry waiting out its back-off after {j.error_count} failed attempt(s)"
         kind = "backoff"
@@ -284,6 +296,62 @@ def _paused(j: WhyJob) -> Cause:
         (Fix("resume", (j.task_type,)),),
         facts={"paused_at": iso(j.paused_at)},
     )
+
+
+@dataclass(frozen=True)
+class _Holding:
+    """A breaker holding the job back (why_breakers.sql)."""
+
+    breaker_id: int
+    signature: str
+    term_path: list[str] | None
+    term_value: str | None
+    state: int
+    state_at: datetime
+    reason: str | None
+    half_open_at: datetime | None
+    parked_due_at: datetime | None
+    canary: bool
+
+
+def _breakers(conn: Conn, j: WhyJob) -> list[Cause]:
+    """The breakers holding it back; none when it is a canary released and not yet run."""
+    holding = fetch(conn, "why_breakers", _Holding, {"task_id": j.task_id})
+    if any(h.canary for h in holding):
+        return []
+    causes = []
+    for h in holding:
+        shared = (
+            f" its payload has {PayloadTerm(tuple(h.term_path), h.term_value)} or"
+            if h.term_path is not None and h.term_value is not None
+            else ""
+        )
+        state = BreakerState(h.state)
+        when = (
+            f"; half-open at {h.half_open_at.isoformat()}, when a few held jobs run as canaries"
+            if h.half_open_at is not None
+            else "; half-open: its canaries are running"
+        )
+        causes.append(
+            Cause(
+                CauseCode.BREAKER,
+                printable(
+                    f"breaker #{h.breaker_id} is {state.word} since {h.state_at.isoformat()}"
+                    f" ({h.reason or 'opened'}): it holds back {j.task_type} jobs that"
+                    f" would fail with {h.signature!r} (because{shared} its last failure"
+                    f" was that){when}"
+                ),
+                (Fix("breaker", ("close", str(h.breaker_id))),),
+                facts={
+                    "breaker_id": h.breaker_id,
+                    "state": state.word,
+                    "signature": h.signature,
+                    "half_open_at": iso(h.half_open_at),
+                    "due_at_after": iso(h.parked_due_at),
+                },
+            )
+        )
+    return causes
 
 
 def _limit_full(conn: Conn, j: WhyJob) -> Cause:
@@ -585,10 +653,13 @@ def _waiting_causes(conn: Conn, j: WhyJob, horizon_s: float) -> list[Cause]:
     causes: list[Cause] = []
     if j.paused:
         causes.append(_paused(j))
+    held = _breakers(conn, j)
+    causes += held
     workers = fetch(conn, "why_workers", _worker, {"task_type": j.task_type})
     if not any(w.runs_type and w.state in CLAIMING for w in workers):
         causes.append(_no_worker(j, workers))
-    if not j.due:
+    # a parked job's due time is "never" until its breaker closes: said by the breaker
+    if not j.due and not (held and j.run_at == LATEST_TIME):
         causes.append(_not_due(j))
     lock = _lock_wait(conn, j)
     if lock is not None:

@@ -208,6 +208,23 @@ ACTIONS: tuple[ActionSpec, ...] = (
         home="inflight",
         op=Operation(ops.REAP, targets.hung_jobs),
     ),
+    WriteKey(
+        "breaker",
+        "Z",
+        "Breaker",
+        "Open (or close) a circuit breaker on the selected failure group's signature: only the"
+        " type's jobs that would hit it are held back, canaries after a cool-down.",
+        scopes=frozenset({"failures", "jobs"}),
+        home="failures",
+        destructive=False,
+        op=Operation(
+            ops.BREAKER,
+            targets.group_to_break,
+            missing="Select a failure group first.",
+            ask=asks.breaker,
+            dialog=Dialog.TARGET,
+        ),
+    ),
     TypeKey(
         "pause_type",
         "P",

@@ -12,6 +12,7 @@ from skconsole.tui.action_runner import REPEAT_GUARD_S
 from skconsole.tui.formatting import fmt_seconds
 from skconsole.tui.model import ActionRequest, Target, TargetKind
 from skconsole.tui.operation import Here, Pick, Question
+from skconsole.tui.screens.breaker_dialog import BreakerAnswer, BreakerScreen
 from skconsole.tui.screens.edit_job import EditJobScreen
 from skconsole.tui.screens.job_detail import JobDetailScreen
 from skconsole.tui.screens.limit_type import LimitTypeScreen
@@ -86,3 +87,18 @@ def requeue(here: Here, pick: Pick) -> Question[ops.RequeueParams]:
         return None if params is None else replace(pick, params=params)
 
     return Question(RequeueJobsScreen(pick.target.label, attempts), answer)
+
+
+def breaker(here: Here, pick: Pick) -> Question[BreakerAnswer]:
+    """The breaker to open or close on the selected group's signature: its type (the
+    group's first, to start with), the payload term its jobs share, its cool-down."""
+    assert isinstance(pick.params, ops.BreakerParams) and pick.params.signature is not None
+    signature = pick.params.signature
+
+    def answer(got: BreakerAnswer | None) -> Pick | None:
+        if got is None:
+            return None
+        target = Target(f"the type `{got.task_type}`", TargetKind.TYPE, task_type=got.task_type)
+        return replace(pick, target=target, params=got.params)
+
+    return Question(BreakerScreen(signature, pick.target.task_type or ""), answer)

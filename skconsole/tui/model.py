@@ -68,6 +68,11 @@ class DepthRow(TypeDepth):
     max_failure_rate: float | None = None
     #: it has ready jobs and no live worker runs it (:attr:`Snapshot.unserved`)
     no_worker: bool = False
+    #: a circuit breaker holds some of its jobs back: its state and the jobs it holds
+    #: ("breaker open, 1,204 held"); None: none
+    breaker: str | None = None
+    #: that breaker is open (not half-open): the state column is red
+    breaker_open: bool = False
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from skconsole.check import verdict as checks
 from skconsole.core.find_query import FindQuery
 from skconsole.db.schema import check_schema
 from skconsole.read import health
+from skconsole.read.breakers import with_breakers
 from skconsole.read.factors import CommonFactors, common_factors
 from skconsole.read.first_seen import first_seen, with_first_seen
 from skconsole.read.record import record
@@ -95,6 +96,7 @@ class FailureGroupsRead(Read[model.FailureGroups]):
         with stopwatch() as took:
             groups = read.failure_groups(conn, limit=FAILURE_GROUPS_SHOWN)
             groups = with_first_seen(groups, _first_seen(conn, memory, groups))
+            groups = with_breakers(groups, read.breakers(conn))
         return model.FailureGroups(tuple(groups), taken_at=taken_at, read_ms=took.ms)
 
 

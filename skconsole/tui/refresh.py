@@ -26,6 +26,7 @@ import psycopg
 from skconsole import ops, read
 from skconsole.core.find_query import FindQuery
 from skconsole.core.payload_terms import parse_term
+from skconsole.core.states import BreakerState
 from skconsole.db.layout import has_skconsole_objects
 from skconsole.ops.audit_line import what
 from skconsole.read import flow, type_settings
@@ -109,12 +110,13 @@ def snapshot(conn: Conn, memory: Memory) -> model.Snapshot:
         )
         audit = timed("audit", lambda: ops.audit.entries(conn, limit=AUDIT_SHOWN))
         schedules = timed("schedules", lambda: read.schedules(conn, queue=depth))
+        breakers = timed("breakers", lambda: read.breakers(conn))
         replication = timed("replication", lambda: read.replication(conn))
         version = read.server_version(conn)
         degraded = not has_skconsole_objects(conn)
         reaped = timed("reaped", lambda: _reaped(conn, memory, inflight.jobs))
     with memory.lock:
-        depth_rows = _depth_rows(memory, depth, limits, slos)
+        depth_rows = _depth_rows(memory, depth, limits, slos, breakers)
         metric_rows_ = _metric_rows(memory, metrics)
         waiting = tuple(memory.waiting)
     return model.Snapshot(
@@ -171,10 +173,15 @@ def _depth_rows(
     depth: read.Depth,
     limits: list[read.TypeLimit],
     slos: dict[str, type_settings.TypeSlo],
+    breakers: list[read.Breaker],
 ) -> tuple[model.DepthRow, ...]:
     """The depth rows with their trends, limits and SLOs; their finished and failed jobs
     come from the windows' own cadence (:meth:`model.Snapshot.with_windows`)."""
     by_type = {t.task_type: t for t in limits}
+    held: dict[str, list[read.Breaker]] = {}
+    for b in breakers:
+        if b.state.holds:
+            held.setdefault(b.task_type, []).append(b)
     seen = set()
     rows = []
     for t in depth.types:
@@ -190,12 +197,22 @@ def _depth_rows(
                 limit=by_type.get(t.task_type),
                 slo_s=slo.max_wait_s if slo else None,
                 max_failure_rate=slo.max_failure_rate if slo else None,
+                breaker=_breaker_state(held.get(t.task_type, [])),
+                breaker_open=any(b.state is BreakerState.OPEN for b in held.get(t.task_type, [])),
             )
         )
     for gone in set(memory.trends) - seen:
         del memory.trends[gone]
     memory.waiting.append(depth.ready + depth.scheduled)
     return tuple(rows)
+
+
+def _breaker_state(held: list[read.Breaker]) -> str | None:
+    """A type's breakers holding jobs back in a few words: "breaker open, 1,204 held"."""
+    if not held:
+        return None
+    states = "/".join(dict.fromkeys(b.state.word for b in held))
+    return f"breaker {states}, {sum(b.held for b in held):,} held"
 
 
 def _metric_rows(memory: Memory, snap: read.MetricsSnapshot) -> tuple[model.MetricRow, ...]:

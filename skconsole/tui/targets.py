@@ -20,6 +20,7 @@ from textual.screen import Screen
 from skconsole import ops
 from skconsole.core.status import JobStatus
 from skconsole.ops.edit import refusal
+from skconsole.read.failures import FailureGroup
 from skconsole.read.health import Session, TableHealth
 from skconsole.tui.formatting import short_id
 from skconsole.tui.model import DepthRow, Snapshot, Target, TargetKind
@@ -262,3 +263,21 @@ def session(here: Here) -> Pick | str | None:
         )
     params = ops.CancelSessionParams(pid=s.pid, backend_start=s.backend_start)
     return Pick(Target(session_label(s), TargetKind.SESSION), params)
+
+
+def group_to_break(here: Here) -> Pick | None:
+    """The failure group selected on panel 3, or the one whose drill-down is shown: a
+    breaker is made (or closed) on its signature, for its first type until the dialog
+    names another."""
+    screen = here.screen
+    group: FailureGroup | None = None
+    if isinstance(screen, GroupJobsScreen):
+        group = screen.group
+    elif here.scope == "failures" and isinstance(screen, MainScreen):
+        panel = screen.query_one(FailuresPanel)
+        group = panel.group(panel.table.selected_key, here.snapshot)
+    if group is None:
+        return None
+    task_type = group.task_types[0] if group.task_types else ""
+    target = Target(f"the type `{task_type}`", TargetKind.TYPE, task_type=task_type)
+    return Pick(target, ops.BreakerParams(signature=group.signature))

@@ -15,6 +15,7 @@ from skconsole import read
 from skconsole.core.figures import fmt_ago, fmt_int
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
+from skconsole.read.breakers import breakers, with_breakers
 from skconsole.read.first_seen import first_seen, with_first_seen
 from skconsole.read.query import Conn
 from skconsole.views.registry import View, ViewArgs
@@ -55,10 +56,16 @@ def is_new(group: read.FailureGroup, now: float) -> bool:
     return first is not None and now - first.timestamp() < NEW_WITHIN_S
 
 
+def breaker_mark(group: read.FailureGroup) -> str:
+    """What marks a group a circuit breaker holds back on: "BREAKER OPEN · "."""
+    return f"BREAKER {group.breaker.upper()} · " if group.breaker is not None else ""
+
+
 def signature_cell(group: read.FailureGroup, now: float) -> Cell:
-    """The signature, marked when the group is new: a failure nobody has seen before is
-    the one to look at first."""
-    return ((NEW_MARK if is_new(group, now) else "") + group.signature, "bad")
+    """The signature, marked when the group is new (a failure nobody has seen before is
+    the one to look at first) and when a breaker holds its jobs back."""
+    marks = (NEW_MARK if is_new(group, now) else "") + breaker_mark(group)
+    return (marks + group.signature, "bad")
 
 
 def statuses_text(group: read.FailureGroup) -> str:
@@ -144,7 +151,7 @@ def _read(conn: Conn, args: ViewArgs) -> Failures:
     if args.group is None:
         groups = read.failure_groups(conn, limit=args.limit)
         seen = first_seen(conn, [g.signature for g in groups])
-        return Failures(groups=with_first_seen(groups, seen))
+        return Failures(groups=with_breakers(with_first_seen(groups, seen), breakers(conn)))
     ids = {g.id: g.signature for g in read.failure_groups(conn, limit=10_000)}
     return Failures(jobs=read.failure_jobs(conn, ids.get(args.group, args.group), limit=args.limit))
 

@@ -17,7 +17,10 @@ SELECT k.task_id,
     q.task_priority AS priority,
     q.task_locked_until_ts AS run_at,
     q.task_lock_handle_id AS lock_handle_id,
-    extract(epoch FROM q.task_locked_until_ts - now())::float8 AS due_in_s,
+    -- an infinite due time (a breaker's parked job, or one a .NET application wrote)
+    -- has no distance: PostgreSQL before 17 cannot subtract it
+    CASE WHEN isfinite(q.task_locked_until_ts)
+        THEN extract(epoch FROM q.task_locked_until_ts - now())::float8 END AS due_in_s,
     now() AS now,
     coalesce(t.tt_paused, false) AS paused,
     t.tt_paused_at_ts AS paused_at,

@@ -354,3 +354,27 @@ def test_a_bad_breaker_command_gets_one_line(run_cli: CLI, args: list[str], said
     assert said in done.stderr
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_why_names_the_breaker_holding_a_job_back_and_how_to_close_it(
+    db: Database, conn: Conn
+) -> None:
+    sig = fail_acme_once(db, conn)
+    act(conn, BreakerParams(BreakerCommand.OPEN, signature=sig, term=ACME))
+    post(db, "acme", 1)
+    tick(conn)
+    held = conn.execute(
+        "SELECT task_id FROM sk_tasks_queue_t WHERE task_payload::jsonb ->> 'i' = '0'"
+    ).fetchone()
+    assert held is not None
+
+    with db.connect() as skconsole_conn:  # reads a parked due time (infinity) as the latest
+        answer = read.why(skconsole_conn, held[0])
+
+    assert answer is not None
+    cause = answer.causes[0]
+    assert cause.code is read.CauseCode.BREAKER
+    assert "breaker #1 is open" in cause.evidence
+    assert "payload.partner=acme" in cause.evidence
+    assert [f.command() for f in cause.fixes] == ["skconsole breaker close 1"]
+    assert all(c.code is not read.CauseCode.NOT_DUE for c in answer.causes)

@@ -53,6 +53,8 @@ def _state(d: DepthRow) -> Cell:
     limits); amber when claims wait."""
     if d.paused:
         return ("paused", "warn")
+    if d.breaker is not None:
+        return (d.breaker, "bad" if d.breaker_open else "warn")
     if d.no_worker:
         return ("no worker", "bad")
     if d.limit is None:

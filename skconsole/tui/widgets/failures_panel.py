@@ -8,6 +8,7 @@ there were more.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from skconsole.read import FailureGroup
@@ -18,13 +19,16 @@ from skconsole.tui.refresh import FAILURE_GROUPS_SHOWN
 from skconsole.tui.widgets.panel import Panel, console_columns
 from skconsole.views.failures import GROUP_COLUMNS, NEW_MARK
 
+#: the marks before a signature (new; a breaker's state), kept whole when it is shortened
+_MARKS = re.compile(rf"^(?:{re.escape(NEW_MARK)})?(?:BREAKER [A-Z-]+ · )?")
+
 
 def fit_signature(text: str, width: int) -> str:
     """A group's signature shortened to ``width`` (its module path first), the mark of a
     new group kept whole in front of it."""
-    if text.startswith(NEW_MARK):
-        return NEW_MARK + shorten_signature(text[len(NEW_MARK) :], width - len(NEW_MARK))
-    return shorten_signature(text, width)
+    marks = _MARKS.match(text)
+    lead = marks.group(0) if marks is not None else ""
+    return lead + shorten_signature(text[len(lead) :], width - len(lead))
 
 
 class FailuresPanel(Panel):
