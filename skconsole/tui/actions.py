@@ -217,6 +217,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         scopes=frozenset({"failures", "jobs"}),
         home="failures",
         destructive=False,
+        footer=False,
         op=Operation(
             ops.BREAKER,
             targets.group_to_break,
