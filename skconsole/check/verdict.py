@@ -96,7 +96,7 @@ SERVICE = "SKCONSOLE"
 #: purpose would stay WARNING for good, which teaches people to ignore the check.
 HEALTH_RULES = ("horizon_session", "horizon_prepared", "horizon_slot", "dead_rows", "lock_wait")
 #: The checks, in the order they are reported; ``--skip`` takes these names.
-CHECKS = ("slo", "hung", "workers", "health", "schedules", "replication")
+CHECKS = ("slo", "hung", "workers", "health", "schedules", "replication", "breakers")
 #: a failover this recent is named in the replication check's summary
 FAILOVER_NAMED_S = 86_400.0
 #: Findings named in the summary line per check; the rest are counted ("...").
@@ -357,6 +357,26 @@ def check_schedules(schedules: Sequence[read.ScheduleInfo]) -> CheckResult:
     return CheckResult("schedules", summary, findings)
 
 
+def check_breakers(breakers: Sequence[read.Breaker]) -> CheckResult:
+    """A circuit breaker holding jobs back is a WARNING: the queue is degraded on purpose
+    (a partner is failing), and someone should know it is open, and for how long."""
+    findings = tuple(
+        Finding(
+            "breakers",
+            Level.WARNING,
+            b.task_type,
+            f"{b.task_type}: breaker #{b.breaker_id} on {b.signature!r} is {b.status_line}",
+        )
+        for b in breakers
+        if b.state.holds
+    )
+    if findings:
+        summary = f"{_plural(len(findings), 'breaker')} holding jobs back"
+    else:
+        summary = f"{_plural(len(breakers), 'breaker')} closed"
+    return CheckResult("breakers", summary, findings)
+
+
 def _silent_s(job: read.InflightJob) -> float | None:
     """How long the job's worker has said nothing: its heartbeat's age, or, with no
     worker known (gone, or none recorded), how long the job has been processing."""
@@ -546,6 +566,7 @@ def evaluate(
     skip: frozenset[str] = frozenset(),
     schedules: Sequence[read.ScheduleInfo] = (),
     replication: read.Replication | None = None,
+    breakers: Sequence[read.Breaker] = (),
 ) -> Report:
     """Every check over the read models given but those in ``skip`` (pure: no database);
     ``workers`` None: no worker registry to judge; ``table_health`` and ``replication``
@@ -562,6 +583,8 @@ def evaluate(
         results.append(check_health(table_health))
     if "schedules" not in skip:
         results.append(check_schedules(schedules))
+    if "breakers" not in skip and breakers:  # a queue with no breaker says nothing of them
+        results.append(check_breakers(breakers))
     perf = perfdata(flows, inflight, workers, limits)
     if "replication" not in skip and replication is not None:
         results.append(check_replication(replication))
@@ -582,6 +605,7 @@ class Models:
     table_health: health_model.Health | None
     schedules: tuple[read.ScheduleInfo, ...]
     replication: read.Replication | None
+    breakers: tuple[read.Breaker, ...] = ()
 
     def evaluate(
         self, thresholds: Thresholds | None = None, skip: frozenset[str] = frozenset()
@@ -595,6 +619,7 @@ class Models:
             skip,
             self.schedules,
             self.replication,
+            self.breakers,
         )
 
 
@@ -623,6 +648,8 @@ def read_models(
     schedules = () if "schedules" in skip else read.schedules(conn)
     at("reading the replication and the last failover")
     replication = None if "replication" in skip else read.replication(conn)
+    at("reading the circuit breakers")
+    breakers = () if "breakers" in skip else read.breakers(conn)
     return Models(
         tuple(flows),
         inflight,
@@ -630,6 +657,7 @@ def read_models(
         table_health,
         tuple(schedules),
         replication,
+        tuple(breakers),
     )
 
 

@@ -387,6 +387,33 @@ def failure_rate_families(counts: dict[str, flow.TypeCounts], window_s: float) -
     return [finished, rate]
 
 
+def breaker_families(breakers: Sequence[read.Breaker]) -> list[Metric]:
+    """Each circuit breaker's state (0 closed, 1 open, 2 half-open), the jobs it holds back
+    and its half-open rounds, labelled by its id, type and signature."""
+    labels = ["breaker", "task_type", "signature"]
+    state = GaugeMetricFamily(
+        "skconsole_breaker_state",
+        "A circuit breaker's state: 0 closed, 1 open, 2 half-open (skconsole breaker).",
+        labels=labels,
+    )
+    held = GaugeMetricFamily(
+        "skconsole_breaker_held_jobs",
+        "Jobs a circuit breaker holds back now (parked, not released as canaries).",
+        labels=labels,
+    )
+    rounds = CounterMetricFamily(
+        "skconsole_breaker_rounds",
+        "Half-open rounds a circuit breaker has let canaries run in.",
+        labels=labels,
+    )
+    for b in breakers:
+        key = [str(b.breaker_id), b.task_type, b.signature]
+        state.add_metric(key, float(b.state.value))
+        held.add_metric(key, b.held)
+        rounds.add_metric(key, b.rounds)
+    return [state, held, rounds]
+
+
 # -- queue-table health -------------------------------------------------------------------
 def health_families(h: health.Health) -> list[Metric]:
     """Per hot table its live and dead rows and size; the xmin horizon's age; lock waits.
@@ -521,6 +548,10 @@ def read_limits(conn: Conn) -> list[Metric]:
     return limit_families(read.limits(conn))
 
 
+def read_breakers(conn: Conn) -> list[Metric]:
+    return breaker_families(read.breakers(conn))
+
+
 def read_health(conn: Conn) -> list[Metric]:
     return health_families(health.health(conn))
 
@@ -536,5 +567,6 @@ SOURCES: tuple[Source, ...] = (
     read_workers,
     read_app_metrics,
     read_limits,
+    read_breakers,
     read_health,
 )

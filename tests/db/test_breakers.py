@@ -378,3 +378,23 @@ def test_why_names_the_breaker_holding_a_job_back_and_how_to_close_it(
     assert "payload.partner=acme" in cause.evidence
     assert [f.command() for f in cause.fixes] == ["skconsole breaker close 1"]
     assert all(c.code is not read.CauseCode.NOT_DUE for c in answer.causes)
+
+
+def test_check_warns_of_an_open_breaker_and_the_exporter_exports_it(
+    db: Database, conn: Conn
+) -> None:
+    from skconsole.check import verdict
+    from skconsole.exporter.sources import read_breakers
+
+    sig = fail_acme_once(db, conn)
+    act(conn, BreakerParams(BreakerCommand.OPEN, signature=sig, term=ACME))
+
+    with db.connect() as c:
+        report = verdict.run(c)
+        families = {f.name: f for f in read_breakers(c)}
+
+    (result,) = [r for r in report.checks if r.name == "breakers"]
+    assert result.summary == "1 breaker holding jobs back"
+    assert result.level is verdict.Level.WARNING
+    assert [s.value for s in families["skconsole_breaker_state"].samples] == [1.0]
+    assert [s.value for s in families["skconsole_breaker_held_jobs"].samples] == [1.0]

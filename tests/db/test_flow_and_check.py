@@ -180,7 +180,7 @@ def test_check_skip_of_an_unknown_check_is_unknown_in_one_line(run_cli: CLI) -> 
 
     assert done.returncode == 3
     assert done.stdout == (
-        "SKCONSOLE UNKNOWN - --skip: no check 'worker' (the checks: slo, hung, workers, health, schedules, replication)\n"
+        "SKCONSOLE UNKNOWN - --skip: no check 'worker' (the checks: slo, hung, workers, health, schedules, replication, breakers)\n"
     )
 
 

@@ -253,7 +253,7 @@ def test_a_skipped_check_is_left_out_with_its_perfdata() -> None:
         (
             ["worker"],
             "--skip: no check 'worker' (the checks: slo, hung, workers, health, schedules,"
-            " replication)",
+            " replication, breakers)",
         ),
         (list(CHECKS), "--skip: every check is left out"),
     ],
