@@ -73,6 +73,18 @@ async def fail(payload: Any) -> None:
     raise _failure(str(_get(payload, "kind", "timeout")), payload)
 
 
+@tasks.task("demo.partner", max_attempts=1_000, backoff=0.5, max_backoff=5.0)
+async def partner(payload: Any) -> None:
+    """A call to a partner's API (payload ``{"partner": NAME, "down": bool}``): 20 ms, or,
+    while that partner is down, 200 ms and then a timeout (the "partner times out"
+    incident a circuit breaker holds back: ``python -m skconsole.bench.breaker_incident``)."""
+    name = str(_get(payload, "partner", "acme"))
+    if _get(payload, "down", False):
+        await asyncio.sleep(0.2)
+        raise UpstreamTimeout(f"timeout after 30s calling https://api.{name}.example/v2/orders")
+    await asyncio.sleep(0.02)
+
+
 @tasks.task("demo.fatal")
 async def fatal(payload: Any) -> None:
     n = _get(payload, "n", 0)
