@@ -208,11 +208,12 @@ def _depth_rows(
 
 
 def _breaker_state(held: list[read.Breaker]) -> str | None:
-    """A type's breakers holding jobs back in a few words: "breaker open, 1,204 held"."""
+    """A type's breakers holding jobs back, short enough for the state column: "breaker
+    open 1,204" (the jobs held)."""
     if not held:
         return None
     states = "/".join(dict.fromkeys(b.state.word for b in held))
-    return f"breaker {states}, {sum(b.held for b in held):,} held"
+    return f"breaker {states} {sum(b.held for b in held):,}"
 
 
 def _metric_rows(memory: Memory, snap: read.MetricsSnapshot) -> tuple[model.MetricRow, ...]:

@@ -38,6 +38,8 @@ SIZED = [
         "charts-type-week",
         "past-at",
         "past-bundle",
+        "failures-breaker-open",
+        "breaker-dialog",
     )
     for size in ((80, 24), (200, 50))
 ]

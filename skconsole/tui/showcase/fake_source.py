@@ -199,6 +199,8 @@ class FixedSource:
     dead_workers: bool = False
     #: a failure group first seen two minutes ago (panel 3 marks it new)
     new_group: bool = False
+    #: a circuit breaker open on the timeouts' group (panels 1 and 3 mark it)
+    breaker: bool = False
 
     def _reach(self) -> None:
         """Every read and write first: offline, it fails the way a lost server does."""
@@ -211,10 +213,22 @@ class FixedSource:
         return cast(T, FIXED_ANSWERS[type(request)](self, request))
 
     def snapshot(self) -> Snapshot:
-        return fixed_dead_snapshot() if self.dead_workers else fixed_snapshot()
+        snap = fixed_dead_snapshot() if self.dead_workers else fixed_snapshot()
+        if not self.breaker:
+            return snap
+        held = GROUPS[0].task_types[0]
+        depth = tuple(
+            replace(d, breaker="breaker open 1,190", breaker_open=True)
+            if d.task_type == held
+            else d
+            for d in snap.depth
+        )
+        return replace(snap, depth=depth)
 
     def failure_groups(self) -> FailureGroups:
         groups = (*GROUPS[:2], NEW_GROUP, *GROUPS[2:]) if self.new_group else GROUPS
+        if self.breaker:
+            groups = (replace(groups[0], breaker="open"), *groups[1:])
         return FailureGroups(groups, taken_at=FROZEN_AT.timestamp(), read_ms=21.0)
 
     def trends(self) -> Trends:

@@ -63,6 +63,8 @@ class Scene:
     dead_workers: bool = False
     #: a failure group first seen two minutes ago (panel 3 marks it new)
     new_group: bool = False
+    #: a circuit breaker open on the timeouts' group (panels 1 and 3 mark it)
+    breaker: bool = False
     #: a past minute: "at" (skconsole --at 02:47 on a database) or "bundle" (--bundle)
     past: str | None = None
 
@@ -72,7 +74,10 @@ class Scene:
         if self.past is not None:
             return self._build_past(self.past)
         source = FixedSource(
-            read_only=self.read_only, dead_workers=self.dead_workers, new_group=self.new_group
+            read_only=self.read_only,
+            dead_workers=self.dead_workers,
+            new_group=self.new_group,
+            breaker=self.breaker,
         )
         app = ConsoleApp(
             source,
@@ -176,6 +181,11 @@ SCENES: tuple[Scene, ...] = (
     Scene("charts-type-week", keys=("h", "t", "t", "t", "t", "4")),
     # panel 3 with a group first seen 2 minutes ago: marked NEW
     Scene("failures-new-group", keys=("3",), new_group=True),
+    # a breaker open on the timeouts' group: panel 3 marks the group, panel 1 its type;
+    # Z on a group opens (or closes) one
+    Scene("failures-breaker-open", keys=("3",), breaker=True),
+    Scene("breaker-open-depth", breaker=True),
+    Scene("breaker-dialog", keys=("3", "Z")),
     Scene("failure-drilldown", keys=("enter",)),
     Scene("job-detail", keys=("enter", "enter")),
     Scene("factors", keys=("enter", "F")),
