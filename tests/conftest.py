@@ -55,6 +55,8 @@ TABLES = (
     "sk_record_t",
     "sk_record_fresh_t",
     "sk_record_gauges_t",
+    "sk_waves_t",
+    "sk_wave_plans_t",
 )
 
 

@@ -61,6 +61,9 @@ OURS_ONLY = frozenset(
         "incident_samples",
         "incident_workers",
         "record_first_seen",
+        "waves_list",
+        "waves_waves",
+        "waves_tally",
     }
 )
 
