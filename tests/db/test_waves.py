@@ -4,7 +4,6 @@ on, exactly once; a cancel stops it; each wave has its audit row."""
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 from uuid import UUID
@@ -34,14 +33,12 @@ FLAKY = "t.waves"
 
 def faulted_jobs(conn: Conn, n: int) -> list[UUID]:
     """``n`` jobs parked as 5 Faulted, payload {"n": i}, posted in that order."""
-    jobs = []
-    for i in range(n):
-        task_id = add_job(conn, 5, task_type=FLAKY)
-        conn.execute(
-            "UPDATE sk_task_results_t SET task_payload = %s WHERE task_id = %s",
-            (json.dumps({"n": i}), task_id),
-        )
-        jobs.append(task_id)
+    jobs = [add_job(conn, 5, task_type=FLAKY) for _ in range(n)]
+    conn.execute(
+        "UPDATE sk_task_results_t r SET task_payload = json_build_object('n', j.n - 1)::text"
+        " FROM unnest(%s::uuid[]) WITH ORDINALITY AS j(task_id, n) WHERE r.task_id = j.task_id",
+        (jobs,),
+    )
     return jobs
 
 
@@ -177,7 +174,7 @@ def test_jobs_no_longer_failed_at_their_wave_are_left_alone_and_counted(conn: Co
 
     advance(conn, plan_id, DRIVER)
 
-    (first, second) = read_waves.waves(conn, plan_id)
+    (_, second) = read_waves.waves(conn, plan_id)
     assert second.requeued == 6 and (second.left_waiting, second.left_gone) == (1, 1)
     assert "1 already waiting or running, 1 gone (purged)" in second.left_words()
     assert conn.execute(
@@ -189,7 +186,9 @@ def test_two_drivers_racing_never_requeue_a_wave_twice(dsn: str, conn: Conn) -> 
     jobs = faulted_jobs(conn, 200)
     params = ops.RequeueParams(waves=(0.5, 1.0), gate=0.5)
     plan_id = plan_of(start(conn, params))
-    conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = ANY(%s)", (jobs[:100],))
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = ANY(%s)", (jobs[:100],)
+    )
     conn.execute("DELETE FROM sk_tasks_queue_t")
     small = Driver(Origin.CLI, batch=7, by="racer")
     go = threading.Barrier(4)
@@ -215,7 +214,9 @@ def test_two_drivers_racing_never_requeue_a_wave_twice(dsn: str, conn: Conn) -> 
 def test_a_cancelled_plan_requeues_no_further_wave(conn: Conn) -> None:
     jobs = faulted_jobs(conn, 20)
     plan_id = plan_of(start(conn))
-    conn.execute("UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = ANY(%s)", (jobs[:2],))
+    conn.execute(
+        "UPDATE sk_task_results_t SET task_status = 3 WHERE task_id = ANY(%s)", (jobs[:2],)
+    )
     conn.execute("DELETE FROM sk_tasks_queue_t")
 
     audit_id = cancel(conn, plan_id, ACTOR)
@@ -224,9 +225,12 @@ def test_a_cancelled_plan_requeues_no_further_wave(conn: Conn) -> None:
     assert not stepped.took and statuses(conn, jobs[2:]) == [5] * 18
     found = read_waves.plan(conn, plan_id)
     assert found is not None and found.state is PlanState.CANCELLED
-    (action,) = conn.execute(
-        "SELECT audit_action FROM sk_audit_t WHERE audit_id = %s", (audit_id,)
-    ).fetchone() or ()
+    (action,) = (
+        conn.execute(
+            "SELECT audit_action FROM sk_audit_t WHERE audit_id = %s", (audit_id,)
+        ).fetchone()
+        or ()
+    )
     assert action == "waves"
 
 
