@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
@@ -39,8 +39,8 @@ def faulted_jobs(conn: Conn, n: int, failing: range = range(0)) -> list[UUID]:
     return jobs
 
 
-def one(conn: Conn, sql: str, params: tuple[Any, ...] = ()) -> Any:
-    row = conn.execute(sql, params).fetchone()  # type: ignore[arg-type]
+def one(conn: Conn, sql: LiteralString, params: tuple[Any, ...] = ()) -> Any:
+    row = conn.execute(sql, params).fetchone()
     return None if row is None else row[0]
 
 

@@ -225,13 +225,10 @@ def test_a_cancelled_plan_requeues_no_further_wave(conn: Conn) -> None:
     assert not stepped.took and statuses(conn, jobs[2:]) == [5] * 18
     found = read_waves.plan(conn, plan_id)
     assert found is not None and found.state is PlanState.CANCELLED
-    (action,) = (
-        conn.execute(
-            "SELECT audit_action FROM sk_audit_t WHERE audit_id = %s", (audit_id,)
-        ).fetchone()
-        or ()
-    )
-    assert action == "waves"
+    row = conn.execute(
+        "SELECT audit_action FROM sk_audit_t WHERE audit_id = %s", (audit_id,)
+    ).fetchone()
+    assert row == ("waves",)
 
 
 def test_cancelling_a_plan_that_is_over_says_so(conn: Conn) -> None:
