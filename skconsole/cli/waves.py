@@ -133,17 +133,21 @@ def after_requeue(ctx: typer.Context, result: ActionResult, flags: ActionFlags) 
     plan_id = result.details.get("plan")
     if not isinstance(plan_id, int) or flags.as_json:
         return
-    sizes = result.details.get("sizes")
-    gate = result.details.get("gate")
-    if isinstance(sizes, list) and isinstance(gate, float | int):
-        _say(
-            f"waves requeue #{plan_id}: waves of {', '.join(f'{s:,}' for s in sizes)} jobs;"
-            f" each next one goes once every job of the one before finished and at least"
-            f" {percent(float(gate))} of them succeeded (Ctrl-C leaves it to the workers)"
-        )
-    db = options_of(ctx).open("skconsole-waves", write=True)
-    with db.connect() as conn:
-        state = follow(conn, plan_id, said_waves=1)
+    try:
+        sizes = result.details.get("sizes")
+        gate = result.details.get("gate")
+        if isinstance(sizes, list) and isinstance(gate, float | int):
+            _say(
+                f"waves requeue #{plan_id}: waves of {', '.join(f'{s:,}' for s in sizes)} jobs;"
+                f" each next one goes once every job of the one before finished and at least"
+                f" {percent(float(gate))} of them succeeded (Ctrl-C leaves it to the workers)"
+            )
+        db = options_of(ctx).open("skconsole-waves", write=True)
+        with db.connect() as conn:
+            state = follow(conn, plan_id, said_waves=1)
+    except KeyboardInterrupt:
+        err.print(escape(_how_to_go_on(plan_id)), highlight=False)
+        raise typer.Exit(130) from None
     if state is not PlanState.DONE:
         raise typer.Exit(1)
 

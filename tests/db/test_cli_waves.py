@@ -5,10 +5,12 @@ bad input is one clear line."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Callable
 from typing import Any, LiteralString
 from uuid import UUID
@@ -146,6 +148,35 @@ def test_a_driver_killed_mid_plan_leaves_it_to_the_workers_who_requeue_each_job_
     assert counts == [(5, "cli"), (20, "worker"), (25, "worker")]
     attempts = one(conn, "SELECT max(task_error_count) FROM sk_task_results_t")
     assert attempts == 1  # no job ran twice for a wave: none failed again
+
+
+def test_ctrl_c_leaves_the_plan_stored_and_says_how_to_go_on(dsn: str, conn: Conn) -> None:
+    faulted_jobs(conn, 20)
+    driver = subprocess.Popen(
+        skconsole_cmd("--dsn", dsn, "requeue", "--type", "t.waves", "--waves", "10%,100%", "--yes"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **WIDE},
+    )
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.extend(driver.stdout or ()), daemon=True)
+    reader.start()
+    wait_until(
+        lambda: any(line.startswith("waves requeue #") for line in said),
+        describe=lambda: said,
+    )
+
+    driver.send_signal(signal.SIGINT)
+    err = (driver.stderr or io.StringIO()).read()
+    driver.wait(30)
+
+    assert driver.returncode == 130, "".join(said) + err
+    plan_id = one(conn, "SELECT plan_id FROM sk_wave_plans_t")
+    assert f"skconsole waves resume {plan_id}" in err
+    assert f"skconsole waves cancel {plan_id}" in err
+    assert one(conn, "SELECT state FROM sk_wave_plans_t") == "waiting-for-wave"
 
 
 def test_waves_lists_shows_and_cancels_a_plan(run_cli: RunCli, conn: Conn) -> None:

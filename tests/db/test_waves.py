@@ -18,6 +18,8 @@ from skconsole.core.waves import PlanState
 from skconsole.db.connect import Database
 from skconsole.db.waves import Driver
 from skconsole.ops import Actor, Selection
+from skconsole.ops.audit import entries as audit_entries
+from skconsole.ops.audit_line import what
 from skconsole.ops.waves import advance, cancel
 from skconsole.read import waves as read_waves
 from skconsole.testing import run_until_idle
@@ -159,6 +161,12 @@ def test_each_wave_has_its_audit_row_and_a_stop_has_one_saying_why(
     assert rows[-1][0] == "waves" and rows[-1][2]["state"] == "stopped-gate-failed"
     second = next(d for a, _, d in rows if a == "requeue" and d["wave"] == 2)
     assert second["because"].startswith("wave 1: 100% succeeded")
+    lines = [what(e) for e in reversed(audit_entries(conn))]
+    assert lines[1] == (
+        f"requeue 16 jobs of type {FLAKY}, error counts kept,"
+        f" in waves 10%,50%,100% gated at 95%, wave 2 of 3 of waves requeue #{plan_id}"
+    )
+    assert lines[-1].startswith(f"waves requeue #{plan_id} stopped-gate-failed: wave 2: 50%")
 
 
 def test_jobs_no_longer_failed_at_their_wave_are_left_alone_and_counted(conn: Conn) -> None:
