@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 
 from skconsole.core.actor import Actor
 from skconsole.core.errors import ConfigError
+from skconsole.core.json_types import JsonObject
 from skconsole.core.waves import OPEN, PlanState, wave_ends, wave_sizes
 from skconsole.db.audit import MAX_NAME, AuditRow
 from skconsole.db.waves import WAVES_ACTION, Driver, Stepped, run, step
@@ -83,8 +84,10 @@ def start_waves(
         if steps.ids is not None
         else [r.task_id for r in action._rows(conn, where, None)]
     )
+    planned: JsonObject = {}
     if action.plan is not None and todo:
-        todo = list(action.plan(conn, todo, params).ids)
+        plan = action.plan(conn, todo, params)
+        todo, planned = list(plan.ids), plan.details
     ensure_writable(conn, action.name, (*action.needs.privileges, *NEEDS))
     if not todo:
         return record(
@@ -114,8 +117,9 @@ def start_waves(
     with write_errors(action.name):
         _first_wave(conn, plan_id, driver, stepped, steps)
     first = read_waves.waves(conn, plan_id)[0]
-    details = {
+    details: JsonObject = {
         **params.details(),
+        **planned,
         "plan": plan_id,
         "wave": 1,
         "of": len(ends),
