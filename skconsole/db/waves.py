@@ -263,6 +263,7 @@ def _judge(plan: Taken, driver: Driver) -> Step:
     )
     tally = tallies[0] if tallies else WaveTally(0, 0, 0, 0, None)
     if not tally.decided:
+        yield Call(query("waves_checked"), {"plan_id": plan.plan_id}, _PlanId)
         return Stepped(
             plan.plan_id, took=True, state=PlanState.WAITING, wave=plan.wave, said=tally.progress()
         )
@@ -346,14 +347,11 @@ class _PlanId:
     plan_id: int
 
 
-def open_plans(conn: psycopg.Connection[Any], limit: int = 100) -> list[int]:
-    """The plans a process may advance now, oldest first."""
-    with conn.cursor(row_factory=kwargs_row(_PlanId)) as cur:
-        got = cur.execute(query("waves_open"), {"limit": limit}).fetchall()
-    return [r.plan_id for r in got]
-
-
-async def aopen_plans(conn: psycopg.AsyncConnection[Any], limit: int = 100) -> list[int]:
+async def aopen_plans(
+    conn: psycopg.AsyncConnection[Any], every_s: float, limit: int = 100
+) -> list[int]:
+    """The plans a worker may advance now, oldest first: those requeuing a wave, and those
+    waiting for one that no process looked at for ``every_s`` seconds."""
     async with conn.cursor(row_factory=kwargs_row(_PlanId)) as cur:
-        await cur.execute(query("waves_open"), {"limit": limit})
+        await cur.execute(query("waves_open"), {"limit": limit, "every_s": every_s})
         return [r.plan_id for r in await cur.fetchall()]

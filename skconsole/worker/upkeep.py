@@ -13,6 +13,7 @@ result write or a lease renewal.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -61,7 +62,8 @@ RECORD_ROLL_STATEMENTS = 20
 #: index probe); the first worker to find them missing counts and writes them.
 GAUGES_CHECK_S = 15.0
 #: How often upkeep looks for open waves requeues (waves_open.sql, one index probe) and
-#: advances them: how long a wave whose jobs all finished waits for its verdict.
+#: advances them: how long a wave whose jobs all finished waits for its verdict. A plan
+#: waiting for its wave is read by one worker of the fleet per interval (waves_checked.sql).
 WAVES_CHECK_S = 2.0
 #: The most steps (a batch of a wave, a verdict) one round takes of one plan.
 WAVES_STEPS = 25
@@ -240,7 +242,9 @@ class Upkeep:
         """Carry on every open waves requeue as far as it goes now (db/waves.py: each
         step takes the plan's row with SKIP LOCKED, so a plan another process advances
         is left to it); returns how many steps changed something."""
-        plans = await self.link.run(aopen_plans, retry=False)
+        plans = await self.link.run(
+            functools.partial(aopen_plans, every_s=WAVES_CHECK_S), retry=False
+        )
         driver = Driver(Origin.WORKER, by=self.config.process_id)
         moved = 0
         for plan_id in plans:

@@ -31,6 +31,9 @@ CREATE TABLE IF NOT EXISTS sk_wave_plans_t (
     wave integer NOT NULL DEFAULT 1,
     taken integer NOT NULL DEFAULT 0,
     reason text,
+    -- when a process last read what the current wave's jobs came to (waves_checked.sql):
+    -- the workers look again only WAVES_CHECK_S later, however many there are
+    checked_at_ts timestamptz,
     CONSTRAINT pk_sk_wave_plans_t PRIMARY KEY (plan_id),
     CONSTRAINT ck_sk_wave_plans_t_state CHECK (state IN ('running', 'waiting-for-wave',
         'stopped-gate-failed', 'cancelled', 'done'))

@@ -4,6 +4,7 @@ on, exactly once; a cancel stops it; each wave has its audit row."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 from uuid import UUID
@@ -16,7 +17,7 @@ from skconsole.core.actor import Origin
 from skconsole.core.errors import ConfigError
 from skconsole.core.waves import PlanState
 from skconsole.db.connect import Database
-from skconsole.db.waves import Driver
+from skconsole.db.waves import Driver, aopen_plans
 from skconsole.ops import Actor, Selection
 from skconsole.ops.audit import entries as audit_entries
 from skconsole.ops.audit_line import what
@@ -263,3 +264,18 @@ def test_the_plans_are_listed_newest_first(conn: Conn) -> None:
     second = plan_of(start(conn))
 
     assert [p.plan_id for p in read_waves.plans(conn)] == [second, first]
+
+
+def test_the_workers_read_a_waiting_wave_once_per_interval_however_many_they_are(
+    dsn: str, conn: Conn
+) -> None:
+    faulted_jobs(conn, 20)
+    plan_id = plan_of(start(conn))
+    advance(conn, plan_id, DRIVER)  # its jobs read now: not all finished
+
+    async def open_plans(every_s: float) -> list[int]:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as aconn:
+            return await aopen_plans(aconn, every_s=every_s)
+
+    assert asyncio.run(open_plans(3600.0)) == []
+    assert asyncio.run(open_plans(0.0)) == [plan_id]
