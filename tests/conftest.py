@@ -57,6 +57,8 @@ TABLES = (
     "sk_record_gauges_t",
     "sk_breakers_t",
     "sk_breaker_held_t",
+    "sk_waves_t",
+    "sk_wave_plans_t",
 )
 
 

@@ -114,20 +114,27 @@ _SELECTION_OPTIONS = {
 }
 
 
+#: what a command does once its action ran (a waves requeue: carry the plan on)
+After = Callable[[typer.Context, ActionResult, ActionFlags], None]
+
+
 def job_command(
-    action: ops.JobAction[P], *, selection: tuple[str, ...] = SELECTION
+    action: ops.JobAction[P], *, selection: tuple[str, ...] = SELECTION, after: After | None = None
 ) -> Callable[[Callable[..., P]], Callable[..., None]]:
     """A job action's command, from a function of its own options that returns its
     parameters: Typer sees the ``selection`` options (in that order), then the
     function's, then --dry-run, --yes, --json and --wide; the command makes the
-    parameters (checking them first), then the selection, then runs the action."""
+    parameters (checking them first), then the selection, then runs the action (and
+    then ``after``, with its result)."""
 
     def decorate(params_of: Callable[..., P]) -> Callable[..., None]:
         own = parameters_of(params_of)
 
         def run(*, ctx: typer.Context, flags: ActionFlags, **given: Any) -> None:
             params = params_of(**{p.name: given.pop(p.name) for p in own})
-            run_job_action(ctx, action, selection_from(ctx, **given), params, flags)
+            result = run_job_action(ctx, action, selection_from(ctx, **given), params, flags)
+            if after is not None and result is not None:
+                after(ctx, result, flags)
 
         chosen = [_SELECTION_OPTIONS[name] for name in selection]
         flagged = typer_command(
@@ -239,8 +246,9 @@ def run_job_action(
     selection: Selection,
     params: P,
     flags: ActionFlags,
-) -> None:
-    """Preview, then (unless --dry-run) confirm, execute on the previewed ids and report."""
+) -> ActionResult | None:
+    """Preview, then (unless --dry-run) confirm, execute on the previewed ids and report;
+    the result (None: nothing ran)."""
     verb, noun = action.wording.verb, action.wording.noun
     db = options_of(ctx).open(f"skconsole-{action.name}", write=not flags.dry_run)
     with db.connect() as conn:
@@ -250,13 +258,13 @@ def run_job_action(
                 print_json(p.as_dict())
             else:
                 _show_preview(p, verb, noun, flags.wide, params.phrase())
-            return
+            return None
         if p.count == 0:
             if flags.as_json:
                 print_outcome(ActionResult(action.name, 0, 0, 0), p.selection)
             else:
                 out.print(f"nothing to {verb} ({escape(p.selection.describe())})", highlight=False)
-            return
+            return None
         if not flags.as_json:
             _show_preview(p, verb, noun, flags.wide, params.phrase())
         confirm_or_exit(
@@ -277,6 +285,7 @@ def run_job_action(
         print_outcome(result, p.selection)
     else:
         _show_result(result, action)
+    return result
 
 
 def details_side(value: object) -> Mapping[str, Json]:

@@ -35,6 +35,7 @@ MODULES: dict[str, str] = {
     "resume": "ops",
     "limit": "ops",
     "audit": "ops",
+    "waves": "waves",
     "find": "find",
     "find-index": "find",
     "vacuum": "health",

@@ -43,12 +43,14 @@ from skconsole.cli.options import (
 )
 from skconsole.cli.output import out, print_json
 from skconsole.cli.view_table import Listing, column
+from skconsole.cli.waves import after_requeue
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.hung import HungPolicy
 from skconsole.core.json_types import Json
 from skconsole.core.payload_terms import parse_path
 from skconsole.core.text import printable
+from skconsole.core.waves import parse_gate, parse_waves
 from skconsole.ops.audit_line import what
 from skconsole.ops.cancel import MAX_WAIT_S
 from skconsole.ops.edit import payload_diff
@@ -60,7 +62,7 @@ from skconsole.views import Column
 
 # -- the job actions ------------------------------------------------------------------------
 @app.command()
-@job_command(ops.REQUEUE)
+@job_command(ops.REQUEUE, after=after_requeue)
 def requeue(
     reset_errors: Annotated[
         bool,
@@ -78,15 +80,39 @@ def requeue(
             " by priority then posting, instead of all at once",
         ),
     ] = None,
+    waves: Annotated[
+        str | None,
+        typer.Option(
+            "--waves",
+            metavar="1%,10%,50%,100%",
+            help="Requeue in canary waves (cumulative shares, the last 100%): the first now,"
+            " each next one once every job of the one before finished and --gate of them"
+            " succeeded; stored, so the workers carry it on (skconsole waves)",
+        ),
+    ] = None,
+    gate: Annotated[
+        str | None,
+        typer.Option(
+            "--gate",
+            metavar="95%",
+            help="With --waves: the share of a wave's finished jobs that must succeed for"
+            " the next to go (default 95%)",
+        ),
+    ] = None,
 ) -> ops.RequeueParams:
-    """Post failed jobs again, ready now or spread over --spread (statuses 4, 5, 6 by
-    default; 7 when selected)."""
+    """Post failed jobs again, ready now, spread over --spread, or in canary waves
+    (--waves) (statuses 4, 5, 6 by default; 7 when selected)."""
     spread_s = (
         parse_duration(spread, option="--spread", maximum=MAX_SPREAD_S)
         if spread is not None
         else None
     )
-    return ops.RequeueParams(reset_errors=reset_errors, spread_s=spread_s)
+    return ops.RequeueParams(
+        reset_errors=reset_errors,
+        spread_s=spread_s,
+        waves=parse_waves(waves) if waves is not None else None,
+        gate=parse_gate(gate) if gate is not None else None,
+    )
 
 
 @app.command()

@@ -54,6 +54,8 @@ SKCONSOLE_OBJECTS = (
     "sk_record_gauges_t",
     "sk_breakers_t",
     "sk_breaker_held_t",
+    "sk_wave_plans_t",
+    "sk_waves_t",
 )
 
 #: skconsole's columns of the results table, one per schema version (or later script

@@ -8,6 +8,8 @@ back from the row's details). ``skconsole audit`` and the console's audit panel 
 - "pause type thumbnails.render", "limit type emails.send to concurrency 2",
   "purge 1,204,331 results older than 30d"
 - "retention purged 310 results (emails.send: finished results older than 7d)"
+- "requeue 90 jobs of type t, error counts kept, in waves 1%,10%,50%,100% gated at 95%, wave 2
+  of 4 of waves requeue #3", "waves requeue #3 stopped-gate-failed: wave 2: 81% succeeded ..."
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from collections.abc import Mapping
 from skconsole import ops
 from skconsole.core.durations import format_age
 from skconsole.core.status import JobStatus
+from skconsole.db.waves import WAVES_ACTION
 from skconsole.ops.audit import AuditEntry
 from skconsole.ops.job_action import JobAction
 from skconsole.ops.limit import describe as describe_limits
+from skconsole.ops.requeue import wave_of
 
 #: how many characters of a job id name it in a line (as the console shows ids)
 SHORT_ID = 8
@@ -68,6 +72,8 @@ def what(entry: AuditEntry) -> str:
         return f"retention purged {_counted(entry.count, 'result(s)')}" + (
             f" ({policy})" if isinstance(policy, str) else ""
         )
+    if entry.action == WAVES_ACTION:  # a waves requeue stopped or cancelled
+        return _waves_line(details)
     spec = _spec(entry.action)
     if spec is None:  # an action this version does not know
         words = selection_words(sel)
@@ -78,6 +84,9 @@ def what(entry: AuditEntry) -> str:
     if spec is ops.LIMIT and isinstance(new, dict):  # the limits it left, as limit says them
         phrase = f" to {describe_limits(new) or 'none'}"
     verb = spec.wording.verb.replace("-", " ")
+    plan, wave, of = details.get("plan"), details.get("wave"), details.get("of")
+    if isinstance(plan, int) and isinstance(wave, int) and isinstance(of, int):
+        phrase += f", {wave_of(plan, wave, of)}"
     if isinstance(spec, JobAction):
         words = selection_words(sel)
         counted = _counted(entry.count, spec.wording.noun)
@@ -86,3 +95,15 @@ def what(entry: AuditEntry) -> str:
     if isinstance(task_type, str):
         return f"{verb} type {task_type}{phrase}"
     return f"{verb}{phrase}"
+
+
+def _waves_line(details: Mapping[str, object]) -> str:
+    """ "waves requeue #3 stopped-gate-failed: wave 2: 81% succeeded (gate 95%): ...",
+    "waves requeue #3 cancelled at wave 2"."""
+    plan, state = details.get("plan"), details.get("state")
+    head = f"waves requeue #{plan} {state}"
+    reason = details.get("reason")
+    if isinstance(reason, str):
+        return f"{head}: {reason}"
+    wave = details.get("wave")
+    return f"{head} at wave {wave}" if isinstance(wave, int) else head

@@ -28,12 +28,16 @@ from datetime import datetime
 from uuid import UUID
 
 from skconsole.core.durations import check_seconds, format_limit
+from skconsole.core.errors import ConfigError
 from skconsole.core.json_types import JsonObject
 from skconsole.core.status import FAILED, JobStatus
+from skconsole.core.waves import DEFAULT_GATE, check_gate, check_waves, percent
 from skconsole.ops.common import Conn
 from skconsole.ops.guard import QUEUE, RESULTS
 from skconsole.ops.job_action import JobAction, Plan, Queries, StatusRule
-from skconsole.ops.spec import Needs, Params, Wording
+from skconsole.ops.model import ActionResult, Selection
+from skconsole.ops.spec import Needs, Params, Steps, Wording
+from skconsole.ops.waves import WavesAsked, start_waves
 from skconsole.read.query import fetch
 
 #: The longest a requeue may be spread over: 7 days.
@@ -154,6 +158,11 @@ class Attempts:
         return self.reset() if reset else self.kept()
 
 
+def waves_text(cuts: Sequence[float], gate: float) -> str:
+    """ "in waves 1%,10%,50%,100% gated at 95%"."""
+    return f"in waves {','.join(percent(c) for c in cuts)} gated at {percent(gate)}"
+
+
 def spread_text(seconds: float) -> str:
     """ "due over the next 10m"."""
     return f"due over the next {format_limit(seconds)}"
@@ -162,14 +171,35 @@ def spread_text(seconds: float) -> str:
 @dataclass(frozen=True)
 class RequeueParams(Params):
     """``reset_errors``: start the error count again from 0; ``spread_s``: make the jobs
-    due evenly over this many seconds from now (None or 0: all at once)."""
+    due evenly over this many seconds from now (None or 0: all at once); ``waves``: requeue
+    in canary waves (the cumulative shares, :mod:`skconsole.core.waves`), the next wave
+    only while at least ``gate`` of the last one's finished jobs succeeded (None: the
+    default gate, 95%)."""
 
     reset_errors: bool = False
     spread_s: float | None = None
+    waves: tuple[float, ...] | None = None
+    gate: float | None = None
 
     def __post_init__(self) -> None:
         if self.spread_s is not None:
             check_seconds(self.spread_s, option="--spread", maximum=MAX_SPREAD_S)
+        if self.waves is not None:
+            # read back from an audit row's details as a list
+            object.__setattr__(self, "waves", check_waves(tuple(self.waves)))
+            if self.spread:
+                raise ConfigError(
+                    "--spread and --waves do not go together: each wave is requeued at once"
+                )
+        if self.gate is not None:
+            if self.waves is None:
+                raise ConfigError("--gate goes with --waves (the share each wave must pass)")
+            check_gate(self.gate)
+
+    @property
+    def gate_value(self) -> float:
+        """The gate each wave must pass (the default when none was given)."""
+        return DEFAULT_GATE if self.gate is None else self.gate
 
     @property
     def spread(self) -> float:
@@ -180,15 +210,20 @@ class RequeueParams(Params):
         return {"reset_errors": self.reset_errors, "spread_s": self.spread}
 
     def details(self) -> JsonObject:
-        # "spread_s" only when asked: a plain requeue's audit row stays as it was
+        # "spread_s" and "waves" only when asked: a plain requeue's audit row stays as it was
         spread: JsonObject = {"spread_s": self.spread} if self.spread else {}
-        return {"reset_errors": self.reset_errors, **spread}
+        waves: JsonObject = (
+            {"waves": list(self.waves), "gate": self.gate_value} if self.waves is not None else {}
+        )
+        return {"reset_errors": self.reset_errors, **spread, **waves}
 
     def phrase(self) -> str:
-        """ ", error counts kept, due over the next 10m"."""
+        """ ", error counts kept, due over the next 10m", ", error counts kept, in waves
+        1%,10%,50%,100% gated at 95%"."""
         attempts = "error counts reset to 0" if self.reset_errors else "error counts kept"
         spread = f", {spread_text(self.spread)}" if self.spread else ""
-        return f", {attempts}{spread}"
+        waves = f", {waves_text(self.waves, self.gate_value)}" if self.waves is not None else ""
+        return f", {attempts}{spread}{waves}"
 
 
 def _plan(conn: Conn, ids: Sequence[UUID], params: RequeueParams) -> Plan:
@@ -222,10 +257,32 @@ def _summary(details: Mapping[str, object]) -> str:
     spread = details.get("spread_s")
     if isinstance(spread, int | float) and not isinstance(spread, bool) and spread > 0:
         parts.append(spread_text(float(spread)))
+    plan, wave, of = details.get("plan"), details.get("wave"), details.get("of")
+    if isinstance(plan, int) and isinstance(wave, int) and isinstance(of, int):
+        parts.append(wave_of(plan, wave, of))
     return "".join(f"; {p}" for p in parts)
 
 
-REQUEUE = JobAction(
+def wave_of(plan: int, wave: int, of: int) -> str:
+    """ "wave 1 of 4 of waves requeue #3"."""
+    return f"wave {wave} of {of} of waves requeue #{plan}"
+
+
+@dataclass(frozen=True)
+class RequeueAction(JobAction[RequeueParams]):
+    """Requeue: a job action; in waves, its execution stores the plan and requeues the
+    first wave (:func:`skconsole.ops.waves.start_waves`), the workers the next ones."""
+
+    def _execute(
+        self, conn: Conn, selection: Selection, params: RequeueParams, steps: Steps
+    ) -> ActionResult:
+        if params.waves is None:
+            return super()._execute(conn, selection, params, steps)
+        asked = WavesAsked(params.waves, params.gate_value, params.reset_errors)
+        return start_waves(self, conn, selection, params, steps, asked)
+
+
+REQUEUE = RequeueAction(
     Wording("requeue", "requeued"),
     RequeueParams,
     StatusRule(allowed=(*FAILED, JobStatus.CANCELLED), default=FAILED),

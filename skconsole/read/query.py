@@ -63,6 +63,9 @@ OURS_ONLY = frozenset(
         "record_first_seen",
         "breakers",
         "why_breakers",
+        "waves_list",
+        "waves_waves",
+        "waves_tally",
     }
 )
 

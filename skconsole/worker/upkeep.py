@@ -2,7 +2,9 @@
 metrics, forgetting long-gone workers, posting the ticks of its periodic
 types (:mod:`~skconsole.worker.schedules`), purging results past their
 retention (:mod:`~skconsole.worker.retention`), sweeping fan-in jobs (``after=``)
-whose last parent finished where no finish statement released them. On a connection of its own with a
+whose last parent finished where no finish statement released them, carrying on the
+stored waves requeues (:mod:`skconsole.db.waves`: the next wave once the last one's
+jobs finished and passed its gate, so a plan outlives the command that made it). On a connection of its own with a
 short lock timeout: a stats row locked for a minute, or a reap waiting on an
 operator's transaction, delays only the next round of this loop, never a
 result write or a lease renewal.
@@ -11,6 +13,7 @@ result write or a lease renewal.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -21,13 +24,16 @@ from typing import Any, LiteralString
 import psycopg
 from psycopg.abc import Params
 
+from skconsole.core.actor import Origin
 from skconsole.core.breakers import BREAKER_TICK_S, PARK_SCAN
 from skconsole.core.record_grains import RECORD_GRAINS
 from skconsole.core.states import BreakerState
 from skconsole.core.text import printable
+from skconsole.core.waves import OPEN, PlanState
 from skconsole.db.rows import aone, arows
 from skconsole.db.schema import RETIRED_METRICS_OWNER
 from skconsole.db.sqlfiles import query
+from skconsole.db.waves import Driver, Stepped, aopen_plans, arun, step
 from skconsole.worker.config import WorkerConfig
 from skconsole.worker.gauges import Gauged, write_gauges
 from skconsole.worker.links import Link, Throttle, guarded, is_transient
@@ -58,6 +64,12 @@ RECORD_ROLL_STATEMENTS = 20
 #: How often upkeep asks whether this minute's gauges are written (gauges_due.sql, one
 #: index probe); the first worker to find them missing counts and writes them.
 GAUGES_CHECK_S = 15.0
+#: How often upkeep looks for open waves requeues (waves_open.sql, one index probe) and
+#: advances them: how long a wave whose jobs all finished waits for its verdict. A plan
+#: waiting for its wave is read by one worker of the fleet per interval (waves_checked.sql).
+WAVES_CHECK_S = 2.0
+#: The most steps (a batch of a wave, a verdict) one round takes of one plan.
+WAVES_STEPS = 25
 
 
 @dataclass(eq=False)
@@ -88,6 +100,7 @@ class Upkeep:
         last = {"reap": 0.0, "metrics": 0.0, "forget": 0.0, "after": 0.0, "record": 0.0}
         last["gauges"] = 0.0
         last["breakers"] = 0.0
+        last["waves"] = 0.0
         while True:
             now = time.monotonic()
             if self.config.reap and now - last["reap"] >= self.config.reap_interval:
@@ -108,6 +121,9 @@ class Upkeep:
             if not self.stopping and now - last["breakers"] >= BREAKER_TICK_S:
                 last["breakers"] = now
                 await self._guarded("breakers", self.tick_breakers)
+            if not self.stopping and now - last["waves"] >= WAVES_CHECK_S:
+                last["waves"] = now
+                await self._guarded("waves", self.advance_waves)
             if now - last["forget"] >= 60:
                 last["forget"] = now
                 await self._guarded("forget", self._forget)
@@ -251,6 +267,30 @@ class Upkeep:
 
         return await self.link.run(op, retry=False)
 
+    async def advance_waves(self) -> int:
+        """Carry on every open waves requeue as far as it goes now (db/waves.py: each
+        step takes the plan's row with SKIP LOCKED, so a plan another process advances
+        is left to it); returns how many steps changed something."""
+        plans = await self.link.run(
+            functools.partial(aopen_plans, every_s=WAVES_CHECK_S), retry=False
+        )
+        driver = Driver(Origin.WORKER, by=self.config.process_id)
+        moved = 0
+        for plan_id in plans:
+            for _ in range(WAVES_STEPS):
+                if self.stopping:
+                    return moved
+                stepped = await self.link.run(_wave_step(plan_id, driver), retry=False)
+                if stepped.moved:
+                    moved += 1
+                    if stepped.state is PlanState.STOPPED:
+                        log.warning("waves requeue #%d stopped: %s", plan_id, stepped.said)
+                    elif stepped.said:
+                        log.info("waves requeue #%d: %s", plan_id, stepped.said)
+                if not (stepped.moved and stepped.state in OPEN):
+                    break
+        return moved
+
     async def flush_metrics(self) -> None:
         """Write this process's totals, if they changed since the last write."""
         metrics = self.metrics
@@ -296,6 +336,17 @@ def _reap(params: dict[str, Any]) -> Callable[[psycopg.AsyncConnection[Any]], Aw
 
     async def op(conn: psycopg.AsyncConnection[Any]) -> list[Reaped]:
         return await arows(conn, query("reap"), Reaped, params)
+
+    return op
+
+
+def _wave_step(
+    plan_id: int, driver: Driver
+) -> Callable[[psycopg.AsyncConnection[Any]], Awaitable[Stepped]]:
+    """One step of a waves requeue, as a link's operation."""
+
+    async def op(conn: psycopg.AsyncConnection[Any]) -> Stepped:
+        return await arun(conn, step(plan_id, driver))
 
     return op
 

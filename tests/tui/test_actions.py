@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.widgets import Button
+from textual.widgets import Button, Input
 
 from skconsole.core.signature import final_exception_line
 from skconsole.core.status import JobStatus
@@ -91,6 +91,32 @@ async def test_requeue_group_confirms_scope_and_acts(
     assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 6}
     assert conn.execute("SELECT count(*) FROM sk_tasks_queue_t").fetchone() == (6,)
     assert _audit(conn) == [("requeue", "tester", 6)]
+
+
+async def test_requeue_in_waves_stores_the_plan_and_requeues_its_first_wave(
+    seeded: Database, make_app: MakeApp, conn: Conn
+) -> None:
+    async with loaded_console(make_app()) as (app, pilot):
+        _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequeueJobsScreen))
+        app.screen.query_one("#requeue-waves", Input).value = "50%,100%"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question.endswith(", in waves 50%,100% gated at 95%?")
+        await pilot.press("y")
+        await until(
+            pilot,
+            lambda: any(
+                m.startswith("Requeued 3") and "wave 1 of 2 of waves requeue #1" in m
+                for m in notices(app)
+            ),
+        )
+    assert status_counts(conn, "tui.timeout") == {JobStatus.UNPROCESSED: 3, JobStatus.FAULTED: 3}
+    assert conn.execute("SELECT state, wave FROM sk_wave_plans_t").fetchall() == [
+        ("waiting-for-wave", 1)
+    ]
 
 
 async def test_enter_on_an_audit_row_finds_the_jobs_the_action_was_on(

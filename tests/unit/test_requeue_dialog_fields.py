@@ -24,3 +24,28 @@ def test_the_spread_is_a_duration_and_the_reset_as_ticked() -> None:
 def test_a_bad_spread_is_refused_with_its_reason(text: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         params_from(False, text)
+
+
+def test_waves_and_their_gate_are_read_as_the_command_line_reads_them() -> None:
+    assert params_from(False, "", "1%,10%,100%", "90%") == RequeueParams(
+        waves=(0.01, 0.1, 1.0), gate=0.9
+    )
+
+
+def test_without_waves_the_gate_field_asks_for_nothing() -> None:
+    assert params_from(False, "", " ", "95%") == RequeueParams()
+
+
+@pytest.mark.parametrize(
+    ("waves", "gate", "reason"),
+    [
+        ("10%,5%", "95%", "each wave must take more than the one before"),
+        ("abc", "95%", "waves takes percentages"),
+        ("10%,100%", "150%", "the gate is a share from 0% to 100%"),
+    ],
+)
+def test_bad_waves_or_gate_are_refused_with_their_reason(
+    waves: str, gate: str, reason: str
+) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        params_from(False, "", waves, gate)

@@ -6,7 +6,9 @@ kept, each job has only the tries its count leaves it (a job requeued at 3 error
 4 attempts runs once more, then is Faulted again); reset, it has them all. It offers
 to reset the counts (off unless asked) and to spread the jobs' due times over a
 while (empty: all due at once), so a partner that is recovering is not hit by all
-of them at once. Enter returns :class:`skconsole.ops.RequeueParams` (the action
+of them at once, or to requeue them in canary waves (empty: all at once) behind a gate
+(:mod:`skconsole.core.waves`: the first wave now, the workers the next ones while the
+gate holds; the audit panel shows each wave and a stop). Enter returns :class:`skconsole.ops.RequeueParams` (the action
 runner then previews, asks with the exact target, default No, and audits it); Esc
 returns None.
 """
@@ -18,25 +20,31 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Checkbox, Input, Static
 
 from skconsole.core.durations import parse_duration
 from skconsole.core.errors import ConfigError
 from skconsole.core.text import printable
+from skconsole.core.waves import DEFAULT_GATE, parse_gate, parse_waves, percent
 from skconsole.ops import RequeueParams
-from skconsole.ops.requeue import MAX_SPREAD_S, Attempts, spread_text
+from skconsole.ops.requeue import MAX_SPREAD_S, Attempts, spread_text, waves_text
 from skconsole.tui.off_thread import read_off_thread
 from skconsole.tui.screens.input_dialog import InputDialog
 from skconsole.tui.widgets.checkbox import MarkedCheckbox
 
 
-def params_from(reset: bool, text_spread: str) -> RequeueParams:
-    """The requeue the fields ask for (ConfigError for a spread that is not a duration)."""
+def params_from(
+    reset: bool, text_spread: str, text_waves: str = "", text_gate: str = ""
+) -> RequeueParams:
+    """The requeue the fields ask for (ConfigError for a spread that is not a duration,
+    waves or a gate that are not percentages, as the command line's options say it)."""
     spread = text_spread.strip()
     seconds = parse_duration(spread, option="spread", maximum=MAX_SPREAD_S) if spread else None
-    return RequeueParams(reset_errors=reset, spread_s=seconds or None)
+    waves = parse_waves(text_waves, option="waves") if text_waves.strip() else None
+    gate = parse_gate(text_gate, option="gate") if waves is not None and text_gate.strip() else None
+    return RequeueParams(reset_errors=reset, spread_s=seconds or None, waves=waves, gate=gate)
 
 
 def attempts_lines(attempts: Attempts | None) -> str:
@@ -80,6 +88,15 @@ class RequeueJobsScreen(InputDialog[RequeueParams]):
             )
             yield Static(Content("Spread their due times over (e.g. 10m; empty: all at once):"))
             yield Input(placeholder="all at once", id="requeue-spread")
+            yield Static(
+                Content(
+                    "Or in canary waves (e.g. 1%,10%,50%,100%; empty: all at once),"
+                    " each next one while this share of the last succeeds:"
+                )
+            )
+            with Horizontal(id="requeue-waves-row"):
+                yield Input(placeholder="all at once", id="requeue-waves")
+                yield Input(percent(DEFAULT_GATE), id="requeue-gate")
             yield Static("", id="requeue-effect")
             yield from self.error_and_hint(
                 "Space toggles the reset · Enter previews (a confirmation shows the jobs"
@@ -118,7 +135,14 @@ class RequeueJobsScreen(InputDialog[RequeueParams]):
             spread = self.parse().spread
         except ConfigError:
             spread = 0.0
-        when = spread_text(spread) if spread else "all due at once"
+        try:
+            params = self.parse()
+        except ConfigError:
+            params = None
+        if params is not None and params.waves is not None:
+            when = waves_text(params.waves, params.gate_value)
+        else:
+            when = spread_text(spread) if spread else "all due at once"
         self.query_one("#requeue-effect", Static).update(Content(f"→ {words}; {when}."))
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
@@ -131,4 +155,9 @@ class RequeueJobsScreen(InputDialog[RequeueParams]):
         self.show_effect()
 
     def parse(self) -> RequeueParams:
-        return params_from(self.reset, self.query_one("#requeue-spread", Input).value)
+        return params_from(
+            self.reset,
+            self.query_one("#requeue-spread", Input).value,
+            self.query_one("#requeue-waves", Input).value,
+            self.query_one("#requeue-gate", Input).value,
+        )
