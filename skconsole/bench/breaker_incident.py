@@ -31,11 +31,8 @@ from dataclasses import dataclass
 import psycopg
 
 from skconsole.bench.seeded import drop_database, fresh_database
-from skconsole.core.actor import Actor
-from skconsole.core.payload_terms import PayloadTerm
 from skconsole.db.connect import Database
 from skconsole.db.schema import setup_schema
-from skconsole.ops import BREAKER, BreakerCommand, BreakerParams, Selection
 from skconsole.producer import Job, Producer
 
 TYPE = "demo.partner"
@@ -136,19 +133,33 @@ def run_round(
                         (TYPE,),
                     ).fetchone()
                     assert row is not None, "no acme failure yet"
-                    BREAKER.execute(
-                        c,
-                        Selection(task_type=TYPE),
-                        BreakerParams(
-                            BreakerCommand.ADD,
-                            signature=str(row[0]),
-                            term=PayloadTerm(("partner",), "acme"),
-                            threshold=10,
-                            window_s=10.0,
-                            cool_down_s=30.0,
-                        ),
-                        actor=Actor("bench", "local"),
-                    )
+                # armed through the command an operator would type
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "skconsole",
+                        "--dsn",
+                        dsn,
+                        "breaker",
+                        "add",
+                        "--type",
+                        TYPE,
+                        "--signature",
+                        str(row[0]),
+                        "--where",
+                        "payload.partner=acme",
+                        "--threshold",
+                        "10",
+                        "--window",
+                        "10s",
+                        "--cool-down",
+                        "30s",
+                        "--yes",
+                    ],
+                    check=True,
+                    capture_output=True,
+                )
                 time.sleep(5.0)  # let it open and park (measured from here)
             phase.started = time.time()
             time.sleep(phase_s)
