@@ -337,7 +337,8 @@ def test_check_json_gives_every_checks_result_in_read_only_mode(run_cli: CLI) ->
     doc = json.loads(done.stdout)
     assert done.returncode == doc["status"] == 0, done.stdout
     assert doc["status_name"] == "OK"
-    assert [c["name"] for c in doc["checks"]] == list(CHECKS)
+    # a queue with no circuit breaker: its check says nothing (and is left out)
+    assert [c["name"] for c in doc["checks"]] == [c for c in CHECKS if c != "breakers"]
     assert doc["summary"].startswith("SKCONSOLE OK - ")
 
 
