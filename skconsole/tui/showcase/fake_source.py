@@ -75,6 +75,7 @@ from skconsole.tui.showcase.fixed_data import (
     fixed_parent_job,
     fixed_snapshot,
     fixed_wave,
+    waves_audit,
 )
 from skconsole.tui.showcase.fixed_overview import fixed_overview, fixed_quiet_overview
 from skconsole.tui.showcase.fixed_record import fixed_charts, fixed_curve
@@ -201,6 +202,8 @@ class FixedSource:
     new_group: bool = False
     #: a circuit breaker open on the timeouts' group (panels 1 and 3 mark it)
     breaker: bool = False
+    #: a canary-waves requeue of the timeouts' group in progress (the audit panel)
+    waves: bool = False
 
     def _reach(self) -> None:
         """Every read and write first: offline, it fails the way a lost server does."""
@@ -214,6 +217,8 @@ class FixedSource:
 
     def snapshot(self) -> Snapshot:
         snap = fixed_dead_snapshot() if self.dead_workers else fixed_snapshot()
+        if self.waves:
+            snap = replace(snap, audit=(*waves_audit(), *snap.audit))
         if not self.breaker:
             return snap
         held = GROUPS[0].task_types[0]

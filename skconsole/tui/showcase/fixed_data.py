@@ -432,6 +432,31 @@ _WORKER_ROWS = (
 )
 
 
+def waves_audit() -> tuple[AuditRow, ...]:
+    """A canary-waves requeue of the timeouts' group in progress, newest first: its first
+    two waves requeued (the second after the first passed its gate)."""
+    group = "group `UpstreamTimeout: timeout after <n>s calling https://api.partner...`"
+    waves = "error counts kept, in waves 1%,10%,50%,100% gated at 95%"
+    return (
+        AuditRow(
+            14,
+            ago(40),
+            "worker (web-1)",
+            "requeue",
+            f"requeue 115 jobs in {group}, {waves}, wave 2 of 4 of waves requeue #7",
+            115,
+        ),
+        AuditRow(
+            13,
+            ago(160),
+            "console (maria@ops-laptop)",
+            "requeue",
+            f"requeue 13 jobs in {group}, {waves}, wave 1 of 4 of waves requeue #7",
+            13,
+        ),
+    )
+
+
 def _audit() -> tuple[AuditRow, ...]:
     """The operators' latest actions, newest first."""
     return (

@@ -65,6 +65,8 @@ class Scene:
     new_group: bool = False
     #: a circuit breaker open on the timeouts' group (panels 1 and 3 mark it)
     breaker: bool = False
+    #: a canary-waves requeue in progress (the audit panel's rows)
+    waves: bool = False
     #: a past minute: "at" (skconsole --at 02:47 on a database) or "bundle" (--bundle)
     past: str | None = None
 
@@ -78,6 +80,7 @@ class Scene:
             dead_workers=self.dead_workers,
             new_group=self.new_group,
             breaker=self.breaker,
+            waves=self.waves,
         )
         app = ConsoleApp(
             source,
@@ -186,6 +189,8 @@ SCENES: tuple[Scene, ...] = (
     Scene("failures-breaker-open", keys=("3",), breaker=True),
     Scene("breaker-open-depth", breaker=True),
     Scene("breaker-dialog", keys=("3", "Z")),
+    # a canary-waves requeue of that group in progress: its waves on the audit panel
+    Scene("waves-in-progress", keys=("7",), waves=True),
     Scene("failure-drilldown", keys=("enter",)),
     Scene("job-detail", keys=("enter", "enter")),
     Scene("factors", keys=("enter", "F")),
@@ -259,4 +264,6 @@ SCREENSHOTS = {
     "dead-workers.svg": "dead-workers",
     "hung.svg": "dead-workers-hung",
     "charts.svg": "charts-type-week",
+    "breaker.svg": "failures-breaker-open",
+    "waves.svg": "waves-in-progress",
 }
