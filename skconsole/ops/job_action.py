@@ -196,8 +196,8 @@ class JobAction(Action[P]):
         if self.plan is not None and ids:
             details = {**details, **self.plan(conn, ids, params).details}
         by_type = tuple(Counter(r.task_type for r in rows).most_common())
-        sample = tuple(rows[:sample_size])
-        return Preview(self.name, selection, len(rows), sample, ids, details, by_type)
+        shown = tuple(rows[:sample_size])
+        return Preview(self.name, selection, len(rows), shown, ids, details, by_type)
 
     def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
         selection, where = self._prepare(conn, selection, params)

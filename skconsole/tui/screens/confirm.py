@@ -24,8 +24,8 @@ JOBS_HINT = (
 class ConfirmScreen(YesNoScreen):
     """Says what the action does and to which jobs (or which table or session: ``hint``
     then says how that target is held to what is shown), and in red what the preview
-    found that the operator must know (``alarm``: a reap's jobs no live worker runs);
-    Yes runs it."""
+    found that the operator must know (``alarm``: a reap's jobs no live worker runs),
+    and what follows from it at the present flow (``forecast``); Yes runs it."""
 
     DIALOG_ID = "confirm"
 
@@ -38,6 +38,7 @@ class ConfirmScreen(YesNoScreen):
         sample_note: str = "",
         hint: str = JOBS_HINT,
         alarm: str = "",
+        forecast: str = "",
     ) -> None:
         super().__init__(title, yes_label)
         self.sample_note = printable(sample_note)
@@ -46,11 +47,15 @@ class ConfirmScreen(YesNoScreen):
         self.hint = hint
         #: what the operator must know before saying yes, in red ("" : nothing)
         self.alarm = printable(alarm)
+        #: what follows from the action at the present flow ("": no forecast)
+        self.forecast = printable(forecast)
 
     def compose_body(self) -> ComposeResult:
         yield Static(Content(self.question), id="confirm-question")
         if self.alarm:
             yield Static(Content(self.alarm), id="confirm-alarm")
+        if self.forecast:
+            yield Static(Content(f"Forecast: {self.forecast}"), id="confirm-forecast")
         if self.sample:
             lines = [self.sample_note, *self.sample] if self.sample_note else list(self.sample)
             yield Static(Content("\n".join(lines)), id="confirm-sample")
