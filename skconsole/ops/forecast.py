@@ -44,6 +44,16 @@ def _rate_per_s(limits: object) -> float | None:
         return None
 
 
+def _scale(new: object, details: Mapping[str, object]) -> float | None:
+    """The share of the present completion rate a new concurrency limit leaves: ``limit /
+    running`` when it is below the jobs running now (None: it holds back none of them)."""
+    running = details.get("running")
+    limit = new.get("concurrency") if isinstance(new, Mapping) else None
+    if not isinstance(running, int) or not isinstance(limit, int) or running <= limit:
+        return None
+    return limit / running
+
+
 def effect(preview: Preview, rates: Mapping[str, float] | None = None) -> Effect | None:
     """What ``preview``'s action does to the flow (None: an action that moves no jobs).
     ``rates``: each type's claim rate limit now, per second (a floor on its clear time)."""
@@ -69,8 +79,8 @@ def effect(preview: Preview, rates: Mapping[str, float] | None = None) -> Effect
         jobs = waiting if isinstance(waiting, int) else 0
         return Effect(jobs, (Change(task_type, resumed=True, rate_per_s=rates.get(task_type)),))
     if preview.action == "limit":
-        new = _rate_per_s(d.get("new"))
-        return Effect(0, (Change(task_type, rate_per_s=new),))
+        new = d.get("new")
+        return Effect(0, (Change(task_type, rate_per_s=_rate_per_s(new), scale=_scale(new, d)),))
     return None
 
 

@@ -121,13 +121,16 @@ class Change:
     ``added``: jobs it makes ready now (a requeue; a bump ``--now``: at most that many,
     some may be due already); ``ahead``: jobs it moves to the front of the type's
     backlog (a bump of priority); ``resumed``: the type was paused and is no longer;
-    ``rate_per_s``: the claim rate limit after the action (None: none)."""
+    ``rate_per_s``: the claim rate limit after the action (None: none); ``scale``: the
+    share of the present completion rate left after it (a concurrency limit lowered
+    below the jobs running now: ``limit / running``, jobs taking as long as they do)."""
 
     task_type: str
     added: int = 0
     ahead: int = 0
     resumed: bool = False
     rate_per_s: float | None = None
+    scale: float | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,8 @@ class TypeForecast:
     rate_per_s: float | None
     #: seconds until the jobs moved ahead are done, if they run first (None: none moved)
     ahead_s: float | None
+    #: the share of the present completion rate left after the action (None: all of it)
+    scale: float | None
     slo_max_wait_s: float | None
     slo: SloOutlook
     #: seconds until the first breach (BREACHES); how long ago (BREACHED, positive)
@@ -177,7 +182,7 @@ class TypeForecast:
                 "task_type added ahead backlog completions arrivals window_s",
             ),
             "clearing": self.clearing.value,
-            **attributes(self, "clear_s floor_s rate_per_s ahead_s slo_max_wait_s"),
+            **attributes(self, "clear_s floor_s rate_per_s ahead_s scale slo_max_wait_s"),
             "slo": self.slo.value,
             **attributes(self, "breach_s error"),
         }
@@ -249,6 +254,8 @@ def type_forecast(flow: TypeFlow, change: Change, spread_s: float | None = None)
     backlog = existing + change.added
     completions_per_s = flow.completions / window if window > 0 else 0.0
     arrivals_per_s = flow.arrivals / window if window > 0 else 0.0
+    if change.scale is not None:
+        completions_per_s *= change.scale
     floors: list[float] = []
     rate = change.rate_per_s
     if rate is not None and backlog > 0:
@@ -288,6 +295,7 @@ def type_forecast(flow: TypeFlow, change: Change, spread_s: float | None = None)
         floor_s=floor_s,
         rate_per_s=rate if rate is not None and backlog > 0 else None,
         ahead_s=ahead_s,
+        scale=change.scale,
         slo_max_wait_s=flow.slo_max_wait_s,
         slo=slo,
         breach_s=breach_s,
@@ -329,9 +337,13 @@ def _backlog_clause(t: TypeForecast, own: str) -> str:
     if t.clearing is Clearing.UNKNOWN or t.clear_s is None:
         return f"{own} backlog: {NO_FORECAST}"
     band = error_text(t.error)
-    return f"{own} backlog clears in {about(t.clear_s)} at the present rate" + (
-        f" ({band})" if band else ""
-    )
+    rate = "the present rate" if t.scale is None else f"{_share(t.scale)} of the present rate"
+    return f"{own} backlog clears in {about(t.clear_s)} at {rate}" + (f" ({band})" if band else "")
+
+
+def _share(scale: float) -> str:
+    """ "~50 %" (a share of the present rate, to the nearest 5 %, at least 5 %)."""
+    return f"~{max(5, round(scale * 100 / 5) * 5)} %"
 
 
 def _ahead_clause(t: TypeForecast, own: str) -> str:
@@ -351,6 +363,9 @@ def _slo_clause(t: TypeForecast) -> str:
 
 
 def _floor_clause(t: TypeForecast) -> str:
+    """What a claim rate limit takes at least (said while the backlog clears at all)."""
+    if t.clearing is Clearing.GROWS:
+        return ""
     if t.rate_per_s is not None and t.floor_s is not None:
         return (
             f"at {per_second_text(t.rate_per_s)} the backlog takes at least {about(t.floor_s)[1:]}"
