@@ -337,8 +337,20 @@ def _backlog_clause(t: TypeForecast, own: str) -> str:
     if t.clearing is Clearing.UNKNOWN or t.clear_s is None:
         return f"{own} backlog: {NO_FORECAST}"
     band = error_text(t.error)
-    rate = "the present rate" if t.scale is None else f"{_share(t.scale)} of the present rate"
+    if _capped(t) and t.rate_per_s is not None:
+        rate = f"its rate limit of {per_second_text(t.rate_per_s)}"
+    elif t.scale is not None:
+        rate = f"{_share(t.scale)} of the present rate"
+    else:
+        rate = "the present rate"
     return f"{own} backlog clears in {about(t.clear_s)} at {rate}" + (f" ({band})" if band else "")
+
+
+def _capped(t: TypeForecast) -> bool:
+    """Whether the claim rate limit is below the rate of successes counted: the backlog
+    clears at the limit."""
+    counted = t.completions / t.window_s * (t.scale or 1.0) if t.window_s > 0 else 0.0
+    return t.rate_per_s is not None and t.rate_per_s < counted
 
 
 def _share(scale: float) -> str:
@@ -364,7 +376,7 @@ def _slo_clause(t: TypeForecast) -> str:
 
 def _floor_clause(t: TypeForecast) -> str:
     """What a claim rate limit takes at least (said while the backlog clears at all)."""
-    if t.clearing is Clearing.GROWS:
+    if t.clearing is Clearing.GROWS or _capped(t):
         return ""
     if t.rate_per_s is not None and t.floor_s is not None:
         return (

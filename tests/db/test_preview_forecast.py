@@ -78,8 +78,10 @@ def test_a_limit_preview_says_what_its_rate_takes_at_least(conn: Conn) -> None:
     )
 
     assert p.forecast is not None
-    assert "the backlog clears in ~2 min" in p.forecast.text
-    assert "at 1/s the backlog takes at least 2 min" in p.forecast.text
+    assert (
+        p.forecast.text
+        == "the backlog clears in ~2 min at its rate limit of 1/s (±5 % at this volume)"
+    )
 
 
 def test_an_action_that_moves_no_jobs_has_no_forecast(conn: Conn) -> None:
@@ -90,3 +92,14 @@ def test_an_action_that_moves_no_jobs_has_no_forecast(conn: Conn) -> None:
 
     assert p.count == 1 and p.forecast is None
     assert "forecast" not in p.as_dict()
+
+
+def test_a_limit_dry_run_says_the_forecast_after_the_change(run_cli: CLI, conn: Conn) -> None:
+    completed(conn, 3000, "t.l")
+    add_ready(conn, "t.l", 120)
+
+    proc = run_cli("limit", "t.l", "--rate", "1/s", "--dry-run")
+
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "forecast: the backlog clears in ~2 min at its rate limit of 1/s" in text

@@ -124,6 +124,14 @@ def test_a_claim_rate_limit_is_the_least_the_backlog_takes() -> None:
     (t,) = f.types
     assert t.floor_s == pytest.approx(128.4)
     assert t.clear_s == pytest.approx(128.4)  # capped at 10/s, not the 20/s counted
+    assert f.text.startswith("1,284 jobs: the backlog clears in ~2 min at its rate limit of 10/s")
+
+
+def test_a_claim_rate_limit_above_the_present_rate_is_a_floor() -> None:
+    f = forecast(requeue(1284, rate_per_s=10.0), [flow(completions=600)], WINDOW_S)
+
+    assert f.types[0].clear_s == pytest.approx(642.0)
+    assert "clears in ~11 min at the present rate" in f.text
     assert "at 10/s the backlog takes at least 2 min" in f.text
 
 
