@@ -14,7 +14,10 @@ The model, said plainly (docs/howto/on-call.md says it too):
   ready) clears at the present *net* rate: successful completions minus arrivals over
   the flow window (:func:`skconsole.read.flow.drain_seconds`). Arrivals as fast as
   completions or faster: it does not clear. No completion in the window: no forecast
-  (nothing says how fast the type runs). A type's claim rate limit (``limit --rate``,
+  (nothing says how fast the type runs). Hardly a job waiting before the action
+  (fewer than 10 s of the successes counted): the workers kept up with arrivals, so
+  the successes counted are what arrived, not what the workers can do, and there is
+  no clear time either. A type's claim rate limit (``limit --rate``,
   the new one for a limit) caps the completion rate, and a spread (``requeue
   --spread``) makes the last job due only at its end: both are floors;
 - a type with a max wait (``slo set --max-wait``) meets it while every ready job starts
@@ -45,6 +48,9 @@ TYPES_SHOWN = 2
 GUESS_ERROR = 1.0
 #: The sentence when no type involved has a completion in the window.
 NO_FORECAST = "no recent completions: no forecast"
+#: A type whose ready jobs before the action would be gone in this many seconds at the
+#: rate counted kept up with its arrivals (Clearing.KEPT_UP).
+KEPT_UP_S = 10.0
 
 
 class Clearing(enum.Enum):
@@ -53,6 +59,9 @@ class Clearing(enum.Enum):
     EMPTY = "empty"  # no ready job after the action
     CLEARS = "clears"  # completions outpace arrivals: ``clear_s``
     GROWS = "grows"  # arrivals as fast as completions or faster
+    #: hardly a job waited before the action: the workers kept up with arrivals, so the
+    #: successes counted are what arrived, not what the workers can do: no clear time
+    KEPT_UP = "kept up"
     UNKNOWN = "unknown"  # no completion in the window: no forecast
 
 
@@ -272,12 +281,16 @@ def type_forecast(flow: TypeFlow, change: Change, spread_s: float | None = None)
         clearing = Clearing.UNKNOWN
     elif backlog <= 0:
         clearing = Clearing.EMPTY
+    elif existing <= max(1.0, flow.completions / window * KEPT_UP_S):
+        clearing = Clearing.KEPT_UP
     elif net <= 0:
         clearing = Clearing.GROWS
     else:
         clearing = Clearing.CLEARS
         clear_s = max(backlog / net, floor_s or 0.0)
     slo, breach_s = _slo(flow, existing, backlog, completions_per_s)
+    if clearing is Clearing.KEPT_UP and slo is not SloOutlook.BREACHED:
+        slo, breach_s = SloOutlook.NONE, None  # how fast the backlog goes is not known
     if change.resumed and clearing is Clearing.UNKNOWN and slo is SloOutlook.BREACHES:
         # nothing completed while it was paused: how fast it runs once resumed is not
         # known, so neither is its breach
@@ -334,6 +347,12 @@ def _backlog_clause(t: TypeForecast, own: str) -> str:
         return f"{own} backlog is empty"
     if t.clearing is Clearing.GROWS:
         return f"{own} backlog does not clear: arrivals outpace completions"
+    if t.clearing is Clearing.KEPT_UP:
+        rate = per_second_text(t.completions / t.window_s)
+        return (
+            f"{t.task_type}'s workers kept up with its arrivals ({rate}):"
+            " how fast they go with a backlog is not measured, no clear time"
+        )
     if t.clearing is Clearing.UNKNOWN or t.clear_s is None:
         return f"{own} backlog: {NO_FORECAST}"
     band = error_text(t.error)

@@ -31,6 +31,7 @@ def test_a_requeue_dry_run_carries_the_forecast_of_the_flow_read_with_it(
     run_cli: CLI, conn: Conn
 ) -> None:
     completed(conn, 450)
+    add_ready(conn, "t.a", 30)  # the workers are busy: a backlog stands
     for _ in range(3):
         add_job(conn, 5)
 
@@ -41,19 +42,33 @@ def test_a_requeue_dry_run_carries_the_forecast_of_the_flow_read_with_it(
     expected = forecast(Effect(3, (Change("t.a", added=3),)), flow(conn), WINDOW_S)
     assert got == expected.as_dict()
     (t,) = got["types"]
-    assert (t["completions"], t["added"], t["clearing"]) == (450, 3, "clears")
-    assert got["text"].startswith("3 jobs: the backlog clears in ~2 s at the present rate")
+    assert (t["completions"], t["added"], t["backlog"], t["clearing"]) == (450, 3, 33, "clears")
+    assert got["text"].startswith("3 jobs: the backlog clears in ~20 s at the present rate")
 
 
 def test_a_requeue_dry_run_says_the_forecast_in_a_line(run_cli: CLI, conn: Conn) -> None:
     completed(conn, 450)
+    add_ready(conn, "t.a", 30)
     add_job(conn, 5)
 
     proc = run_cli("requeue", "--status", "5", "--dry-run")
 
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())  # as wrapped to the terminal's width
-    assert "forecast: 1 job: the backlog clears in ~1 s at the present rate" in text
+    assert "forecast: 1 job: the backlog clears in ~20 s at the present rate" in text
+
+
+def test_a_requeue_onto_workers_that_kept_up_says_there_is_no_clear_time(
+    run_cli: CLI, conn: Conn
+) -> None:
+    completed(conn, 450)
+    add_job(conn, 5)
+
+    proc = run_cli("requeue", "--status", "5", "--dry-run", "--json")
+
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)["forecast"]
+    assert got["types"][0]["clearing"] == "kept up" and got["types"][0]["clear_s"] is None
 
 
 def test_a_resume_preview_forecasts_the_types_waiting_jobs(conn: Conn) -> None:

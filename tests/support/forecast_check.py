@@ -1,17 +1,19 @@
 """Check a requeue's forecast against what happened, on the demo's queue.
 
-    python -m tests.support.forecast_check --dsn postgresql://.../fresh_db
+    python -m tests.support.forecast_check --dsn postgresql://.../empty_db
 
-Not a test and not a benchmark (nothing asserts a time): it plays the demo's incident
-and prints predicted against actual. On an empty database it sets up the schema, posts
-the demo's backlog (:func:`skconsole.demo.scenario.initial_jobs`), starts the demo's
-trickle of new jobs and an engine running the demo's handlers, and lets the flow settle
-for ``--warmup`` seconds (the flow's rates are counts over a 5-minute window: a type
-that started less than a window ago reads slow). Then the incident: ``--jobs`` emails
-(``demo.sleep``) are posted and cancelled while a partner is down, and once it is back
-the operator requeues them. The requeue's preview carries the forecast; the script
-executes it and watches the type's ready backlog until it is empty, then prints the
-forecast's clear time, its error band and the time the backlog took.
+Not a test and not a benchmark (nothing asserts a time): it plays an incident on the
+demo's queue and prints predicted against actual. On an empty database it sets up the
+schema, posts the demo's backlog (:func:`skconsole.demo.scenario.initial_jobs`), starts
+the demo's trickle of new jobs and an engine running the demo's handlers. The incident:
+a mail partner was down; ``--backlog`` emails (``demo.sleep``) queued up meanwhile, and
+``--jobs`` more were cancelled by an operator. The partner is back: the engine works
+the backlog off, and after ``--warmup`` seconds (the flow's rates are counts over a
+5-minute window: a type that started less than a window ago reads slow; the cancelled
+jobs were posted before it) the operator requeues the cancelled emails. The requeue's
+preview carries the forecast; the script executes it, watches the type's ready backlog
+until it is empty, and prints the forecast's clear time, its error band and the time the
+backlog took.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dsn", required=True, help="an empty database (the schema is added)")
     parser.add_argument("--warmup", type=float, default=330.0, help="seconds before the incident")
     parser.add_argument("--jobs", type=int, default=600, help="jobs cancelled, then requeued")
+    parser.add_argument("--backlog", type=int, default=2400, help="emails queued up")
     parser.add_argument("--workers", type=int, default=8, help="the engine's concurrency")
     parser.add_argument("--rate", type=float, default=3.0, help="new demo jobs per second")
     parser.add_argument("--seed", type=int, default=7)
@@ -61,8 +64,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"refused: {jobs:,} jobs in that database; give an empty one", file=sys.stderr)
         return 2
     rng = random.Random(args.seed)
+
+    def emails(n: int) -> list[Job]:
+        return [
+            Job(TASK_TYPE, {"seconds": round(rng.uniform(0.2, 2.5), 2)}, priority=1)
+            for _ in range(n)
+        ]
+
     with Producer(db, source="skconsole-demo") as producer:
         producer.post_many(initial_jobs(rng))
+    # the incident: the partner is down; emails queue up, and an operator cancels some
+    with Producer(db, source="mailer@web-3") as producer:
+        producer.post_many(emails(args.backlog))
+        ids = tuple(producer.post_many(emails(args.jobs)).ids)
+    with db.connect() as conn:
+        cancel = ops.CANCEL.preview(conn, ops.Selection(ids=ids))
+        ops.CANCEL.execute(conn, cancel.selection, actor=ACTOR, ids=cancel.ids)
     trickle = Trickle(db, args.rate, args.seed)
     engine = EngineThread(
         db, tasks, WorkerConfig(concurrency=args.workers, reap=False, grace_period=3.0)
@@ -72,17 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"warming up for {args.warmup:.0f} s ...", file=sys.stderr)
         time.sleep(args.warmup)
-        # the incident: a partner is down; the operator cancels the emails waiting for it
-        with Producer(db, source="mailer@web-3") as producer:
-            posted = [
-                Job(TASK_TYPE, {"seconds": round(rng.uniform(0.2, 2.5), 2)}, priority=1)
-                for _ in range(args.jobs)
-            ]
-            ids = tuple(producer.post_many(posted).ids)
         with db.connect() as conn:
-            cancel = ops.CANCEL.preview(conn, ops.Selection(ids=ids))
-            ops.CANCEL.execute(conn, cancel.selection, actor=ACTOR, ids=cancel.ids)
-            # the partner is back: requeue them, as the console's R on their group does
+            # the partner is back: requeue the cancelled, as the console's R on them does
             selection = ops.Selection(task_type=TASK_TYPE, statuses=(7,))
             preview = ops.REQUEUE.preview(conn, selection)
             started = time.monotonic()
@@ -98,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         engine.close(10.0)
     mine = next((t for t in forecast.types if t.task_type == TASK_TYPE), None) if forecast else None
     predicted = mine.clear_s if mine is not None else None
-    print(f"backlog after the requeue: {mine.backlog if mine else '-'} ready {TASK_TYPE} jobs")
+    print(f"ready {TASK_TYPE} after the requeue: {mine.backlog if mine else '-'}")
     if mine is not None:
         print(
             f"flow at the preview: {mine.completions} done, {mine.arrivals} posted"

@@ -31,6 +31,18 @@ def add_completions(conn: Conn, task_type: str, n: int) -> None:
     )
 
 
+def add_ready(conn: Conn, task_type: str, n: int) -> None:
+    """``n`` jobs of ``task_type`` ready for a second (queue rows only: no arrivals)."""
+    conn.execute(
+        "INSERT INTO sk_tasks_queue_t (task_id, task_type, task_source, task_payload,"
+        " task_priority, task_posted_at_ts, task_locked_until_ts)"
+        " SELECT gen_random_uuid(), %(t)s, 'test', 'null', 0,"
+        " now() - interval '1 second', now() - interval '1 second'"
+        " FROM generate_series(1, %(n)s)",
+        {"t": task_type, "n": n},
+    )
+
+
 def shown_forecast(dialog: ConfirmScreen) -> str:
     return str(dialog.query_one("#confirm-forecast", Static).render())
 
@@ -39,13 +51,14 @@ async def test_the_requeue_confirmation_shows_when_the_backlog_clears(
     seeded: Database, make_app: MakeApp, conn: Conn
 ) -> None:
     add_completions(conn, "tui.timeout", 300)  # 1/s over the 5-minute window
+    add_ready(conn, "tui.timeout", 20)  # the workers are busy: a backlog stands
     async with loaded_console(make_app()) as (app, pilot):
         _select_group(app, TIMEOUT_SIGNATURE_PREFIX)
         dialog = await _confirming(pilot, app, "R")
         await until(pilot, lambda: bool(dialog.query("#confirm-forecast")))
-        # 6 jobs at 300 done less the 6 posted, over 300 s: ~6 s, ±6 %
+        # 20 ready and 6 requeued at 300 done less the 6 posted, over 300 s: ~27 s, ±6 %
         assert dialog.forecast.startswith(
-            "6 jobs: the backlog clears in ~6 s at the present rate (±5 % at this volume)"
+            "6 jobs: the backlog clears in ~25 s at the present rate (±5 % at this volume)"
         )
         assert shown_forecast(dialog) == f"Forecast: {dialog.forecast}"
         await pilot.press("n")

@@ -25,7 +25,7 @@ def flow(
     *,
     completions: int = 450,  # 1.5/s over the 5-minute window
     arrivals: int = 0,
-    ready: int = 0,
+    ready: int = 30,  # a backlog stood before the action: the workers were busy
     oldest_ready_s: float | None = None,
     slo_s: float | None = None,
     task_type: str = "emails.send",
@@ -54,13 +54,23 @@ def requeue(
     return Effect(n, (Change(task_type, added=n, rate_per_s=rate_per_s),), spread_s)
 
 
-def test_1284_jobs_at_1_5_per_second_clear_in_about_14_minutes() -> None:
-    f = forecast(requeue(1284), [flow()], WINDOW_S)
+def test_a_backlog_of_1284_jobs_at_1_5_per_second_clears_in_about_14_minutes() -> None:
+    f = forecast(requeue(1254), [flow(ready=30)], WINDOW_S)
 
     (t,) = f.types
-    assert t.clearing is Clearing.CLEARS
+    assert (t.clearing, t.backlog) == (Clearing.CLEARS, 1284)
     assert t.clear_s == pytest.approx(1284 / 1.5)
-    assert f.text.startswith("1,284 jobs: the backlog clears in ~14 min at the present rate")
+    assert f.text.startswith("1,254 jobs: the backlog clears in ~14 min at the present rate")
+
+
+def test_workers_that_kept_up_with_arrivals_give_no_clear_time() -> None:
+    f = forecast(requeue(600), [flow(completions=450, arrivals=450, ready=3)], WINDOW_S)
+
+    assert f.types[0].clearing is Clearing.KEPT_UP and f.types[0].clear_s is None
+    assert f.text == (
+        "600 jobs: emails.send's workers kept up with its arrivals (1.5/s): how fast they"
+        " go with a backlog is not measured, no clear time"
+    )
 
 
 def test_the_backlog_clears_at_completions_net_of_arrivals() -> None:
@@ -119,18 +129,18 @@ def test_a_type_past_its_max_wait_is_said_to_be_past_it_already() -> None:
 
 
 def test_a_claim_rate_limit_is_the_least_the_backlog_takes() -> None:
-    f = forecast(requeue(1284, rate_per_s=10.0), [flow(completions=6000)], WINDOW_S)
+    f = forecast(requeue(1284, rate_per_s=10.0), [flow(completions=6000, ready=516)], WINDOW_S)
 
     (t,) = f.types
-    assert t.floor_s == pytest.approx(128.4)
-    assert t.clear_s == pytest.approx(128.4)  # capped at 10/s, not the 20/s counted
-    assert f.text.startswith("1,284 jobs: the backlog clears in ~2 min at its rate limit of 10/s")
+    assert t.floor_s == pytest.approx(180.0)
+    assert t.clear_s == pytest.approx(180.0)  # capped at 10/s, not the 20/s counted
+    assert f.text.startswith("1,284 jobs: the backlog clears in ~3 min at its rate limit of 10/s")
 
 
 def test_a_claim_rate_limit_above_the_present_rate_is_a_floor() -> None:
     f = forecast(requeue(1284, rate_per_s=10.0), [flow(completions=600)], WINDOW_S)
 
-    assert f.types[0].clear_s == pytest.approx(642.0)
+    assert f.types[0].clear_s == pytest.approx(657.0)
     assert "clears in ~11 min at the present rate" in f.text
     assert "at 10/s the backlog takes at least 2 min" in f.text
 
@@ -139,7 +149,7 @@ def test_a_spread_makes_the_last_job_due_at_its_end() -> None:
     f = forecast(requeue(1284, spread_s=600.0), [flow()], WINDOW_S)
 
     assert f.spread_per_s == pytest.approx(2.14, abs=0.01)
-    assert f.types[0].clear_s == pytest.approx(1284 / 1.5)  # longer than the spread
+    assert f.types[0].clear_s == pytest.approx(1314 / 1.5)  # longer than the spread
     assert "spread at 2.1/s, the last is due in ~10 min" in f.text
     quick = forecast(requeue(10, spread_s=600.0), [flow()], WINDOW_S)
     assert quick.types[0].clear_s == 600.0
@@ -178,8 +188,8 @@ def test_several_types_are_said_by_name_most_jobs_first() -> None:
     f = forecast(effect, flows, WINDOW_S)
 
     assert [t.task_type for t in f.types] == ["emails.send", "sms.send"]
-    assert "emails.send's backlog clears in ~15 s" in f.text
-    assert "sms.send's backlog clears in ~2 min" in f.text
+    assert "emails.send's backlog clears in ~35 s" in f.text
+    assert "sms.send's backlog clears in ~7 min" in f.text
 
 
 @pytest.mark.parametrize(
@@ -206,7 +216,7 @@ def test_no_error_band_without_a_net_completion_rate() -> None:
 def test_the_band_is_said_with_the_clear_time() -> None:
     f = forecast(requeue(20), [flow(completions=11)], WINDOW_S)
 
-    assert "the backlog clears in ~9 min at the present rate (±30 % at this volume)" in f.text
+    assert "the backlog clears in ~23 min at the present rate (±30 % at this volume)" in f.text
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ from skconsole.ops.forecast import effect, preview_forecast
 from skconsole.read.flow import WINDOW_S, TypeFlow
 from skconsole.read.forecast import Change
 
-FLOW = TypeFlow("emails.send", WINDOW_S, 0, 450, 0, False, None, None, False)
+#: 1.5 successes a second, 30 jobs waiting (the workers are busy)
+FLOW = TypeFlow("emails.send", WINDOW_S, 0, 450, 30, False, 20.0, None, False)
 
 
 def preview(
@@ -76,7 +77,7 @@ def test_a_requeue_preview_forecasts_from_the_flow() -> None:
     found = preview_forecast(preview("requeue", 1284, {}, (("emails.send", 1284),)), [FLOW])
 
     assert found is not None
-    assert found.text.startswith("1,284 jobs: the backlog clears in ~14 min")
+    assert found.text.startswith("1,284 jobs: the backlog clears in ~15 min")
 
 
 def test_the_forecast_is_part_of_the_previews_json() -> None:
