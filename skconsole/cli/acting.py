@@ -161,10 +161,25 @@ def _show_sample(preview: Preview, wide: bool) -> None:
     print_items(SAMPLE_COLUMNS, preview.sample, title=None, wide=wide, edge=False)
 
 
+def forecast_line(preview: Preview) -> str | None:
+    """The preview's forecast as a line of text (escaped), or None without one."""
+    if preview.forecast is None:
+        return None
+    return "forecast: " + escape(printable(preview.forecast.text))
+
+
+def show_forecast(preview: Preview) -> None:
+    """Print the preview's forecast, when it has one (before a confirmation, in a dry run)."""
+    line = forecast_line(preview)
+    if line is not None:
+        out.print(line, highlight=False)
+
+
 def _show_preview(preview: Preview, verb: str, noun: str, wide: bool, phrase: str = "") -> None:
     scope = escape(preview.selection.describe())
     words = escape(printable(phrase))
     out.print(f"would {verb} {preview.count:,} {noun} ({scope}){words}", highlight=False)
+    show_forecast(preview)
     if preview.sample:
         shown = len(preview.sample)
         more = f", first {shown} shown" if preview.count > shown else ""
@@ -238,6 +253,7 @@ def show_dry_run(preview: Preview, as_json: bool, *lines: str) -> None:
     else:
         for line in lines:
             out.print(line, highlight=False)
+        show_forecast(preview)
 
 
 def run_job_action(
@@ -330,6 +346,8 @@ def run_type_setting(
             else:
                 out.print(f"{escape(name)} already has {new}: nothing changed", highlight=False)
             return
+        if not flags.as_json:
+            show_forecast(p)
         confirm_or_exit(f"{question}: {old} -> {new}?", flags.yes)
         result = action.execute(conn, sel, params, actor=cli_actor())
     if flags.as_json:

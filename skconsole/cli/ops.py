@@ -25,6 +25,7 @@ from skconsole.cli.acting import (
     run_type_setting,
     selection_from,
     show_dry_run,
+    show_forecast,
 )
 from skconsole.cli.app import app
 from skconsole.cli.options import (
@@ -288,6 +289,8 @@ def _switch_type(
             )
             return
         if p.count:
+            if not flags.as_json:
+                show_forecast(p)
             confirm_or_exit(f"{name.capitalize()} task type {task_type}?", flags.yes)
         result = action.execute(conn, sel, actor=cli_actor())
     if flags.as_json:

@@ -4,6 +4,7 @@ and captures the ids, the execution acts on them in batches, each with its audit
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from uuid import UUID
@@ -194,7 +195,9 @@ class JobAction(Action[P]):
         ids = tuple(r.task_id for r in rows)
         if self.plan is not None and ids:
             details = {**details, **self.plan(conn, ids, params).details}
-        return Preview(self.name, selection, len(rows), tuple(rows[:sample_size]), ids, details)
+        by_type = tuple(Counter(r.task_type for r in rows).most_common())
+        shown = tuple(rows[:sample_size])
+        return Preview(self.name, selection, len(rows), shown, ids, details, by_type)
 
     def _execute(self, conn: Conn, selection: Selection, params: P, steps: Steps) -> ActionResult:
         selection, where = self._prepare(conn, selection, params)

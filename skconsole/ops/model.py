@@ -21,6 +21,7 @@ from skconsole.core.payload_terms import PayloadTerm
 from skconsole.core.status import JobStatus
 from skconsole.core.text import is_valid_utf8, quoted
 from skconsole.producer import MAX_NAME
+from skconsole.read.forecast import Forecast
 
 #: Called after each batch with (jobs handled so far, jobs in all).
 ProgressCallback = Callable[[int, int], None]
@@ -200,6 +201,11 @@ class Preview:
     sample: tuple[JobRow, ...]
     ids: tuple[UUID, ...] | None
     details: PreviewDetails = field(default_factory=dict)
+    #: the captured jobs counted by task type, most first (a job action's preview)
+    by_type: tuple[tuple[str, int], ...] = ()
+    #: what follows from the action at the present flow (actions that move jobs:
+    #: ``skconsole.ops.forecast``); None: no forecast
+    forecast: Forecast | None = None
 
     def json_details(self) -> JsonObject:
         """The details as JSON: an instant as ``str()`` writes it."""
@@ -213,6 +219,7 @@ class Preview:
             "count": self.count,
             "sample": [r.as_dict() for r in self.sample],
             "details": self.json_details(),
+            **({"forecast": self.forecast.as_dict()} if self.forecast is not None else {}),
         }
 
 

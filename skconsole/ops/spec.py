@@ -35,6 +35,7 @@ from skconsole.core.json_types import JsonObject
 from skconsole.core.status import JobStatus
 from skconsole.db.mapping import TableMapping
 from skconsole.ops.common import Batches, Conn, run_action
+from skconsole.ops.forecast import with_forecast
 from skconsole.ops.guard import Privilege
 from skconsole.ops.model import (
     BATCH_SIZE,
@@ -219,9 +220,12 @@ class Action(ABC, Generic[P]):
         *,
         sample_size: int = SAMPLE_SIZE,
     ) -> Preview:
-        """What the action would change, as seen now (for jobs: their ids captured)."""
+        """What the action would change, as seen now (for jobs: their ids captured); for
+        an action that moves jobs, with its forecast (:mod:`skconsole.ops.forecast`)."""
         params = params if params is not None else self.default_params()
-        return self._preview(conn, selection or Selection(), params, sample_size)
+        preview = self._preview(conn, selection or Selection(), params, sample_size)
+        # an action that moves jobs says what follows, from the flow read right after
+        return with_forecast(conn, preview)
 
     def execute(
         self,

@@ -161,6 +161,7 @@ def _sample(preview: PreviewInfo) -> ModalScreen[bool]:
         f"Yes, {words} {preview.count:,}",
         f"For example ({min(len(preview.sample), 5)} of {preview.count:,}):",
         alarm=idle_warning(no_live_worker(preview.details)),
+        forecast=preview.forecast,
     )
 
 
@@ -172,6 +173,7 @@ def _target(preview: PreviewInfo) -> ModalScreen[bool]:
         target_lines(preview.request.target.kind, preview.details),
         f"Yes, {words}",
         hint=HINTS.get(preview.request.target.kind, SERVER_HINT),
+        forecast=preview.forecast,
     )
 
 

@@ -132,7 +132,8 @@ class DatabaseSource:
         with self._conn(ACTION, primary=True) as conn:
             got = request.action.preview(conn, _selection(request), request.params)
         sample = tuple(_sample_line(r) for r in got.sample[:SAMPLE_SHOWN])
-        return model.PreviewInfo(request, int(got.count), sample, got, dict(got.details))
+        forecast = got.forecast.text if got.forecast is not None else ""
+        return model.PreviewInfo(request, int(got.count), sample, got, dict(got.details), forecast)
 
     def execute(self, preview: model.PreviewInfo, actor: str) -> model.OutcomeInfo:
         request = preview.request

@@ -385,6 +385,9 @@ class PreviewInfo:
     handle: object = None
     #: what the action's preview recorded besides the count (an edit: old and new payload)
     details: dict[str, object] = field(default_factory=dict)
+    #: what follows from the action at the present flow, in one sentence (an action
+    #: that moves jobs: ``ops.Preview.forecast``); "": none
+    forecast: str = ""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ SIZED = [
     (BY_NAME[name], size)
     for name in (
         "main",
+        "confirm",
         "in-flight",
         "failure-drilldown",
         "job-detail",

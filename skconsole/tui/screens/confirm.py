@@ -7,6 +7,7 @@ given is shown printable (control characters as visible escapes).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.content import Content
@@ -24,10 +25,15 @@ JOBS_HINT = (
 class ConfirmScreen(YesNoScreen):
     """Says what the action does and to which jobs (or which table or session: ``hint``
     then says how that target is held to what is shown), and in red what the preview
-    found that the operator must know (``alarm``: a reap's jobs no live worker runs);
-    Yes runs it."""
+    found that the operator must know (``alarm``: a reap's jobs no live worker runs),
+    and what follows from it at the present flow (``forecast``); Yes runs it.
+
+    On a terminal under 32 rows (class ``-short``) a dialog with a forecast leaves out
+    its sample (the question states the scope), so that its buttons stay on screen."""
 
     DIALOG_ID = "confirm"
+    #: (Textual annotates it ``ClassVar[...] | None``, which mypy reads as an instance variable)
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (32, "-tall")]  # type: ignore[misc]
 
     def __init__(
         self,
@@ -38,6 +44,7 @@ class ConfirmScreen(YesNoScreen):
         sample_note: str = "",
         hint: str = JOBS_HINT,
         alarm: str = "",
+        forecast: str = "",
     ) -> None:
         super().__init__(title, yes_label)
         self.sample_note = printable(sample_note)
@@ -46,11 +53,17 @@ class ConfirmScreen(YesNoScreen):
         self.hint = hint
         #: what the operator must know before saying yes, in red ("" : nothing)
         self.alarm = printable(alarm)
+        #: what follows from the action at the present flow ("": no forecast)
+        self.forecast = printable(forecast)
+        if self.forecast:
+            self.add_class("-forecast")
 
     def compose_body(self) -> ComposeResult:
         yield Static(Content(self.question), id="confirm-question")
         if self.alarm:
             yield Static(Content(self.alarm), id="confirm-alarm")
+        if self.forecast:
+            yield Static(Content(f"Forecast: {self.forecast}"), id="confirm-forecast")
         if self.sample:
             lines = [self.sample_note, *self.sample] if self.sample_note else list(self.sample)
             yield Static(Content("\n".join(lines)), id="confirm-sample")

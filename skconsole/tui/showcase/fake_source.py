@@ -18,6 +18,8 @@ from skconsole import ops, read
 from skconsole.core.errors import ReadOnlyError
 from skconsole.core.find_query import FindQuery
 from skconsole.core.status import JobStatus
+from skconsole.ops.forecast import FORECAST_ACTIONS, preview_forecast
+from skconsole.ops.model import PreviewDetails
 from skconsole.read import (
     Cause,
     CauseCode,
@@ -77,7 +79,11 @@ from skconsole.tui.showcase.fixed_data import (
     fixed_wave,
     waves_audit,
 )
-from skconsole.tui.showcase.fixed_overview import fixed_overview, fixed_quiet_overview
+from skconsole.tui.showcase.fixed_overview import (
+    fixed_flows,
+    fixed_overview,
+    fixed_quiet_overview,
+)
 from skconsole.tui.showcase.fixed_record import fixed_charts, fixed_curve
 from skconsole.tui.source import SourceUnavailable
 
@@ -337,6 +343,9 @@ class FixedSource:
 
     def preview(self, request: ActionRequest) -> PreviewInfo:
         self._reach()
+        return _with_forecast(self._preview(request))
+
+    def _preview(self, request: ActionRequest) -> PreviewInfo:
         target = request.target
         server = SERVER_TARGETS.get(target.kind)
         if server is not None:  # one table or session, as it is now
@@ -409,6 +418,35 @@ class FixedSource:
 
     def close(self) -> None:
         pass
+
+
+def _with_forecast(info: PreviewInfo) -> PreviewInfo:
+    """The preview with its forecast at the fixed flow (an action that moves jobs), as
+    ``ops.forecast`` makes it from the flow read model."""
+    request = info.request
+    if request.action.name not in FORECAST_ACTIONS or info.count <= 0:
+        return info
+    target = request.target
+    group = next((g for g in GROUPS if g.signature == target.group), None)
+    task_type = target.task_type or (group.task_types[0] if group else "payments.charge")
+    details = cast(PreviewDetails, {**request.params.details(), **info.details})
+    preview = ops.Preview(
+        request.action.name,
+        ops.Selection(task_type=task_type),
+        info.count,
+        (),
+        None,
+        details,
+        ((task_type, info.count),),
+    )
+    snap = fixed_snapshot()
+    rates = {
+        d.task_type: d.limit.rate_count / d.limit.rate_seconds
+        for d in snap.depth
+        if d.limit is not None and d.limit.rate_count is not None and d.limit.rate_seconds
+    }
+    found = preview_forecast(preview, fixed_flows(snap), rates)
+    return replace(info, forecast=found.text) if found is not None else info
 
 
 def _fixed_job_ids() -> frozenset[str]:

@@ -18,7 +18,7 @@ from skconsole.tui.showcase.frozen import FROZEN_AT
 FIXED_QUEUES = ("payments", "emails", "search")
 
 
-def _flows(snapshot: Snapshot) -> tuple[TypeFlow, ...]:
+def fixed_flows(snapshot: Snapshot) -> tuple[TypeFlow, ...]:
     """The depth rows as the flow read model has them (what check judges)."""
     return tuple(
         TypeFlow(
@@ -42,7 +42,7 @@ def fixed_overview() -> QueueOverview:
     """The busy queue of :func:`fixed_snapshot` as the overview reads it and check judges it."""
     snap = fixed_snapshot()
     models = Models(
-        _flows(snap),
+        fixed_flows(snap),
         Inflight(list(snap.inflight), len(snap.inflight), snap.hung_count),
         snap.workers,
         fixed_health(),
