@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from skconsole import read
-from skconsole.cli.acting import confirm_or_exit, print_outcome, show_dry_run
+from skconsole.cli.acting import confirm_or_exit, print_outcome, show_dry_run, show_forecast
 from skconsole.cli.app import app
 from skconsole.cli.options import (
     ActionFlags,
@@ -157,19 +157,25 @@ def _run(ctx: typer.Context, sel: Selection, params: BreakerParams, flags: Actio
         target = f"breaker{params.phrase()}"
         if sel.task_type is not None:
             target += f" of {sel.task_type}"
-        held = f"{p.details['would_hold']:,} of its {p.details['waiting']:,} waiting job(s)"
+        if params.command in (BreakerCommand.CLOSE, BreakerCommand.REMOVE):
+            effect = f"it holds {p.details['held']:,} job(s) now, given their due times back"
+        else:
+            effect = (
+                f"it holds back {p.details['would_hold']:,} of its"
+                f" {p.details['waiting']:,} waiting job(s) when open"
+            )
         if flags.dry_run:
+            show_forecast(p)
             show_dry_run(
                 p,
                 flags.as_json,
-                f"{escape(verb)} {escape(target)}: it holds back {held} when open;"
+                f"{escape(verb)} {escape(target)}: {effect};"
                 f" {'changes' if p.count else 'changes nothing'}",
             )
             return
         if p.count and params.command is not BreakerCommand.ADD:
-            confirm_or_exit(
-                f"{verb.capitalize()} {target}? It holds back {held} when open", flags.yes
-            )
+            show_forecast(p)
+            confirm_or_exit(f"{verb.capitalize()} {target}? {effect.capitalize()}", flags.yes)
         result = BREAKER.execute(conn, sel, params, actor=cli_actor())
     if flags.as_json:
         print_outcome(result, sel)

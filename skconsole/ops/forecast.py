@@ -21,7 +21,7 @@ from skconsole.read.flow import WINDOW_S, TypeFlow
 from skconsole.read.forecast import Change, Effect, Forecast, forecast
 
 #: The actions whose preview carries a forecast: those that move jobs.
-FORECAST_ACTIONS = ("requeue", "bump", "resume", "limit")
+FORECAST_ACTIONS = ("requeue", "bump", "resume", "limit", "breaker")
 
 
 def _rate_per_s(limits: object) -> float | None:
@@ -81,6 +81,17 @@ def effect(preview: Preview, rates: Mapping[str, float] | None = None) -> Effect
     if preview.action == "limit":
         new = d.get("new")
         return Effect(0, (Change(task_type, rate_per_s=_rate_per_s(new), scale=_scale(new, d)),))
+    if preview.action == "breaker":
+        # opening takes the jobs it would hold out of the backlog; closing gives back
+        # those it holds
+        command = d.get("command")
+        held, would = d.get("held"), d.get("would_hold")
+        if command == "open" and isinstance(would, int) and would > 0:
+            return Effect(
+                would, (Change(task_type, added=-would, rate_per_s=rates.get(task_type)),)
+            )
+        if command in ("close", "remove") and isinstance(held, int) and held > 0:
+            return Effect(held, (Change(task_type, added=held, rate_per_s=rates.get(task_type)),))
     return None
 
 

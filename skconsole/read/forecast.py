@@ -128,7 +128,8 @@ class Change:
     """What an action does to one task type's flow.
 
     ``added``: jobs it makes ready now (a requeue; a bump ``--now``: at most that many,
-    some may be due already); ``ahead``: jobs it moves to the front of the type's
+    some may be due already; a breaker closing: those it held), or takes out of the
+    backlog (negative: a breaker opening); ``ahead``: jobs it moves to the front of the type's
     backlog (a bump of priority); ``resumed``: the type was paused and is no longer;
     ``rate_per_s``: the claim rate limit after the action (None: none); ``scale``: the
     share of the present completion rate left after it (a concurrency limit lowered
@@ -260,7 +261,8 @@ def type_forecast(flow: TypeFlow, change: Change, spread_s: float | None = None)
     """One type's outlook after ``change`` at the rates of ``flow``."""
     window = flow.window_s
     existing = flow.ready
-    backlog = existing + change.added
+    # a breaker opening takes jobs out (added < 0): never fewer than none
+    backlog = max(0, existing + change.added)
     completions_per_s = flow.completions / window if window > 0 else 0.0
     arrivals_per_s = flow.arrivals / window if window > 0 else 0.0
     if change.scale is not None:

@@ -91,3 +91,28 @@ def test_the_forecast_is_part_of_the_previews_json() -> None:
 
     assert doc["forecast"] == found.as_dict()
     assert "forecast" not in p.as_dict()
+
+
+def test_a_breaker_opening_takes_the_jobs_it_would_hold_out_of_the_backlog() -> None:
+    opened = preview("breaker", 1, {"task_type": "emails.send", "command": "open", "would_hold": 20})
+
+    found = effect(opened)
+    assert found is not None
+    assert (found.jobs, found.changes) == (20, (Change("emails.send", added=-20),))
+    outlook = preview_forecast(opened, [FLOW])
+    assert outlook is not None
+    assert outlook.types[0].backlog == 10  # 30 waiting, 20 of them held back
+
+
+def test_a_breaker_closing_gives_back_the_jobs_it_held() -> None:
+    closed = preview("breaker", 1, {"task_type": "emails.send", "command": "close", "held": 400})
+
+    found = effect(closed)
+    assert found is not None
+    assert (found.jobs, found.changes) == (400, (Change("emails.send", added=400),))
+
+
+def test_adding_a_breaker_moves_no_job_and_has_no_forecast() -> None:
+    added = preview("breaker", 1, {"task_type": "emails.send", "command": "add", "would_hold": 20})
+
+    assert effect(added) is None
