@@ -7,6 +7,7 @@ access, audited), as the console's key runs it; listing reads :mod:`skconsole.re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -253,33 +254,28 @@ def open_breaker(
     _run(ctx, sel, params, flags)
 
 
-@breaker_app.command("close")
-@takes_flags()
-def close(
-    ctx: typer.Context,
-    breaker_id: IdArg = None,
-    task_type: TypeOpt = None,
-    signature: SignatureOpt = None,
-    where: WhereOpt = None,
-    *,
-    flags: ActionFlags,
-) -> None:
-    """Close a breaker now: the jobs it held get their due times back."""
-    sel, params = _params(BreakerCommand.CLOSE, breaker_id, task_type, signature, where)
-    _run(ctx, sel, params, flags)
+def _ending(command: BreakerCommand) -> Callable[..., None]:
+    """The command that closes a breaker, or closes and deletes it."""
+
+    @takes_flags()
+    def run(
+        ctx: typer.Context,
+        breaker_id: IdArg = None,
+        task_type: TypeOpt = None,
+        signature: SignatureOpt = None,
+        where: WhereOpt = None,
+        *,
+        flags: ActionFlags,
+    ) -> None:
+        sel, params = _params(command, breaker_id, task_type, signature, where)
+        _run(ctx, sel, params, flags)
+
+    return run
 
 
-@breaker_app.command("remove")
-@takes_flags()
-def remove(
-    ctx: typer.Context,
-    breaker_id: IdArg = None,
-    task_type: TypeOpt = None,
-    signature: SignatureOpt = None,
-    where: WhereOpt = None,
-    *,
-    flags: ActionFlags,
-) -> None:
-    """Close a breaker and delete it."""
-    sel, params = _params(BreakerCommand.REMOVE, breaker_id, task_type, signature, where)
-    _run(ctx, sel, params, flags)
+close = breaker_app.command(
+    "close", help="Close a breaker now: the jobs it held get their due times back."
+)(_ending(BreakerCommand.CLOSE))
+remove = breaker_app.command("remove", help="Close a breaker and delete it.")(
+    _ending(BreakerCommand.REMOVE)
+)

@@ -168,9 +168,10 @@ class BreakerAction(Action[Any]):
         }
 
     def _state(self, conn: Conn, key: dict[str, object], lock: bool) -> BreakerRow:
-        statement = query("ops_breaker_lock") if lock else query("ops_breaker_state")
+        if lock:
+            conn.execute(query("ops_breaker_lock"), key, prepare=False)
         with conn.cursor(row_factory=dict_row) as cur:
-            row = cur.execute(statement, key, prepare=False).fetchone()
+            row = cur.execute(query("ops_breaker_state"), key, prepare=False).fetchone()
         if row is None:
             if key["breaker_id"] is not None:
                 raise ConfigError(

@@ -94,7 +94,9 @@ def test_the_forecast_is_part_of_the_previews_json() -> None:
 
 
 def test_a_breaker_opening_takes_the_jobs_it_would_hold_out_of_the_backlog() -> None:
-    opened = preview("breaker", 1, {"task_type": "emails.send", "command": "open", "would_hold": 20})
+    opened = preview(
+        "breaker", 1, {"task_type": "emails.send", "command": "open", "would_hold": 20}
+    )
 
     found = effect(opened)
     assert found is not None
