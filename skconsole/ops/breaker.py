@@ -274,7 +274,7 @@ BREAKER = BreakerAction(
         "breaker",
         "changed breaker",
         "breaker",
-        question="{Verb} {scope}{phrase}?",
+        question="Circuit breaker of {target}{phrase}?",
         outcome="{Done}{phrase}.",
         nothing="Nothing to change: the breaker is already so.",
     ),
